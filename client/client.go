@@ -1,0 +1,75 @@
+// Package client sends one request to an inference server and reports what happened on the
+// wire to an Observer. It knows HTTP and wire formats, not metrics.
+//
+// Clock rule (ARCHITECTURE.md): a backend never reads the clock. It calls the Observer at
+// each moment of interest and the Observer stamps it. Stream events are reported with
+// EventRead as soon as their bytes are read, before any JSON decoding, and the decoded facts
+// (Choice, Content, Usage) follow and refer to that last event.
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"servebench/workload"
+)
+
+// Observer receives the moments of one request. Implementations stamp each call with the
+// monotonic clock. Calls come from the request's own goroutine, in order.
+type Observer interface {
+	Dispatched()                   // immediately before the request is handed to the HTTP client
+	ConnectStart()                 // a new connection is being made (DNS/dial); not called on reuse
+	ConnectDone()                  // the new connection is ready (after TLS when there is TLS)
+	WroteRequest()                 // the request was completely written
+	Headers(status int)            // response headers received
+	EventRead()                    // the bytes of one stream event were read (stamp now)
+	Choice()                       // the last event read had at least one choices entry
+	Content(tokens int)            // the last event read carried generated text; tokens 0 = unknown
+	Usage(prompt, completion int)  // the server's usage report (latest wins)
+	Server(name string, v float64) // a figure the server reports about itself (e.g. llama.cpp timings)
+	Done()                         // the stream ended normally ([DONE], final object, or clean EOF)
+}
+
+// Request is what a backend sends: a workload request plus target and sampling settings.
+type Request struct {
+	*workload.Request
+	Model       string
+	FixedOutput bool // ask for exactly OutputTokens (ignore_eos + min_tokens)
+	Sampling    Sampling
+}
+
+// Sampling holds the sampling settings sent with every request.
+type Sampling struct {
+	Temperature *float64       `json:"temperature,omitempty" yaml:"temperature,omitempty"`
+	TopP        *float64       `json:"top_p,omitempty" yaml:"top_p,omitempty"`
+	ExtraBody   map[string]any `json:"extra_body,omitempty" yaml:"extra_body,omitempty"`
+}
+
+// Backend sends one request and streams its response to obs. A failed request is returned as
+// an *Error with a class from record's fixed list; it is data, not a reason to stop the run.
+type Backend interface {
+	Do(ctx context.Context, req *Request, obs Observer) error
+}
+
+// Error is a classified request failure.
+type Error struct {
+	Class  string // one of record.ErrorClasses
+	Status int    // HTTP status when known
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("%s (HTTP %d): %s", e.Class, e.Status, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Class, e.Msg)
+}
+
+// Target is where requests go and how they authenticate.
+type Target struct {
+	BaseURL string      // e.g. http://127.0.0.1:8000 (no trailing /v1)
+	APIKey  string      // sent as "Authorization: Bearer ..."; never logged
+	Header  http.Header // extra headers (--header K=V)
+	HTTP    *http.Client
+}

@@ -1,0 +1,173 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// MarshalJSON writes an event as the compact pair [t, n].
+func (e Event) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 32)
+	return e.appendJSON(b), nil
+}
+
+func (e Event) appendJSON(b []byte) []byte {
+	b = append(b, '[')
+	b = strconv.AppendInt(b, e.T, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(e.N), 10)
+	return append(b, ']')
+}
+
+// UnmarshalJSON reads the pair [t, n].
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var p [2]int64
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("event: %w", err)
+	}
+	e.T, e.N = p[0], int32(p[1])
+	return nil
+}
+
+// headerLine wraps the header so that a reader can tell it from a record at a glance.
+type headerLine struct {
+	Header *Header `json:"servebench_header"`
+}
+
+// Writer writes a records file. It is not safe for concurrent use: one writer goroutine
+// owns it (ARCHITECTURE.md).
+type Writer struct {
+	w   *bufio.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// NewWriter returns a Writer on w with a 256 KiB buffer.
+func NewWriter(w io.Writer) *Writer {
+	wr := &Writer{w: bufio.NewWriterSize(w, 256<<10)}
+	wr.enc = json.NewEncoder(&wr.buf)
+	wr.enc.SetEscapeHTML(false)
+	return wr
+}
+
+// WriteHeader writes the header line. Call it once, first.
+func (w *Writer) WriteHeader(h *Header) error {
+	if h.Schema == 0 {
+		h.Schema = SchemaVersion
+	}
+	return w.encode(headerLine{h})
+}
+
+// Write writes one record line.
+func (w *Writer) Write(r *Record) error { return w.encode(r) }
+
+func (w *Writer) encode(v any) error {
+	w.buf.Reset()
+	if err := w.enc.Encode(v); err != nil {
+		return fmt.Errorf("encode record: %w", err)
+	}
+	_, err := w.w.Write(w.buf.Bytes())
+	return err
+}
+
+// Flush writes buffered lines to the underlying writer.
+func (w *Writer) Flush() error { return w.w.Flush() }
+
+// LineError is a records-file line that could not be read. Lines before it are valid.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ErrNoHeader is returned when a file does not start with a servebench header.
+var ErrNoHeader = errors.New("not a servebench records file (no header on line 1)")
+
+// Reader reads a records file line by line, streaming: memory does not grow with the file.
+type Reader struct {
+	r    *bufio.Reader
+	line int
+	hdr  *Header
+}
+
+// NewReader reads and checks the header line.
+func NewReader(r io.Reader) (*Reader, error) {
+	rd := &Reader{r: bufio.NewReaderSize(r, 256<<10)}
+	b, err := rd.next()
+	if err != nil {
+		if err == io.EOF {
+			return nil, ErrNoHeader
+		}
+		return nil, err
+	}
+	var hl headerLine
+	if err := json.Unmarshal(b, &hl); err != nil || hl.Header == nil {
+		return nil, ErrNoHeader
+	}
+	if hl.Header.Schema > SchemaVersion {
+		return nil, fmt.Errorf("records schema %d is newer than this servebench reads (%d): upgrade servebench", hl.Header.Schema, SchemaVersion)
+	}
+	rd.hdr = hl.Header
+	return rd, nil
+}
+
+// Header returns the file's header.
+func (r *Reader) Header() *Header { return r.hdr }
+
+// Line returns the number of the line last read (1 is the header).
+func (r *Reader) Line() int { return r.line }
+
+// Read decodes the next record into rec, reusing its Events slice. It returns io.EOF at the
+// end, and a *LineError for a line that is not a valid record (for example the cut last line
+// of an interrupted run); the caller may stop there, every earlier record being valid.
+func (r *Reader) Read(rec *Record) error {
+	for {
+		b, err := r.next()
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		ev := rec.Events[:0]
+		*rec = Record{Events: ev}
+		if err := json.Unmarshal(b, rec); err != nil {
+			return &LineError{Line: r.line, Err: err}
+		}
+		if rec.Phase == "" {
+			return &LineError{Line: r.line, Err: errors.New("record has no phase")}
+		}
+		return nil
+	}
+}
+
+func (r *Reader) next() ([]byte, error) {
+	b, err := r.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		// a line longer than the buffer: gather it whole
+		full := append([]byte(nil), b...)
+		for err == bufio.ErrBufferFull {
+			b, err = r.r.ReadSlice('\n')
+			full = append(full, b...)
+		}
+		b = full
+	}
+	if err == io.EOF && len(b) > 0 {
+		err = nil
+		r.line++
+		// a final line without newline: an interrupted write, unless it parses
+		return b, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.line++
+	return b, nil
+}

@@ -1,0 +1,145 @@
+// Package record defines servebench's records file: the spine every command reads.
+//
+// A records file is JSON Lines. The first line is a Header (schema version, command line,
+// wall-clock start, effective configuration, workload hash, conditions); every later line is
+// one Record: the raw observations of one request. Records hold observations, never derived
+// metrics: metrics are computed from them by package metrics, so an old file can be
+// re-analysed by a newer servebench.
+//
+// Every timestamp in a Record is nanoseconds since the run start t0, read from Go's
+// monotonic clock (time.Since(t0)). The header keeps t0 as wall-clock time so that files
+// from several machines can be aligned.
+package record
+
+import "time"
+
+// SchemaVersion is the version of the records file format written by this package.
+// Readers accept files whose schema is <= SchemaVersion.
+const SchemaVersion = 1
+
+// Phases of a request.
+const (
+	PhaseWarmup  = "warmup"
+	PhaseMeasure = "measure"
+)
+
+// Sources of a token count (METRICS.md: "with their source").
+const (
+	SourceServer    = "server"    // the server's usage report
+	SourceEvents    = "events"    // summed per-event counts reported by the server
+	SourceTokenizer = "tokenizer" // counted by a tokenizer
+	SourceCount     = "count"     // one token per content event (a guess)
+	SourceRequested = "requested" // the length the workload asked for (prompt side only)
+)
+
+// Error classes: the fixed list of METRICS.md.
+const (
+	ErrConnect          = "connect"
+	ErrHTTP4xx          = "http_4xx"
+	ErrHTTP5xx          = "http_5xx"
+	ErrRateLimited      = "rate_limited"
+	ErrStreamErrorEvent = "stream_error_event"
+	ErrTruncated        = "truncated"
+	ErrTimeout          = "timeout"
+	ErrCancelled        = "cancelled"
+	ErrDecode           = "decode"
+)
+
+// ErrorClasses lists every error class in a fixed order, for summaries.
+var ErrorClasses = []string{
+	ErrConnect, ErrHTTP4xx, ErrHTTP5xx, ErrRateLimited, ErrStreamErrorEvent,
+	ErrTruncated, ErrTimeout, ErrCancelled, ErrDecode,
+}
+
+// Header is the first line of a records file.
+type Header struct {
+	Schema    int       `json:"schema"`
+	Version   string    `json:"servebench_version"`
+	GoVersion string    `json:"go_version,omitempty"`
+	Command   []string  `json:"command"` // os.Args with secrets redacted
+	Start     time.Time `json:"start"`   // wall clock at t0 (RFC 3339)
+	Target    Target    `json:"target"`
+	Workload  Workload  `json:"workload"`
+	// Config is the effective run configuration (flags and config file merged), secrets removed.
+	Config map[string]any `json:"config,omitempty"`
+	// Conditions are the facts that must stay fixed between a baseline and a later run.
+	Conditions []Condition `json:"conditions,omitempty"`
+	// Shard is "i/n" when this file is one shard of a split run.
+	Shard string `json:"shard,omitempty"`
+	// Label names a run inside a sweep or repeat set.
+	Label string `json:"label,omitempty"`
+}
+
+// Target describes the server that was measured.
+type Target struct {
+	URL       string `json:"url"`
+	API       string `json:"api"`
+	Model     string `json:"model"`
+	Simulated bool   `json:"simulated"` // true when the target was servebench's built-in simulator
+}
+
+// Workload identifies the fixed workload that was sent.
+type Workload struct {
+	Hash   string `json:"hash"`   // sha256 of the materialised workload (see package workload)
+	Source string `json:"source"` // "synthetic" or the prompts file name
+	Count  int    `json:"count"`  // requests in the materialised workload
+	Seed   int64  `json:"seed"`
+	// PromptLengths says how prompt lengths were obtained: "exact" (server tokenizer),
+	// or "approximate" (no tokenizer reachable).
+	PromptLengths string `json:"prompt_lengths,omitempty"`
+	Tokenizer     string `json:"tokenizer,omitempty"` // e.g. "server:/tokenize"
+	File          string `json:"file,omitempty"`      // --save-workload path, when written
+}
+
+// Condition is one fact that must stay fixed between runs.
+type Condition struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"` // detected | declared | unknown
+}
+
+// Event is one streamed event that carried generated output. 16 bytes in memory.
+type Event struct {
+	T int64 // arrival, ns since t0, stamped when the event's bytes were read
+	N int32 // tokens it carried; 0 when unknown
+}
+
+// Record is one request's raw observations. Times are ns since t0; zero means "did not happen"
+// (t0 itself is never a valid event time because the run starts before any request).
+type Record struct {
+	ID    int    `json:"id"`              // index in the materialised workload
+	Run   int    `json:"run,omitempty"`   // repeat or sweep-point index
+	Phase string `json:"phase"`           // warmup | measure
+	Shard int    `json:"shard,omitempty"` // shard index in a split run
+
+	Scheduled  int64   `json:"scheduled"`             // intended send time
+	Dispatched int64   `json:"dispatched"`            // handed to the HTTP client
+	Connect    int64   `json:"connect,omitempty"`     // duration (ns) of DNS+dial+TLS when a new connection was made
+	Sent       int64   `json:"sent,omitempty"`        // request completely written
+	Headers    int64   `json:"headers,omitempty"`     // response headers received
+	FirstEvent int64   `json:"first_event,omitempty"` // first event with any choices entry
+	Done       int64   `json:"done,omitempty"`        // stream ended
+	Events     []Event `json:"events,omitempty"`      // content events
+
+	InputTokens        int    `json:"input_tokens,omitempty"` // prompt length the workload asked for
+	MaxTokens          int    `json:"max_tokens,omitempty"`   // output length asked for
+	FixedOutput        bool   `json:"fixed_output,omitempty"` // ignore_eos/min_tokens requested
+	PromptTokens       int    `json:"prompt_tokens"`
+	PromptTokensSource string `json:"prompt_tokens_source,omitempty"`
+	OutputTokens       int    `json:"output_tokens"`
+	OutputTokensSource string `json:"output_tokens_source,omitempty"`
+
+	Status     int    `json:"status,omitempty"`
+	ErrorClass string `json:"error_class,omitempty"`
+	Error      string `json:"error,omitempty"`
+
+	// Server holds figures the server reported about itself (llama.cpp timings, Ollama durations),
+	// kept raw so they can be checked against ours.
+	Server map[string]float64 `json:"server,omitempty"`
+}
+
+// OK reports whether the request completed without error.
+func (r *Record) OK() bool { return r.ErrorClass == "" }
+
+// Measured reports whether the record belongs in statistics (measure phase).
+func (r *Record) Measured() bool { return r.Phase != PhaseWarmup }

@@ -1,0 +1,21 @@
+// Package workload builds the fixed, replayable set of requests a run sends.
+package workload
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one materialised request of a workload: the prompt and the lengths it asks for.
+// It holds no load settings (when to send) and no target (where to send).
+type Request struct {
+	ID       int       `json:"id"`
+	Prompt   string    `json:"prompt,omitempty"`   // completions APIs
+	Messages []Message `json:"messages,omitempty"` // chat APIs
+	// InputTokens is the prompt length in tokens as measured by the tokenizer used to build
+	// it (0 when unknown).
+	InputTokens int `json:"input_tokens,omitempty"`
+	// OutputTokens is the output length asked for (max_tokens; with FixedOutput also the minimum).
+	OutputTokens int `json:"output_tokens"`
+}
