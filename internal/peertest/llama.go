@@ -1,0 +1,120 @@
+// Package peertest starts the real servers of ../shared/peers for integration tests. A test
+// that needs one skips, with a message, when it cannot be set up here; it never fails for that
+// reason alone.
+package peertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// PeersDir finds the shared peers folder: $SERVEBENCH_PEERS, or ../shared/peers beside the
+// repository's root.
+func PeersDir() (string, error) {
+	if d := os.Getenv("SERVEBENCH_PEERS"); d != "" {
+		return d, nil
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	d := filepath.Join(root, "..", "shared", "peers")
+	if _, err := os.Stat(filepath.Join(d, "llama-server.sh")); err != nil {
+		return "", fmt.Errorf("no shared peers folder at %s", d)
+	}
+	return filepath.Abs(d)
+}
+
+var setupOnce struct {
+	sync.Once
+	err error
+}
+
+// setup runs `llama-server.sh setup` once per test process.
+func setup(dir string) error {
+	setupOnce.Do(func() {
+		cmd := exec.Command("sh", filepath.Join(dir, "llama-server.sh"), "setup")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			setupOnce.err = fmt.Errorf("llama-server.sh setup: %v: %s", err, out)
+		}
+	})
+	return setupOnce.err
+}
+
+// Llama starts llama-server with the named model (tiny.gguf or mini.gguf) and extra
+// arguments on a free loopback port, and returns its base URL. The server is stopped when the
+// test ends. The test is skipped when the server cannot be set up.
+func Llama(t testing.TB, model string, args ...string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("llama.cpp server: skipped in -short mode")
+	}
+	dir, err := PeersDir()
+	if err != nil {
+		t.Skipf("llama.cpp server not available: %v", err)
+	}
+	if err := setup(dir); err != nil {
+		t.Skipf("llama.cpp server not available here: %v", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	full := append([]string{filepath.Join(dir, "llama-server.sh"), "run", filepath.Join(dir, "models", model),
+		"--host", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)
+	cmd := exec.Command("sh", full...)
+	logf, _ := os.CreateTemp(t.TempDir(), "llama-*.log")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Skipf("llama.cpp server did not start: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	if err := waitHealth(url, 60*time.Second); err != nil {
+		b, _ := os.ReadFile(logf.Name())
+		t.Fatalf("llama.cpp server set up but not healthy: %v\n%s", err, b)
+	}
+	return url
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitHealth(url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package load
+
+import (
+	"time"
+
+	"servebench/client"
+	"servebench/record"
+)
+
+// stamp is the Observer of one request: it stamps each reported moment with the monotonic
+// clock as ns since the run start and writes it into the request's record. It is the only
+// place (with the dispatch loop) that reads the clock.
+type stamp struct {
+	t0        time.Time
+	rec       *record.Record
+	lastEvent int64 // when the last event's bytes were read
+	connStart int64
+	prompt    int // server usage, latest non-zero report
+	output    int
+}
+
+var _ client.Observer = (*stamp)(nil)
+
+func (s *stamp) now() int64 { return int64(time.Since(s.t0)) }
+
+func (s *stamp) Dispatched()   { s.rec.Dispatched = s.now() }
+func (s *stamp) ConnectStart() { s.connStart = s.now() }
+func (s *stamp) ConnectDone() {
+	if s.connStart != 0 {
+		s.rec.Connect = s.now() - s.connStart
+	}
+}
+func (s *stamp) WroteRequest() { s.rec.Sent = s.now() }
+func (s *stamp) Headers(status int) {
+	s.rec.Headers = s.now()
+	s.rec.Status = status
+}
+func (s *stamp) EventRead() { s.lastEvent = s.now() }
+func (s *stamp) Choice() {
+	if s.rec.FirstEvent == 0 {
+		s.rec.FirstEvent = s.lastEvent
+	}
+}
+func (s *stamp) Content(tokens int) {
+	s.rec.Events = append(s.rec.Events, record.Event{T: s.lastEvent, N: int32(tokens)})
+}
+func (s *stamp) Usage(prompt, completion int) { s.prompt, s.output = prompt, completion }
+func (s *stamp) Server(name string, v float64) {
+	if s.rec.Server == nil {
+		s.rec.Server = make(map[string]float64)
+	}
+	s.rec.Server[name] = v
+}
+func (s *stamp) Done() { s.rec.Done = s.now() }
+
+// finish fills the token counts, each with its source (METRICS.md): the server's usage first,
+// then per-event counts when every event had one, then one token per event.
+func (s *stamp) finish(promptSource string) {
+	r := s.rec
+	if r.Done == 0 {
+		r.Done = s.now() // failed or cut: the end is when the backend gave up
+	}
+	switch {
+	case s.prompt > 0:
+		r.PromptTokens, r.PromptTokensSource = s.prompt, record.SourceServer
+	case r.InputTokens > 0:
+		r.PromptTokens, r.PromptTokensSource = r.InputTokens, promptSource
+	}
+	if s.output > 0 {
+		r.OutputTokens, r.OutputTokensSource = s.output, record.SourceServer
+		return
+	}
+	sum := 0
+	for _, e := range r.Events {
+		if e.N <= 0 {
+			sum = -1
+			break
+		}
+		sum += int(e.N)
+	}
+	switch {
+	case sum > 0:
+		r.OutputTokens, r.OutputTokensSource = sum, record.SourceEvents
+	case len(r.Events) > 0:
+		r.OutputTokens, r.OutputTokensSource = len(r.Events), record.SourceCount
+	}
+}

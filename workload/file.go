@@ -1,0 +1,136 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// fileLine is one line of a prompts file. A saved workload (Save) has the same shape, so a
+// saved workload can be read back with ReadFile and replayed exactly.
+type fileLine struct {
+	Prompt       *string   `json:"prompt,omitempty"`
+	Messages     []Message `json:"messages,omitempty"`
+	OutputTokens int       `json:"output_tokens,omitempty"`
+	InputTokens  int       `json:"input_tokens,omitempty"`
+}
+
+// ReadFile reads a JSONL prompts file: each line {"prompt": "..."} or {"messages": [...]},
+// with an optional "output_tokens" (defaultOut when absent) and "input_tokens". Blank lines are
+// skipped. A malformed line is an error naming its line number.
+func ReadFile(path string, defaultOut int) ([]Request, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open prompts: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path, defaultOut)
+}
+
+// Read is ReadFile on an open reader; name is used in error messages.
+func Read(r io.Reader, name string, defaultOut int) ([]Request, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	var reqs []Request
+	for n := 1; sc.Scan(); n++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		req, err := parseLine(b, defaultOut)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		req.ID = len(reqs)
+		reqs = append(reqs, req)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(reqs) == 0 {
+		return nil, fmt.Errorf("%s: no prompts", name)
+	}
+	return reqs, nil
+}
+
+func parseLine(b []byte, defaultOut int) (Request, error) {
+	var l fileLine
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&l); err != nil {
+		return Request{}, fmt.Errorf("invalid JSON: %v", err)
+	}
+	switch {
+	case l.Prompt == nil && len(l.Messages) == 0:
+		return Request{}, errors.New(`need "prompt" or "messages"`)
+	case l.Prompt != nil && len(l.Messages) > 0:
+		return Request{}, errors.New(`give "prompt" or "messages", not both`)
+	case l.OutputTokens < 0:
+		return Request{}, errors.New(`"output_tokens" must be positive`)
+	}
+	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens}
+	if l.Prompt != nil {
+		req.Prompt = *l.Prompt
+	}
+	if req.OutputTokens == 0 {
+		req.OutputTokens = defaultOut
+	}
+	return req, nil
+}
+
+// Save writes the materialised workload as JSONL, one request per line, in the prompts-file
+// format, so that `--prompts FILE` replays it exactly.
+func Save(path string, reqs []Request) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("save workload: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	if err := encodeAll(w, reqs); err != nil {
+		f.Close()
+		return fmt.Errorf("save workload: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("save workload: %w", err)
+	}
+	return f.Close()
+}
+
+func encodeAll(w io.Writer, reqs []Request) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i := range reqs {
+		r := &reqs[i]
+		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens}
+		if r.Messages == nil {
+			l.Prompt = &r.Prompt
+		}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Hash is the workload's identity: sha256 over the materialised requests (prompts and
+// lengths, in the saved-file encoding) followed by the JSON of settings (sampling, fixed
+// output, seed — whatever else defines what is sent). Two runs with the same hash sent the
+// same requests.
+func Hash(reqs []Request, settings any) (string, error) {
+	h := sha256.New()
+	if err := encodeAll(h, reqs); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(settings)
+	if err != nil {
+		return "", err
+	}
+	h.Write(b)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

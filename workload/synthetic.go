@@ -1,0 +1,175 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// Tokenizer counts the tokens of a text with the target server's own tokenizer.
+type Tokenizer interface {
+	Count(ctx context.Context, text string) (int, error)
+}
+
+// TokenizerFunc adapts a function to Tokenizer.
+type TokenizerFunc func(ctx context.Context, text string) (int, error)
+
+// Count calls f.
+func (f TokenizerFunc) Count(ctx context.Context, text string) (int, error) { return f(ctx, text) }
+
+// Synthetic describes a seeded synthetic workload: random prompts of an exact input length in
+// tokens and a fixed output length. Lengths are uniform in [L(1−r), L(1+r)] (vLLM's
+// --random-range-ratio meaning).
+type Synthetic struct {
+	Count        int
+	InputTokens  int
+	OutputTokens int
+	RangeRatio   float64
+	Seed         int64
+	Chat         bool // build chat messages instead of a completions prompt
+}
+
+// Validate checks the settings.
+func (s *Synthetic) Validate() error {
+	switch {
+	case s.Count < 1:
+		return errors.New("number of prompts must be at least 1")
+	case s.InputTokens < 1:
+		return errors.New("--input-tokens must be at least 1")
+	case s.OutputTokens < 1:
+		return errors.New("--output-tokens must be at least 1")
+	case s.RangeRatio < 0 || s.RangeRatio >= 1:
+		return errors.New("--range-ratio must be in [0, 1)")
+	}
+	return nil
+}
+
+// Generate materialises the workload. With a tokenizer every prompt is built to its exact
+// length in the server's tokens (exact=true); with tok == nil lengths are approximate (one
+// token per word is assumed) and exact=false. Request i depends only on (Seed, i), so the same
+// settings always give the same prompts, and prompts differ from each other (no accidental
+// prefix-cache hits between requests).
+func (s *Synthetic) Generate(ctx context.Context, tok Tokenizer) (reqs []Request, exact bool, err error) {
+	if err := s.Validate(); err != nil {
+		return nil, false, err
+	}
+	b := &builder{tok: tok, ratio: 1}
+	reqs = make([]Request, s.Count)
+	exact = tok != nil
+	for i := range reqs {
+		rng := rand.New(rand.NewPCG(uint64(s.Seed), uint64(i)))
+		in := drawLength(rng, s.InputTokens, s.RangeRatio)
+		out := drawLength(rng, s.OutputTokens, s.RangeRatio)
+		text, n, ok, err := b.build(ctx, rng, in)
+		if err != nil {
+			return nil, false, fmt.Errorf("prompt %d: %w", i, err)
+		}
+		exact = exact && ok
+		reqs[i] = Request{ID: i, InputTokens: n, OutputTokens: out}
+		if s.Chat {
+			reqs[i].Messages = []Message{{Role: "user", Content: text}}
+		} else {
+			reqs[i].Prompt = text
+		}
+	}
+	return reqs, exact, nil
+}
+
+// drawLength draws uniformly in [L(1−r), L(1+r)], at least 1.
+func drawLength(rng *rand.Rand, l int, r float64) int {
+	if r == 0 {
+		return l
+	}
+	lo := int(float64(l) * (1 - r))
+	hi := int(float64(l) * (1 + r))
+	n := lo + rng.IntN(hi-lo+1)
+	return max(n, 1)
+}
+
+// builder makes prompts of an exact token count against a tokenizer, learning the
+// tokens-per-word ratio as it goes so that most prompts need few tokenize calls.
+type builder struct {
+	tok   Tokenizer
+	ratio float64 // tokens per word, learned
+}
+
+// build returns a prompt of n tokens (or its best approximation), its token count as measured
+// (n when no tokenizer), and whether the count is exact.
+func (b *builder) build(ctx context.Context, rng *rand.Rand, n int) (string, int, bool, error) {
+	// draw more words than needed; prefixes of this sequence are the candidates
+	words := make([]string, n+n/2+8)
+	for i := range words {
+		words[i] = vocabulary[rng.IntN(len(vocabulary))]
+	}
+	if b.tok == nil {
+		return strings.Join(words[:n], " "), n, false, nil
+	}
+	k, c, err := b.searchWords(ctx, words, n)
+	if err != nil {
+		return "", 0, false, err
+	}
+	text := strings.Join(words[:k], " ")
+	if c == n {
+		return text, c, true, nil
+	}
+	return b.pad(ctx, text, c, n)
+}
+
+// searchWords finds the largest word-prefix length k whose token count c is <= n.
+func (b *builder) searchWords(ctx context.Context, words []string, n int) (k, c int, err error) {
+	count := func(k int) (int, error) { return b.tok.Count(ctx, strings.Join(words[:k], " ")) }
+	guess := min(max(int(float64(n)/b.ratio), 1), len(words))
+	lo, hi := 0, len(words) // invariant: count(lo) <= n (count(0) = 0); count(hi) > n or hi = len
+	loC := 0
+	overshot := false
+	for probe := guess; lo < hi; {
+		cp, err := count(probe)
+		if err != nil {
+			return 0, 0, err
+		}
+		if cp <= n {
+			lo, loC = probe, cp
+			if cp == n {
+				break
+			}
+			overshot = false
+		} else {
+			hi = probe - 1
+			overshot = true
+		}
+		if lo >= hi {
+			break
+		}
+		// next probe: interpolate with the ratio learned so far, kept inside (lo, hi]
+		if probe > 0 && cp > 0 {
+			b.ratio = float64(cp) / float64(probe)
+		}
+		probe = min(max(lo+int(float64(n-loC)/b.ratio), lo+1), hi)
+		if overshot {
+			// after an overshoot bisect, so a poor ratio cannot make the search linear
+			probe = min(probe, (lo+hi+1)/2)
+		}
+	}
+	return lo, loC, nil
+}
+
+// pad appends short filler pieces until the count reaches n exactly, giving up after a few
+// tries (the prompt is then as close as it got without exceeding n, and not exact).
+func (b *builder) pad(ctx context.Context, text string, c, n int) (string, int, bool, error) {
+	for tries := 0; c < n && tries < 4*(n-c)+8; tries++ {
+		cand := text + padPieces[tries%len(padPieces)]
+		cc, err := b.tok.Count(ctx, cand)
+		if err != nil {
+			return "", 0, false, err
+		}
+		if cc <= n {
+			text, c = cand, cc
+		}
+	}
+	return text, c, c == n, nil
+}
+
+// padPieces are short strings that most tokenizers encode as one token.
+var padPieces = []string{" a", ".", " I", ",", "!", " x", "?", ";"}
