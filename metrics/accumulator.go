@@ -1,0 +1,96 @@
+package metrics
+
+import (
+	"servebench/record"
+)
+
+// Accumulator collects the figures of records one at a time and summarises them
+// (STYLE.md "Accumulate, then summarise"):
+//
+//	var a metrics.Accumulator
+//	for each record r { a.Add(&r) }
+//	s := a.Summary()
+//
+// The zero value is ready to use with DefaultPercentiles and no SLOs. An Accumulator never
+// keeps a record: it copies out the numbers it needs, so the caller may reuse the record
+// (record.Reader.Read does). Memory grows with what must be sorted for exact percentiles:
+// about 30 bytes per content event and 120 bytes per request.
+//
+// The Accumulator ignores Record.Run: a repeat or sweep is summarised by one Accumulator
+// per run, which the caller keeps. It is not safe for concurrent use.
+type Accumulator struct {
+	opt Options
+	hdr *record.Header
+
+	n counts
+	// per-request distributions (completed, measured requests only)
+	ttft, ttftDispatch, ttftFirst, e2e, e2eQueue, stream, queue sample
+	tpot, decode, connect, overhead, promptServer, promptDelta  sample
+	// pooled per-event distributions
+	itlChunk, itlToken sample
+	// lateness = dispatched − scheduled over every measured request that was dispatched
+	lateness sample
+	// run level: see runlevel.go
+	run runAcc
+}
+
+// counts are the integer tallies of an Accumulator.
+type counts struct {
+	measured, completed, failed, warmup int
+	good                                int // completed requests meeting every SLO
+	short                               int // fixed-output requests with fewer tokens than asked
+	inputTokens, outputTokens           int64
+	errors                              map[string]int
+	promptSrc, outputSrc                map[string]int
+	itlTokenReqs, itlTokenSkipped       int // requests with / without per-event counts (≥ 2 events)
+	promptMismatch                      int // server prompt tokens ≠ requested input tokens
+}
+
+// NewAccumulator returns an Accumulator with the given options. Validate them first
+// (Options.Validate); out-of-range percentiles are clamped to [0, 100].
+func NewAccumulator(opt Options) *Accumulator {
+	return &Accumulator{opt: opt}
+}
+
+// SetHeader gives the Accumulator the records file's header, from which Summary takes the
+// facts that are not in records (a simulated target, approximate prompt lengths) for its
+// warnings. Optional.
+func (a *Accumulator) SetHeader(h *record.Header) { a.hdr = h }
+
+// Add adds one record's figures. Warmup records are only counted (they never enter
+// statistics); failed records enter the failure counts, the window and concurrency, but no
+// latency distribution (METRICS.md "Failures").
+func (a *Accumulator) Add(r *record.Record) {
+	if !r.Measured() {
+		a.n.warmup++
+		return
+	}
+	a.n.measured++
+	if r.Dispatched > 0 {
+		a.lateness.add(float64(r.Dispatched - r.Scheduled))
+	}
+	a.run.addSpan(r)
+	if !r.OK() {
+		a.n.failed++
+		inc(&a.n.errors, r.ErrorClass)
+		return
+	}
+	a.n.completed++
+	out := a.addTokens(r)
+	a.addLatencies(r, out)
+	a.addITL(r)
+	a.run.addEvents(r.Events)
+	if a.meetsSLO(r, out) {
+		a.n.good++
+	}
+}
+
+func inc(m *map[string]int, k string) {
+	if *m == nil {
+		*m = make(map[string]int)
+	}
+	if k == "" {
+		k = "unknown"
+	}
+	(*m)[k]++
+}

@@ -1,0 +1,125 @@
+package metrics
+
+import (
+	"servebench/record"
+)
+
+// addTokens tallies the token counts of a completed request and their sources, and returns
+// its output token count.
+func (a *Accumulator) addTokens(r *record.Record) int {
+	out, osrc := outputTokens(r)
+	in, psrc := promptTokens(r)
+	a.n.outputTokens += int64(out)
+	a.n.inputTokens += int64(in)
+	inc(&a.n.outputSrc, osrc)
+	inc(&a.n.promptSrc, psrc)
+	// Short outputs: "requests that asked for a fixed output length (ignore_eos / min_tokens)
+	// but got fewer tokens are counted and reported: the workload moved under the measurement."
+	if r.FixedOutput && r.MaxTokens > 0 && out < r.MaxTokens {
+		a.n.short++
+	}
+	// Server-reported prompt lengths, and their difference from what the workload asked for.
+	if psrc == record.SourceServer {
+		a.promptServer.add(float64(in))
+		if r.InputTokens > 0 {
+			d := in - r.InputTokens
+			a.promptDelta.add(float64(d))
+			if d != 0 {
+				a.n.promptMismatch++
+			}
+		}
+	}
+	return out
+}
+
+// addLatencies adds the per-request latency figures of a completed request.
+func (a *Accumulator) addLatencies(r *record.Record, out int) {
+	addNS(&a.ttft, ttft, r)
+	addNS(&a.ttftDispatch, ttftDispatch, r)
+	addNS(&a.ttftFirst, ttftFirstEvent, r)
+	addNS(&a.e2e, e2eLatency, r)
+	addNS(&a.e2eQueue, e2eQueue, r)
+	addNS(&a.stream, streamTime, r)
+	addNS(&a.queue, queueTime, r)
+	addNS(&a.overhead, clientOverhead, r)
+	// Connect time: DNS + dial + TLS, only when a new connection was made (0 = reused).
+	if r.Connect > 0 {
+		a.connect.add(float64(r.Connect))
+	}
+	if v, ok := tpotNS(r, out); ok {
+		a.tpot.add(v)
+	}
+	if v, ok := decodeRate(r, out); ok {
+		a.decode.add(v)
+	}
+}
+
+func addNS(s *sample, f func(*record.Record) (int64, bool), r *record.Record) {
+	if v, ok := f(r); ok {
+		s.add(float64(v))
+	}
+}
+
+// addITL adds the request's inter-token latencies to the pooled distributions.
+//
+// ITL (chunk): "the gaps between consecutive content events of one request. Pooled over all
+// requests for the distribution (vLLM's definition)."
+//
+// ITL (token): "each gap divided evenly among the tokens its later event carried, when
+// per-event token counts are known. A 3-token event after a 30 ms gap contributes three
+// 10 ms values." Counts are known only when every event of the request has N > 0; a request
+// with any unknown count contributes no ITL (token) values at all, rather than a mix of
+// per-token and per-event values. The first event's tokens belong to TTFT, not to ITL.
+func (a *Accumulator) addITL(r *record.Record) {
+	ev := r.Events
+	if len(ev) < 2 {
+		return
+	}
+	known := true
+	for i := 1; i < len(ev); i++ {
+		a.itlChunk.add(float64(ev[i].T - ev[i-1].T))
+		known = known && ev[i].N > 0
+	}
+	known = known && ev[0].N > 0
+	if !known {
+		a.n.itlTokenSkipped++
+		return
+	}
+	a.n.itlTokenReqs++
+	for i := 1; i < len(ev); i++ {
+		v := float64(ev[i].T-ev[i-1].T) / float64(ev[i].N)
+		for range ev[i].N {
+			a.itlToken.add(v)
+		}
+	}
+}
+
+// meetsSLO reports whether a completed request meets every set objective (inclusive:
+// "TTFT ≤ 500 ms"). See SLO for the rule of each objective when its figure is undefined.
+func (a *Accumulator) meetsSLO(r *record.Record, out int) bool {
+	slo := a.opt.SLO
+	if !slo.Any() {
+		return false
+	}
+	if slo.TTFT > 0 {
+		v, ok := ttft(r)
+		if !ok || v > int64(slo.TTFT) {
+			return false
+		}
+	}
+	if slo.TPOT > 0 {
+		if v, ok := tpotNS(r, out); ok && v > float64(slo.TPOT) {
+			return false
+		}
+	}
+	if slo.ITL > 0 && maxGap(r.Events) > int64(slo.ITL) {
+		return false
+	}
+	if slo.E2E > 0 {
+		v, ok := e2eLatency(r)
+		if !ok || v > int64(slo.E2E) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,175 @@
+package metrics
+
+import (
+	"time"
+)
+
+// Summary is every figure of METRICS.md for one run, computed from its records. Times in
+// Stat values are nanoseconds; rates are per second. Optional scalars are nil when undefined
+// (an empty window, no SLO), so that renderers print null or "—", never a false 0.
+type Summary struct {
+	// Percentiles is the percentile set of every Stat.
+	Percentiles []float64
+	// Simulated is true when the header says the target was servebench's built-in simulator.
+	Simulated bool
+
+	// Requests.
+	Measured        int            // measured records: Completed + Failed
+	Completed       int            // measured requests without error
+	Failed          int            // measured requests with an error class
+	FailureRate     float64        // Failed / Measured (0 when Measured is 0)
+	Errors          map[string]int // failed requests per error class
+	WarmupDiscarded int            // warmup records, never in statistics
+	ShortOutputs    int            // fixed-output requests that got fewer tokens than MaxTokens
+
+	// Tokens, over completed requests.
+	InputTokens        int64          // Σ prompt tokens (vLLM total_input_tokens)
+	OutputTokens       int64          // Σ output tokens (vLLM total_output_tokens)
+	PromptTokenSources map[string]int // completed requests per prompt-count source
+	OutputTokenSources map[string]int // completed requests per output-count source
+	PromptTokens       Stat           // server-reported prompt tokens
+	PromptDelta        Stat           // server-reported prompt tokens − requested InputTokens
+	PromptMismatches   int            // requests where that delta is not zero
+
+	// Window: "from the first sent of a measured request to the last done of a measured
+	// request". WindowStart and WindowEnd are ns since t0.
+	WindowStart, WindowEnd int64
+	Window                 time.Duration
+
+	// Throughput (per second of Window; failed requests are not in the numerators).
+	RequestThroughput    *float64 // Completed / window
+	OutputThroughput     *float64 // Σ output tokens / window
+	TotalTokenThroughput *float64 // Σ (prompt + output) tokens / window
+	// PeakOutputTokensPerS is the most tokens in any 1 s bucket aligned to WindowStart.
+	PeakOutputTokensPerS *int64
+	// PeakUnknownEvents is how many events entered the peak as one token each because their
+	// token count was unknown.
+	PeakUnknownEvents int
+
+	// Goodput: "requests meeting every given SLO / window" (nil without SLOs).
+	SLO            SLO
+	GoodRequests   int
+	RequestGoodput *float64
+
+	// Load.
+	MeanConcurrency *float64 // Σ (done − sent) / window (Little's law)
+	MaxInFlight     int      // exact maximum of requests between sent and done
+	AchievedRate    *float64 // measured sent requests / (last sent − first sent)
+	Lateness        Stat     // dispatched − scheduled over every dispatched measured request
+
+	// Per-request latency distributions (completed requests; ns unless noted).
+	TTFT           Stat // first content event − sent
+	TTFTDispatch   Stat // first content event − dispatched (vLLM's TTFT)
+	TTFTFirstEvent Stat // first_event − sent (vLLM's choice of event)
+	E2E            Stat // last content event − sent (vLLM e2el)
+	E2EQueue       Stat // last content event − scheduled
+	StreamTime     Stat // done − sent
+	Queue          Stat // dispatched − scheduled
+	TPOT           Stat // (E2E − TTFT)/(output_tokens − 1), ns
+	DecodeRate     Stat // (output_tokens − 1)/(E2E − TTFT), tokens/s
+	ITLChunk       Stat // pooled gaps between consecutive content events
+	ITLToken       Stat // pooled gaps divided evenly among their later event's tokens
+	Connect        Stat // DNS + dial + TLS of new connections
+	ClientOverhead Stat // TTFT from dispatch − TTFT = sent − dispatched
+
+	// ITLTokenRequests and ITLTokenSkipped count requests (with ≥ 2 events) that did and did
+	// not have per-event token counts for ITL (token).
+	ITLTokenRequests, ITLTokenSkipped int
+
+	// Warnings are actionable notes for the reader, printed as footnotes.
+	Warnings []string
+}
+
+// Summary computes the summary of every record added so far. It sorts the stored values in
+// place and may be called again after more Adds.
+func (a *Accumulator) Summary() *Summary {
+	ps := a.opt.percentiles()
+	s := &Summary{
+		Percentiles:     append([]float64(nil), ps...),
+		Simulated:       a.hdr != nil && a.hdr.Target.Simulated,
+		Measured:        a.n.measured,
+		Completed:       a.n.completed,
+		Failed:          a.n.failed,
+		Errors:          copyMap(a.n.errors),
+		WarmupDiscarded: a.n.warmup,
+		ShortOutputs:    a.n.short,
+
+		InputTokens:        a.n.inputTokens,
+		OutputTokens:       a.n.outputTokens,
+		PromptTokenSources: copyMap(a.n.promptSrc),
+		OutputTokenSources: copyMap(a.n.outputSrc),
+		PromptTokens:       a.promptServer.stat(ps),
+		PromptDelta:        a.promptDelta.stat(ps),
+		PromptMismatches:   a.n.promptMismatch,
+		SLO:                a.opt.SLO,
+		GoodRequests:       a.n.good,
+		Lateness:           a.lateness.stat(ps),
+		ITLTokenRequests:   a.n.itlTokenReqs,
+		ITLTokenSkipped:    a.n.itlTokenSkipped,
+	}
+	if s.Measured > 0 {
+		s.FailureRate = float64(s.Failed) / float64(s.Measured)
+	}
+	a.distributions(s, ps)
+	a.runLevel(s)
+	s.Warnings = warnings(s, a.hdr)
+	return s
+}
+
+func (a *Accumulator) distributions(s *Summary, ps []float64) {
+	s.TTFT = a.ttft.stat(ps)
+	s.TTFTDispatch = a.ttftDispatch.stat(ps)
+	s.TTFTFirstEvent = a.ttftFirst.stat(ps)
+	s.E2E = a.e2e.stat(ps)
+	s.E2EQueue = a.e2eQueue.stat(ps)
+	s.StreamTime = a.stream.stat(ps)
+	s.Queue = a.queue.stat(ps)
+	s.TPOT = a.tpot.stat(ps)
+	s.DecodeRate = a.decode.stat(ps)
+	s.ITLChunk = a.itlChunk.stat(ps)
+	s.ITLToken = a.itlToken.stat(ps)
+	s.Connect = a.connect.stat(ps)
+	s.ClientOverhead = a.overhead.stat(ps)
+}
+
+// runLevel fills the window, throughput, goodput and load figures.
+func (a *Accumulator) runLevel(s *Summary) {
+	start, end, ok := a.run.window()
+	if !ok {
+		return
+	}
+	s.WindowStart, s.WindowEnd, s.Window = start, end, time.Duration(end-start)
+	s.MaxInFlight = a.run.maxInFlight()
+	if first, last := a.run.sentSpan(); last > first {
+		// Achieved rate = measured requests / (last sent − first sent); "measured requests"
+		// are those that were sent.
+		s.AchievedRate = ptr(float64(len(a.run.starts)) / seconds(last-first))
+	}
+	if peak, ok := a.run.peakTokens(start, end); ok {
+		s.PeakOutputTokensPerS = &peak
+		s.PeakUnknownEvents = a.run.unknownN
+	}
+	if end <= start {
+		return
+	}
+	w := seconds(end - start)
+	s.RequestThroughput = ptr(float64(s.Completed) / w)
+	s.OutputThroughput = ptr(float64(s.OutputTokens) / w)
+	s.TotalTokenThroughput = ptr(float64(s.InputTokens+s.OutputTokens) / w)
+	s.MeanConcurrency = ptr(float64(a.run.busy) / float64(end-start))
+	if s.SLO.Any() {
+		s.RequestGoodput = ptr(float64(s.GoodRequests) / w)
+	}
+}
+
+func seconds(ns int64) float64 { return float64(ns) / 1e9 }
+
+func ptr[T any](v T) *T { return &v }
+
+func copyMap(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package metrics
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"servebench/record"
+)
+
+// Thresholds of the client-overhead warning: TTFT from dispatch − TTFT at p99 above 1 ms, or
+// above 5% of the median TTFT, means the load generator itself delays requests.
+const (
+	overheadAbsNS = 1e6
+	overheadRel   = 0.05
+	latenessNS    = 10e6 // lateness p99 above 10 ms: requests left later than scheduled
+)
+
+// warnings returns the actionable notes for a summary (STYLE.md "Warnings are data"), in a
+// fixed order so that output is deterministic.
+func warnings(s *Summary, h *record.Header) []string {
+	var w []string
+	add := func(format string, args ...any) { w = append(w, fmt.Sprintf(format, args...)) }
+	if s.Simulated {
+		add("the target is servebench's built-in simulator: these are not a real server's figures")
+	}
+	if s.Measured == 0 {
+		add("no measured requests: nothing to summarise")
+	} else if s.Completed == 0 {
+		add("every measured request failed: there are no latency or throughput figures")
+	}
+	if s.Failed > 0 {
+		add("%d of %d requests failed (%.1f%%: %s); failed requests are excluded from every latency figure and from throughput",
+			s.Failed, s.Measured, 100*s.FailureRate, ClassList(s.Errors))
+	}
+	if s.ShortOutputs > 0 {
+		add("%d fixed-length requests returned fewer tokens than max_tokens: the server ignored ignore_eos/min_tokens or stopped early, so the workload moved under the measurement",
+			s.ShortOutputs)
+	}
+	w = append(w, tokenWarnings(s, h)...)
+	w = append(w, clientWarnings(s)...)
+	return w
+}
+
+// tokenWarnings say where token counts are estimates.
+func tokenWarnings(s *Summary, h *record.Header) []string {
+	var w []string
+	if n := s.OutputTokenSources[record.SourceCount]; n > 0 {
+		w = append(w, fmt.Sprintf("output token counts for %d requests are estimates: one per event (server sent no usage); enable stream_options.include_usage on the server", n))
+	}
+	if n := s.OutputTokenSources[record.SourceTokenizer]; n > 0 {
+		w = append(w, fmt.Sprintf("output token counts for %d requests come from a client-side tokenizer, not the server", n))
+	}
+	if h != nil && h.Workload.PromptLengths == "approximate" {
+		w = append(w, "prompt lengths are approximate (no tokenizer was reachable when the workload was built): input lengths requested are estimates")
+	}
+	if n := s.PromptTokenSources[record.SourceRequested]; n > 0 {
+		w = append(w, fmt.Sprintf("input token counts for %d requests are the requested lengths: the server reported no prompt usage", n))
+	}
+	if s.PromptMismatches > 0 {
+		w = append(w, fmt.Sprintf("server-reported prompt tokens differ from the requested length for %d requests (mean %+.1f tokens): the chat template or tokenizer differs from the one that built the workload",
+			s.PromptMismatches, s.PromptDelta.Mean))
+	}
+	if s.PeakUnknownEvents > 0 {
+		w = append(w, fmt.Sprintf("peak output tokens/s counts one token per event for %d events whose token count was unknown", s.PeakUnknownEvents))
+	}
+	switch {
+	case s.ITLTokenSkipped > 0 && s.ITLTokenRequests == 0:
+		w = append(w, "ITL (token) is empty: no request had per-event token counts (server continuous_usage_stats, NDJSON counts or a tokenizer); ITL (chunk) is per event")
+	case s.ITLTokenSkipped > 0:
+		w = append(w, fmt.Sprintf("ITL (token) leaves out %d requests without per-event token counts (%d included)", s.ITLTokenSkipped, s.ITLTokenRequests))
+	}
+	return w
+}
+
+// clientWarnings say when the load generator, not the server, shaped the figures.
+func clientWarnings(s *Summary) []string {
+	var w []string
+	oh, ok1 := s.ClientOverhead.Percentile(99)
+	if ok1 && (oh > overheadAbsNS || (s.TTFT.Valid() && oh > overheadRel*s.TTFT.Median)) {
+		msg := fmt.Sprintf("client-side delay between dispatch and sent is %.2f ms at p99 (TTFT from dispatch − TTFT): the load generator may be the bottleneck", oh/1e6)
+		if cp, ok := s.Connect.Percentile(99); ok {
+			msg += fmt.Sprintf("; %d new connections took %.2f ms at p99, so part of it is connection set-up", s.Connect.N, cp/1e6)
+		}
+		w = append(w, msg)
+	}
+	if lp, ok := s.Lateness.Percentile(99); ok && lp > latenessNS {
+		w = append(w, fmt.Sprintf("requests were dispatched late: lateness %.1f ms at p99 (a concurrency cap or a busy load generator held them); see E2E incl. queue", lp/1e6))
+	}
+	return w
+}
+
+// ClassList formats counts per error class as "http_5xx 3, timeout 1": the classes of
+// record.ErrorClasses first in their fixed order, then any other class alphabetically.
+func ClassList(m map[string]int) string {
+	var parts []string
+	for _, k := range Classes(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Classes returns the keys of m with a count, the fixed record.ErrorClasses first, then the
+// others sorted.
+func Classes(m map[string]int) []string {
+	var out, rest []string
+	for _, k := range record.ErrorClasses {
+		if m[k] > 0 {
+			out = append(out, k)
+		}
+	}
+	for k, v := range m {
+		if v > 0 && !slices.Contains(record.ErrorClasses, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}

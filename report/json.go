@@ -1,0 +1,215 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// object is a JSON object that keeps its keys in insertion order, so that our JSON reads in
+// the same order as vLLM's and golden files are stable.
+type object struct {
+	keys []string
+	vals []any
+}
+
+func (o *object) set(k string, v any) { o.keys = append(o.keys, k); o.vals = append(o.vals, v) }
+
+// MarshalJSON writes the object with its keys in insertion order.
+func (o *object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		vb, err := json.Marshal(o.vals[i])
+		if err != nil {
+			return nil, fmt.Errorf("json key %s: %w", k, err)
+		}
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// JSON writes the summary as one indented JSON object whose keys follow vLLM's
+// `vllm bench serve --save-result` names where vLLM has the figure (completed, duration,
+// mean_ttft_ms, p99_itl_ms, ...), and the same pattern for our extra figures
+// (mean_ttft_first_event_ms, p99_itl_token_ms, mean_decode_rate_tok_s, ...).
+// Undefined figures are null, never 0. h may be nil.
+func JSON(w io.Writer, h *record.Header, s *metrics.Summary) error {
+	o := &object{}
+	jsonHeader(o, h, s)
+	jsonRun(o, s)
+	jsonDistributions(o, s)
+	jsonExtras(o, s)
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func jsonHeader(o *object, h *record.Header, s *metrics.Summary) {
+	if h == nil {
+		h = &record.Header{}
+	}
+	o.set("servebench_version", h.Version)
+	date := "" // vLLM's format; empty when the header has no start time
+	if !h.Start.IsZero() {
+		date = h.Start.UTC().Format("20060102-150405")
+	}
+	o.set("date", date)
+	o.set("backend", h.Target.API)
+	o.set("model_id", h.Target.Model) // vLLM's name
+	o.set("model", h.Target.Model)
+	o.set("url", h.Target.URL)
+	o.set("workload_hash", h.Workload.Hash)
+	o.set("simulated", s.Simulated || h.Target.Simulated)
+}
+
+// jsonRun writes the run-level figures under vLLM's names first.
+func jsonRun(o *object, s *metrics.Summary) {
+	var dur *float64
+	if s.Window > 0 {
+		dur = ptr(s.Window.Seconds())
+	}
+	o.set("duration", dur)
+	o.set("completed", s.Completed)
+	o.set("failed", s.Failed)
+	o.set("total_input_tokens", s.InputTokens)
+	o.set("total_output_tokens", s.OutputTokens)
+	o.set("request_throughput", s.RequestThroughput)
+	o.set("request_goodput", s.RequestGoodput)
+	o.set("output_throughput", s.OutputThroughput)
+	o.set("total_token_throughput", s.TotalTokenThroughput)
+	o.set("max_output_tokens_per_s", s.PeakOutputTokensPerS)
+	o.set("max_concurrent_requests", s.MaxInFlight)
+}
+
+// jsonDistributions writes mean_X, median_X, std_X, pNN_X, min_X and max_X for every
+// distribution: vLLM's four (ttft, tpot, itl, e2el) first, then ours.
+func jsonDistributions(o *object, s *metrics.Summary) {
+	dists := []struct {
+		name string
+		st   metrics.Stat
+		unit string  // key suffix
+		div  float64 // ns → ms, or 1
+	}{
+		// METRICS.md: ttft and e2el start at sent; vLLM's own timer starts at dispatch,
+		// which is ttft_dispatch here.
+		{"ttft", s.TTFT, "_ms", 1e6},
+		{"tpot", s.TPOT, "_ms", 1e6},
+		{"itl", s.ITLChunk, "_ms", 1e6},
+		{"e2el", s.E2E, "_ms", 1e6},
+		{"ttft_first_event", s.TTFTFirstEvent, "_ms", 1e6},
+		{"ttft_dispatch", s.TTFTDispatch, "_ms", 1e6},
+		{"itl_token", s.ITLToken, "_ms", 1e6},
+		{"e2el_queue", s.E2EQueue, "_ms", 1e6},
+		{"queue", s.Queue, "_ms", 1e6},
+		{"stream", s.StreamTime, "_ms", 1e6},
+		{"connect", s.Connect, "_ms", 1e6},
+		{"client_overhead", s.ClientOverhead, "_ms", 1e6},
+		{"lateness", s.Lateness, "_ms", 1e6},
+		{"decode_rate", s.DecodeRate, "_tok_s", 1},
+		{"prompt_tokens", s.PromptTokens, "", 1},
+	}
+	for _, d := range dists {
+		statKeys(o, d.name, d.unit, d.st, s.Percentiles, d.div)
+	}
+}
+
+// statKeys writes the keys of one distribution; every value is null for an empty set.
+// Times are rounded to whole nanoseconds (the resolution of the records) before the
+// conversion to ms, so 99 ms prints as 99, not 99.00000000000001.
+func statKeys(o *object, base, unit string, st metrics.Stat, ps []float64, div float64) {
+	v := func(x float64) *float64 {
+		if !st.Valid() {
+			return nil
+		}
+		if div == 1e6 {
+			x = math.Round(x)
+		}
+		return ptr(x / div)
+	}
+	o.set("count_"+base, st.N)
+	name := base + unit
+	o.set("mean_"+name, v(st.Mean))
+	o.set("median_"+name, v(st.Median))
+	o.set("std_"+name, v(st.Std))
+	for _, p := range ps {
+		x, _ := st.Percentile(p)
+		o.set("p"+pctName(p)+"_"+name, v(x))
+	}
+	o.set("min_"+name, v(st.Min))
+	o.set("max_"+name, v(st.Max))
+}
+
+// jsonExtras writes the figures vLLM does not have.
+func jsonExtras(o *object, s *metrics.Summary) {
+	o.set("percentiles", s.Percentiles)
+	o.set("measured", s.Measured)
+	o.set("failure_rate", s.FailureRate)
+	o.set("errors", s.Errors)
+	o.set("warmup_discarded", s.WarmupDiscarded)
+	o.set("short_outputs", s.ShortOutputs)
+	o.set("window_start_s", float64(s.WindowStart)/1e9)
+	o.set("window_end_s", float64(s.WindowEnd)/1e9)
+	o.set("mean_concurrency", s.MeanConcurrency)
+	o.set("achieved_request_rate", s.AchievedRate)
+	o.set("max_output_tokens_per_s_unknown_events", s.PeakUnknownEvents)
+	o.set("slo", sloObject(s.SLO))
+	o.set("good_requests", s.GoodRequests)
+	o.set("itl_token_requests", s.ITLTokenRequests)
+	o.set("itl_token_skipped", s.ITLTokenSkipped)
+	o.set("prompt_token_mismatches", s.PromptMismatches)
+	o.set("mean_prompt_token_delta", meanOrNil(s.PromptDelta))
+	src := &object{}
+	src.set("prompt", s.PromptTokenSources)
+	src.set("output", s.OutputTokenSources)
+	o.set("token_count_sources", src)
+	warnings := s.Warnings
+	if warnings == nil {
+		warnings = []string{}
+	}
+	o.set("warnings", warnings)
+}
+
+// sloObject writes the set objectives in ms (null when unset).
+func sloObject(slo metrics.SLO) *object {
+	o := &object{}
+	for _, e := range []struct {
+		k string
+		v int64
+	}{{"ttft_ms", int64(slo.TTFT)}, {"tpot_ms", int64(slo.TPOT)}, {"itl_ms", int64(slo.ITL)}, {"e2el_ms", int64(slo.E2E)}} {
+		var v *float64
+		if e.v > 0 {
+			v = ptr(float64(e.v) / 1e6)
+		}
+		o.set(e.k, v)
+	}
+	return o
+}
+
+func meanOrNil(st metrics.Stat) *float64 {
+	if !st.Valid() {
+		return nil
+	}
+	return ptr(st.Mean)
+}
+
+// pctName formats a percentile as vLLM does: 99 → "99", 99.9 → "99.9".
+func pctName(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,170 @@
+// Package report renders a metrics.Summary for people (Text) and for programs (JSON).
+//
+// Renderers only format: every figure comes from package metrics. Output is deterministic
+// (no clock is read; the only time of day printed is the header's run start), so golden
+// files can hold it.
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// dash is printed for a figure that is undefined (an empty set), never a false 0.
+const dash = "—"
+
+// Text writes the summary as a compact terminal report that a person reads in five seconds:
+// what was measured, how much got through, how fast, and the footnoted warnings.
+// h may be nil (the header lines are then left out).
+func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
+	var b strings.Builder
+	textHeader(&b, h, s)
+	textRequests(&b, s)
+	b.WriteString("\n")
+	textLatency(&b, s)
+	textNotes(&b, s)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// line writes one "label  text" line with the label in a fixed-width column.
+func line(b *strings.Builder, label, format string, args ...any) {
+	fmt.Fprintf(b, "%-12s%s\n", label, fmt.Sprintf(format, args...))
+}
+
+func textHeader(b *strings.Builder, h *record.Header, s *metrics.Summary) {
+	if h != nil {
+		run := "servebench " + h.Version
+		if !h.Start.IsZero() {
+			run += "  started " + h.Start.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		if h.Label != "" {
+			run += "  run " + h.Label
+		}
+		if h.Shard != "" {
+			run += "  shard " + h.Shard
+		}
+		line(b, "run", "%s", run)
+		line(b, "target", "%s  api %s  model %s", h.Target.URL, h.Target.API, h.Target.Model)
+	}
+	if s.Simulated || (h != nil && h.Target.Simulated) {
+		line(b, "", "SIMULATED server (servebench built-in simulator) — not a real server's figures")
+	}
+	if h != nil {
+		wl := h.Workload
+		line(b, "workload", "%d requests  hash %s  %s seed %d  prompt lengths %s",
+			wl.Count, short(wl.Hash), wl.Source, wl.Seed, orDash(wl.PromptLengths))
+		if cfg := configLine(h.Config); cfg != "" {
+			line(b, "load", "%s", cfg)
+		}
+	}
+	line(b, "achieved", "%s req/s sent; concurrency mean %s, max %d in flight; lateness p50 %s, p99 %s, max %s ms",
+		optf(s.AchievedRate, 2), optf(s.MeanConcurrency, 2), s.MaxInFlight,
+		msP(s.Lateness, 50), msP(s.Lateness, 99), msMax(s.Lateness))
+}
+
+// configLine lists the scalar top-level entries of the run configuration, sorted by key.
+func configLine(cfg map[string]any) string {
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		switch v := cfg[k].(type) {
+		case string, bool, float64, float32, int, int64:
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func textRequests(b *strings.Builder, s *metrics.Summary) {
+	b.WriteString("\n")
+	line(b, "requests", "%d completed, %d failed (%.1f%%), %d warmup discarded",
+		s.Completed, s.Failed, 100*s.FailureRate, s.WarmupDiscarded)
+	if s.Window > 0 {
+		line(b, "window", "%.3f s (first sent → last done)", s.Window.Seconds())
+	} else {
+		line(b, "window", "%s", dash)
+	}
+	peak := dash
+	if s.PeakOutputTokensPerS != nil {
+		peak = fmt.Sprint(*s.PeakOutputTokensPerS)
+	}
+	line(b, "throughput", "%s req/s   output %s tok/s   total %s tok/s   peak output %s tok/s",
+		optf(s.RequestThroughput, 2), optf(s.OutputThroughput, 1), optf(s.TotalTokenThroughput, 1), peak)
+	if s.SLO.Any() {
+		line(b, "goodput", "%s req/s   %d of %d met %s",
+			optf(s.RequestGoodput, 2), s.GoodRequests, s.Completed, s.SLO)
+	}
+	line(b, "tokens", "input %d (sources: %s), output %d (sources: %s)",
+		s.InputTokens, sources(s.PromptTokenSources), s.OutputTokens, sources(s.OutputTokenSources))
+	if s.Failed > 0 {
+		line(b, "failures", "%s", metrics.ClassList(s.Errors))
+	}
+	if s.ShortOutputs > 0 {
+		line(b, "short", "%d fixed-length requests got fewer tokens than asked", s.ShortOutputs)
+	}
+}
+
+// sources formats a source tally as "server 970, count 10", sorted by source name.
+func sources(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "no requests"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func textNotes(b *strings.Builder, s *metrics.Summary) {
+	if len(s.Warnings) == 0 {
+		return
+	}
+	b.WriteString("\nnotes\n")
+	for i, w := range s.Warnings {
+		fmt.Fprintf(b, "  [%d] %s\n", i+1, w)
+	}
+}
+
+// short abbreviates a content hash to 12 characters.
+func short(hash string) string {
+	if hash == "" {
+		return dash
+	}
+	hash = strings.TrimPrefix(hash, "sha256:")
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return dash
+	}
+	return s
+}
+
+// optf formats an optional figure with prec decimals, or a dash.
+func optf(v *float64, prec int) string {
+	if v == nil {
+		return dash
+	}
+	return fmt.Sprintf("%.*f", prec, *v)
+}
