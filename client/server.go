@@ -1,0 +1,192 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Helpers for OpenAI-compatible servers (vLLM, SGLang, llama.cpp, Ollama, TGI ...) used before
+// a run: are you up, which models do you serve, how long is this prompt.
+
+// ErrNoTokenizer is returned by Tokenize when the server has no /tokenize endpoint.
+var ErrNoTokenizer = errors.New("server has no tokenize endpoint")
+
+// readyPoll is the interval between readiness probes: fast enough that a run starts within a
+// fraction of a second of the server, slow enough not to load a server that is loading.
+const readyPoll = 250 * time.Millisecond
+
+// ListModels returns the ids of the models the server lists at GET /v1/models.
+func ListModels(ctx context.Context, t Target) ([]string, error) {
+	var out struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := getJSON(ctx, t, "/v1/models", &out); err != nil {
+		return nil, fmt.Errorf("list models: %w", err)
+	}
+	ids := make([]string, len(out.Data))
+	for i, m := range out.Data {
+		ids[i] = m.ID
+	}
+	return ids, nil
+}
+
+// WaitReady polls the server every 250 ms until it answers 200, or fails after timeout with
+// a one-line error naming the URL and the last reason, e.g.
+// "server at http://127.0.0.1:1 not ready after 60s: dial tcp 127.0.0.1:1: connect: connection refused".
+//
+// GET /health is asked first (vLLM, SGLang, llama.cpp, TGI): 200 is ready, and any status
+// other than 404 (llama.cpp's 503 while loading a model) is "not yet". A server without
+// /health (Ollama) is ready when GET /v1/models answers 200.
+func WaitReady(ctx context.Context, t Target, timeout time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(readyPoll)
+	defer tick.Stop()
+	var last error
+	for {
+		err := probeReady(wctx, t)
+		if err == nil {
+			return nil
+		}
+		// A probe cut short by the overall timeout says less than the one before it.
+		if last == nil || wctx.Err() == nil {
+			last = err
+		}
+		select {
+		case <-tick.C:
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return fmt.Errorf("wait for server at %s: %w", t.Base(), context.Cause(ctx))
+			}
+			return fmt.Errorf("server at %s not ready after %s: %s", t.Base(), seconds(timeout), t.Redact(last.Error()))
+		}
+	}
+}
+
+// probeReady makes one readiness check.
+func probeReady(ctx context.Context, t Target) error {
+	// One probe may not use all the remaining time: a hung first probe would hide later ones.
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	status, err := get(pctx, t, "/health")
+	if err != nil || status == http.StatusOK {
+		return err
+	}
+	if status != http.StatusNotFound {
+		return fmt.Errorf("GET /health: HTTP %d", status)
+	}
+	status, err = get(pctx, t, "/v1/models")
+	if err != nil || status == http.StatusOK {
+		return err
+	}
+	return fmt.Errorf("GET /health: HTTP 404, GET /v1/models: HTTP %d", status)
+}
+
+// get sends a GET and returns the status, discarding the body. Transport errors lose their
+// `Get "url":` prefix: the caller names the server once.
+func get(ctx context.Context, t Target, path string) (int, error) {
+	req, err := t.NewRequest(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := t.Client().Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// seconds formats a duration the way people write timeouts: "60s", "1.5s", "250ms".
+func seconds(d time.Duration) string {
+	if d >= time.Second {
+		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+	}
+	return d.String()
+}
+
+// Tokenize returns the number of tokens the server's tokenizer makes of text, without
+// special tokens (no BOS), so that prompt lengths mean the same on every server. It speaks
+// both dialects in one body: vLLM/SGLang read "prompt" and "add_special_tokens", llama.cpp
+// reads "content" and "add_special". The answer is "count" (vLLM) or the length of "tokens"
+// (both). A server without the endpoint (404, 405, 501) gives ErrNoTokenizer.
+func Tokenize(ctx context.Context, t Target, model, text string) (int, error) {
+	m := map[string]any{"prompt": text, "content": text, "add_special": false, "add_special_tokens": false}
+	if model != "" {
+		m["model"] = model
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return 0, err
+	}
+	var out struct {
+		Count  *int              `json:"count"`
+		Tokens []json.RawMessage `json:"tokens"` // ints, or objects when pieces are asked for
+	}
+	err = postJSON(ctx, t, "/tokenize", body, &out)
+	var ce *Error
+	if errors.As(err, &ce) && (ce.Status == 404 || ce.Status == 405 || ce.Status == 501) {
+		return 0, ErrNoTokenizer
+	}
+	if err != nil {
+		return 0, fmt.Errorf("tokenize: %w", err)
+	}
+	if out.Count != nil {
+		return *out.Count, nil
+	}
+	if out.Tokens == nil {
+		return 0, fmt.Errorf("tokenize: answer has neither count nor tokens")
+	}
+	return len(out.Tokens), nil
+}
+
+// getJSON GETs path and decodes a 200 answer into out.
+func getJSON(ctx context.Context, t Target, path string, out any) error {
+	req, err := t.NewRequest(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	return doJSON(t, req, out)
+}
+
+// postJSON POSTs body to path and decodes a 200 answer into out.
+func postJSON(ctx context.Context, t Target, path string, body []byte, out any) error {
+	req, err := t.NewRequest(ctx, http.MethodPost, path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	return doJSON(t, req, out)
+}
+
+// doJSON sends req and decodes a 2xx JSON answer into out. A non-2xx answer is an *Error
+// with the server's message.
+func doJSON(t Target, req *http.Request, out any) error {
+	req.Header.Set("Accept", "application/json")
+	resp, err := t.Client().Do(req)
+	if err != nil {
+		return errors.New(t.Redact(err.Error()))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return ResponseError(t, resp)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: decode answer: %w", req.Method, req.URL.Path, err)
+	}
+	return nil
+}
