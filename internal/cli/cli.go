@@ -1,0 +1,120 @@
+// Package cli is servebench's command line: one file per subcommand, testable in-process
+// through Main.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, documented in README.md.
+const (
+	ExitOK            = 0 // success
+	ExitError         = 1 // tool error: unreachable server, unreadable file, write failure
+	ExitUsage         = 2 // usage error: bad flag, bad config value
+	ExitSLO           = 3 // an SLO gate (--fail-below) was not met
+	ExitRegression    = 4 // compare: the candidate regressed
+	ExitNotComparable = 5 // compare: conditions differ, the runs are not comparable
+)
+
+// Version is servebench's version, set at build time with -ldflags "-X servebench/internal/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// exitError carries an exit code with its one-line message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr marks err as a usage error (exit 2).
+func usageErr(format string, a ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// codeErr returns err with an explicit exit code.
+func codeErr(code int, err error) error { return &exitError{code: code, err: err} }
+
+type hardKey struct{}
+
+// WithHardStop attaches the hard-stop context (second Ctrl-C) to ctx, whose own cancellation
+// is the soft stop (first Ctrl-C). Without it the hard stop is ctx's parent chain only.
+func WithHardStop(soft, hard context.Context) context.Context {
+	return context.WithValue(soft, hardKey{}, hard)
+}
+
+// hardStop returns the hard-stop context attached to ctx, or a context never cancelled by a
+// soft stop (ctx without its cancellation) when none was attached.
+func hardStop(ctx context.Context) context.Context {
+	if h, ok := ctx.Value(hardKey{}).(context.Context); ok {
+		return h
+	}
+	return context.WithoutCancel(ctx)
+}
+
+// streams are the process's standard streams, passed explicitly so tests run in-process.
+type streams struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// Main runs servebench with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	std := &streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(std)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(stderr, "servebench: "+oneLine(err.Error()))
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if isFlagError(err) {
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// isFlagError tells cobra's flag and argument errors, which are usage errors.
+func isFlagError(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "unknown command", "accepts ", "requires at least", "bad flag syntax", "if any flags in the group"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func newRoot(std *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "servebench",
+		Short: "Benchmark LLM inference servers: a reproducible baseline of throughput, TTFT and ITL",
+		Long: `servebench measures an LLM inference server on your own hardware: throughput, time to
+first token (TTFT), inter-token latency (ITL), TPOT and end-to-end latency with percentiles.
+It fixes the workload, warms the server, timestamps every streamed event on a monotonic clock,
+and writes a records file that every other command reads.
+
+With no --url, servebench run benchmarks its built-in simulated server.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.AddCommand(newRunCmd(std), newReportCmd(std), newSimCmd(std))
+	return root
+}

@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/record"
+	"servebench/sim"
+)
+
+// runMain runs servebench in-process and returns its exit code and output.
+func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Main(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// startSim starts a simulator with fixed latencies on a free loopback port.
+func startSim(t *testing.T, mod func(*sim.Config)) string {
+	t.Helper()
+	c := sim.DefaultConfig()
+	c.TTFT, c.ITL = 20*time.Millisecond, 2*time.Millisecond
+	if mod != nil {
+		mod(&c)
+	}
+	s, err := sim.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return url
+}
+
+// readRecords reads a records file whole.
+func readRecords(t *testing.T, path string) (*record.Header, []record.Record) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := record.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []record.Record
+	for {
+		var r record.Record
+		if err := rd.Read(&r); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	return rd.Header(), recs
+}
+
+func TestRunAgainstSimulatorAndReportMatches(t *testing.T) {
+	url := startSim(t, nil)
+	dir := t.TempDir()
+	recs, js := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.json")
+	code, out, errs := runMain(t, "run", "--url", url, "--input-tokens", "64", "--output-tokens", "16",
+		"--requests", "30", "--concurrency", "4", "-o", recs, "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"SIMULATED", "30 completed", "TTFT", "ITL (chunk)", "4 warmup discarded"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	hdr, rs := readRecords(t, recs)
+	if !hdr.Target.Simulated || hdr.Workload.PromptLengths != "exact" || !strings.HasPrefix(hdr.Workload.Hash, "sha256:") {
+		t.Errorf("header %+v", hdr)
+	}
+	if len(rs) != 34 {
+		t.Fatalf("%d records, want 30 + 4 warmup", len(rs))
+	}
+	for _, r := range rs {
+		if !r.OK() || r.OutputTokens != 16 || r.PromptTokens != 64 || len(r.Events) != 16 {
+			t.Fatalf("record %+v", r)
+		}
+	}
+	// the same summary again from the records alone
+	code, again, errs := runMain(t, "report", recs)
+	if code != 0 || again != out {
+		t.Errorf("report (exit %d, %s) differs from run's summary:\n--- run\n%s--- report\n%s", code, errs, out, again)
+	}
+	var sum map[string]any
+	b, _ := os.ReadFile(js)
+	if err := json.Unmarshal(b, &sum); err != nil || sum["completed"] != 30.0 || sum["simulated"] != true {
+		t.Errorf("--json: %v %v", err, string(b))
+	}
+	// fixed sim latencies: TTFT near 20 ms, ITL near 2 ms (generous bounds on a shared machine)
+	if v, _ := sum["median_ttft_ms"].(float64); v < 19 || v > 60 {
+		t.Errorf("median TTFT %.2f ms with a fixed 20 ms", v)
+	}
+}
+
+func TestWorkloadHashAndReplay(t *testing.T) {
+	url := startSim(t, nil)
+	dir := t.TempDir()
+	run := func(name string, extra ...string) *record.Header {
+		p := filepath.Join(dir, name)
+		args := append([]string{"run", "-q", "--url", url, "--input-tokens", "32", "--output-tokens", "4", "--requests", "5", "--concurrency", "1", "-o", p}, extra...)
+		if code, _, errs := runMain(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+		}
+		h, _ := readRecords(t, p)
+		return h
+	}
+	saved := filepath.Join(dir, "w.jsonl")
+	a := run("a.jsonl", "--save-workload", saved)
+	b := run("b.jsonl")
+	c := run("c.jsonl", "--seed", "2")
+	d := run("d.jsonl", "--prompts", saved)
+	if a.Workload.Hash != b.Workload.Hash {
+		t.Error("the same flags and seed gave different workload hashes")
+	}
+	if a.Workload.Hash == c.Workload.Hash {
+		t.Error("a different seed gave the same workload hash")
+	}
+	if d.Workload.Count != a.Workload.Count {
+		t.Errorf("replayed workload has %d requests, saved %d", d.Workload.Count, a.Workload.Count)
+	}
+}
+
+func TestConfigFileAndFlagOverride(t *testing.T) {
+	url := startSim(t, nil)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("url: "+url+"\ninput-tokens: 16\noutput-tokens: 3\nrequests: 4\nconcurrency: 2\nrequest-timeout: 30s\n"), 0o644)
+	p := filepath.Join(dir, "r.jsonl")
+	if code, _, errs := runMain(t, "run", "-q", "--config", cfg, "--output-tokens", "5", "-o", p); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	h, rs := readRecords(t, p)
+	if h.Config["output_tokens"] != 5.0 || h.Config["input_tokens"] != 16.0 || h.Config["request_timeout"] != float64(30*time.Second) {
+		t.Errorf("effective config %v", h.Config)
+	}
+	if len(rs) != 6 || rs[0].MaxTokens != 5 {
+		t.Errorf("%d records, max_tokens %d", len(rs), rs[0].MaxTokens)
+	}
+	os.WriteFile(cfg, []byte("input-tokns: 16\n"), 0o644)
+	if code, _, errs := runMain(t, "run", "--config", cfg); code != ExitUsage || !strings.Contains(errs, "input-tokns") {
+		t.Errorf("a misspelt config key: exit %d, %q", code, errs)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"prompt\":\"a\"}\n{oops\n"), 0o644)
+	url := startSim(t, nil)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown flag", []string{"run", "--no-such-flag"}, ExitUsage, "unknown flag: --no-such-flag"},
+		{"bad api", []string{"run", "--api", "grpc"}, ExitUsage, `--api "grpc"`},
+		{"rate and concurrency", []string{"run", "--rate", "2", "--concurrency", "3"}, ExitUsage, "exclude each other"},
+		{"bad extra body", []string{"run", "--extra-body", "[1]"}, ExitUsage, "--extra-body"},
+		{"unreachable", []string{"run", "--url", "http://127.0.0.1:1", "--ready-timeout", "300ms", "-o", filepath.Join(dir, "u.jsonl")}, ExitError, "http://127.0.0.1:1"},
+		{"unwritable output", []string{"run", "--url", "http://127.0.0.1:1", "-o", filepath.Join(dir, "no", "such", "dir", "r.jsonl")}, ExitError, "records file"},
+		{"malformed prompts", []string{"run", "--url", url, "--prompts", bad, "-o", filepath.Join(dir, "p.jsonl")}, ExitUsage, "bad.jsonl:2"},
+		{"report of a missing file", []string{"report", filepath.Join(dir, "missing.jsonl")}, ExitError, "missing.jsonl"},
+		{"report of a non-records file", []string{"report", bad}, ExitError, "not a servebench records file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			code, _, errs := runMain(t, tc.args...)
+			if code != tc.code || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.want)
+			}
+			if lines := strings.Count(strings.TrimSpace(errs), "\n"); lines > 0 {
+				t.Errorf("error is %d lines, want one: %q", lines+1, errs)
+			}
+			if time.Since(start) > 20*time.Second {
+				t.Errorf("took %v", time.Since(start))
+			}
+		})
+	}
+}
+
+func TestSecretsNeverWritten(t *testing.T) {
+	const key = "sk-test-SECRET-4242"
+	url := startSim(t, nil)
+	dir := t.TempDir()
+	p, js := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.json")
+	code, out, errs := runMain(t, "run", "--url", url, "--api-key", key, "--header", "X-Api-Token="+key,
+		"--input-tokens", "8", "--output-tokens", "2", "--requests", "3", "--concurrency", "1", "-o", p, "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, rout, _ := runMain(t, "report", p, "--format", "json")
+	// a failing run too: the key must not leak into error messages
+	_, _, errs2 := runMain(t, "run", "--url", "http://127.0.0.1:1", "--api-key", key, "--ready-timeout", "200ms", "-o", filepath.Join(dir, "x.jsonl"))
+	recs, _ := os.ReadFile(p)
+	jb, _ := os.ReadFile(js)
+	for name, s := range map[string]string{"stdout": out, "stderr": errs, "records": string(recs), "json": string(jb), "report": rout, "error": errs2} {
+		if strings.Contains(s, key) {
+			t.Errorf("the API key appears in %s", name)
+		}
+	}
+	if !strings.Contains(string(recs), "REDACTED") {
+		t.Error("the command line in the header was not redacted")
+	}
+}
+
+func TestReportSkipsBadLines(t *testing.T) {
+	url := startSim(t, nil)
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "8", "--output-tokens", "2", "--requests", "4", "--concurrency", "1", "-o", p); code != 0 {
+		t.Fatal(errs)
+	}
+	b, _ := os.ReadFile(p)
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[3] = "{corrupt\n"
+	cut := strings.Join(lines, "")
+	cut = cut[:len(cut)-30] // and an interrupted last line
+	os.WriteFile(p, []byte(cut), 0o644)
+	code, out, errs := runMain(t, "report", p)
+	if code != 0 || !strings.Contains(errs, "line 4") || !strings.Contains(out, "completed") {
+		t.Errorf("exit %d\nstderr %s\nstdout %s", code, errs, out)
+	}
+}

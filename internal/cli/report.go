@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"servebench/metrics"
+	"servebench/record"
+	"servebench/report"
+)
+
+const reportExamples = `  servebench report baseline.jsonl                 # the summary again, from the records alone
+  servebench report baseline.jsonl --format json   # vLLM-compatible JSON keys
+  servebench report run.jsonl --format md          # tables to paste into a PR or an issue
+  servebench report run.jsonl --format csv -o requests.csv        # one row per request
+  servebench report run.jsonl --format html -o run.html           # self-contained, opens offline
+  servebench report base.jsonl cand.jsonl --format html -o cmp.html  # base and candidate overlaid
+  servebench report shard-*.jsonl                  # the shards of one split run, merged`
+
+// reportFormats are the values of --format.
+var reportFormats = []string{"text", "json", "md", "csv", "html"}
+
+func newReportCmd(st *streams) *cobra.Command {
+	var format, out string
+	cmd := &cobra.Command{
+		Use:   "report RECORDS.jsonl [MORE.jsonl ...]",
+		Short: "Summarise records files (text, JSON, Markdown, CSV or HTML)",
+		Long: `Summarise a records file. Several files are merged when they are the shard files of one
+split run (run --shard i/n): same workload and configuration, every shard present. With
+--format html, two files that are not shards are two runs, drawn as base and candidate.`,
+		Example: reportExamples,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !contains(reportFormats, format) {
+				return usageErr("--format %q: want one of %s", format, strings.Join(reportFormats, ", "))
+			}
+			return writeOutput(out, st.stdout, func(w io.Writer) error {
+				return reportFiles(w, st.stderr, format, args)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", strings.Join(reportFormats, " | "))
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	return cmd
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// reportFiles renders the records files in format to w.
+func reportFiles(w, stderr io.Writer, format string, paths []string) error {
+	ins, err := openInputs(paths, format == "html")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, in := range ins {
+			in.close()
+		}
+	}()
+	switch format {
+	case "csv":
+		return report.CSV(w, ins[0].hdr, ins[0].records(stderr))
+	case "html":
+		runs := make([]report.Run, len(ins))
+		for i, in := range ins {
+			var series report.Series
+			s, err := in.summarise(stderr, series.Add)
+			if err != nil {
+				return err
+			}
+			runs[i] = report.Run{Label: in.label, Header: in.hdr, Summary: s, Series: &series}
+		}
+		return report.HTMLRuns(w, runs)
+	}
+	s, err := ins[0].summarise(stderr, nil)
+	if err != nil {
+		return err
+	}
+	return printSummary(w, format, ins[0].hdr, s)
+}
+
+// input is one run to report: one records file, or the merged shard files of one run.
+type input struct {
+	label string
+	hdr   *record.Header
+	read  func(*record.Record) error // the next record; io.EOF at the end
+	where func() string              // the file the last record or error came from
+	close func()
+}
+
+// openInputs opens the files as runs: one file is one run; several shard files of one run
+// are merged into one; with two == true (HTML), two files that are not shards are two runs.
+// Anything else is refused with the reason.
+func openInputs(paths []string, two bool) ([]*input, error) {
+	var files []*os.File
+	var srcs []record.Source
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		files = append(files, f)
+		rd, err := record.NewReader(f)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		srcs = append(srcs, record.Source{Name: p, Reader: rd})
+	}
+	ins, err := groupInputs(srcs, two)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	ins[len(ins)-1].close = closeAll
+	return ins, nil
+}
+
+// groupInputs decides how the opened files form runs (see openInputs).
+func groupInputs(srcs []record.Source, two bool) ([]*input, error) {
+	if len(srcs) == 1 {
+		return []*input{single(srcs[0])}, nil
+	}
+	shards := 0
+	for _, s := range srcs {
+		if s.Reader.Header().Shard != "" {
+			shards++
+		}
+	}
+	if shards == 0 && two && len(srcs) == 2 {
+		return []*input{single(srcs[0]), single(srcs[1])}, nil
+	}
+	if shards == 0 {
+		return nil, usageErr("%d files that are not shards of one run: report merges only the shard files of a split run (run --shard i/n); to draw two runs over each other use --format html with two files", len(srcs))
+	}
+	m, err := record.Merge(srcs)
+	if err != nil {
+		return nil, err
+	}
+	label := fmt.Sprintf("%d shards merged", len(srcs))
+	return []*input{{label: label, hdr: m.Header(), read: m.Read, where: m.Name, close: func() {}}}, nil
+}
+
+func single(s record.Source) *input {
+	label := strings.TrimSuffix(filepath.Base(s.Name), ".jsonl")
+	return &input{label: label, hdr: s.Reader.Header(), read: s.Reader.Read,
+		where: func() string { return s.Name }, close: func() {}}
+}
+
+// records yields every valid record. Invalid lines (the cut last line of an interrupted run,
+// or a corrupt one) are reported on stderr with their file and line number and skipped; any
+// other error ends the sequence.
+func (in *input) records(stderr io.Writer) iter.Seq2[*record.Record, error] {
+	return func(yield func(*record.Record, error) bool) {
+		var rec record.Record
+		for {
+			err := in.read(&rec)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			var le *record.LineError
+			if errors.As(err, &le) {
+				fmt.Fprintf(stderr, "servebench: %s: skipped %v\n", in.where(), le)
+				continue
+			}
+			if err != nil {
+				yield(nil, fmt.Errorf("%s: %w", in.where(), err))
+				return
+			}
+			if !yield(&rec, nil) {
+				return
+			}
+		}
+	}
+}
+
+// summarise reads every record into an accumulator, and into also when it is not nil.
+func (in *input) summarise(stderr io.Writer, also func(*record.Record)) (*metrics.Summary, error) {
+	acc := metrics.NewAccumulator(metrics.Options{})
+	acc.SetHeader(in.hdr)
+	for r, err := range in.records(stderr) {
+		if err != nil {
+			return nil, err
+		}
+		acc.Add(r)
+		if also != nil {
+			also(r)
+		}
+	}
+	return acc.Summary(), nil
+}
+
+// summariseFile reads a records file, streaming, into an accumulator. Invalid lines (the cut
+// last line of an interrupted run, or a corrupt one) are reported on stderr with their line
+// number and skipped; every valid record is used.
+func summariseFile(path string, stderr io.Writer) (*record.Header, *metrics.Summary, error) {
+	ins, err := openInputs([]string{path}, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ins[0].close()
+	s, err := ins[0].summarise(stderr, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ins[0].hdr, s, nil
+}
+
+// printSummary renders a summary: the one code path for `run` and `report` (text, json, md).
+func printSummary(w io.Writer, format string, h *record.Header, s *metrics.Summary) error {
+	switch format {
+	case "json":
+		return report.JSON(w, h, s)
+	case "md":
+		return report.Markdown(w, h, s)
+	}
+	return report.Text(w, h, s)
+}
+
+func writeSummaryFile(path, format string, h *record.Header, s *metrics.Summary) error {
+	return writeOutput(path, nil, func(w io.Writer) error { return printSummary(w, format, h, s) })
+}
+
+// writeOutput runs render on the file path (created), or on stdout when path is empty. A
+// render error leaves no half-written file behind.
+func writeOutput(path string, stdout io.Writer, render func(io.Writer) error) error {
+	if path == "" {
+		return render(stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := render(f); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	return f.Close()
+}

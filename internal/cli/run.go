@@ -1,0 +1,361 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"servebench/client"
+	"servebench/client/openai"
+	"servebench/load"
+	"servebench/load/pacer"
+	"servebench/metrics"
+	"servebench/record"
+	"servebench/sim"
+	"servebench/workload"
+)
+
+const runExamples = `  # the built-in simulator, default workload (512 in / 128 out, 200 requests, 16 users)
+  servebench run
+
+  # a real server, closed loop of 16 users
+  servebench run --url http://127.0.0.1:8000 --api openai-completions \
+      --input-tokens 512 --output-tokens 128 --requests 200 --concurrency 16 --seed 1 \
+      -o baseline.jsonl --json baseline.json
+
+  # open loop: Poisson arrivals at 8 req/s, at most 64 in flight, for two minutes
+  servebench run --url http://127.0.0.1:8000 --rate 8 --max-concurrency 64 --duration 2m`
+
+func newRunCmd(std *streams) *cobra.Command {
+	cfg := defaultRunConfig()
+	var configPath string
+	cmd := &cobra.Command{
+		Use:     "run",
+		Short:   "Benchmark a server (default: the built-in simulator) and write a records file",
+		Example: runExamples,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := effectiveRunConfig(cmd, &cfg, configPath)
+			if err != nil {
+				return err
+			}
+			return runBench(cmd.Context(), std, c)
+		},
+	}
+	bindRunFlags(cmd.Flags(), &cfg)
+	cmd.Flags().StringVar(&configPath, "config", "", "YAML file with the same keys as the flags (flags override it)")
+	return cmd
+}
+
+// bench is one benchmark run in progress: its target, workload and records file.
+type bench struct {
+	io     *streams
+	cfg    *runConfig
+	target client.Target
+	sim    *sim.Server
+	// simulated is true when the target is servebench's simulator, in-process or standalone
+	simulated bool
+	hdr       *record.Header
+	reqs      []workload.Request
+	exact     bool
+	out       *os.File
+	w         *record.Writer
+	acc       *metrics.Accumulator
+	flushed   time.Time
+}
+
+// runBench is `servebench run`: set up, send, summarise.
+func runBench(ctx context.Context, std *streams, cfg *runConfig) error {
+	b := &bench{io: std, cfg: cfg}
+	defer b.close()
+	// open the records file first: an unwritable path fails before any request is sent
+	if err := b.openOutput(); err != nil {
+		return err
+	}
+	if err := b.startTarget(ctx); err != nil {
+		return err
+	}
+	if err := b.buildWorkload(ctx); err != nil {
+		return err
+	}
+	if err := b.send(ctx); err != nil {
+		return err
+	}
+	return b.summarise()
+}
+
+func (b *bench) logf(format string, a ...any) {
+	if !b.cfg.Quiet {
+		fmt.Fprintf(b.io.stderr, format+"\n", a...)
+	}
+}
+
+// openOutput creates the records file.
+func (b *bench) openOutput() error {
+	if b.cfg.Output == "" {
+		b.cfg.Output = "servebench-" + time.Now().UTC().Format("20060102T150405Z") + ".jsonl"
+	}
+	f, err := os.OpenFile(b.cfg.Output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("records file: %w", err)
+	}
+	b.out = f
+	if b.cfg.JSON != "" {
+		// check now that the summary can be written, before any request is sent
+		jf, err := os.OpenFile(b.cfg.JSON, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("--json: %w", err)
+		}
+		jf.Close()
+	}
+	return nil
+}
+
+// startTarget starts the simulator when no --url was given, waits for the server and picks the
+// model.
+func (b *bench) startTarget(ctx context.Context) error {
+	cfg := b.cfg
+	if cfg.URL == "" {
+		s, err := sim.New(sim.DefaultConfig())
+		if err != nil {
+			return fmt.Errorf("start simulator: %w", err)
+		}
+		url, err := s.Start("127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("start simulator: %w", err)
+		}
+		b.sim, cfg.URL = s, url
+		b.logf("no --url: benchmarking the built-in SIMULATED server at %s (not a real server)", url)
+	}
+	hdr := make(http.Header)
+	for _, h := range cfg.Headers {
+		k, v, _ := strings.Cut(h, "=")
+		hdr.Add(strings.TrimSpace(k), v)
+	}
+	conns := max(cfg.Concurrency, cfg.MaxConcurrency, 64)
+	b.target = client.Target{BaseURL: strings.TrimRight(cfg.URL, "/"), APIKey: cfg.APIKey, Header: hdr, HTTP: client.NewHTTPClient(conns, cfg.Insecure)}
+	if err := client.WaitReady(ctx, b.target, cfg.ReadyTimeout); err != nil {
+		return errors.New(redactSecret(err.Error(), cfg.APIKey))
+	}
+	b.simulated = b.sim != nil || detectSimulator(ctx, b.target)
+	if cfg.Model == "" {
+		models, err := client.ListModels(ctx, b.target)
+		if err != nil || len(models) == 0 {
+			return fmt.Errorf("no --model given and %s/v1/models listed none: %s", b.target.BaseURL, redactSecret(errOr(err, "empty list"), cfg.APIKey))
+		}
+		cfg.Model = models[0]
+	}
+	return nil
+}
+
+// buildWorkload materialises the prompts (from a file or synthetic, built against the server's
+// tokenizer when it has one) and computes the workload hash.
+func (b *bench) buildWorkload(ctx context.Context) error {
+	cfg := b.cfg
+	var err error
+	if cfg.Prompts != "" {
+		b.reqs, err = workload.ReadFile(cfg.Prompts, cfg.OutputTokens)
+		if err != nil {
+			return codeErr(ExitUsage, err)
+		}
+		b.exact = false
+	} else if b.reqs, b.exact, err = b.synthetic(ctx); err != nil {
+		return err
+	}
+	if cfg.SaveWorkload != "" {
+		if err := workload.Save(cfg.SaveWorkload, b.reqs); err != nil {
+			return err
+		}
+	}
+	samp, _ := cfg.sampling()
+	hash, err := workload.Hash(b.reqs, workloadSettings{API: cfg.API, Sampling: samp, FixedOutput: cfg.FixedOutput, Seed: cfg.Seed})
+	if err != nil {
+		return err
+	}
+	b.hdr = b.header(hash)
+	return nil
+}
+
+// workloadSettings are the request settings that belong to the workload's identity.
+type workloadSettings struct {
+	API         string          `json:"api"`
+	Sampling    client.Sampling `json:"sampling"`
+	FixedOutput bool            `json:"fixed_output"`
+	Seed        int64           `json:"seed"`
+}
+
+// synthetic builds seeded prompts of exact length with the server's tokenizer, or approximate
+// ones when the server has no tokenize endpoint.
+func (b *bench) synthetic(ctx context.Context) ([]workload.Request, bool, error) {
+	cfg := b.cfg
+	syn := workload.Synthetic{Count: cfg.workloadSize(), InputTokens: cfg.InputTokens, OutputTokens: cfg.OutputTokens,
+		RangeRatio: cfg.RangeRatio, Seed: cfg.Seed, Chat: cfg.API == "openai-chat"}
+	if err := syn.Validate(); err != nil {
+		return nil, false, codeErr(ExitUsage, err)
+	}
+	var tok workload.Tokenizer = workload.TokenizerFunc(func(ctx context.Context, text string) (int, error) {
+		return client.Tokenize(ctx, b.target, cfg.Model, text)
+	})
+	if _, err := tok.Count(ctx, "hello"); errors.Is(err, client.ErrNoTokenizer) {
+		b.logf("the server has no tokenize endpoint: prompt lengths are approximate")
+		tok = nil
+	} else if err != nil {
+		return nil, false, fmt.Errorf("tokenize: %s", redactSecret(err.Error(), cfg.APIKey))
+	}
+	start := time.Now()
+	reqs, exact, err := syn.Generate(ctx, tok)
+	if err != nil {
+		return nil, false, fmt.Errorf("build workload: %s", redactSecret(err.Error(), cfg.APIKey))
+	}
+	b.logf("built %d prompts in %v (lengths %s)", len(reqs), time.Since(start).Round(time.Millisecond), map[bool]string{true: "exact", false: "approximate"}[exact])
+	return reqs, exact, nil
+}
+
+// header is the records file's first line.
+func (b *bench) header(hash string) *record.Header {
+	cfg := b.cfg
+	src, lengths := "synthetic", "approximate"
+	if cfg.Prompts != "" {
+		src = cfg.Prompts
+	}
+	if b.exact {
+		lengths = "exact"
+	}
+	h := &record.Header{
+		Version: Version, GoVersion: runtime.Version(),
+		Command: append([]string{"servebench"}, redactArgs(os.Args[1:])...),
+		Target:  record.Target{URL: b.target.BaseURL, API: cfg.API, Model: cfg.Model, Simulated: b.simulated},
+		Workload: record.Workload{Hash: hash, Source: src, Count: len(b.reqs), Seed: cfg.Seed,
+			PromptLengths: lengths, File: cfg.SaveWorkload},
+		Config: cfg.asMap(),
+	}
+	if b.exact {
+		h.Workload.Tokenizer = "server:/tokenize"
+	}
+	return h
+}
+
+// send runs the load and streams records to the file and the accumulator.
+func (b *bench) send(ctx context.Context) error {
+	cfg := b.cfg
+	be, err := openai.New(b.target, cfg.API)
+	if err != nil {
+		return err
+	}
+	be.IdleTimeout = cfg.IdleTimeout
+	samp, _ := cfg.sampling()
+	lc := load.Config{Concurrency: cfg.Concurrency, MaxConcurrency: cfg.MaxConcurrency, Warmup: cfg.Warmup,
+		Requests: cfg.Requests, Duration: cfg.Duration, Grace: cfg.Grace, RequestTimeout: cfg.RequestTimeout}
+	if cfg.Rate > 0 {
+		if lc.Pacer, err = pacer.New(cfg.Arrival, cfg.Rate, cfg.Burstiness, cfg.Seed); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	promptSrc := record.SourceRequested
+	if b.exact {
+		promptSrc = record.SourceTokenizer
+	}
+	r := &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink,
+		Template: client.Request{Model: cfg.Model, FixedOutput: cfg.FixedOutput, Sampling: samp}}
+	b.w = record.NewWriter(b.out)
+	t0 := time.Now()
+	b.hdr.Start = t0
+	b.acc = metrics.NewAccumulator(metrics.Options{})
+	b.acc.SetHeader(b.hdr)
+	if err := b.w.WriteHeader(b.hdr); err != nil {
+		return fmt.Errorf("write records: %w", err)
+	}
+	b.logf("sending: %s", describeLoad(cfg))
+	err = r.Run(ctx, hardStop(ctx), t0, lc)
+	if ferr := b.w.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("write records: %w", ferr)
+	}
+	if ctx.Err() != nil {
+		b.logf("interrupted: partial results")
+	}
+	return err
+}
+
+// sink is the single writer of records: to the file, and into the accumulator.
+func (b *bench) sink(r *record.Record) error {
+	if err := b.w.Write(r); err != nil {
+		return err
+	}
+	b.acc.Add(r)
+	if time.Since(b.flushed) > time.Second {
+		b.flushed = time.Now()
+		return b.w.Flush()
+	}
+	return nil
+}
+
+func describeLoad(c *runConfig) string {
+	stop := fmt.Sprintf("%d requests", c.Requests)
+	if c.Duration > 0 {
+		stop = fmt.Sprintf("for %v", c.Duration)
+	}
+	if c.Rate > 0 {
+		capS := ""
+		if c.MaxConcurrency > 0 {
+			capS = fmt.Sprintf(", at most %d in flight", c.MaxConcurrency)
+		}
+		return fmt.Sprintf("%s arrivals at %g req/s%s, %s after %d warmup", c.Arrival, c.Rate, capS, stop, c.Warmup)
+	}
+	return fmt.Sprintf("%d users (closed loop), %s after %d warmup", c.Concurrency, stop, c.Warmup)
+}
+
+// summarise prints the summary (the same code as `servebench report`) and writes --json.
+func (b *bench) summarise() error {
+	if err := b.out.Sync(); err != nil {
+		return fmt.Errorf("records file: %w", err)
+	}
+	sum := b.acc.Summary()
+	if err := printSummary(b.io.stdout, "text", b.hdr, sum); err != nil {
+		return err
+	}
+	if b.cfg.JSON != "" {
+		if err := writeSummaryFile(b.cfg.JSON, "json", b.hdr, sum); err != nil {
+			return err
+		}
+	}
+	b.logf("records: %s", b.cfg.Output)
+	return nil
+}
+
+func (b *bench) close() {
+	if b.out != nil {
+		b.out.Close()
+	}
+	if b.sim != nil {
+		b.sim.Close()
+	}
+}
+
+// detectSimulator asks the server whether it is servebench's simulator (its /version answer
+// says so), so that a run against a standalone `servebench sim` is labelled simulated too.
+func detectSimulator(ctx context.Context, t client.Target) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := t.NewRequest(ctx, http.MethodGet, "/version", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := t.Client().Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Simulator bool `json:"simulator"`
+	}
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v) == nil && v.Simulator
+}

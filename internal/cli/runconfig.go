@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"servebench/client"
+)
+
+// runConfig is the configuration of `servebench run`. Its YAML keys are the flag names, so a
+// --config file and the command line say the same things; flags given on the command line
+// override the file.
+type runConfig struct {
+	// target
+	URL          string        `yaml:"url" json:"url"`
+	API          string        `yaml:"api" json:"api"`
+	Model        string        `yaml:"model" json:"model"`
+	APIKey       string        `yaml:"-" json:"-"` // never recorded
+	Headers      []string      `yaml:"header" json:"header,omitempty"`
+	ReadyTimeout time.Duration `yaml:"ready-timeout" json:"ready_timeout"`
+	Insecure     bool          `yaml:"insecure" json:"insecure,omitempty"`
+
+	// workload
+	InputTokens  int     `yaml:"input-tokens" json:"input_tokens"`
+	OutputTokens int     `yaml:"output-tokens" json:"output_tokens"`
+	RangeRatio   float64 `yaml:"range-ratio" json:"range_ratio"`
+	Prompts      string  `yaml:"prompts" json:"prompts,omitempty"`
+	NumPrompts   int     `yaml:"num-prompts" json:"num_prompts,omitempty"`
+	FixedOutput  bool    `yaml:"fixed-output" json:"fixed_output"`
+	Temperature  string  `yaml:"temperature" json:"temperature,omitempty"`
+	TopP         string  `yaml:"top-p" json:"top_p,omitempty"`
+	ExtraBody    string  `yaml:"extra-body" json:"extra_body,omitempty"`
+	SaveWorkload string  `yaml:"save-workload" json:"save_workload,omitempty"`
+	Seed         int64   `yaml:"seed" json:"seed"`
+
+	// load
+	Concurrency    int           `yaml:"concurrency" json:"concurrency,omitempty"`
+	Rate           float64       `yaml:"rate" json:"rate,omitempty"`
+	Arrival        string        `yaml:"arrival" json:"arrival,omitempty"`
+	Burstiness     float64       `yaml:"burstiness" json:"burstiness,omitempty"`
+	MaxConcurrency int           `yaml:"max-concurrency" json:"max_concurrency,omitempty"`
+	Requests       int           `yaml:"requests" json:"requests,omitempty"`
+	Duration       time.Duration `yaml:"duration" json:"duration,omitempty"`
+	Warmup         int           `yaml:"warmup" json:"warmup"`
+	Grace          time.Duration `yaml:"grace" json:"grace"`
+	RequestTimeout time.Duration `yaml:"request-timeout" json:"request_timeout,omitempty"`
+	IdleTimeout    time.Duration `yaml:"idle-timeout" json:"idle_timeout,omitempty"`
+
+	// output
+	Output string `yaml:"output" json:"-"`
+	JSON   string `yaml:"json" json:"-"`
+	Quiet  bool   `yaml:"quiet" json:"-"`
+}
+
+// defaultRunConfig is what `servebench run` does with no flags: the built-in simulator,
+// 512-token prompts, 128-token outputs, 200 measured requests from 16 users.
+func defaultRunConfig() runConfig {
+	return runConfig{
+		API: "openai-completions", ReadyTimeout: 60 * time.Second,
+		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1,
+		Arrival: "poisson", Burstiness: 1, Requests: 0, Warmup: -1, Grace: 30 * time.Second,
+	}
+}
+
+// bindRunFlags registers every run flag on fs, bound to c.
+func bindRunFlags(fs *pflag.FlagSet, c *runConfig) {
+	fs.StringVar(&c.URL, "url", c.URL, "server base URL, e.g. http://127.0.0.1:8000 (default: the built-in simulator)")
+	fs.StringVar(&c.API, "api", c.API, "API family: openai-completions | openai-chat")
+	fs.StringVar(&c.Model, "model", c.Model, "model name (default: the first id from GET /v1/models)")
+	fs.StringVar(&c.APIKey, "api-key", c.APIKey, "API key sent as a Bearer token (default $OPENAI_API_KEY); never written anywhere")
+	fs.StringArrayVar(&c.Headers, "header", c.Headers, "extra request header K=V (repeatable)")
+	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", c.ReadyTimeout, "how long to wait for the server to answer before the run")
+	fs.BoolVar(&c.Insecure, "insecure", c.Insecure, "skip TLS certificate verification")
+	fs.IntVar(&c.InputTokens, "input-tokens", c.InputTokens, "synthetic prompt length in tokens")
+	fs.IntVar(&c.OutputTokens, "output-tokens", c.OutputTokens, "output length in tokens (max_tokens)")
+	fs.Float64Var(&c.RangeRatio, "range-ratio", c.RangeRatio, "lengths uniform in [L(1-r), L(1+r)] (vLLM's meaning)")
+	fs.StringVar(&c.Prompts, "prompts", c.Prompts, `JSONL prompts file: {"prompt": ...} or {"messages": [...]}, optional "output_tokens"`)
+	fs.IntVar(&c.NumPrompts, "num-prompts", c.NumPrompts, "distinct prompts to build (default: warmup + requests, or 1000 for --duration)")
+	fs.BoolVar(&c.FixedOutput, "fixed-output", c.FixedOutput, "ask for exactly --output-tokens (ignore_eos + min_tokens)")
+	fs.StringVar(&c.Temperature, "temperature", c.Temperature, "sampling temperature (default: the server's)")
+	fs.StringVar(&c.TopP, "top-p", c.TopP, "nucleus sampling top_p (default: the server's)")
+	fs.StringVar(&c.ExtraBody, "extra-body", c.ExtraBody, "JSON object merged into every request body")
+	fs.StringVar(&c.SaveWorkload, "save-workload", c.SaveWorkload, "write the materialised prompts to this JSONL file (replay with --prompts)")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for prompts and arrivals")
+	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "closed loop: N users, each sends its next request when its last finished (default 16)")
+	fs.Float64Var(&c.Rate, "rate", c.Rate, "open loop: arrival rate in requests/s")
+	fs.StringVar(&c.Arrival, "arrival", c.Arrival, "open-loop arrivals: poisson | constant | gamma")
+	fs.Float64Var(&c.Burstiness, "burstiness", c.Burstiness, "gamma arrivals shape: 1 = Poisson, <1 burstier, >1 more regular")
+	fs.IntVar(&c.MaxConcurrency, "max-concurrency", c.MaxConcurrency, "open loop: cap on requests in flight (0: none)")
+	fs.IntVar(&c.Requests, "requests", c.Requests, "measured requests (default 200 unless --duration)")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "send measured requests for this long")
+	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "warmup requests, discarded from statistics (default: one per concurrency slot)")
+	fs.DurationVar(&c.Grace, "grace", c.Grace, "after Ctrl-C, how long in-flight requests may finish")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "per-request timeout (0: none)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "abort a stream that sends nothing for this long (0: none)")
+	fs.StringVarP(&c.Output, "output", "o", c.Output, "records file (default servebench-<UTC time>.jsonl)")
+	fs.StringVar(&c.JSON, "json", c.JSON, "also write the JSON summary to this file")
+	fs.BoolVarP(&c.Quiet, "quiet", "q", c.Quiet, "print nothing but errors and the summary")
+}
+
+// effectiveRunConfig builds the configuration: defaults, then the --config YAML file, then
+// the flags given on the command line (which override the file). Unknown YAML keys are errors,
+// so a typo cannot silently change nothing.
+func effectiveRunConfig(cmd *cobra.Command, flags *runConfig, path string) (*runConfig, error) {
+	c := *flags
+	if path != "" {
+		c = defaultRunConfig()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usageErr("--config: %v", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+			return nil, usageErr("--config %s: %s", path, oneLine(err.Error()))
+		}
+		// flags given on the command line win: copy them over the file's values
+		cmd.Flags().Visit(func(f *pflag.Flag) { copyField(&c, flags, f.Name) })
+	}
+	if c.APIKey == "" {
+		c.APIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	return &c, c.validate()
+}
+
+// copyField copies the field whose yaml key is name from src to dst (flag names are yaml keys).
+func copyField(dst, src *runConfig, name string) {
+	dv, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+	t := dv.Type()
+	for i := range t.NumField() {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag == name || (name == "api-key" && t.Field(i).Name == "APIKey") {
+			dv.Field(i).Set(sv.Field(i))
+		}
+	}
+}
+
+// validate checks values and fills the defaults that depend on other settings.
+func (c *runConfig) validate() error {
+	if c.API != "openai-completions" && c.API != "openai-chat" {
+		return usageErr("--api %q: want openai-completions or openai-chat", c.API)
+	}
+	if c.Rate < 0 {
+		return usageErr("--rate must be positive")
+	}
+	if c.Rate > 0 && c.Concurrency > 0 {
+		return usageErr("--rate and --concurrency exclude each other (use --max-concurrency to cap an open loop)")
+	}
+	if c.Rate == 0 && c.Concurrency == 0 {
+		c.Concurrency = 16
+	}
+	if c.Concurrency < 0 {
+		return usageErr("--concurrency must be at least 1")
+	}
+	if c.Requests == 0 && c.Duration == 0 {
+		c.Requests = 200
+	}
+	if c.Warmup < 0 {
+		c.Warmup = c.defaultWarmup()
+	}
+	if _, err := c.sampling(); err != nil {
+		return err
+	}
+	for _, h := range c.Headers {
+		if k, _, ok := strings.Cut(h, "="); !ok || strings.TrimSpace(k) == "" {
+			return usageErr("--header %q: want K=V", redactHeaderArg(h))
+		}
+	}
+	return nil
+}
+
+// defaultWarmup is one request per concurrency slot: closed-loop users, the open-loop cap, or
+// one second of arrivals.
+func (c *runConfig) defaultWarmup() int {
+	switch {
+	case c.Concurrency > 0:
+		return c.Concurrency
+	case c.MaxConcurrency > 0:
+		return c.MaxConcurrency
+	default:
+		return max(1, int(c.Rate))
+	}
+}
+
+// sampling parses the sampling flags.
+func (c *runConfig) sampling() (client.Sampling, error) {
+	var s client.Sampling
+	for _, f := range []struct {
+		name string
+		val  string
+		dst  **float64
+	}{{"--temperature", c.Temperature, &s.Temperature}, {"--top-p", c.TopP, &s.TopP}} {
+		if f.val == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(f.val, 64)
+		if err != nil {
+			return s, usageErr("%s %q: not a number", f.name, f.val)
+		}
+		*f.dst = &v
+	}
+	if c.ExtraBody != "" {
+		if err := json.Unmarshal([]byte(c.ExtraBody), &s.ExtraBody); err != nil || s.ExtraBody == nil {
+			return s, usageErr("--extra-body: want a JSON object: %v", errOr(err, "null"))
+		}
+	}
+	return s, nil
+}
+
+func errOr(err error, s string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return s
+}
+
+// asMap is the effective configuration as recorded in the header (the API key is never in it;
+// header values that look like credentials are redacted).
+func (c *runConfig) asMap() map[string]any {
+	cc := *c
+	cc.Headers = redactHeaders(c.Headers)
+	b, _ := json.Marshal(cc)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// workloadSize is how many distinct prompts to build.
+func (c *runConfig) workloadSize() int {
+	switch {
+	case c.NumPrompts > 0:
+		return c.NumPrompts
+	case c.Requests > 0:
+		return c.Warmup + c.Requests
+	default:
+		return 1000
+	}
+}

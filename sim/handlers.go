@@ -1,0 +1,217 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// routes builds the HTTP API.
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/completions", s.handleGenerate(false))
+	mux.HandleFunc("POST /v1/chat/completions", s.handleGenerate(true))
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /version", s.handleVersion)
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Write(s.writeMetrics()) //nolint:errcheck // nothing to do if the scraper left
+	})
+	mux.HandleFunc("POST /tokenize", s.handleTokenize)
+	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
+	return mux
+}
+
+// genParams is a validated generation request.
+type genParams struct {
+	req      genRequest
+	chat     bool
+	prompt   int
+	maxTok   int
+	target   int
+	textSeed uint64
+}
+
+// parseGen reads and validates a generation request; the error is the 4xx to return.
+func (s *Server) parseGen(r *http.Request, chat bool) (*genParams, int, error) {
+	p := &genParams{chat: chat}
+	if err := json.NewDecoder(r.Body).Decode(&p.req); err != nil {
+		return nil, http.StatusBadRequest, fmt.Errorf("invalid JSON body: %v", err)
+	}
+	if p.req.Model != "" && p.req.Model != s.modelName {
+		return nil, http.StatusNotFound, fmt.Errorf("the model `%s` does not exist", p.req.Model)
+	}
+	text, idCount, err := p.req.promptText(chat)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	p.prompt = idCount
+	if idCount == 0 {
+		p.prompt = countTokens(text)
+	}
+	p.maxTok = p.req.maxTokens(chat)
+	if p.maxTok < 1 {
+		return nil, http.StatusBadRequest, fmt.Errorf("max_tokens must be at least 1, got %d", p.maxTok)
+	}
+	if p.prompt+p.maxTok > s.maxModelLen() {
+		return nil, http.StatusBadRequest, fmt.Errorf("this model's maximum context length is %d tokens; however, you requested %d tokens (%d in the messages, %d in the completion)",
+			s.maxModelLen(), p.prompt+p.maxTok, p.prompt, p.maxTok)
+	}
+	if s.model != nil && p.prompt+p.maxTok > s.model.kvCapacity {
+		return nil, http.StatusBadRequest, fmt.Errorf("request needs %d tokens of KV cache but the simulated cache holds %d (--kv-cache-tokens)", p.prompt+p.maxTok, s.model.kvCapacity)
+	}
+	h := hashPrompt(text, idCount, s.cfg.Seed)
+	p.target = outputLength(p.maxTok, p.req.MinTokens, p.req.IgnoreEOS, h)
+	p.textSeed = h
+	return p, 0, nil
+}
+
+// requestFault picks the request's fault: the X-Sim-Fault header wins over the seeded draw
+// (the draw still happens, so header use does not shift later requests' draws).
+func (s *Server) requestFault(r *http.Request) (Fault, error) {
+	f, _ := s.faults.draw()
+	if h := r.Header.Get("X-Sim-Fault"); h != "" {
+		return ParseFault(h)
+	}
+	return f, nil
+}
+
+// requestID is the client's X-Request-Id (one line, trimmed) or a fresh id.
+func (s *Server) requestID(r *http.Request, chat bool) string {
+	if id := strings.TrimSpace(r.Header.Get("X-Request-Id")); id != "" && !strings.ContainsAny(id, "\r\n") {
+		return id
+	}
+	prefix := "cmpl-sim-"
+	if chat {
+		prefix = "chatcmpl-sim-"
+	}
+	return prefix + strconv.FormatUint(s.nextID.Add(1), 10)
+}
+
+// handleGenerate serves /v1/completions and /v1/chat/completions.
+func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		arrival := time.Now() // before parsing: the request's delays start when it arrives
+		id := s.requestID(r, chat)
+		w.Header().Set("X-Request-Id", id)
+		fault, err := s.requestFault(r)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "X-Sim-Fault: "+err.Error())
+			return
+		}
+		p, status, err := s.parseGen(r, chat)
+		if err != nil {
+			writeError(w, status, err.Error())
+			return
+		}
+		if st := faultStatus(fault.Kind); st != 0 {
+			s.failFast(w, id, st)
+			return
+		}
+		q := newSeq(id, p.prompt, p.target, 1, p.textSeed, arrival)
+		if fault.Kind == FaultMultiToken {
+			q.chunk = fault.Count
+		}
+		if err := s.eng.add(q, r.Context().Done()); err != nil {
+			writeError(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		defer s.finishSeq(q, finishReason(p))
+		if fault.Kind == FaultSlowHeaders {
+			sleepCtx(r.Context(), fault.Delay)
+		}
+		if p.req.Stream {
+			s.newStreamer(w, q, p, fault, id).run(r.Context())
+			return
+		}
+		s.respondJSON(w, r, q, p, fault, id)
+	}
+}
+
+// faultStatus maps an HTTP fault to its status, 0 for other kinds.
+func faultStatus(kind string) int {
+	switch kind {
+	case FaultHTTP429:
+		return http.StatusTooManyRequests
+	case FaultHTTP500:
+		return http.StatusInternalServerError
+	case FaultHTTP503:
+		return http.StatusServiceUnavailable
+	}
+	return 0
+}
+
+func (s *Server) failFast(w http.ResponseWriter, id string, status int) {
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeError(w, status, fmt.Sprintf("simulated HTTP %d (servebench sim fault)", status))
+	s.truth([]TruthEvent{{RequestID: id, Kind: "http_error"}}, time.Now())
+}
+
+// finishSeq marks a sequence the client abandoned as cancelled (the engine frees it) and
+// counts the request's outcome.
+func (s *Server) finishSeq(q *seq, reason string) {
+	switch {
+	case !q.finished.Load():
+		q.cancelled.Store(true)
+		s.stats.finishedAbort.Add(1)
+	case reason == "stop":
+		s.stats.finishedStop.Add(1)
+	default:
+		s.stats.finishedLength.Add(1)
+	}
+}
+
+func (s *Server) newStreamer(w http.ResponseWriter, q *seq, p *genParams, fault Fault, id string) *streamer {
+	object := "text_completion"
+	if p.chat {
+		object = "chat.completion.chunk"
+	}
+	st := &streamer{s: s, w: w, q: q, fault: fault, chat: p.chat, finish: finishReason(p),
+		head: newHead(id, object, s.modelName, s.created), buf: make([]byte, 0, 1024)}
+	st.fl, _ = w.(http.Flusher)
+	if st.fl == nil {
+		st.fl = noFlush{}
+	}
+	if o := p.req.StreamOptions; o != nil {
+		st.usage, st.contUse = o.IncludeUsage, o.ContinuousUsageStats
+	}
+	st.strikeAt = fault.Count
+	if st.strikeAt == 0 || fault.Kind == FaultMultiToken {
+		st.strikeAt = max(1, p.target/2)
+	}
+	return st
+}
+
+type noFlush struct{}
+
+func (noFlush) Flush() {}
+
+func finishReason(p *genParams) string {
+	if p.target >= p.maxTok {
+		return "length"
+	}
+	return "stop"
+}
+
+// waitTokens blocks until the engine has released more tokens of q (or finished it). ok is
+// false when the client left or the engine stopped.
+func (s *Server) waitTokens(ctx context.Context, q *seq) (released int, finished, ok bool) {
+	select {
+	case <-q.notify:
+	case <-ctx.Done():
+		return 0, false, false
+	case <-s.eng.done:
+		return 0, false, false
+	}
+	// Read finished first: the engine stores released before finished, so a true finished
+	// guarantees released is final.
+	fin := q.finished.Load()
+	return int(q.released.Load()), fin, true
+}

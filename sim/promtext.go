@@ -1,0 +1,141 @@
+package sim
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// histogram is a Prometheus histogram with fixed buckets, lock-free so that the engine
+// goroutine never waits for a /metrics scrape.
+type histogram struct {
+	bounds []float64 // upper bounds in seconds
+	counts []atomic.Uint64
+	sumNs  atomic.Int64
+	count  atomic.Uint64
+}
+
+func newHistogram(bounds []float64) *histogram {
+	return &histogram{bounds: bounds, counts: make([]atomic.Uint64, len(bounds))}
+}
+
+func (h *histogram) observe(d time.Duration) {
+	s := d.Seconds()
+	for i, b := range h.bounds {
+		if s <= b {
+			h.counts[i].Add(1)
+			break
+		}
+	}
+	h.sumNs.Add(int64(d))
+	h.count.Add(1)
+}
+
+// vLLM's bucket boundaries, so dashboards built for vLLM read the simulator unchanged.
+var (
+	ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+	itlBuckets  = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+)
+
+// simStats are the counters behind /metrics. The engine writes them; scrapes read them.
+type simStats struct {
+	running, waiting atomic.Int64
+	kvUsed           atomic.Int64
+	kvCapacity       int64
+	promptTokens     atomic.Int64
+	genTokens        atomic.Int64
+	preemptions      atomic.Int64
+	finishedLength   atomic.Int64
+	finishedStop     atomic.Int64
+	finishedAbort    atomic.Int64
+	ttft, itl        *histogram
+}
+
+func newSimStats(kvCapacity int) *simStats {
+	return &simStats{kvCapacity: int64(kvCapacity), ttft: newHistogram(ttftBuckets), itl: newHistogram(itlBuckets)}
+}
+
+// promWriter appends the Prometheus text exposition format by hand (standard library only).
+type promWriter struct {
+	b     bytes.Buffer
+	label string // `model_name="..."`
+}
+
+func (p *promWriter) header(name, typ, help string) {
+	p.b.WriteString("# HELP " + name + " " + help + "\n# TYPE " + name + " " + typ + "\n")
+}
+
+func (p *promWriter) sample(name, extraLabels string, v float64) {
+	p.b.WriteString(name + "{" + p.label + extraLabels + "} ")
+	p.b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+	p.b.WriteByte('\n')
+}
+
+func (p *promWriter) metric(name, typ, help string, v float64) {
+	p.header(name, typ, help)
+	p.sample(name, "", v)
+}
+
+func (p *promWriter) histogram(name, help string, h *histogram) {
+	p.header(name, "histogram", help)
+	var cum uint64
+	for i, b := range h.bounds {
+		cum += h.counts[i].Load()
+		p.sample(name+"_bucket", `,le="`+strconv.FormatFloat(b, 'g', -1, 64)+`"`, float64(cum))
+	}
+	n := h.count.Load()
+	p.sample(name+"_bucket", `,le="+Inf"`, float64(n))
+	p.sample(name+"_sum", "", float64(h.sumNs.Load())/1e9)
+	p.sample(name+"_count", "", float64(n))
+}
+
+// writeMetrics renders every metric with vLLM's names plus servebench_sim_info.
+func (s *Server) writeMetrics() []byte {
+	st := s.stats
+	p := &promWriter{label: `model_name="` + promEscape(s.modelName) + `"`}
+	p.header("servebench_sim_info", "gauge", "Simulated server: the figures come from a model, not a GPU.")
+	p.b.WriteString("servebench_sim_info{")
+	for i, k := range sortedKeys(s.describe) {
+		if i > 0 {
+			p.b.WriteByte(',')
+		}
+		p.b.WriteString(k + `="` + promEscape(s.describe[k]) + `"`)
+	}
+	p.b.WriteString("} 1\n")
+	p.metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(st.running.Load()))
+	p.metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", float64(st.waiting.Load()))
+	usage := 0.0
+	if st.kvCapacity > 0 {
+		usage = math.Min(1, float64(st.kvUsed.Load())/float64(st.kvCapacity))
+	}
+	p.metric("vllm:gpu_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", usage)
+	p.metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", usage)
+	p.metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemptions from the engine.", float64(st.preemptions.Load()))
+	p.metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", float64(st.promptTokens.Load()))
+	p.metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", float64(st.genTokens.Load()))
+	p.header("vllm:request_success_total", "counter", "Count of successfully processed requests.")
+	p.sample("vllm:request_success_total", `,finished_reason="length"`, float64(st.finishedLength.Load()))
+	p.sample("vllm:request_success_total", `,finished_reason="stop"`, float64(st.finishedStop.Load()))
+	p.sample("vllm:request_success_total", `,finished_reason="abort"`, float64(st.finishedAbort.Load()))
+	p.histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", st.ttft)
+	p.histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", st.itl)
+	return p.b.Bytes()
+}
+
+// promEscape escapes a label value: backslash, double quote and newline.
+func promEscape(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '"':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}

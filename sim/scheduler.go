@@ -1,0 +1,204 @@
+package sim
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// seq is one request inside the engine. The engine goroutine owns the plain fields; the
+// stream handler reads only the atomics and the notify channel.
+type seq struct {
+	id       string
+	prompt   int    // prompt tokens
+	target   int    // output tokens to generate (max_tokens, or fewer at a seeded EOS)
+	chunk    int    // tokens released per event (1, or k with the multi_token fault)
+	textSeed uint64 // picks the output words
+	arrival  time.Time
+
+	// Engine-owned state.
+	generated     int
+	computed      int  // tokens held in the KV cache
+	prefillTarget int  // tokens to (re)compute before decoding: prompt + generated
+	prefilling    bool // still computing prefillTarget
+	done          bool // finished inside the scheduler (KV freed)
+	lastEmit      time.Time
+	due           time.Time // fixed mode: next release time
+	heapIndex     int
+
+	// Shared with the stream handler.
+	released  atomic.Int64  // tokens the client may now see
+	finished  atomic.Bool   // released == target: no more tokens will come
+	cancelled atomic.Bool   // the client went away: drop the sequence, free its KV
+	notify    chan struct{} // capacity 1: a wake-up, never blocks the engine
+}
+
+func newSeq(id string, prompt, target, chunk int, textSeed uint64, arrival time.Time) *seq {
+	return &seq{id: id, prompt: prompt, target: target, chunk: max(chunk, 1), textSeed: textSeed,
+		arrival: arrival, notify: make(chan struct{}, 1)}
+}
+
+// wake notifies the handler without blocking: if a wake-up is already pending the handler
+// will read the latest counters anyway.
+func (q *seq) wake() {
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+// planned is one sequence's share of a step: n new tokens on top of ctx cached ones.
+type planned struct {
+	q      *seq
+	n, ctx int
+}
+
+// scheduler is a vLLM-like continuous-batching scheduler in virtual time: it knows nothing
+// of the wall clock, so tests can run it step by step. Each step it (1) gives every running
+// sequence its next prefill chunk or decode token, preempting the most recently admitted
+// sequence (recompute: back to the front of the queue, KV freed) while the KV cache cannot
+// hold the step's new tokens, then (2) admits waiting sequences while max-num-seqs, the
+// max-num-batched-tokens budget and the KV cache allow, unless it preempted this step.
+type scheduler struct {
+	m           *model
+	maxSeqs     int
+	maxTokens   int
+	waiting     []*seq
+	running     []*seq
+	kvUsed      int
+	preemptions int64
+	plan        []planned
+	emitted     []*seq // sequences that produced tokens in the last step
+}
+
+func newScheduler(m *model, maxSeqs, maxTokens int) *scheduler {
+	return &scheduler{m: m, maxSeqs: maxSeqs, maxTokens: maxTokens}
+}
+
+// add queues a new sequence.
+func (s *scheduler) add(q *seq) {
+	q.prefillTarget, q.prefilling = q.prompt, true
+	s.waiting = append(s.waiting, q)
+}
+
+// idle reports that nothing is queued or running.
+func (s *scheduler) idle() bool { return len(s.waiting) == 0 && len(s.running) == 0 }
+
+// step plans and applies one engine step and returns its duration from the roofline. The
+// sequences that produced tokens are in s.emitted until the next call.
+func (s *scheduler) step() time.Duration {
+	s.plan, s.emitted = s.plan[:0], s.emitted[:0]
+	budget := s.maxTokens
+	preempted := s.scheduleRunning(&budget)
+	if !preempted {
+		s.admitWaiting(&budget)
+	}
+	var w stepWork
+	for _, p := range s.plan {
+		w.add(p.ctx, p.n)
+		s.apply(p)
+	}
+	s.compactRunning()
+	return s.m.stepTime(w)
+}
+
+// scheduleRunning plans the running sequences in admission order; it reports a preemption.
+func (s *scheduler) scheduleRunning(budget *int) (preempted bool) {
+	for i := 0; i < len(s.running) && *budget > 0; i++ {
+		q := s.running[i]
+		if q.cancelled.Load() {
+			s.free(q)
+			continue
+		}
+		n := q.chunk
+		if q.prefilling {
+			n = min(q.prefillTarget-q.computed, *budget)
+		} else if n > *budget {
+			continue
+		}
+		for !q.done && s.kvUsed+n > s.m.kvCapacity {
+			preempted = s.preemptLast() || preempted
+		}
+		if q.done { // q itself was the last running sequence and went back to the queue
+			break
+		}
+		s.plan = append(s.plan, planned{q, n, q.computed})
+		s.kvUsed += n
+		*budget -= n
+	}
+	return preempted
+}
+
+// preemptLast sends the most recently admitted running sequence back to the front of the
+// queue, freeing its KV cache (vLLM's recompute preemption). It reports whether a live
+// sequence was preempted (a cancelled one at the tail is just dropped).
+func (s *scheduler) preemptLast() bool {
+	v := s.running[len(s.running)-1]
+	s.running = s.running[:len(s.running)-1]
+	if v.done { // cancelled earlier in this step: already freed, nothing to requeue
+		return false
+	}
+	s.kvUsed -= v.computed
+	v.computed, v.prefillTarget, v.prefilling = 0, v.prompt+v.generated, true
+	v.done = true // "not running" for the rest of this step; cleared on re-admission
+	s.waiting = append([]*seq{v}, s.waiting...)
+	s.preemptions++
+	return true
+}
+
+// admitWaiting moves queued sequences into the batch with their first prefill chunk.
+func (s *scheduler) admitWaiting(budget *int) {
+	for len(s.waiting) > 0 && len(s.running) < s.maxSeqs && *budget > 0 {
+		q := s.waiting[0]
+		if q.cancelled.Load() {
+			s.waiting = s.waiting[1:]
+			continue
+		}
+		n := min(q.prefillTarget-q.computed, *budget)
+		if s.kvUsed+n > s.m.kvCapacity {
+			return // head-of-line: wait for KV to be freed, as vLLM does
+		}
+		s.waiting = s.waiting[1:]
+		q.done = false
+		s.running = append(s.running, q)
+		s.plan = append(s.plan, planned{q, n, q.computed})
+		s.kvUsed += n
+		*budget -= n
+	}
+}
+
+// apply performs a planned share: KV grows, and a finished prefill or a decode emits tokens.
+func (s *scheduler) apply(p planned) {
+	q := p.q
+	q.computed += p.n
+	if q.prefilling {
+		if q.computed < q.prefillTarget {
+			return
+		}
+		q.prefilling = false // the last prefill chunk samples the next token
+	}
+	q.generated += min(q.chunk, q.target-q.generated)
+	s.emitted = append(s.emitted, q)
+	if q.generated >= q.target {
+		s.free(q)
+	}
+}
+
+// free releases a finished or cancelled sequence's KV cache.
+func (s *scheduler) free(q *seq) {
+	if !q.done {
+		s.kvUsed -= q.computed
+		q.computed, q.done = 0, true
+	}
+}
+
+// compactRunning drops finished and cancelled sequences from the batch, keeping order.
+func (s *scheduler) compactRunning() {
+	kept := s.running[:0]
+	for _, q := range s.running {
+		if !q.done {
+			kept = append(kept, q)
+		}
+	}
+	clear(s.running[len(kept):])
+	s.running = kept
+}
