@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"servebench/internal/peertest"
+)
+
+// TestLlamaCppEndToEnd runs servebench against a real llama.cpp server (../shared/peers):
+// both OpenAI APIs, 20 requests at concurrency 4. It skips when the server cannot be set up.
+func TestLlamaCppEndToEnd(t *testing.T) {
+	url := peertest.Llama(t, "mini.gguf", "-t", "2", "-np", "4", "-c", "8192")
+	const in, out = 96, 32
+	for _, api := range []string{"openai-completions", "openai-chat"} {
+		t.Run(api, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "r.jsonl")
+			code, _, errs := runMain(t, "run", "-q", "--url", url, "--api", api, "--input-tokens", "96", "--output-tokens", "32",
+				"--requests", "20", "--concurrency", "4", "-o", p)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			hdr, recs := readRecords(t, p)
+			if hdr.Workload.PromptLengths != "exact" || hdr.Target.Simulated {
+				t.Errorf("header: prompt lengths %q, simulated %v", hdr.Workload.PromptLengths, hdr.Target.Simulated)
+			}
+			completed := 0
+			for _, r := range recs {
+				if r.Phase != "measure" {
+					continue
+				}
+				if !r.OK() {
+					t.Errorf("request %d failed: %s %s", r.ID, r.ErrorClass, r.Error)
+					continue
+				}
+				completed++
+				if r.OutputTokens != out || r.OutputTokensSource != "server" {
+					t.Errorf("request %d: %d output tokens (%s), want %d", r.ID, r.OutputTokens, r.OutputTokensSource, out)
+				}
+				// the server counts the BOS token (and for chat the template) on top of the prompt
+				extra := r.PromptTokens - in
+				if api == "openai-completions" && (extra < 0 || extra > 1) {
+					t.Errorf("request %d: %d prompt tokens, want %d ± BOS", r.ID, r.PromptTokens, in)
+				}
+				if api == "openai-chat" && (extra < 0 || extra > 40) {
+					t.Errorf("request %d: %d prompt tokens for a %d-token message", r.ID, r.PromptTokens, in)
+				}
+			}
+			if completed != 20 {
+				t.Errorf("completed %d, want 20", completed)
+			}
+		})
+	}
+}
+
+// TestLlamaCppTPOTMatchesServer checks at concurrency 1 that the client's TPOT agrees with the
+// server's own timings.predicted_per_token_ms within 25%.
+func TestLlamaCppTPOTMatchesServer(t *testing.T) {
+	url := peertest.Llama(t, "mini.gguf", "-t", "2", "-np", "1", "-c", "4096")
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "64", "--output-tokens", "64",
+		"--requests", "8", "--concurrency", "1", "-o", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, recs := readRecords(t, p)
+	var ratios []float64
+	for _, r := range recs {
+		server, ok := r.Server["timings.predicted_per_token_ms"]
+		if r.Phase != "measure" || !ok || len(r.Events) < 2 {
+			continue
+		}
+		// TPOT = (E2E − TTFT) / (output_tokens − 1), from our own event stamps
+		tpot := float64(r.Events[len(r.Events)-1].T-r.Events[0].T) / float64(r.OutputTokens-1) / 1e6
+		ratios = append(ratios, tpot/server)
+	}
+	if len(ratios) < 6 {
+		t.Fatalf("only %d requests carried server timings", len(ratios))
+	}
+	sort.Float64s(ratios)
+	if med := ratios[len(ratios)/2]; med < 0.75 || med > 1.25 {
+		t.Errorf("median client/server TPOT ratio %.3f, want within 25%% (all: %v)", med, ratios)
+	}
+}
