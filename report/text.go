@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -60,13 +61,47 @@ func textHeader(b *strings.Builder, h *record.Header, s *metrics.Summary) {
 		wl := h.Workload
 		line(b, "workload", "%d requests  hash %s  %s seed %d  prompt lengths %s",
 			wl.Count, short(wl.Hash), wl.Source, wl.Seed, orDash(wl.PromptLengths))
-		if cfg := configLine(h.Config); cfg != "" {
+		if cfg := loadLine(h.Config); cfg != "" {
 			line(b, "load", "%s", cfg)
 		}
 	}
 	line(b, "achieved", "%s req/s sent; concurrency mean %s, max %d in flight; lateness p50 %s, p99 %s, max %s ms",
 		optf(s.AchievedRate, 2), optf(s.MeanConcurrency, 2), s.MaxInFlight,
 		msP(s.Lateness, 50), msP(s.Lateness, 99), msMax(s.Lateness))
+}
+
+// loadLine describes the load shape and lengths of a `servebench run` configuration in words
+// ("16 users (closed loop), 200 requests + 16 warmup, in 512 / out 128 tokens"); for a
+// configuration it does not know, it falls back to configLine.
+func loadLine(cfg map[string]any) string {
+	num := func(k string) float64 { v, _ := cfg[k].(float64); return v }
+	if _, ok := cfg["input_tokens"]; !ok {
+		return configLine(cfg)
+	}
+	var parts []string
+	if r := num("rate"); r > 0 {
+		p := fmt.Sprintf("%v arrivals at %g req/s", cfg["arrival"], r)
+		if m := num("max_concurrency"); m > 0 {
+			p += fmt.Sprintf(", at most %g in flight", m)
+		}
+		parts = append(parts, p)
+	} else {
+		parts = append(parts, fmt.Sprintf("%g users (closed loop)", num("concurrency")))
+	}
+	stop := fmt.Sprintf("%g requests", num("requests"))
+	if d := num("duration"); d > 0 {
+		stop = "for " + time.Duration(d).String()
+	}
+	parts = append(parts, fmt.Sprintf("%s + %g warmup", stop, num("warmup")))
+	if p, _ := cfg["prompts"].(string); p != "" {
+		parts = append(parts, "prompts "+p)
+	} else {
+		parts = append(parts, fmt.Sprintf("in %g / out %g tokens", num("input_tokens"), num("output_tokens")))
+	}
+	if fixed, _ := cfg["fixed_output"].(bool); fixed {
+		parts[len(parts)-1] += " (fixed output)"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // configLine lists the scalar top-level entries of the run configuration, sorted by key.
