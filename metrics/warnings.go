@@ -58,8 +58,13 @@ func tokenWarnings(s *Summary, h *record.Header) []string {
 		w = append(w, fmt.Sprintf("input token counts for %d requests are the requested lengths: the server reported no prompt usage", n))
 	}
 	if s.PromptMismatches > 0 {
-		w = append(w, fmt.Sprintf("server-reported prompt tokens differ from the requested length for %d requests (mean %+.1f tokens): the chat template or tokenizer differs from the one that built the workload",
-			s.PromptMismatches, s.PromptDelta.Mean))
+		cause := "the chat template or tokenizer differs from the one that built the workload"
+		if s.PromptDelta.Min == 1 && s.PromptDelta.Max == 1 {
+			// exactly one more everywhere: the tokenize endpoint counted without special tokens
+			cause = "most likely the BOS token the server adds; the prompts themselves have the requested length"
+		}
+		w = append(w, fmt.Sprintf("server-reported prompt tokens differ from the requested length for %d requests (mean %+.1f tokens): %s",
+			s.PromptMismatches, s.PromptDelta.Mean, cause))
 	}
 	if s.PeakUnknownEvents > 0 {
 		w = append(w, fmt.Sprintf("peak output tokens/s counts one token per event for %d events whose token count was unknown", s.PeakUnknownEvents))
