@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 )
 
 // Tokenizer counts the tokens of a text with the target server's own tokenizer.
@@ -55,26 +56,51 @@ func (s *Synthetic) Generate(ctx context.Context, tok Tokenizer) (reqs []Request
 	if err := s.Validate(); err != nil {
 		return nil, false, err
 	}
-	b := &builder{tok: tok, ratio: 1}
 	reqs = make([]Request, s.Count)
+	exactN := make([]bool, s.Count)
+	errs := make([]error, s.Count)
+	// a few workers in parallel: each prompt costs tokenizer round trips, which wait on the
+	// server, not on our CPU; each worker learns its own tokens-per-word ratio
+	var wg sync.WaitGroup
+	workers := min(4, s.Count)
+	for w := range workers {
+		wg.Go(func() {
+			b := &builder{tok: tok, ratio: 1}
+			for i := w; i < s.Count; i += workers {
+				reqs[i], exactN[i], errs[i] = s.one(ctx, b, i)
+				if errs[i] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 	exact = tok != nil
 	for i := range reqs {
-		rng := rand.New(rand.NewPCG(uint64(s.Seed), uint64(i)))
-		in := drawLength(rng, s.InputTokens, s.RangeRatio)
-		out := drawLength(rng, s.OutputTokens, s.RangeRatio)
-		text, n, ok, err := b.build(ctx, rng, in)
-		if err != nil {
-			return nil, false, fmt.Errorf("prompt %d: %w", i, err)
+		if errs[i] != nil {
+			return nil, false, fmt.Errorf("prompt %d: %w", i, errs[i])
 		}
-		exact = exact && ok
-		reqs[i] = Request{ID: i, InputTokens: n, OutputTokens: out}
-		if s.Chat {
-			reqs[i].Messages = []Message{{Role: "user", Content: text}}
-		} else {
-			reqs[i].Prompt = text
-		}
+		exact = exact && exactN[i]
 	}
 	return reqs, exact, nil
+}
+
+// one builds request i; it depends only on (Seed, i).
+func (s *Synthetic) one(ctx context.Context, b *builder, i int) (Request, bool, error) {
+	rng := rand.New(rand.NewPCG(uint64(s.Seed), uint64(i)))
+	in := drawLength(rng, s.InputTokens, s.RangeRatio)
+	out := drawLength(rng, s.OutputTokens, s.RangeRatio)
+	text, n, ok, err := b.build(ctx, rng, in)
+	if err != nil {
+		return Request{}, false, err
+	}
+	r := Request{ID: i, InputTokens: n, OutputTokens: out}
+	if s.Chat {
+		r.Messages = []Message{{Role: "user", Content: text}}
+	} else {
+		r.Prompt = text
+	}
+	return r, ok, nil
 }
 
 // drawLength draws uniformly in [L(1−r), L(1+r)], at least 1.

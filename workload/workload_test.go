@@ -5,14 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
 // charTokenizer counts tokens as a deliberately awkward tokenizer would: every word is one
 // token, except words longer than 4 characters, which are two.
-func charTokenizer(calls *int) Tokenizer {
+func charTokenizer(calls *atomic.Int64) Tokenizer {
 	return TokenizerFunc(func(_ context.Context, text string) (int, error) {
-		*calls++
+		calls.Add(1)
 		n := 0
 		for _, w := range strings.Fields(text) {
 			n++
@@ -25,7 +26,7 @@ func charTokenizer(calls *int) Tokenizer {
 }
 
 func TestSyntheticExactLengths(t *testing.T) {
-	calls := 0
+	var calls atomic.Int64
 	tok := charTokenizer(&calls)
 	s := Synthetic{Count: 50, InputTokens: 200, OutputTokens: 64, RangeRatio: 0.5, Seed: 3}
 	reqs, exact, err := s.Generate(context.Background(), tok)
@@ -44,7 +45,7 @@ func TestSyntheticExactLengths(t *testing.T) {
 			t.Fatalf("request %d: lengths %d/%d outside the range ratio", r.ID, r.InputTokens, r.OutputTokens)
 		}
 	}
-	if calls > 50*20 {
+	if calls.Load() > 50*20 {
 		t.Errorf("%d tokenizer calls for 50 prompts: the search is too slow", calls)
 	}
 }
