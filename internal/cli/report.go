@@ -62,35 +62,43 @@ func contains(list []string, s string) bool {
 
 // reportFiles renders the records files in format to w.
 func reportFiles(w, stderr io.Writer, format string, paths []string) error {
+	if len(paths) == 1 && format != "csv" && format != "html" {
+		h, s, err := summariseFile(paths[0], stderr)
+		if err != nil {
+			return err
+		}
+		return printSummary(w, format, h, s)
+	}
 	ins, err := openInputs(paths, format == "html")
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, in := range ins {
-			in.close()
-		}
-	}()
+	defer ins[len(ins)-1].close()
 	switch format {
 	case "csv":
 		return report.CSV(w, ins[0].hdr, ins[0].records(stderr))
 	case "html":
-		runs := make([]report.Run, len(ins))
-		for i, in := range ins {
-			var series report.Series
-			s, err := in.summarise(stderr, series.Add)
-			if err != nil {
-				return err
-			}
-			runs[i] = report.Run{Label: in.label, Header: in.hdr, Summary: s, Series: &series}
-		}
-		return report.HTMLRuns(w, runs)
+		return htmlReport(w, stderr, ins)
 	}
 	s, err := ins[0].summarise(stderr, nil)
 	if err != nil {
 		return err
 	}
 	return printSummary(w, format, ins[0].hdr, s)
+}
+
+// htmlReport reads each input once into its summary and chart series, and draws them.
+func htmlReport(w, stderr io.Writer, ins []*input) error {
+	runs := make([]report.Run, len(ins))
+	for i, in := range ins {
+		var series report.Series
+		s, err := in.summarise(stderr, series.Add)
+		if err != nil {
+			return err
+		}
+		runs[i] = report.Run{Label: in.label, Header: in.hdr, Summary: s, Series: &series}
+	}
+	return report.HTMLRuns(w, runs)
 }
 
 // input is one run to report: one records file, or the merged shard files of one run.
@@ -132,7 +140,7 @@ func openInputs(paths []string, two bool) ([]*input, error) {
 		closeAll()
 		return nil, err
 	}
-	ins[len(ins)-1].close = closeAll
+	ins[len(ins)-1].close = closeAll // the last input closes every file
 	return ins, nil
 }
 

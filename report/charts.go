@@ -1,0 +1,184 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// clipQ is the quantile at which distribution charts end their x axis, so that one stall does
+// not squeeze the whole distribution against the left edge; the note under the title gives the
+// maximum, and the tables the exact figures.
+const clipQ = 0.999
+
+// dist is one drawn distribution: its run, a label, whether dashed, and its sorted values (ms).
+type dist struct {
+	run    int
+	label  string
+	dashed bool
+	vals   []float64
+}
+
+// msVals returns the reservoir's values sorted, in ms.
+func msVals(r *reservoir) []float64 {
+	v := r.sorted()
+	for i := range v {
+		v[i] /= 1e6
+	}
+	return v
+}
+
+// distRange returns the x-axis end of distribution charts (the largest clipQ quantile among
+// ds) and the largest value.
+func distRange(ds []dist) (end, maxV float64) {
+	for _, d := range ds {
+		if n := len(d.vals); n > 0 {
+			end = max(end, quantileSorted(d.vals, clipQ))
+			maxV = max(maxV, d.vals[n-1])
+		}
+	}
+	return end, maxV
+}
+
+// cdfPlot draws the empirical CDFs of ds, each at ≤ cdfPoints quantiles.
+func cdfPlot(id, title, xLabel string, ds []dist) *plot {
+	end, maxV := distRange(ds)
+	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: "fraction ≤ x", x1: end, y1: 1,
+		note: fmt.Sprintf("x axis ends at p%g; max %s ms", 100*clipQ, approx(maxV))}
+	for _, d := range ds {
+		n := min(len(d.vals), cdfPoints)
+		var pts [][2]float64
+		for k := range n {
+			q := 1.0
+			if n > 1 {
+				q = float64(k) / float64(n-1)
+			}
+			if x := quantileSorted(d.vals, q); x <= end {
+				pts = append(pts, [2]float64{x, q})
+			}
+		}
+		p.marks = append(p.marks, mark{kind: markLine, run: d.run, dashed: d.dashed, label: label(d), pts: pts})
+	}
+	return p
+}
+
+// histPlot draws histograms of ds over histBins bins from 0 to the clip, as the fraction of
+// each distribution's values per bin, so that runs of different sizes overlay.
+func histPlot(id, title, xLabel string, ds []dist) *plot {
+	end, maxV := distRange(ds)
+	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: "fraction of values", x1: end}
+	over := 0
+	width := end / histBins
+	for _, d := range ds {
+		counts := make([]float64, histBins)
+		for _, v := range d.vals {
+			if v > end {
+				over++
+				continue
+			}
+			counts[min(int(v/width), histBins-1)]++
+		}
+		var pts [][2]float64
+		for i, c := range counts {
+			f := c / float64(max(len(d.vals), 1))
+			pts = append(pts, [2]float64{float64(i) * width, f}, [2]float64{float64(i+1) * width, f})
+			p.y1 = max(p.y1, f*1.1)
+		}
+		if len(d.vals) == 0 {
+			pts = nil
+		}
+		p.marks = append(p.marks, mark{kind: markArea, run: d.run, dashed: d.dashed, label: label(d), pts: pts})
+	}
+	p.note = fmt.Sprintf("%d bins of %s ms; %d values above p%g left out (max %s ms)", histBins, approx(width), over, 100*clipQ, approx(maxV))
+	return p
+}
+
+func label(d dist) string {
+	if len(d.vals) == 0 {
+		return d.label + " (no data)"
+	}
+	return d.label
+}
+
+// scatterPlot draws per-request E2E against send time.
+func scatterPlot(runs []Run) *plot {
+	p := &plot{id: "e2e-scatter", title: "E2E latency per request against send time",
+		xLabel: "send time (s since the first send)", yLabel: "E2E (ms)"}
+	total := 0
+	for i, r := range runs {
+		pts := r.Series.scatter()
+		total += r.Series.pointsSeen
+		for _, pt := range pts {
+			p.x1, p.y1 = max(p.x1, pt[0]), max(p.y1, pt[1]*1.05)
+		}
+		p.marks = append(p.marks, mark{kind: markDots, run: i, label: r.Label, pts: pts})
+	}
+	p.note = fmt.Sprintf("completed requests; %d drawn of %d", drawn(p), total)
+	return p
+}
+
+func drawn(p *plot) int {
+	n := 0
+	for _, m := range p.marks {
+		n += len(m.pts)
+	}
+	return n
+}
+
+// timePlot draws a per-second figure of each run over time since its first send.
+func timePlot(id, title, yLabel, note string, runs []Run, values func(*Series) []float64) *plot {
+	p := &plot{id: id, title: title, note: note, xLabel: "time (s since the first send)", yLabel: yLabel}
+	for i, r := range runs {
+		pts := r.Series.overTime(values(r.Series))
+		for _, pt := range pts {
+			p.x1, p.y1 = max(p.x1, pt[0]), max(p.y1, pt[1]*1.1)
+		}
+		p.marks = append(p.marks, mark{kind: markLine, run: i, label: r.Label, pts: pts})
+	}
+	return p
+}
+
+// charts returns every chart of the report for runs (one, or base and candidate).
+func charts(runs []Run) []*plot {
+	var ttft, itl []dist
+	for i, r := range runs {
+		ttft = append(ttft, dist{run: i, label: r.Label, vals: msVals(&r.Series.ttft)})
+		itl = append(itl,
+			dist{run: i, label: r.Label + " chunk", vals: msVals(&r.Series.itlChunk)},
+			dist{run: i, label: r.Label + " token", dashed: true, vals: msVals(&r.Series.itlToken)})
+	}
+	return []*plot{
+		cdfPlot("ttft-cdf", "TTFT distribution (CDF)", "TTFT (ms)", ttft),
+		histPlot("ttft-hist", "TTFT histogram", "TTFT (ms)", ttft),
+		cdfPlot("itl-cdf", "ITL distributions (CDF): chunk solid, token dashed", "ITL (ms)", itl),
+		histPlot("itl-hist", "ITL histograms: chunk solid, token dashed", "ITL (ms)", itl),
+		scatterPlot(runs),
+		timePlot("tokens-time", "Output tokens per second", "output tokens/s",
+			"completed requests' tokens per 1 s bucket; the last bucket is partial", runs, func(s *Series) []float64 { return s.tokens }),
+		timePlot("inflight-time", "Requests in flight", "requests in flight",
+			"mean in flight over each 1 s bucket (sent → done)", runs, (*Series).inFlight),
+	}
+}
+
+// quantileSorted is quantile q (0..1) of sorted values, linear between closest ranks
+// (Hyndman–Fan type 7, as package metrics): only used to place points on a picture.
+func quantileSorted(v []float64, q float64) float64 {
+	h := q * float64(len(v)-1)
+	lo := int(math.Floor(h))
+	if lo >= len(v)-1 {
+		return v[len(v)-1]
+	}
+	return v[lo] + (h-float64(lo))*(v[lo+1]-v[lo])
+}
+
+// approx prints a figure for a note with about three significant digits: 1234, 56.7, 0.123.
+func approx(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+}

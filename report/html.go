@@ -1,0 +1,161 @@
+package report
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// Run is one input of an HTML report: its label in legends and tables, its header, summary
+// and chart series.
+type Run struct {
+	Label   string
+	Header  *record.Header
+	Summary *metrics.Summary
+	Series  *Series
+}
+
+//go:embed html.tmpl
+var htmlTemplate string
+
+var pageTmpl = template.Must(template.New("page").Parse(htmlTemplate))
+
+// HTML writes a self-contained HTML report of one run: the summary and latency tables, the
+// conditions, the charts (SVG, drawn in Go: see svg.go for why) and the warnings. The page
+// loads nothing: no script, no font, no image, and a Content-Security-Policy that forbids any
+// request, so it opens offline and leaks nothing. Colours follow the reader's light or dark
+// preference. h may be nil; series may be nil (the charts are then empty).
+func HTML(w io.Writer, h *record.Header, s *metrics.Summary, series *Series) error {
+	return HTMLRuns(w, []Run{{Label: "run", Header: h, Summary: s, Series: series}})
+}
+
+// HTMLCompare writes one HTML report of two runs, base and candidate, overlaid on the same
+// charts and side by side in the tables.
+func HTMLCompare(w io.Writer, base, candidate Run) error {
+	return HTMLRuns(w, []Run{base, candidate})
+}
+
+// HTMLRuns writes the HTML report of one or two runs (base first).
+func HTMLRuns(w io.Writer, runs []Run) error {
+	if len(runs) == 0 || len(runs) > 2 {
+		return errors.New("html report: want one run, or two (base and candidate)")
+	}
+	for i := range runs {
+		if runs[i].Series == nil {
+			runs[i].Series = &Series{}
+		}
+		if runs[i].Summary == nil {
+			return errors.New("html report: a run has no summary")
+		}
+	}
+	var svgs []template.HTML
+	var plots []htmlPlot
+	for _, p := range charts(runs) {
+		svgs = append(svgs, template.HTML(p.svg())) // built from numbers and escaped text only
+		plots = append(plots, htmlPlot{Title: p.title, Note: p.note, SVG: svgs[len(svgs)-1]})
+	}
+	return pageTmpl.Execute(w, pageData(runs, plots))
+}
+
+// htmlPlot is one chart in the page.
+type htmlPlot struct {
+	Title, Note string
+	SVG         template.HTML
+}
+
+// page is the template's data.
+type page struct {
+	Title      string
+	Simulated  []string // labels of simulated runs
+	Cautions   []string // why two runs may not be comparable
+	Runs       []runInfo
+	Two        bool
+	Summary    []tableRow
+	Latency    []latencyRow
+	Pcts       []string
+	Conditions []condRow
+	Plots      []htmlPlot
+}
+
+type runInfo struct {
+	Label, Class, Target, API, Model, Start, Version, Hash, Workload, Shard, Command, Load string
+	Warnings                                                                               []string
+}
+
+type tableRow struct {
+	Name  string
+	Cells []string
+	Delta string
+}
+
+type latencyRow struct {
+	Name, Run, Class, N, Mean, Max string
+	Pcts                           []string
+	First                          bool
+	Span                           int
+}
+
+type condRow struct {
+	Key, Source string
+	Values      []string
+	Differs     bool
+}
+
+func pageData(runs []Run, plots []htmlPlot) page {
+	p := page{Two: len(runs) == 2, Plots: plots}
+	for i, r := range runs {
+		h := r.Header
+		if h == nil {
+			h = &record.Header{}
+		}
+		if r.Summary.Simulated || h.Target.Simulated {
+			p.Simulated = append(p.Simulated, r.Label)
+		}
+		p.Runs = append(p.Runs, runInfoOf(i, r.Label, h, r.Summary))
+	}
+	p.Title = "servebench report"
+	if m := p.Runs[0].Model; m != "" {
+		p.Title += " — " + m
+	}
+	if p.Two {
+		p.Cautions = cautions(runs[0].Header, runs[1].Header)
+	}
+	p.Summary = summaryRows(runs)
+	p.Pcts, p.Latency = latencyRows(runs)
+	p.Conditions = conditionRows(runs)
+	return p
+}
+
+func runInfoOf(i int, label string, h *record.Header, s *metrics.Summary) runInfo {
+	ri := runInfo{Label: label, Class: fmt.Sprintf("c%d", i), Target: h.Target.URL, API: h.Target.API,
+		Model: h.Target.Model, Version: h.Version, Hash: short(h.Workload.Hash), Shard: h.Shard,
+		Command: strings.Join(h.Command, " "), Load: loadLine(h.Config), Warnings: s.Warnings}
+	if !h.Start.IsZero() {
+		ri.Start = h.Start.UTC().Format("2006-01-02 15:04:05Z")
+	}
+	wl := h.Workload
+	ri.Workload = fmt.Sprintf("%d requests, %s seed %d, prompt lengths %s", wl.Count, wl.Source, wl.Seed, orDash(wl.PromptLengths))
+	return ri
+}
+
+// cautions say when a base and a candidate did not send the same workload or did not measure
+// the same kind of target, so that an overlay is not read as a like-for-like comparison.
+func cautions(a, b *record.Header) []string {
+	if a == nil || b == nil {
+		return nil
+	}
+	var out []string
+	if a.Workload.Hash != b.Workload.Hash {
+		out = append(out, fmt.Sprintf("the two runs sent different workloads (hash %s vs %s): their requests are not the same", short(a.Workload.Hash), short(b.Workload.Hash)))
+	}
+	if a.Target.Simulated != b.Target.Simulated {
+		out = append(out, "one run measured the built-in simulator and the other a real server")
+	}
+	return out
+}

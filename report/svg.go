@@ -1,0 +1,169 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The HTML report's charts are SVG written here in Go rather than drawn by a charting library
+// from npm embedded with go:embed. We chose SVG from Go because the report must open with no
+// network, and a library would be a vendored JavaScript dependency to keep up to date and
+// audit, whose output a Go test cannot read; the SVG is plain markup in the file, readable by
+// the test's DOM dump, printable, and styled by the page's CSS (light and dark colours).
+// What we give up is interactivity (hover values, zoom): the tables carry the exact figures.
+
+// Chart geometry in SVG user units; the SVG scales to its container's width.
+const (
+	chartW, chartH                 = 600.0, 300.0
+	padL, padR, padT, padB         = 62.0, 18.0, 30.0, 44.0
+	plotW, plotH                   = chartW - padL - padR, chartH - padT - padB
+	legendY                        = 14.0
+	markLine, markArea, markDots   = 0, 1, 2
+	histBins                       = 40
+	dotRadius, legendSwatch, ticks = 2.2, 18.0, 6
+)
+
+// mark is one data series of a chart: a line, a filled histogram outline or dots, coloured
+// by its run (0 base, 1 candidate).
+type mark struct {
+	kind   int
+	run    int
+	dashed bool
+	label  string
+	pts    [][2]float64
+}
+
+// plot is one chart: axis ranges, labels and marks.
+type plot struct {
+	id, title, note, xLabel, yLabel string
+	x0, x1, y0, y1                  float64
+	marks                           []mark
+}
+
+func (p *plot) sx(x float64) float64 { return padL + (x-p.x0)/(p.x1-p.x0)*plotW }
+func (p *plot) sy(y float64) float64 { return padT + plotH - (y-p.y0)/(p.y1-p.y0)*plotH }
+
+// svg renders the chart. Every mark carries data-n, its number of drawn points, so that a test
+// can check from the DOM that the chart is drawn.
+func (p *plot) svg() string {
+	if p.x1 <= p.x0 {
+		p.x1 = p.x0 + 1
+	}
+	if p.y1 <= p.y0 {
+		p.y1 = p.y0 + 1
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" id="%s" data-chart="%s" viewBox="0 0 %g %g" role="img" aria-label="%s">`,
+		p.id, p.id, chartW, chartH, html.EscapeString(p.title))
+	p.axes(&b)
+	for _, m := range p.marks {
+		p.drawMark(&b, m)
+	}
+	p.legend(&b)
+	b.WriteString("</svg>")
+	return b.String()
+}
+
+// axes draws the grid, tick labels and axis titles.
+func (p *plot) axes(b *strings.Builder) {
+	for _, x := range niceTicks(p.x0, p.x1, ticks) {
+		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, p.sx(x), padT, p.sx(x), padT+plotH)
+		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, p.sx(x), padT+plotH+15, tickLabel(x))
+	}
+	for _, y := range niceTicks(p.y0, p.y1, ticks-1) {
+		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, padL, p.sy(y), padL+plotW, p.sy(y))
+		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, padL-6, p.sy(y)+4, tickLabel(y))
+	}
+	fmt.Fprintf(b, `<rect class="frame" x="%g" y="%g" width="%g" height="%g"/>`, padL, padT, plotW, plotH)
+	fmt.Fprintf(b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, padL+plotW/2, chartH-6, html.EscapeString(p.xLabel))
+	fmt.Fprintf(b, `<text class="axis" transform="translate(14 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, padT+plotH/2, html.EscapeString(p.yLabel))
+}
+
+func (p *plot) drawMark(b *strings.Builder, m mark) {
+	dash := ""
+	if m.dashed {
+		dash = ` stroke-dasharray="6 4"`
+	}
+	switch m.kind {
+	case markDots:
+		fmt.Fprintf(b, `<g class="dots f%d" data-n="%d">`, m.run, len(m.pts))
+		for _, pt := range m.pts {
+			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="%g"/>`, p.sx(pt[0]), p.sy(min(pt[1], p.y1)), dotRadius)
+		}
+		b.WriteString("</g>")
+	case markArea:
+		fmt.Fprintf(b, `<path class="area s%d f%d" data-n="%d"%s d="%s"/>`, m.run, m.run, len(m.pts), dash, p.path(m.pts, true))
+	default:
+		fmt.Fprintf(b, `<path class="line s%d" data-n="%d"%s d="%s"/>`, m.run, len(m.pts), dash, p.path(m.pts, false))
+	}
+}
+
+// path is the SVG path through pts; closed down to the x axis for an area.
+func (p *plot) path(pts [][2]float64, area bool) string {
+	var b strings.Builder
+	for i, pt := range pts {
+		cmd := "L"
+		if i == 0 {
+			cmd = "M"
+			if area {
+				fmt.Fprintf(&b, "M%.1f %.1f", p.sx(pt[0]), p.sy(p.y0))
+				cmd = "L"
+			}
+		}
+		fmt.Fprintf(&b, "%s%.1f %.1f", cmd, p.sx(pt[0]), p.sy(min(pt[1], p.y1)))
+	}
+	if area && len(pts) > 0 {
+		fmt.Fprintf(&b, "L%.1f %.1fZ", p.sx(pts[len(pts)-1][0]), p.sy(p.y0))
+	}
+	return b.String()
+}
+
+// legend writes a swatch and label per labelled mark along the top.
+func (p *plot) legend(b *strings.Builder) {
+	x := padL
+	for _, m := range p.marks {
+		if m.label == "" {
+			continue
+		}
+		dash := ""
+		if m.dashed {
+			dash = ` stroke-dasharray="6 4"`
+		}
+		fmt.Fprintf(b, `<line class="line s%d" x1="%.1f" y1="%g" x2="%.1f" y2="%g"%s/>`, m.run, x, legendY, x+legendSwatch, legendY, dash)
+		fmt.Fprintf(b, `<text class="legend" x="%.1f" y="%g">%s</text>`, x+legendSwatch+5, legendY+4, html.EscapeString(m.label))
+		x += legendSwatch + 16 + 6.2*float64(len([]rune(m.label)))
+	}
+}
+
+// niceTicks returns about n round values (1, 2 or 5 × 10^k apart) covering [lo, hi].
+func niceTicks(lo, hi float64, n int) []float64 {
+	span := hi - lo
+	if span <= 0 || math.IsNaN(span) || math.IsInf(span, 0) {
+		return []float64{lo}
+	}
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, f := range []float64{1, 2, 5, 10} {
+		if f*mag >= raw {
+			step = f * mag
+			break
+		}
+	}
+	var out []float64
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		out = append(out, math.Round(v/step)*step)
+	}
+	return out
+}
+
+// tickLabel prints a tick value compactly: 0.25, 10, 1.5k.
+func tickLabel(v float64) string {
+	if math.Abs(v) >= 10000 {
+		return strconv.FormatFloat(v/1000, 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
+}
