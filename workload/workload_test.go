@@ -46,7 +46,7 @@ func TestSyntheticExactLengths(t *testing.T) {
 		}
 	}
 	if calls.Load() > 50*20 {
-		t.Errorf("%d tokenizer calls for 50 prompts: the search is too slow", calls)
+		t.Errorf("%d tokenizer calls for 50 prompts: the search is too slow", calls.Load())
 	}
 }
 
