@@ -89,6 +89,10 @@ func probeReady(ctx context.Context, t Target) error {
 	if err != nil || status == http.StatusOK {
 		return err
 	}
+	// Triton serves neither: its readiness is part of the KServe v2 protocol
+	if st, err := get(pctx, t, "/v2/health/ready"); err == nil && st == http.StatusOK {
+		return nil
+	}
 	return fmt.Errorf("GET /health: HTTP 404, GET /v1/models: HTTP %d", status)
 }
 
@@ -122,11 +126,12 @@ func seconds(d time.Duration) string {
 
 // Tokenize returns the number of tokens the server's tokenizer makes of text, without
 // special tokens (no BOS), so that prompt lengths mean the same on every server. It speaks
-// both dialects in one body: vLLM/SGLang read "prompt" and "add_special_tokens", llama.cpp
-// reads "content" and "add_special". The answer is "count" (vLLM) or the length of "tokens"
-// (both). A server without the endpoint (404, 405, 501) gives ErrNoTokenizer.
+// every dialect in one body: vLLM/SGLang read "prompt" and "add_special_tokens", llama.cpp
+// reads "content" and "add_special", TGI reads "inputs". The answer is "count" (vLLM), the
+// length of "tokens" (vLLM, SGLang, llama.cpp), or a bare array of token objects (TGI). A
+// server without the endpoint (404, 405, 501) gives ErrNoTokenizer (Ollama has none).
 func Tokenize(ctx context.Context, t Target, model, text string) (int, error) {
-	m := map[string]any{"prompt": text, "content": text, "add_special": false, "add_special_tokens": false}
+	m := map[string]any{"prompt": text, "content": text, "inputs": text, "add_special": false, "add_special_tokens": false}
 	if model != "" {
 		m["model"] = model
 	}
@@ -134,17 +139,25 @@ func Tokenize(ctx context.Context, t Target, model, text string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var out struct {
-		Count  *int              `json:"count"`
-		Tokens []json.RawMessage `json:"tokens"` // ints, or objects when pieces are asked for
-	}
-	err = postJSON(ctx, t, "/tokenize", body, &out)
+	var raw json.RawMessage
+	err = postJSON(ctx, t, "/tokenize", body, &raw)
 	var ce *Error
 	if errors.As(err, &ce) && (ce.Status == 404 || ce.Status == 405 || ce.Status == 501) {
 		return 0, ErrNoTokenizer
 	}
 	if err != nil {
 		return 0, fmt.Errorf("tokenize: %w", err)
+	}
+	var list []json.RawMessage // TGI: [{"id":..,"text":..,"start":..,"stop":..}, ...]
+	if json.Unmarshal(raw, &list) == nil {
+		return len(list), nil
+	}
+	var out struct {
+		Count  *int              `json:"count"`
+		Tokens []json.RawMessage `json:"tokens"` // ints, or objects when pieces are asked for
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return 0, fmt.Errorf("tokenize: decode answer: %w", err)
 	}
 	if out.Count != nil {
 		return *out.Count, nil

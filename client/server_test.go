@@ -58,6 +58,7 @@ func TestTokenize(t *testing.T) {
 		{"llama.cpp", 200, `{"tokens":[577,444]}`, 2, nil},
 		{"pieces", 200, `{"tokens":[{"id":1,"piece":"a"}]}`, 1, nil},
 		{"empty", 200, `{"tokens":[]}`, 0, nil},
+		{"tgi", 200, `[{"id":1,"text":"hi","start":0,"stop":2},{"id":2,"text":" there","start":2,"stop":8}]`, 2, nil},
 		{"absent", 404, `Not Found`, 0, ErrNoTokenizer},
 		{"method", 405, ``, 0, ErrNoTokenizer},
 		{"not implemented", 501, `{"error":{"message":"no tokenizer"}}`, 0, ErrNoTokenizer},
@@ -75,7 +76,7 @@ func TestTokenize(t *testing.T) {
 			if n != tc.want || err != tc.err {
 				t.Fatalf("Tokenize = %d, %v; want %d, %v", n, err, tc.want, tc.err)
 			}
-			const want = `POST /tokenize {"add_special":false,"add_special_tokens":false,"content":"hi there","model":"m","prompt":"hi there"}`
+			const want = `POST /tokenize {"add_special":false,"add_special_tokens":false,"content":"hi there","inputs":"hi there","model":"m","prompt":"hi there"}`
 			if body != want {
 				t.Errorf("request %s\nwant    %s", body, want)
 			}

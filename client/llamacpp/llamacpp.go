@@ -1,0 +1,158 @@
+// Package llamacpp is the backend for llama.cpp's native completion API: POST /completion
+// with "n_predict", an SSE stream of
+//
+//	data: {"content":" the","tokens":[356],"stop":false,"tokens_predicted":2,"tokens_evaluated":3}
+//
+// Each event lists the token ids it carries, so per-event token counts are exact (several
+// under speculative decoding). The final event has "stop": true, the counts
+// (tokens_evaluated includes the BOS token) and llama.cpp's own "timings", reported as
+// server figures "timings.<key>" exactly as the OpenAI backend reports them. No [DONE].
+package llamacpp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"time"
+
+	"servebench/client"
+	"servebench/client/sse"
+)
+
+// API is the name accepted by New.
+const API = "llamacpp"
+
+// Backend sends requests to llama.cpp's /completion. It is safe for concurrent use; set its
+// fields before the first Do.
+type Backend struct {
+	// IdleTimeout aborts a request, as class timeout, when no bytes arrive for this long.
+	IdleTimeout time.Duration
+
+	target client.Target
+}
+
+var _ client.Backend = (*Backend)(nil)
+
+// New returns a backend on target t.
+func New(t client.Target) (*Backend, error) {
+	if u, err := url.Parse(t.URL("/")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llamacpp: base URL %q: want http://host[:port] or https://host[:port]", t.Redact(t.BaseURL))
+	}
+	return &Backend{target: t}, nil
+}
+
+// Do sends req and streams the answer to obs; see client.Exchange.
+func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observer) error {
+	body, err := body(req)
+	if err != nil {
+		return err
+	}
+	x := client.Exchange{Target: b.target, Path: "/completion", Body: body, Accept: "text/event-stream",
+		IdleTimeout: b.IdleTimeout, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
+			return client.ReadEvents(ctx, b.target, sse.NewReader(r), &decoder{}, o)
+		}}
+	return x.Do(ctx, obs)
+}
+
+// body builds the request: n_predict caps the output, ignore_eos makes it exact.
+func body(req *client.Request) ([]byte, error) {
+	m := map[string]any{"prompt": client.PromptText(req), "stream": true}
+	if req.Model != "" {
+		m["model"] = req.Model // ignored by a single-model server, used by llama-swap style routers
+	}
+	if n := req.OutputTokens; n > 0 {
+		m["n_predict"] = n
+		if req.FixedOutput {
+			m["ignore_eos"] = true
+		}
+	}
+	if s := req.Sampling; s.Temperature != nil {
+		m["temperature"] = *s.Temperature
+	}
+	if s := req.Sampling; s.TopP != nil {
+		m["top_p"] = *s.TopP
+	}
+	for k, v := range req.Sampling.ExtraBody {
+		m[k] = v
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("llamacpp: encode request %d: %w", req.ID, err)
+	}
+	return b, nil
+}
+
+// event is one stream event.
+type event struct {
+	Content         string             `json:"content"`
+	Tokens          *[]json.RawMessage `json:"tokens"`
+	Stop            bool               `json:"stop"`
+	TokensPredicted int                `json:"tokens_predicted"`
+	TokensEvaluated int                `json:"tokens_evaluated"`
+	Timings         map[string]any     `json:"timings"`
+	Error           json.RawMessage    `json:"error"`
+}
+
+// decoder implements client.EventDecoder for one stream.
+type decoder struct {
+	events    int
+	pending   int // tokens of events that carried no text yet (a UTF-8 character cut in two)
+	predicted int // tokens_predicted of the last event
+	done      bool
+}
+
+// Event implements client.EventDecoder.
+func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
+	d.events++
+	var ev event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return false, client.DecodeError(d.events, err, data)
+	}
+	if e := client.ErrorPayload(ev.Error, data); e != nil {
+		return false, e
+	}
+	o.Choice()
+	// tokens listed by this event; older servers list none, then the growth of the running
+	// tokens_predicted says it
+	n := 0
+	if ev.Tokens != nil {
+		n = len(*ev.Tokens)
+	} else if ev.TokensPredicted > d.predicted {
+		n = ev.TokensPredicted - d.predicted
+	}
+	d.predicted = max(d.predicted, ev.TokensPredicted)
+	d.pending += n
+	if ev.Content != "" {
+		o.Content(d.pending)
+		d.pending = 0
+	}
+	if !ev.Stop {
+		return false, nil
+	}
+	d.done = true
+	if ev.TokensPredicted > 0 || ev.TokensEvaluated > 0 {
+		o.Usage(ev.TokensEvaluated, ev.TokensPredicted)
+	}
+	reportTimings(ev.Timings, o)
+	return true, nil
+}
+
+// reportTimings passes on every numeric field of "timings", in key order.
+func reportTimings(t map[string]any, o client.Observer) {
+	keys := make([]string, 0, len(t))
+	for k, v := range t {
+		if _, ok := v.(float64); ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		o.Server("timings."+k, t[k].(float64))
+	}
+}
+
+// Finished implements client.EventDecoder: only "stop": true ends a stream cleanly.
+func (d *decoder) Finished() bool { return d.done }

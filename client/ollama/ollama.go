@@ -1,0 +1,165 @@
+// Package ollama is the backend for Ollama's native API: POST /api/generate (prompt) and
+// POST /api/chat (messages), streamed as NDJSON, one JSON object per line.
+//
+// Ollama's final object ("done": true) carries its own figures: prompt_eval_count and
+// eval_count (the token counts, reported as usage) and durations in nanoseconds
+// (total_duration, load_duration, prompt_eval_duration, eval_duration), reported as server
+// figures in milliseconds so they can be checked against our own stamps.
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"servebench/client"
+	"servebench/client/ndjson"
+)
+
+// API names accepted by New.
+const (
+	APIGenerate = "ollama"      // POST /api/generate with "prompt"
+	APIChat     = "ollama-chat" // POST /api/chat with "messages"
+)
+
+// Backend sends requests to Ollama's native API. It is safe for concurrent use; set its
+// fields before the first Do.
+type Backend struct {
+	// IdleTimeout aborts a request, as class timeout, when no bytes arrive for this long.
+	IdleTimeout time.Duration
+
+	target client.Target
+	chat   bool
+}
+
+var _ client.Backend = (*Backend)(nil)
+
+// New returns a backend for api (APIGenerate or APIChat) on target t.
+func New(t client.Target, api string) (*Backend, error) {
+	if api != APIGenerate && api != APIChat {
+		return nil, fmt.Errorf("ollama: unknown api %q (want %s or %s)", api, APIGenerate, APIChat)
+	}
+	if u, err := url.Parse(t.URL("/")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("ollama: base URL %q: want http://host[:port] or https://host[:port]", t.Redact(t.BaseURL))
+	}
+	return &Backend{target: t, chat: api == APIChat}, nil
+}
+
+// Do sends req and streams the answer to obs; see client.Exchange.
+func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observer) error {
+	body, err := b.body(req)
+	if err != nil {
+		return err
+	}
+	path := "/api/generate"
+	if b.chat {
+		path = "/api/chat"
+	}
+	x := client.Exchange{Target: b.target, Path: path, Body: body, Accept: "application/x-ndjson",
+		IdleTimeout: b.IdleTimeout, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
+			return client.ReadEvents(ctx, b.target, ndjson.NewReader(r), &decoder{}, o)
+		}}
+	return x.Do(ctx, obs)
+}
+
+// body builds the request. Ollama has no ignore_eos; num_predict caps the output, so a
+// fixed-output workload gets at most (usually exactly, for long answers) OutputTokens.
+func (b *Backend) body(req *client.Request) ([]byte, error) {
+	opts := map[string]any{}
+	if req.OutputTokens > 0 {
+		opts["num_predict"] = req.OutputTokens
+	}
+	if s := req.Sampling; s.Temperature != nil {
+		opts["temperature"] = *s.Temperature
+	}
+	if s := req.Sampling; s.TopP != nil {
+		opts["top_p"] = *s.TopP
+	}
+	m := map[string]any{"model": req.Model, "stream": true, "options": opts}
+	if b.chat {
+		m["messages"] = chatMessages(req)
+	} else {
+		m["prompt"] = client.PromptText(req)
+	}
+	for k, v := range req.Sampling.ExtraBody {
+		m[k] = v
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("ollama: encode request %d: %w", req.ID, err)
+	}
+	return body, nil
+}
+
+func chatMessages(req *client.Request) any {
+	if len(req.Messages) > 0 || req.Prompt == "" {
+		return req.Messages
+	}
+	return []map[string]string{{"role": "user", "content": req.Prompt}}
+}
+
+// object is one line of the stream.
+type object struct {
+	Response string `json:"response"` // /api/generate
+	Thinking string `json:"thinking"` // /api/generate with think
+	Message  struct {
+		Content  string `json:"content"`
+		Thinking string `json:"thinking"`
+	} `json:"message"` // /api/chat
+	Done               bool            `json:"done"`
+	Error              json.RawMessage `json:"error"`
+	PromptEvalCount    int             `json:"prompt_eval_count"`
+	EvalCount          int             `json:"eval_count"`
+	TotalDuration      int64           `json:"total_duration"`
+	LoadDuration       int64           `json:"load_duration"`
+	PromptEvalDuration int64           `json:"prompt_eval_duration"`
+	EvalDuration       int64           `json:"eval_duration"`
+}
+
+// decoder implements client.EventDecoder for one stream.
+type decoder struct {
+	events int
+	done   bool
+}
+
+// Event implements client.EventDecoder. Every object before the final one is a generation
+// step; it carries text (Content with an unknown token count: Ollama does not say) or, for a
+// chat's first step, nothing at all.
+func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
+	d.events++
+	var obj object
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return false, client.DecodeError(d.events, err, data)
+	}
+	if e := client.ErrorPayload(obj.Error, data); e != nil {
+		return false, e
+	}
+	text := obj.Response != "" || obj.Thinking != "" || obj.Message.Content != "" || obj.Message.Thinking != ""
+	if !obj.Done || text {
+		o.Choice()
+	}
+	if text {
+		o.Content(0)
+	}
+	if !obj.Done {
+		return false, nil
+	}
+	d.done = true
+	if obj.PromptEvalCount > 0 || obj.EvalCount > 0 {
+		o.Usage(obj.PromptEvalCount, obj.EvalCount)
+	}
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	o.Server("ollama.eval_count", float64(obj.EvalCount))
+	o.Server("ollama.eval_duration_ms", ms(obj.EvalDuration))
+	o.Server("ollama.load_duration_ms", ms(obj.LoadDuration))
+	o.Server("ollama.prompt_eval_count", float64(obj.PromptEvalCount))
+	o.Server("ollama.prompt_eval_duration_ms", ms(obj.PromptEvalDuration))
+	o.Server("ollama.total_duration_ms", ms(obj.TotalDuration))
+	return true, nil
+}
+
+// Finished implements client.EventDecoder: only the final object ends a stream cleanly.
+func (d *decoder) Finished() bool { return d.done }

@@ -1,0 +1,126 @@
+// Package tgi is the backend for Hugging Face Text Generation Inference's native API:
+// POST /generate_stream, an SSE stream with one token object per event:
+//
+//	data:{"index":1,"token":{"id":1820,"text":" the","logprob":-0.4,"special":false},"generated_text":null,"details":null}
+//
+// Because every event names its token, the per-event token count is known exactly (1, or 0
+// for a special token such as end-of-sequence, which carries no text). The last event has
+// "generated_text" and "details" with generated_tokens (and input_length on TGI >= 2), which
+// are reported as usage. TGI sends no [DONE].
+package tgi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"servebench/client"
+	"servebench/client/sse"
+)
+
+// API is the name accepted by New.
+const API = "tgi"
+
+// Backend sends requests to TGI's /generate_stream. It is safe for concurrent use; set its
+// fields before the first Do.
+type Backend struct {
+	// IdleTimeout aborts a request, as class timeout, when no bytes arrive for this long.
+	IdleTimeout time.Duration
+
+	target client.Target
+}
+
+var _ client.Backend = (*Backend)(nil)
+
+// New returns a backend on target t.
+func New(t client.Target) (*Backend, error) {
+	if u, err := url.Parse(t.URL("/")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("tgi: base URL %q: want http://host[:port] or https://host[:port]", t.Redact(t.BaseURL))
+	}
+	return &Backend{target: t}, nil
+}
+
+// Do sends req and streams the answer to obs; see client.Exchange.
+func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observer) error {
+	body, err := body(req)
+	if err != nil {
+		return err
+	}
+	x := client.Exchange{Target: b.target, Path: "/generate_stream", Body: body, Accept: "text/event-stream",
+		IdleTimeout: b.IdleTimeout, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
+			return client.ReadEvents(ctx, b.target, sse.NewReader(r), &decoder{}, o)
+		}}
+	return x.Do(ctx, obs)
+}
+
+// body builds the request. TGI has no ignore_eos or min_tokens: a fixed-output workload is
+// capped by max_new_tokens only. "details" asks for the final token counts.
+func body(req *client.Request) ([]byte, error) {
+	p := map[string]any{"details": true}
+	if req.OutputTokens > 0 {
+		p["max_new_tokens"] = req.OutputTokens
+	}
+	if s := req.Sampling; s.Temperature != nil {
+		p["temperature"] = *s.Temperature
+	}
+	if s := req.Sampling; s.TopP != nil {
+		p["top_p"] = *s.TopP
+	}
+	for k, v := range req.Sampling.ExtraBody { // TGI keeps sampling inside "parameters"
+		p[k] = v
+	}
+	b, err := json.Marshal(map[string]any{"inputs": client.PromptText(req), "parameters": p, "stream": true})
+	if err != nil {
+		return nil, fmt.Errorf("tgi: encode request %d: %w", req.ID, err)
+	}
+	return b, nil
+}
+
+// event is one stream event.
+type event struct {
+	Token *struct {
+		Text    string `json:"text"`
+		Special bool   `json:"special"`
+	} `json:"token"`
+	GeneratedText *string `json:"generated_text"`
+	Details       *struct {
+		GeneratedTokens int `json:"generated_tokens"`
+		InputLength     int `json:"input_length"`
+	} `json:"details"`
+	Error json.RawMessage `json:"error"`
+}
+
+// decoder implements client.EventDecoder for one stream.
+type decoder struct {
+	events int
+	done   bool
+}
+
+// Event implements client.EventDecoder.
+func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
+	d.events++
+	var ev event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return false, client.DecodeError(d.events, err, data)
+	}
+	if e := client.ErrorPayload(ev.Error, data); e != nil {
+		return false, e
+	}
+	if ev.Token != nil {
+		o.Choice()
+		if !ev.Token.Special && ev.Token.Text != "" {
+			o.Content(1) // one token object per event: the count is exact
+		}
+	}
+	if ev.Details != nil && ev.Details.GeneratedTokens > 0 {
+		o.Usage(ev.Details.InputLength, ev.Details.GeneratedTokens)
+	}
+	d.done = ev.GeneratedText != nil || ev.Details != nil
+	return d.done, nil
+}
+
+// Finished implements client.EventDecoder.
+func (d *decoder) Finished() bool { return d.done }

@@ -1,0 +1,55 @@
+package tgi
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"servebench/client"
+	"servebench/client/clienttest"
+	"servebench/workload"
+)
+
+func request() *client.Request {
+	return &client.Request{Model: "m", Request: &workload.Request{ID: 1, Prompt: "Hello", OutputTokens: 5}}
+}
+
+// TestTranscripts replays TGI streams: one token object per event gives a count of exactly 1
+// per content event; an empty-text token (a UTF-8 character cut in two) and the special EOS
+// token are not content; the details carry the final counts.
+func TestTranscripts(t *testing.T) {
+	for _, tc := range []struct {
+		file, class string
+		want        []string
+	}{
+		{"tgi-3.0-generate-stream.sse", "", []string{"dispatch", "headers 200", "event choice content 1 ×2", "event choice", "event choice content 1", "event choice usage 6/5 done"}},
+		{"tgi-error-event.sse", "stream_error_event", []string{"dispatch", "headers 200", "event choice content 1", "event"}},
+		{"cut-mid-event.sse", "truncated", nil},
+	} {
+		for _, chunk := range []int{0, 5} {
+			srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, tc.file), Chunk: chunk})
+			b, _ := New(srv.Target())
+			rec := &clienttest.Recorder{}
+			err := b.Do(context.Background(), request(), rec)
+			if got := clienttest.Class(t, err); got != tc.class {
+				t.Errorf("%s/%d: class %q (%v), want %q", tc.file, chunk, got, err, tc.class)
+			}
+			if got := rec.Events(); tc.want != nil && strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("%s/%d:\n%s\nwant\n%s", tc.file, chunk, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		}
+	}
+}
+
+func TestBody(t *testing.T) {
+	srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "tgi-3.0-generate-stream.sse")})
+	b, _ := New(srv.Target())
+	if err := b.Do(context.Background(), request(), &clienttest.Recorder{}); err != nil {
+		t.Fatal(err)
+	}
+	seen := <-srv.Req
+	p, _ := seen.Body["parameters"].(map[string]any)
+	if seen.Path != "POST /generate_stream" || seen.Body["inputs"] != "Hello" || p["max_new_tokens"] != 5.0 || p["details"] != true {
+		t.Errorf("%s %v", seen.Path, seen.Body)
+	}
+}
