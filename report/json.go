@@ -92,6 +92,7 @@ func jsonRun(o *object, s *metrics.Summary) {
 	o.set("total_output_tokens", s.OutputTokens)
 	o.set("request_throughput", s.RequestThroughput)
 	o.set("request_goodput", s.RequestGoodput)
+	o.set("slo_attainment_pct", pct(s.SLOAttainment)) // share of measured requests meeting every SLO
 	o.set("output_throughput", s.OutputThroughput)
 	o.set("total_token_throughput", s.TotalTokenThroughput)
 	o.set("max_output_tokens_per_s", s.PeakOutputTokensPerS)
@@ -213,3 +214,12 @@ func meanOrNil(st metrics.Stat) *float64 {
 func pctName(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
 
 func ptr[T any](v T) *T { return &v }
+
+// pct converts a share to percent, keeping nil (undefined) as nil.
+func pct(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	p := 100 * *v
+	return &p
+}

@@ -139,6 +139,7 @@ func textRequests(b *strings.Builder, s *metrics.Summary) {
 	if s.SLO.Any() {
 		line(b, "goodput", "%s req/s   %d of %d met %s",
 			optf(s.RequestGoodput, 2), s.GoodRequests, s.Completed, s.SLO)
+		line(b, "attainment", "%s of measured requests met every SLO (failed ones count as misses)", optPct(s.SLOAttainment))
 	}
 	line(b, "tokens", "input %d (sources: %s), output %d (sources: %s)",
 		s.InputTokens, sources(s.PromptTokenSources), s.OutputTokens, sources(s.OutputTokenSources))
@@ -202,4 +203,12 @@ func optf(v *float64, prec int) string {
 		return dash
 	}
 	return fmt.Sprintf("%.*f", prec, *v)
+}
+
+// optPct formats a share as a percentage, or a dash when undefined.
+func optPct(v *float64) string {
+	if v == nil {
+		return dash
+	}
+	return fmt.Sprintf("%.2f%%", 100**v)
 }

@@ -1,0 +1,125 @@
+// Package compare judges a candidate run against a baseline: first whether the two were made
+// under the same conditions (package conditions), then, metric by metric, whether the
+// candidate differs by more than chance, and finally a verdict a CI pipeline can gate on.
+//
+// Statistics policy (benchstat's, STYLE.md 7): with several runs per side, the run-level values
+// of a metric (one TTFT p50 per run ...) are compared with a Mann-Whitney U test and summarised
+// by their median with a distribution-free confidence interval (golang.org/x/perf/benchmath).
+// With one run on either side no such test exists: requests of one run are not independent
+// (they share batches and queues), so a test treating them as independent samples would be
+// far too confident. We then use a block bootstrap over time windows, which keeps the
+// correlation of requests close in time inside each resampled block, and say that the
+// confidence is low.
+package compare
+
+import (
+	"math"
+	"slices"
+
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// Side is one records file (or one set of runs) being compared: accumulate it record by
+// record with Add, like a metrics.Accumulator. Records are split by their Run index; every run
+// gets its own Accumulator, because run-level figures (throughput, percentiles) of pooled runs
+// would mix the gaps between runs into the window.
+type Side struct {
+	Header *record.Header
+	opt    metrics.Options
+	runs   map[int]*runData
+}
+
+// runData is one run's accumulator and, for the bootstrap, its completed requests' figures.
+type runData struct {
+	acc  *metrics.Accumulator
+	reqs []obs
+}
+
+// obs is what the bootstrap needs of one measured request. Latencies are ns; NaN = undefined.
+type obs struct {
+	sent, end       int64
+	ok, good        bool
+	ttft, tpot, e2e float64
+	gaps            []float64 // ITL (chunk): the gaps between consecutive content events
+	out             int       // output tokens (completed requests)
+}
+
+// NewSide starts a side with the records file's header. opt sets the SLOs for goodput.
+func NewSide(h *record.Header, opt metrics.Options) *Side {
+	return &Side{Header: h, opt: opt, runs: map[int]*runData{}}
+}
+
+// Add adds one record. The record may be reused by the caller afterwards.
+func (s *Side) Add(r *record.Record) {
+	rd := s.runs[r.Run]
+	if rd == nil {
+		rd = &runData{acc: metrics.NewAccumulator(s.opt)}
+		rd.acc.SetHeader(s.Header)
+		s.runs[r.Run] = rd
+	}
+	rd.acc.Add(r)
+	if !r.Measured() {
+		return
+	}
+	sent, end, ok := metrics.Span(r)
+	if !ok {
+		return
+	}
+	o := obs{sent: sent, end: end, ok: r.OK(), ttft: math.NaN(), tpot: math.NaN(), e2e: math.NaN()}
+	if o.ok {
+		m := metrics.PerRequest(r)
+		o.ttft, o.tpot, o.e2e = opt(m.TTFT), opt(m.TPOT), opt(m.E2E)
+		o.out = m.OutputTokens
+		o.good = s.meetsSLO(m)
+		// ITL (chunk) = the gaps between consecutive content events (METRICS.md)
+		for i := 1; i < len(r.Events); i++ {
+			o.gaps = append(o.gaps, float64(r.Events[i].T-r.Events[i-1].T))
+		}
+	}
+	rd.reqs = append(rd.reqs, o)
+}
+
+func opt(o metrics.Opt) float64 {
+	if !o.OK {
+		return math.NaN()
+	}
+	return o.V
+}
+
+// meetsSLO applies the goodput objectives to one completed request, by the rules of
+// metrics.SLO (inclusive thresholds; TTFT and E2E must exist; TPOT and ITL vacuous without).
+func (s *Side) meetsSLO(m metrics.RequestMetrics) bool {
+	slo := s.opt.SLO
+	within := func(o metrics.Opt, limit int64, vacuous bool) bool {
+		if limit <= 0 {
+			return true
+		}
+		if !o.OK {
+			return vacuous
+		}
+		return o.V <= float64(limit)
+	}
+	return within(m.TTFT, int64(slo.TTFT), false) && within(m.TPOT, int64(slo.TPOT), true) &&
+		within(m.ITLMax, int64(slo.ITL), true) && within(m.E2E, int64(slo.E2E), false)
+}
+
+// RunSummary is one run's summary with its Run index.
+type RunSummary struct {
+	Run     int
+	Summary *metrics.Summary
+}
+
+// Runs returns every run's summary, in Run order.
+func (s *Side) Runs() []RunSummary {
+	idx := make([]int, 0, len(s.runs))
+	for i := range s.runs {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	out := make([]RunSummary, len(idx))
+	for i, r := range idx {
+		out[i] = RunSummary{Run: r, Summary: s.runs[r].acc.Summary()}
+	}
+	return out
+}

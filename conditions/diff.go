@@ -1,0 +1,128 @@
+package conditions
+
+import (
+	"slices"
+	"strings"
+
+	"servebench/record"
+)
+
+// Kinds of difference between a baseline's conditions and a candidate's.
+const (
+	// KindBlocking makes the runs not comparable: the workload, load, sampling, model,
+	// hardware, server version, flags or a declared condition moved.
+	KindBlocking = "blocking"
+	// KindExpected is a blocking difference the user named with --expect-change.
+	KindExpected = "expected"
+	// KindInfo is worth knowing but does not decide comparability: the client machine, the
+	// simulator's speed parameters (sim.*, which stand for the server's own performance).
+	KindInfo = "info"
+	// KindUnknown means one side could not tell; the reader must judge.
+	KindUnknown = "unknown"
+)
+
+// Difference is one condition whose value differs between base and candidate.
+type Difference struct {
+	Key        string
+	Base, Cand record.Condition // Source is Unknown (and Value "") on a side that lacks the key
+	Kind       string
+}
+
+// infoGroups are the key groups that never make runs incomparable.
+var infoGroups = []string{"client.", "sim."}
+
+// Blocking reports whether a difference in key makes two runs not comparable. Everything a
+// server, model, workload or load is made of blocks; so do user-declared keys of any name
+// (they were declared because they must stay fixed). Only the client side and the simulator's
+// speed parameters are informative.
+func Blocking(key string) bool {
+	for _, g := range infoGroups {
+		if strings.HasPrefix(key, g) {
+			return false
+		}
+	}
+	return true
+}
+
+// Diff lists every condition that differs, in key order. expect names the changes the user
+// meant to make (--expect-change): a key matches when it equals an expected name, lies under
+// it (gpu matches gpu.name), or ends with it (output_tokens matches workload.output_tokens).
+// The workload hash follows from the workload's settings, so its difference is expected too
+// when a workload.*, sampling.* or load.* difference is.
+func Diff(base, cand []record.Condition, expect []string) []Difference {
+	b, c := Merge(base), Merge(cand)
+	keys := map[string]bool{}
+	for _, x := range append(append(Set{}, b...), c...) {
+		keys[x.Key] = true
+	}
+	var out []Difference
+	for k := range keys {
+		bc, bok := b.Get(k)
+		cc, cok := c.Get(k)
+		if !bok {
+			bc = record.Condition{Key: k, Source: Unknown}
+		}
+		if !cok {
+			cc = record.Condition{Key: k, Source: Unknown}
+		}
+		if bc.Value == cc.Value {
+			continue
+		}
+		d := Difference{Key: k, Base: bc, Cand: cc, Kind: KindBlocking}
+		switch {
+		case !Blocking(k):
+			d.Kind = KindInfo
+		case bc.Value == "" || cc.Value == "":
+			d.Kind = KindUnknown
+		case Matches(k, expect):
+			d.Kind = KindExpected
+		}
+		out = append(out, d)
+	}
+	sortDiffs(out)
+	explainHash(out)
+	return out
+}
+
+// explainHash marks a workload hash difference expected when a workload-defining difference
+// is expected.
+func explainHash(ds []Difference) {
+	explained := false
+	for _, d := range ds {
+		if d.Kind == KindExpected && d.Key != WorkloadHash && hasAnyPrefix(d.Key, "workload.", "sampling.", "load.") {
+			explained = true
+		}
+	}
+	for i := range ds {
+		if ds[i].Key == WorkloadHash && ds[i].Kind == KindBlocking && explained {
+			ds[i].Kind = KindExpected
+		}
+	}
+}
+
+// Matches reports whether key is named by one of the expected names (see Diff).
+func Matches(key string, expect []string) bool {
+	for _, e := range expect {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if key == e || strings.HasPrefix(key, e+".") || strings.HasSuffix(key, "."+e) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAnyPrefix(s string, ps ...string) bool {
+	for _, p := range ps {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortDiffs(ds []Difference) {
+	slices.SortFunc(ds, func(a, b Difference) int { return strings.Compare(a.Key, b.Key) })
+}

@@ -1,0 +1,65 @@
+package conditions
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"servebench/record"
+)
+
+func c(k, v, src string) record.Condition { return record.Condition{Key: k, Value: v, Source: src} }
+
+func TestDiffKinds(t *testing.T) {
+	base := []record.Condition{c(WorkloadHash, "a", Detected), c("workload.output_tokens", "16", Detected),
+		c("sim.itl", "20ms", Detected), c(GPUName, "L4", Declared), c(ClientCPU, "x", Detected), c(ServerVer, "", Unknown)}
+	cand := []record.Condition{c(WorkloadHash, "b", Detected), c("workload.output_tokens", "32", Detected),
+		c("sim.itl", "25ms", Detected), c(GPUName, "L4", Declared), c(ClientCPU, "y", Detected), c(ServerVer, "1.0", Detected)}
+	kinds := func(expect ...string) map[string]string {
+		m := map[string]string{}
+		for _, d := range Diff(base, cand, expect) {
+			m[d.Key] = d.Kind
+		}
+		return m
+	}
+	got := kinds()
+	want := map[string]string{WorkloadHash: KindBlocking, "workload.output_tokens": KindBlocking, "sim.itl": KindInfo,
+		ClientCPU: KindInfo, ServerVer: KindUnknown}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: kind %q, want %q", k, got[k], v)
+		}
+	}
+	if _, ok := got[GPUName]; ok {
+		t.Errorf("equal gpu.name listed as a difference")
+	}
+	// naming the length change explains the hash change that follows from it
+	got = kinds("output_tokens")
+	if got["workload.output_tokens"] != KindExpected || got[WorkloadHash] != KindExpected {
+		t.Errorf("with --expect-change output_tokens: %v", got)
+	}
+}
+
+func TestDeclared(t *testing.T) {
+	s, err := ParseDeclared([]string{"gpu.name=NVIDIA L4", "note="})
+	if err != nil || s.Value(GPUName) != "NVIDIA L4" || s[0].Source != Declared {
+		t.Fatalf("ParseDeclared: %v %v", s, err)
+	}
+	if n, _ := s.Get("note"); n.Source != Unknown {
+		t.Errorf("empty declared value: source %q, want unknown", n.Source)
+	}
+	if _, err := ParseDeclared([]string{"novalue"}); err == nil {
+		t.Error("key without = accepted")
+	}
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(p, []byte("gpu:\n  name: H100\n  driver: \"550.54\"\nserver.flag.tp: 2\n"), 0o644)
+	f, err := LoadFile(p)
+	if err != nil || f.Value(GPUDriver) != "550.54" || f.Value(GPUName) != "H100" || f.Value("server.flag.tp") != "2" {
+		t.Errorf("LoadFile: %v %v", f, err)
+	}
+	// a failed probe's unknown never erases a value; a declaration wins over detection
+	m := Merge(Set{c(GPUName, "A", Detected)}, Set{c(GPUName, "", Unknown)}, Set{c(GPUName, "B", Declared)})
+	if m.Value(GPUName) != "B" {
+		t.Errorf("merge: %v", m)
+	}
+}

@@ -1,0 +1,64 @@
+package conditions
+
+import (
+	"time"
+
+	"servebench/record"
+)
+
+// FromHeader derives the conditions a records file's header states by itself: the workload
+// (hash, API, lengths, seed, how prompt lengths were measured), the sampling and the load.
+// They are a pure function of the header, so files written before conditions were recorded
+// can still be compared.
+func FromHeader(h *record.Header) Set {
+	var f facts
+	w := h.Workload
+	f.put(WorkloadHash, w.Hash)
+	f.put("workload.api", h.Target.API)
+	f.put("workload.source", w.Source)
+	f.put("workload.prompts", w.Count)
+	f.put("workload.seed", w.Seed)
+	f.put("workload.prompt_lengths", w.PromptLengths)
+	f.put("workload.tokenizer", w.Tokenizer)
+	c := h.Config
+	if c == nil {
+		return Set(f)
+	}
+	if w.Source == "synthetic" {
+		f.put("workload.input_tokens", c["input_tokens"])
+		f.put("workload.range_ratio", c["range_ratio"])
+	}
+	f.put("workload.output_tokens", c["output_tokens"])
+	f.put("workload.fixed_output", c["fixed_output"])
+	for _, k := range []string{"temperature", "top_p", "extra_body"} {
+		v, _ := c[k].(string)
+		if v == "" {
+			v = "server default"
+		}
+		f.put("sampling."+k, v)
+	}
+	loadConditions(&f, c)
+	return Set(f)
+}
+
+// loadConditions states the load shape: closed loop (users) or open loop (rate, arrivals,
+// cap), and the stop rule.
+func loadConditions(f *facts, c map[string]any) {
+	if rate, _ := c["rate"].(float64); rate > 0 {
+		f.put("load.mode", "open loop")
+		f.put("load.rate", rate)
+		f.put("load.arrival", c["arrival"])
+		if c["arrival"] == "gamma" {
+			f.put("load.burstiness", c["burstiness"])
+		}
+		f.put("load.max_concurrency", c["max_concurrency"])
+	} else {
+		f.put("load.mode", "closed loop")
+		f.put("load.concurrency", c["concurrency"])
+	}
+	f.put("load.requests", c["requests"])
+	if d, ok := c["duration"].(float64); ok && d > 0 {
+		f.put("load.duration", time.Duration(d).String())
+	}
+	f.put("load.warmup", c["warmup"])
+}

@@ -1,0 +1,211 @@
+package conditions
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"servebench/client"
+	"servebench/record"
+)
+
+// sglang reads /get_server_info (or /server_info in newer releases): SGLang's server
+// arguments, version and scheduler limits, and /get_model_info for the tokenizer.
+func sglang(a answers) []record.Condition {
+	var m map[string]any
+	if !a.json("/get_server_info", &m) && !a.json("/server_info", &m) {
+		return nil
+	}
+	if _, ok := m["model_path"]; !ok {
+		return nil // some other server's answer to the same path
+	}
+	var f facts
+	f.put(ServerFamily, SGLang)
+	f.put(ServerVer, m["version"])
+	f.put("model.path", m["model_path"])
+	f.put(DType, m["dtype"])
+	f.put(Quantization, orNone(m, "quantization"))
+	f.put(MaxNumSeqs, firstOf(m, "max_running_requests"))
+	f.put(KVCacheTokens, m["max_total_num_tokens"])
+	f.put(MaxNumBatchedTokens, firstOf(m, "chunked_prefill_size"))
+	f.put(MaxModelLen, m["context_length"])
+	f.putFlags(m, "tp_size", "dp_size", "kv_cache_dtype", "mem_fraction_static", "schedule_policy",
+		"attention_backend", "sampling_backend", "disable_radix_cache", "enable_torch_compile",
+		"cuda_graph_max_bs", "disable_cuda_graph", "speculative_algorithm", "max_prefill_tokens")
+	var mi map[string]any
+	if a.json("/get_model_info", &mi) {
+		f.put(Tokenizer, mi["tokenizer_path"])
+	} else {
+		f.put(Tokenizer, m["tokenizer_path"])
+	}
+	return f
+}
+
+// firstOf returns m[k], or when it is null the scheduler's own figure from
+// internal_states[0] (SGLang leaves an unset argument null and reports the value it chose there).
+func firstOf(m map[string]any, k string) any {
+	if v := m[k]; v != nil {
+		return v
+	}
+	if st, ok := m["internal_states"].([]any); ok && len(st) > 0 {
+		if s0, ok := st[0].(map[string]any); ok {
+			return s0[k]
+		}
+	}
+	return nil
+}
+
+// orNone returns m[k], or "none" when the key is present with a null value (SGLang says
+// quantization: null for an unquantised model; that is a fact, not an unknown).
+func orNone(m map[string]any, k string) any {
+	v, ok := m[k]
+	if ok && v == nil {
+		return "none"
+	}
+	return v
+}
+
+// tgi reads Text Generation Inference's /info: model, revision, dtype, batching limits,
+// version and commit.
+func tgi(a answers) []record.Condition {
+	var m map[string]any
+	if !a.json("/info", &m) {
+		return nil
+	}
+	if _, ok := m["model_id"]; !ok {
+		return nil
+	}
+	var f facts
+	f.put(ServerFamily, TGI)
+	f.put(Model, m["model_id"])
+	f.put("model.revision", m["model_sha"])
+	f.put(DType, m["model_dtype"])
+	f.put(ServerVer, m["version"])
+	f.put(ServerCommit, m["sha"])
+	f.put(MaxNumSeqs, m["max_batch_size"])
+	f.put(MaxNumBatchedTokens, m["max_batch_prefill_tokens"])
+	f.put("batching.max_batch_total_tokens", m["max_batch_total_tokens"])
+	f.put(MaxModelLen, m["max_total_tokens"])
+	f.put(Tokenizer, m["model_id"])
+	f.putFlags(m, "max_concurrent_requests", "max_input_tokens", "max_input_length", "max_waiting_tokens",
+		"waiting_served_ratio", "max_best_of", "docker_label", "model_device_type")
+	return f
+}
+
+// llamaCpp reads llama-server's /props (build, slots, model file, its quantisation) and
+// /slots (per-slot context).
+func llamaCpp(a answers) []record.Condition {
+	var p struct {
+		BuildInfo  string  `json:"build_info"`
+		TotalSlots float64 `json:"total_slots"`
+		ModelPath  string  `json:"model_path"`
+		ModelFtype string  `json:"model_ftype"`
+		Gen        struct {
+			NCtx float64 `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+	}
+	if !a.json("/props", &p) || (p.BuildInfo == "" && p.TotalSlots == 0) {
+		return nil
+	}
+	var f facts
+	f.put(ServerFamily, LlamaCpp)
+	f.put(ServerVer, p.BuildInfo)
+	f.put(MaxNumSeqs, int(p.TotalSlots))
+	f.put("model.path", p.ModelPath)
+	f.put(Quantization, p.ModelFtype)
+	f.put(Tokenizer, "gguf (model file)")
+	if p.Gen.NCtx > 0 {
+		f.put(FlagPrefix+"ctx_per_slot", int(p.Gen.NCtx))
+	}
+	var slots []struct {
+		NCtx        float64 `json:"n_ctx"`
+		Speculative bool    `json:"speculative"`
+	}
+	if a.json("/slots", &slots) && len(slots) > 0 {
+		f.put(FlagPrefix+"ctx_per_slot", int(slots[0].NCtx))
+		// a request's prompt + output must fit its slot's share of the context
+		f.put(MaxModelLen, int(slots[0].NCtx))
+		f.put(FlagPrefix+"speculative", slots[0].Speculative)
+		f.put(MaxNumSeqs, len(slots))
+	}
+	f.put(FlagPrefix+"metrics", a["/metrics"].ok)
+	return f
+}
+
+// ollama reads /api/version and /api/ps (the loaded model's details). /api/show, which needs
+// the model name, is asked afterwards by ollamaShow.
+func ollama(a answers) []record.Condition {
+	var v struct {
+		Version string `json:"version"`
+	}
+	if !a.json("/api/version", &v) || v.Version == "" {
+		return nil
+	}
+	var f facts
+	f.put(ServerFamily, Ollama)
+	f.put(ServerVer, v.Version)
+	var ps struct {
+		Models []struct {
+			Name          string        `json:"name"`
+			Details       ollamaDetails `json:"details"`
+			SizeVRAM      any           `json:"size_vram"`
+			ContextLength any           `json:"context_length"`
+		} `json:"models"`
+	}
+	if a.json("/api/ps", &ps) && len(ps.Models) > 0 {
+		m := ps.Models[0]
+		f.put(Model, m.Name)
+		m.Details.put(&f)
+		f.put(FlagPrefix+"size_vram", m.SizeVRAM)
+		f.put(FlagPrefix+"num_ctx", m.ContextLength)
+	}
+	return f
+}
+
+// ollamaDetails is the "details" object of /api/ps and /api/show.
+type ollamaDetails struct {
+	Format            string `json:"format"`
+	Family            string `json:"family"`
+	ParameterSize     string `json:"parameter_size"`
+	QuantizationLevel string `json:"quantization_level"`
+}
+
+func (d ollamaDetails) put(f *facts) {
+	f.put(Quantization, d.QuantizationLevel)
+	f.put("model.parameters", d.ParameterSize)
+	f.put("model.family", d.Family)
+	f.put("model.format", d.Format)
+}
+
+// ollamaShow asks POST /api/show for model: quantisation, parameter size, context length and
+// the Modelfile parameters (num_ctx, stop ...), which are the model's server-side flags.
+func ollamaShow(ctx context.Context, t client.Target, model string) []record.Condition {
+	if model == "" {
+		return nil
+	}
+	body, _ := json.Marshal(map[string]string{"model": model})
+	b, ok := get(ctx, t, http.MethodPost, "/api/show", body)
+	var show struct {
+		Details    ollamaDetails  `json:"details"`
+		Parameters string         `json:"parameters"`
+		ModelInfo  map[string]any `json:"model_info"`
+	}
+	if !ok || json.Unmarshal(b, &show) != nil {
+		return nil
+	}
+	var f facts
+	show.Details.put(&f)
+	for k, v := range show.ModelInfo {
+		if strings.HasSuffix(k, ".context_length") {
+			f.put("model.context_train", v)
+		}
+	}
+	f.put(Tokenizer, "gguf (model file)")
+	for _, line := range strings.Split(show.Parameters, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), " "); ok && k != "stop" {
+			f.put(FlagPrefix+k, strings.TrimSpace(v))
+		}
+	}
+	return f
+}

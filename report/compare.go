@@ -1,0 +1,206 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"servebench/compare"
+	"servebench/conditions"
+)
+
+// CompareText renders a comparison for the terminal: condition differences, one row per
+// metric (centre, interval, delta or "~", p and n), the verdict, and the warnings as numbered
+// footnotes. baseName and candName label the two sides (usually their file names).
+func CompareText(w io.Writer, r *compare.Result, baseName, candName string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "base:      %s (%s)\ncandidate: %s (%s)\n\n", baseName, cmpRuns(r.BaseRuns), candName, cmpRuns(r.CandRuns))
+	writeDifferences(&b, r.Differences)
+	writeCmpRows(&b, r)
+	fmt.Fprintf(&b, "\nverdict: %s\n", cmpVerdict(r))
+	if len(r.Warnings) > 0 {
+		b.WriteString("\nNotes:\n")
+		for i, n := range r.Warnings {
+			fmt.Fprintf(&b, "  [%d] %s\n", i+1, n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func cmpRuns(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
+var cmpKindNote = map[string]string{
+	conditions.KindBlocking: "NOT COMPARABLE: name it with --expect-change if you meant it",
+	conditions.KindExpected: "expected change",
+	conditions.KindInfo:     "noted (does not decide comparability)",
+	conditions.KindUnknown:  "unknown on one side",
+}
+
+func writeDifferences(b *strings.Builder, ds []conditions.Difference) {
+	if len(ds) == 0 {
+		b.WriteString("conditions: identical\n\n")
+		return
+	}
+	fmt.Fprintf(b, "conditions: %d %s\n", len(ds), cmpPlural(len(ds), "difference", "differences"))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  key\tbase\tcandidate\t")
+	for _, d := range ds {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", d.Key, cmpValue(d.Base.Value), cmpValue(d.Cand.Value), cmpKindNote[d.Kind])
+	}
+	tw.Flush()
+	b.WriteString("\n")
+}
+
+func cmpPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func cmpValue(v string) string {
+	if v == "" {
+		return "(unknown)"
+	}
+	if len(v) > 40 {
+		return v[:37] + "..."
+	}
+	return v
+}
+
+func writeCmpRows(b *strings.Builder, r *compare.Result) {
+	if r.Method == compare.MannWhitney {
+		fmt.Fprintf(b, "metrics: median of run-level values [95%% CI]; Mann-Whitney U test, alpha %.2f\n", r.Alpha)
+	} else {
+		fmt.Fprintf(b, "metrics: pooled value [95%% bootstrap CI]; block bootstrap over time windows, LOW CONFIDENCE\n")
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  metric\tbase\tcandidate\tdelta\tp, n\t")
+	for _, row := range r.Rows {
+		change := ""
+		if row.Change != "~" {
+			change = row.Change
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit),
+			cmpEstimate(row.Cand, row.Metric.Unit), cmpDelta(row), cmpPN(row), change)
+	}
+	tw.Flush()
+}
+
+func cmpEstimate(e compare.Estimate, unit string) string {
+	f := func(v float64) string {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return "∞"
+		}
+		return cmpNum(v)
+	}
+	return fmt.Sprintf("%s %s [%s, %s]", cmpNum(e.Center), unit, f(e.Lo), f(e.Hi))
+}
+
+// num prints 3–4 significant figures, enough to read a 1% change.
+func cmpNum(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.3f", v)
+	}
+}
+
+func cmpDelta(r compare.Row) string {
+	if !r.Significant {
+		return "~"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*r.Delta)
+}
+
+func cmpPN(r compare.Row) string {
+	p := fmt.Sprintf("p=%.3f", r.P)
+	if r.P < 0.001 {
+		p = "p<0.001"
+	}
+	if r.Base.N == r.Cand.N {
+		return fmt.Sprintf("%s n=%d", p, r.Base.N)
+	}
+	return fmt.Sprintf("%s n=%d+%d", p, r.Base.N, r.Cand.N)
+}
+
+func cmpVerdict(r *compare.Result) string {
+	v := strings.ToUpper(r.Verdict)
+	var why []string
+	switch r.Verdict {
+	case compare.NotComparable:
+		for _, d := range r.Differences {
+			if d.Kind == conditions.KindBlocking {
+				why = append(why, d.Key)
+			}
+		}
+		return fmt.Sprintf("%s: %s changed", v, strings.Join(why, ", "))
+	case compare.Regressed, compare.Improved:
+		for _, row := range r.Rows {
+			if row.Change == r.Verdict {
+				why = append(why, fmt.Sprintf("%s %+.1f%%", row.Metric.Name, 100*row.Delta))
+			}
+		}
+		return fmt.Sprintf("%s: %s (threshold %g%%)", v, strings.Join(why, ", "), 100*r.Threshold)
+	}
+	return fmt.Sprintf("%s (threshold %g%%)", v, 100*r.Threshold)
+}
+
+// CompareJSON writes a comparison as one JSON object, for machines; warnings are a field.
+func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) error {
+	type est struct {
+		Center float64  `json:"center"`
+		Lo     *float64 `json:"lo"`
+		Hi     *float64 `json:"hi"`
+		N      int      `json:"n"`
+	}
+	type row struct {
+		Metric      string  `json:"metric"`
+		Unit        string  `json:"unit"`
+		Base        est     `json:"base"`
+		Cand        est     `json:"candidate"`
+		Delta       float64 `json:"delta"`
+		P           float64 `json:"p"`
+		Significant bool    `json:"significant"`
+		Change      string  `json:"change"`
+	}
+	finite := func(v float64) *float64 {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	e := func(x compare.Estimate) est { return est{x.Center, finite(x.Lo), finite(x.Hi), x.N} }
+	out := struct {
+		Base        string                  `json:"base"`
+		Cand        string                  `json:"candidate"`
+		Verdict     string                  `json:"verdict"`
+		Method      string                  `json:"method"`
+		Threshold   float64                 `json:"threshold"`
+		Differences []conditions.Difference `json:"differences"`
+		Metrics     []row                   `json:"metrics"`
+		Warnings    []string                `json:"warnings"`
+	}{Base: baseName, Cand: candName, Verdict: r.Verdict, Method: r.Method, Threshold: r.Threshold,
+		Differences: r.Differences, Warnings: r.Warnings}
+	for _, x := range r.Rows {
+		out.Metrics = append(out.Metrics, row{x.Metric.Name, x.Metric.Unit, e(x.Base), e(x.Cand), x.Delta, x.P, x.Significant, x.Change})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"servebench/compare"
+	"servebench/conditions"
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// fakeSide builds a side of `runs` runs of 16 requests each, sent 50 ms apart by 4 users, with
+// ttft and itl in ms (itl grows by step·run so that runs differ a little) and 8 tokens each.
+func fakeSide(runs int, ttft, itl, step float64, conds ...record.Condition) *compare.Side {
+	h := &record.Header{Target: record.Target{Model: "m", API: "openai-completions"},
+		Workload:   record.Workload{Hash: "sha256:abc", Source: "synthetic", Count: 20, Seed: 1},
+		Config:     map[string]any{"concurrency": 4.0, "output_tokens": 8.0, "input_tokens": 32.0, "requests": 16.0},
+		Conditions: conds}
+	s := compare.NewSide(h, metrics.Options{})
+	for run := range runs {
+		base := int64(run) * 10e9
+		for i := range 16 {
+			sent := base + int64(i)*50e6
+			first := sent + int64((ttft+float64(i%3)*0.1)*1e6)
+			gap := int64((itl + step*float64(run) + float64(i%4)*0.01) * 1e6)
+			r := record.Record{ID: i, Run: run, Phase: record.PhaseMeasure, Scheduled: sent, Dispatched: sent, Sent: sent,
+				OutputTokens: 8, OutputTokensSource: record.SourceServer}
+			for k := range 8 {
+				r.Events = append(r.Events, record.Event{T: first + int64(k)*gap, N: 1})
+			}
+			r.Done = r.Events[7].T + 1e5
+			s.Add(&r)
+		}
+	}
+	return s
+}
+
+func goldenFile(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (UPDATE_GOLDEN=1 writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestCompareTextGolden(t *testing.T) {
+	gpu := func(v string) record.Condition {
+		return record.Condition{Key: "gpu.name", Value: v, Source: "declared"}
+	}
+	cases := []struct {
+		name       string
+		base, cand *compare.Side
+		opt        compare.Options
+		verdict    string
+	}{
+		{"compare_regressed.golden", fakeSide(6, 20, 20, 0.01, gpu("L4")), fakeSide(6, 20, 25, 0.01, gpu("L4")), compare.Options{}, compare.Regressed},
+		{"compare_same.golden", fakeSide(6, 20, 20, 0.01), fakeSide(6, 20, 20, 0.011), compare.Options{}, compare.NoChange},
+		{"compare_not_comparable.golden", fakeSide(6, 20, 20, 0.01, gpu("L4")), fakeSide(6, 20, 20, 0.01, gpu("A100")), compare.Options{}, compare.NotComparable},
+		{"compare_expected.golden", fakeSide(6, 20, 20, 0.01, gpu("L4")), fakeSide(6, 20, 15, 0.01, gpu("A100")), compare.Options{Expect: []string{"gpu"}}, compare.Improved},
+		{"compare_one_run.golden", fakeSide(1, 20, 20, 0), fakeSide(1, 20, 25, 0), compare.Options{Rounds: 300}, compare.Regressed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compare.Compare(tc.base, tc.cand, tc.opt)
+			if res.Verdict != tc.verdict {
+				t.Errorf("verdict %q, want %q", res.Verdict, tc.verdict)
+			}
+			var b bytes.Buffer
+			if err := CompareText(&b, res, "base.jsonl", "cand.jsonl"); err != nil {
+				t.Fatal(err)
+			}
+			goldenFile(t, tc.name, b.String())
+		})
+	}
+}
+
+func TestConditionsGolden(t *testing.T) {
+	var s conditions.Set
+	s.Add("model", "meta-llama/Llama-3.1-8B-Instruct", conditions.Detected)
+	s.Add("server.family", "vllm", conditions.Detected)
+	s.Add("server.version", "0.8.5.post1", conditions.Detected)
+	s.Add("gpu.name", "NVIDIA L4", conditions.Declared)
+	var b bytes.Buffer
+	if err := Conditions(&b, conditions.Complete(s)); err != nil {
+		t.Fatal(err)
+	}
+	goldenFile(t, "env.golden", b.String())
+}
+
+// TestGoBenchReadByBenchfmt checks that benchstat's own parser reads our lines: one result per
+// run, with our units.
+func TestGoBenchReadByBenchfmt(t *testing.T) {
+	s := fakeSide(3, 20, 20, 0.01)
+	var b bytes.Buffer
+	if err := GoBench(&b, s.Header, s.Runs()); err != nil {
+		t.Fatal(err)
+	}
+	rd := benchfmt.NewReader(strings.NewReader(b.String()), "base.txt")
+	n := 0
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.Result:
+			n++
+			if rec.Iters != 16 {
+				t.Errorf("iterations %d, want 16 completed requests", rec.Iters)
+			}
+			if v, ok := rec.Value("itl-p50-ms"); !ok || v < 19 || v > 21 {
+				t.Errorf("itl-p50-ms = %v, %v", v, ok)
+			}
+			if _, ok := rec.Value("out-tok/s"); !ok {
+				t.Errorf("no out-tok/s in %s", b.String())
+			}
+		case *benchfmt.SyntaxError:
+			t.Errorf("benchfmt: %v", rec)
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d results, want 3:\n%s", n, b.String())
+	}
+}
