@@ -31,13 +31,27 @@ type Config struct {
 	Requests int
 	// Duration stops sending measured requests this long after the first was dispatched.
 	Duration time.Duration
-	// Grace is how long in-flight requests may finish after sending stops early (Ctrl-C)
-	// before they are cancelled and recorded as cancelled.
+	// WarmupDuration and CooldownDuration bound the steady-state window of a Duration run:
+	// requests sent in the first WarmupDuration of it are phase warmup, those sent in its
+	// last CooldownDuration phase cooldown; only those in between are measured. Both lie
+	// inside Duration.
+	WarmupDuration, CooldownDuration time.Duration
+	// MaxErrors stops sending once this many requests failed (0: no limit). MaxErrorRate stops
+	// sending once the share of failed requests exceeds it, judged after errorRateMin
+	// finished requests (0: no limit). Requests cancelled by our own stop never count.
+	MaxErrors    int
+	MaxErrorRate float64
+	// Grace is how long in-flight requests may finish after sending stops early (Ctrl-C, the
+	// end of Duration, an error limit) before they are cancelled and recorded as cancelled.
 	Grace time.Duration
 	// RequestTimeout bounds one request (0: none); expiry is error class timeout.
 	RequestTimeout time.Duration
 	// Run is written into every record (repeat or sweep index).
 	Run int
+	// Offset is where this run's arrival schedule starts, from t0: a sweep runs several
+	// points against one t0 (one records file), each point's schedule starting at its own
+	// offset.
+	Offset time.Duration
 }
 
 // Validate checks the configuration.
@@ -53,6 +67,12 @@ func (c *Config) Validate() error {
 		return errors.New("--requests and --duration must not be negative")
 	case c.Requests == 0 && c.Duration == 0:
 		return errors.New("give --requests or --duration")
+	case c.WarmupDuration < 0 || c.CooldownDuration < 0:
+		return errors.New("--warmup-duration and --cooldown-duration must not be negative")
+	case (c.WarmupDuration > 0 || c.CooldownDuration > 0) && c.WarmupDuration+c.CooldownDuration >= c.Duration:
+		return errors.New("--warmup-duration + --cooldown-duration must be shorter than --duration")
+	case c.MaxErrors < 0 || c.MaxErrorRate < 0 || c.MaxErrorRate > 1:
+		return errors.New("--max-errors must not be negative and --max-error-rate must be in [0, 1]")
 	}
 	return nil
 }
@@ -67,6 +87,9 @@ type Runner struct {
 	// the server reports none (record.SourceTokenizer when built with the server's tokenizer).
 	PromptSource string
 	Sink         func(*record.Record) error
+	// OnStop, when set, is told at the end of Run why sending stopped (see record.RunEnd.Stop),
+	// with a detail when a stop rule fired. It is called on Run's goroutine.
+	OnStop func(reason, detail string)
 }
 
 // Run sends requests until a stop rule is met or soft is cancelled (first Ctrl-C: stop
@@ -82,17 +105,18 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 	}
 	reqCtx, cancelReqs := context.WithCancel(hard)
 	defer cancelReqs()
+	sending, stopSending := context.WithCancel(soft)
+	defer stopSending()
 	out := make(chan *record.Record, 4096)
+	st := &state{r: r, cfg: cfg, t0: t0, sending: sending, reqCtx: reqCtx, out: out}
+	st.stopper = newStopper(cfg.Grace, stopSending, cancelReqs)
+	st.stopper.maxErrors, st.stopper.maxRate = cfg.MaxErrors, cfg.MaxErrorRate
+	defer st.stopper.disarm()
 	sinkErr := make(chan error, 1)
-	go func() { sinkErr <- r.drain(out, cancelReqs) }()
-
-	st := &state{r: r, cfg: cfg, t0: t0, soft: soft, reqCtx: reqCtx, out: out}
-	stopGrace := context.AfterFunc(soft, func() {
-		// sending stopped early: in-flight requests get the grace period, then are cancelled
-		t := time.AfterFunc(cfg.Grace, cancelReqs)
-		context.AfterFunc(reqCtx, func() { t.Stop() })
-	})
-	defer stopGrace()
+	go func() { sinkErr <- r.drain(out, st.stopper) }()
+	// first Ctrl-C: stop sending; in-flight requests get the grace period
+	stopSoft := context.AfterFunc(soft, func() { st.stopper.stop(StopInterrupted, "", true) })
+	defer stopSoft()
 	if cfg.Pacer == nil {
 		st.closedLoop()
 	} else {
@@ -100,18 +124,25 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 	}
 	st.inflight.Wait()
 	close(out)
-	return <-sinkErr
+	err := <-sinkErr
+	if r.OnStop != nil {
+		r.OnStop(st.stopper.why())
+	}
+	return err
 }
 
-// drain hands records to the sink; after a sink error it cancels the run and discards.
-func (r *Runner) drain(out <-chan *record.Record, cancel func()) error {
+// drain hands records to the sink and feeds the error stop rules; after a sink error it
+// cancels the run and discards.
+func (r *Runner) drain(out <-chan *record.Record, stp *stopper) error {
 	var err error
 	for rec := range out {
 		if err != nil {
 			continue
 		}
+		stp.count(rec)
 		if err = r.Sink(rec); err != nil {
-			cancel()
+			stp.stop(StopSink, err.Error(), false)
+			stp.cancelReqs()
 			err = fmt.Errorf("write records: %w", err)
 		}
 	}
@@ -120,43 +151,71 @@ func (r *Runner) drain(out <-chan *record.Record, cancel func()) error {
 
 // state is one run in progress.
 type state struct {
-	r      *Runner
-	cfg    Config
-	t0     time.Time
-	soft   context.Context
-	reqCtx context.Context
-	out    chan<- *record.Record
+	r       *Runner
+	cfg     Config
+	t0      time.Time
+	sending context.Context // cancelled when sending stops, for any reason
+	reqCtx  context.Context
+	out     chan<- *record.Record
+	stopper *stopper
 
 	mu       sync.Mutex
 	next     int   // next request index
+	mStart   int64 // ns since t0 when the first measured request was taken (0: not yet)
 	stopAt   int64 // ns since t0 after which no measured request is sent (0: not yet known)
 	inflight sync.WaitGroup
 }
 
-// take returns the next request index, or false when a stop rule says sending is over.
-// now is the ns offset at which the caller would dispatch it.
-func (s *state) take(now int64) (int, bool) {
+// take returns the next request index and its phase, or false when a stop rule says sending
+// is over. now is the ns offset at which the caller would dispatch it (open loop: its
+// scheduled time, so phases follow the schedule, not the sender's lateness).
+func (s *state) take(now int64) (int, string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.soft.Err() != nil || s.reqCtx.Err() != nil {
-		return 0, false
+	if s.sending.Err() != nil || s.reqCtx.Err() != nil {
+		return 0, "", false
 	}
 	i := s.next
-	measured := i - s.cfg.Warmup
-	if measured >= 0 {
+	phase := record.PhaseWarmup
+	if measured := i - s.cfg.Warmup; measured >= 0 {
 		if s.cfg.Requests > 0 && measured >= s.cfg.Requests {
-			return 0, false
+			s.stopper.stop(StopRequests, "", false)
+			return 0, "", false
 		}
-		if s.cfg.Duration > 0 {
-			if s.stopAt == 0 {
-				s.stopAt = now + int64(s.cfg.Duration)
-			} else if now >= s.stopAt {
-				return 0, false
-			}
+		if s.mStart == 0 {
+			s.startMeasuring(now)
 		}
+		if s.stopAt > 0 && now >= s.stopAt {
+			s.stopper.stop(StopDuration, "", true)
+			return 0, "", false
+		}
+		phase = s.phaseAt(now)
 	}
 	s.next++
-	return i, true
+	return i, phase, true
+}
+
+// startMeasuring notes when the measured phase began and arms the Duration stop: a timer,
+// so that a closed loop whose users are all busy still stops on time.
+func (s *state) startMeasuring(now int64) {
+	s.mStart = max(now, 1)
+	if s.cfg.Duration <= 0 {
+		return
+	}
+	s.stopAt = now + int64(s.cfg.Duration)
+	s.stopper.after(time.Until(s.t0.Add(time.Duration(s.stopAt))), StopDuration)
+}
+
+// phaseAt is the phase of a measured-phase request sent at now: the steady-state window
+// excludes the first WarmupDuration and the last CooldownDuration of Duration.
+func (s *state) phaseAt(now int64) string {
+	switch {
+	case s.cfg.WarmupDuration > 0 && now < s.mStart+int64(s.cfg.WarmupDuration):
+		return record.PhaseWarmup
+	case s.cfg.CooldownDuration > 0 && now >= s.stopAt-int64(s.cfg.CooldownDuration):
+		return record.PhaseCooldown
+	}
+	return record.PhaseMeasure
 }
 
 func (s *state) since() int64 { return int64(time.Since(s.t0)) }
@@ -169,12 +228,12 @@ func (s *state) closedLoop() {
 		users.Go(func() {
 			for {
 				now := s.since()
-				i, ok := s.take(now)
+				i, phase, ok := s.take(now)
 				if !ok {
 					return
 				}
 				s.inflight.Add(1)
-				s.send(i, now)
+				s.send(i, phase, now)
 			}
 		})
 	}
@@ -193,22 +252,28 @@ func (s *state) openLoop() {
 	defer timer.Stop()
 	for n := 0; ; n++ {
 		due, ok := s.cfg.Pacer.Due(n)
-		if !ok || !s.sleepUntil(timer, due) {
+		if !ok {
+			s.stopper.stop(StopSchedule, "", false)
 			return
 		}
-		if _, ok := s.take(int64(due)); !ok {
+		due += s.cfg.Offset
+		if !s.sleepUntil(timer, due) {
+			return
+		}
+		i, phase, ok := s.take(int64(due))
+		if !ok {
 			return
 		}
 		if slots != nil {
 			select {
 			case slots <- struct{}{}:
-			case <-s.soft.Done():
+			case <-s.sending.Done():
 				return
 			}
 		}
 		s.inflight.Add(1)
 		go func() {
-			s.send(n, int64(due))
+			s.send(i, phase, int64(due))
 			if slots != nil {
 				<-slots
 			}
@@ -220,25 +285,21 @@ func (s *state) openLoop() {
 func (s *state) sleepUntil(timer *time.Timer, due time.Duration) bool {
 	d := time.Until(s.t0.Add(due))
 	if d <= 0 {
-		return s.soft.Err() == nil
+		return s.sending.Err() == nil
 	}
 	timer.Reset(d)
 	select {
 	case <-timer.C:
 		return true
-	case <-s.soft.Done():
+	case <-s.sending.Done():
 		return false
 	}
 }
 
 // send performs request i, scheduled at offset sched, and hands its record to the writer.
-func (s *state) send(i int, sched int64) {
+func (s *state) send(i int, phase string, sched int64) {
 	defer s.inflight.Done()
 	wreq := &s.r.Workload[i%len(s.r.Workload)]
-	phase := record.PhaseMeasure
-	if i < s.cfg.Warmup {
-		phase = record.PhaseWarmup
-	}
 	rec := &record.Record{
 		ID: i, Run: s.cfg.Run, Phase: phase, Scheduled: sched,
 		InputTokens: wreq.InputTokens, MaxTokens: wreq.OutputTokens, FixedOutput: s.r.Template.FixedOutput,

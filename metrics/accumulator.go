@@ -32,11 +32,14 @@ type Accumulator struct {
 	lateness sample
 	// run level: see runlevel.go
 	run runAcc
+	// runs are the Record.Run values seen, to pick this run's RunEnd lines from the header
+	runs map[int]bool
 }
 
 // counts are the integer tallies of an Accumulator.
 type counts struct {
 	measured, completed, failed, warmup int
+	cooldown                            int // requests sent in the cooldown of a steady-state window
 	good                                int // completed requests meeting every SLO
 	short                               int // fixed-output requests with fewer tokens than asked
 	inputTokens, outputTokens           int64
@@ -61,8 +64,16 @@ func (a *Accumulator) SetHeader(h *record.Header) { a.hdr = h }
 // statistics); failed records enter the failure counts, the window and concurrency, but no
 // latency distribution (METRICS.md "Failures").
 func (a *Accumulator) Add(r *record.Record) {
+	if a.runs == nil {
+		a.runs = make(map[int]bool)
+	}
+	a.runs[r.Run] = true
 	if !r.Measured() {
-		a.n.warmup++
+		if r.Phase == record.PhaseCooldown {
+			a.n.cooldown++
+		} else {
+			a.n.warmup++
+		}
 		return
 	}
 	a.n.measured++

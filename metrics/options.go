@@ -12,6 +12,14 @@ type Options struct {
 	Percentiles []float64
 	// SLO holds the goodput thresholds; a zero field is unset.
 	SLO SLO
+	// Window, when > 0, is the length of a steady-state window (a --duration run less its
+	// --warmup-duration and --cooldown-duration). Only requests sent inside it are measured
+	// (the load generator marks the others warmup or cooldown), and, as METRICS.md says,
+	// "the window's length is the divisor" of every rate, rather than first sent → last done.
+	Window time.Duration
+	// MaxConcurrency is the open-loop cap the run had (0: none). It lets the lateness warning
+	// name the cap as the cause when the cap was full.
+	MaxConcurrency int
 }
 
 // SLO holds per-request service-level objectives for goodput. A zero threshold is unset.

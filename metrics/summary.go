@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"time"
+
+	"servebench/record"
 )
 
 // Summary is every figure of METRICS.md for one run, computed from its records. Times in
@@ -20,7 +22,9 @@ type Summary struct {
 	FailureRate     float64        // Failed / Measured (0 when Measured is 0)
 	Errors          map[string]int // failed requests per error class
 	WarmupDiscarded int            // warmup records, never in statistics
-	ShortOutputs    int            // fixed-output requests that got fewer tokens than MaxTokens
+	// CooldownDiscarded counts records sent in the cooldown of a steady-state window.
+	CooldownDiscarded int
+	ShortOutputs      int // fixed-output requests that got fewer tokens than MaxTokens
 
 	// Tokens, over completed requests.
 	InputTokens        int64          // Σ prompt tokens (vLLM total_input_tokens)
@@ -50,6 +54,15 @@ type Summary struct {
 	SLO            SLO
 	GoodRequests   int
 	RequestGoodput *float64
+	// SLOAttainment is the share (0..1) of measured requests that met every SLO: GoodRequests
+	// / (Measured − requests cancelled by our own stop). Failed requests count as misses;
+	// cancellations are ours, not the server's, so they are left out. Nil without SLOs or
+	// without requests.
+	SLOAttainment *float64
+
+	// Ends are the RunEnd lines of the runs in this summary (stop reason, load, measurement
+	// quality), from the header as the records file's Reader found them.
+	Ends []record.RunEnd
 
 	// Load.
 	MeanConcurrency *float64 // Σ (done − sent) / window (Little's law)
@@ -85,14 +98,15 @@ type Summary struct {
 func (a *Accumulator) Summary() *Summary {
 	ps := a.opt.percentiles()
 	s := &Summary{
-		Percentiles:     append([]float64(nil), ps...),
-		Simulated:       a.hdr != nil && a.hdr.Target.Simulated,
-		Measured:        a.n.measured,
-		Completed:       a.n.completed,
-		Failed:          a.n.failed,
-		Errors:          copyMap(a.n.errors),
-		WarmupDiscarded: a.n.warmup,
-		ShortOutputs:    a.n.short,
+		Percentiles:       append([]float64(nil), ps...),
+		Simulated:         a.hdr != nil && a.hdr.Target.Simulated,
+		Measured:          a.n.measured,
+		Completed:         a.n.completed,
+		Failed:            a.n.failed,
+		Errors:            copyMap(a.n.errors),
+		WarmupDiscarded:   a.n.warmup,
+		CooldownDiscarded: a.n.cooldown,
+		ShortOutputs:      a.n.short,
 
 		InputTokens:        a.n.inputTokens,
 		OutputTokens:       a.n.outputTokens,
@@ -112,7 +126,10 @@ func (a *Accumulator) Summary() *Summary {
 	}
 	a.distributions(s, ps)
 	a.runLevel(s)
+	a.attainment(s)
+	s.Ends = a.ends()
 	s.Warnings = warnings(s, a.hdr)
+	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	return s
 }
 
@@ -153,10 +170,14 @@ func (a *Accumulator) runLevel(s *Summary) {
 		return
 	}
 	w := seconds(end - start)
+	if a.opt.Window > 0 {
+		// steady state: the window's length is the divisor (METRICS.md)
+		w, s.Window = a.opt.Window.Seconds(), a.opt.Window
+	}
 	s.RequestThroughput = ptr(float64(s.Completed) / w)
 	s.OutputThroughput = ptr(float64(s.OutputTokens) / w)
 	s.TotalTokenThroughput = ptr(float64(s.InputTokens+s.OutputTokens) / w)
-	s.MeanConcurrency = ptr(float64(a.run.busy) / float64(end-start))
+	s.MeanConcurrency = ptr(float64(a.run.busy) / 1e9 / w)
 	if s.SLO.Any() {
 		s.RequestGoodput = ptr(float64(s.GoodRequests) / w)
 	}

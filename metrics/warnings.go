@@ -89,9 +89,6 @@ func clientWarnings(s *Summary) []string {
 		}
 		w = append(w, msg)
 	}
-	if lp, ok := s.Lateness.Percentile(99); ok && lp > latenessNS {
-		w = append(w, fmt.Sprintf("requests were dispatched late: lateness %.1f ms at p99 (a concurrency cap or a busy load generator held them); see E2E incl. queue", lp/1e6))
-	}
 	return w
 }
 

@@ -136,6 +136,14 @@ func (r *Reader) Read(rec *Record) error {
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
+		if bytes.HasPrefix(b, []byte(runEndPrefix)) {
+			var el runEndLine
+			if err := json.Unmarshal(b, &el); err != nil || el.End == nil {
+				return &LineError{Line: r.line, Err: fmt.Errorf("run end: %v", errOr(err))}
+			}
+			r.hdr.Ends = append(r.hdr.Ends, *el.End)
+			continue
+		}
 		ev := rec.Events[:0]
 		*rec = Record{Events: ev}
 		if err := json.Unmarshal(b, rec); err != nil {
@@ -170,4 +178,11 @@ func (r *Reader) next() ([]byte, error) {
 	}
 	r.line++
 	return b, nil
+}
+
+func errOr(err error) error {
+	if err != nil {
+		return err
+	}
+	return errors.New("empty")
 }

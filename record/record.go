@@ -11,7 +11,10 @@
 // from several machines can be aligned.
 package record
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // SchemaVersion is the version of the records file format written by this package.
 // Readers accept files whose schema is <= SchemaVersion.
@@ -21,6 +24,9 @@ const SchemaVersion = 1
 const (
 	PhaseWarmup  = "warmup"
 	PhaseMeasure = "measure"
+	// PhaseCooldown marks requests sent in the last --cooldown-duration of a run: like warmup,
+	// they load the server but never enter statistics.
+	PhaseCooldown = "cooldown"
 )
 
 // Sources of a token count (METRICS.md: "with their source").
@@ -68,6 +74,30 @@ type Header struct {
 	Shard string `json:"shard,omitempty"`
 	// Label names a run inside a sweep or repeat set.
 	Label string `json:"label,omitempty"`
+	// Sweep is the sweep mode of a file holding several runs (servebench sweep): "concurrency",
+	// "rate" or "auto"; each run's load is in its RunEnd line.
+	Sweep string `json:"sweep,omitempty"`
+	// Ends are the run-end lines met so far by the Reader that returned this header (they
+	// follow their run's records, so the list is complete once Read returned io.EOF). Not
+	// part of the header line itself.
+	Ends []RunEnd `json:"-"`
+	// Like names the baseline this run was made like (run --like) and the settings that were
+	// deliberately changed from it.
+	Like *Like `json:"like,omitempty"`
+}
+
+// Like is a run's baseline and its deliberate changes (flags given beside run --like).
+type Like struct {
+	File    string   `json:"file"`
+	Hash    string   `json:"workload_hash"`
+	Changes []Change `json:"changes,omitempty"`
+}
+
+// Change is one setting changed from the baseline: its flag name and both values.
+type Change struct {
+	Key   string `json:"key"`
+	Base  string `json:"base"`
+	Value string `json:"value"`
 }
 
 // Target describes the server that was measured.
@@ -89,6 +119,10 @@ type Workload struct {
 	PromptLengths string `json:"prompt_lengths,omitempty"`
 	Tokenizer     string `json:"tokenizer,omitempty"` // e.g. "server:/tokenize"
 	File          string `json:"file,omitempty"`      // --save-workload path, when written
+	// Requests is the materialised workload itself, a JSON array of prompts-file lines
+	// ({"prompt" or "messages", "output_tokens", "input_tokens"}), so that run --like replays
+	// exactly what was sent even when no workload file travels with the records.
+	Requests json.RawMessage `json:"requests,omitempty"`
 }
 
 // Condition is one fact that must stay fixed between runs.
@@ -109,7 +143,7 @@ type Event struct {
 type Record struct {
 	ID    int    `json:"id"`              // index in the materialised workload
 	Run   int    `json:"run,omitempty"`   // repeat or sweep-point index
-	Phase string `json:"phase"`           // warmup | measure
+	Phase string `json:"phase"`           // warmup | measure | cooldown
 	Shard int    `json:"shard,omitempty"` // shard index in a split run
 
 	Scheduled  int64   `json:"scheduled"`             // intended send time
@@ -141,5 +175,5 @@ type Record struct {
 // OK reports whether the request completed without error.
 func (r *Record) OK() bool { return r.ErrorClass == "" }
 
-// Measured reports whether the record belongs in statistics (measure phase).
-func (r *Record) Measured() bool { return r.Phase != PhaseWarmup }
+// Measured reports whether the record belongs in statistics (not warmup or cooldown).
+func (r *Record) Measured() bool { return r.Phase != PhaseWarmup && r.Phase != PhaseCooldown }

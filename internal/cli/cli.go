@@ -116,5 +116,7 @@ With no --url, servebench run benchmarks its built-in simulated server.`,
 		Version:       Version,
 	}
 	root.AddCommand(newRunCmd(std), newReportCmd(std), newSimCmd(std))
+	root.AddCommand(newEnvCmd(std), newCompareCmd(std))
+	root.AddCommand(newSweepCmd(std))
 	return root
 }

@@ -25,7 +25,7 @@ const reportExamples = `  servebench report baseline.jsonl                 # the
   servebench report shard-*.jsonl                  # the shards of one split run, merged`
 
 // reportFormats are the values of --format.
-var reportFormats = []string{"text", "json", "md", "csv", "html"}
+var reportFormats = []string{"text", "json", "md", "csv", "html", "gobench"}
 
 func newReportCmd(st *streams) *cobra.Command {
 	var format, out string
@@ -62,6 +62,9 @@ func contains(list []string, s string) bool {
 
 // reportFiles renders the records files in format to w.
 func reportFiles(w, stderr io.Writer, format string, paths []string) error {
+	if format == "gobench" && len(paths) == 1 {
+		return reportGoBench(w, stderr, paths[0]) // one line per run (compare.go)
+	}
 	if len(paths) == 1 && format != "csv" && format != "html" {
 		h, s, err := summariseFile(paths[0], stderr)
 		if err != nil {
@@ -204,7 +207,7 @@ func (in *input) records(stderr io.Writer) iter.Seq2[*record.Record, error] {
 
 // summarise reads every record into an accumulator, and into also when it is not nil.
 func (in *input) summarise(stderr io.Writer, also func(*record.Record)) (*metrics.Summary, error) {
-	acc := metrics.NewAccumulator(metrics.Options{})
+	acc := metrics.NewAccumulator(headerOptions(in.hdr)) // the run's SLOs and window (slo.go)
 	acc.SetHeader(in.hdr)
 	for r, err := range in.records(stderr) {
 		if err != nil {

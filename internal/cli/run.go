@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"servebench/client"
-	"servebench/client/openai"
 	"servebench/load"
 	"servebench/load/pacer"
 	"servebench/metrics"
@@ -48,6 +47,9 @@ func newRunCmd(std *streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if c, err = applyLike(cmd, c); err != nil {
+				return err
+			}
 			return runBench(cmd.Context(), std, c)
 		},
 	}
@@ -67,10 +69,20 @@ type bench struct {
 	hdr       *record.Header
 	reqs      []workload.Request
 	exact     bool
+	tokName   string          // what measured the prompt lengths, for the header (backends.go)
+	watch     *watchedBackend // says why when every request failed (backends.go)
 	out       *os.File
 	w         *record.Writer
 	acc       *metrics.Accumulator
 	flushed   time.Time
+	// the load of one point (point.go): its shape, a trace's arrivals, the run start t0, the
+	// live progress line, and the metrics options every summary of the file uses
+	lc       load.Config
+	arrivals []pacer.Arrival
+	t0       time.Time
+	prog     *progress
+	opts     metrics.Options
+	sum      *metrics.Summary
 }
 
 // runBench is `servebench run`: set up, send, summarise.
@@ -84,13 +96,22 @@ func runBench(ctx context.Context, std *streams, cfg *runConfig) error {
 	if err := b.startTarget(ctx); err != nil {
 		return err
 	}
+	if err := b.prepareLoad(); err != nil {
+		return err
+	}
 	if err := b.buildWorkload(ctx); err != nil {
+		return err
+	}
+	if err := b.recordBaseline(ctx); err != nil {
 		return err
 	}
 	if err := b.send(ctx); err != nil {
 		return err
 	}
-	return b.summarise()
+	if err := b.summarise(); err != nil {
+		return err
+	}
+	return b.allFailed() // backends.go
 }
 
 func (b *bench) logf(format string, a ...any) {
@@ -146,6 +167,9 @@ func (b *bench) startTarget(ctx context.Context) error {
 	if err := client.WaitReady(ctx, b.target, cfg.ReadyTimeout); err != nil {
 		return errors.New(redactSecret(err.Error(), cfg.APIKey))
 	}
+	if err := b.resolveAPI(ctx); err != nil { // backends.go: --api auto, per-API needs
+		return err
+	}
 	b.simulated = b.sim != nil || detectSimulator(ctx, b.target)
 	if cfg.Model == "" {
 		models, err := client.ListModels(ctx, b.target)
@@ -162,7 +186,13 @@ func (b *bench) startTarget(ctx context.Context) error {
 func (b *bench) buildWorkload(ctx context.Context) error {
 	cfg := b.cfg
 	var err error
-	if cfg.Prompts != "" {
+	if like := cfg.like; like != nil && like.reqs != nil {
+		b.reqs, b.exact = like.reqs, like.exact // run --like: the baseline's very prompts
+	} else if b.arrivals != nil && cfg.Prompts == "" {
+		if b.reqs, b.exact, err = b.traceWorkload(ctx); err != nil {
+			return err
+		}
+	} else if cfg.Prompts != "" {
 		b.reqs, err = workload.ReadFile(cfg.Prompts, cfg.OutputTokens)
 		if err != nil {
 			return codeErr(ExitUsage, err)
@@ -198,18 +228,13 @@ type workloadSettings struct {
 func (b *bench) synthetic(ctx context.Context) ([]workload.Request, bool, error) {
 	cfg := b.cfg
 	syn := workload.Synthetic{Count: cfg.workloadSize(), InputTokens: cfg.InputTokens, OutputTokens: cfg.OutputTokens,
-		RangeRatio: cfg.RangeRatio, Seed: cfg.Seed, Chat: cfg.API == "openai-chat"}
+		RangeRatio: cfg.RangeRatio, Seed: cfg.Seed, Chat: chatAPI(cfg.API)}
 	if err := syn.Validate(); err != nil {
 		return nil, false, codeErr(ExitUsage, err)
 	}
-	var tok workload.Tokenizer = workload.TokenizerFunc(func(ctx context.Context, text string) (int, error) {
-		return client.Tokenize(ctx, b.target, cfg.Model, text)
-	})
-	if _, err := tok.Count(ctx, "hello"); errors.Is(err, client.ErrNoTokenizer) {
-		b.logf("the server has no tokenize endpoint: prompt lengths are approximate")
-		tok = nil
-	} else if err != nil {
-		return nil, false, fmt.Errorf("tokenize: %s", redactSecret(err.Error(), cfg.APIKey))
+	tok, err := b.promptTokenizer(ctx) // backends.go: --tokenizer, the server's, or none
+	if err != nil {
+		return nil, false, err
 	}
 	start := time.Now()
 	reqs, exact, err := syn.Generate(ctx, tok)
@@ -239,69 +264,33 @@ func (b *bench) header(hash string) *record.Header {
 		Config: cfg.asMap(),
 	}
 	if b.exact {
-		h.Workload.Tokenizer = "server:/tokenize"
+		h.Workload.Tokenizer = b.tokName
 	}
 	return h
 }
 
-// send runs the load and streams records to the file and the accumulator.
+// send runs the load as one run and streams records to the file and the accumulator.
 func (b *bench) send(ctx context.Context) error {
-	cfg := b.cfg
-	be, err := openai.New(b.target, cfg.API)
-	if err != nil {
+	if err := b.begin(); err != nil {
 		return err
 	}
-	be.IdleTimeout = cfg.IdleTimeout
-	samp, _ := cfg.sampling()
-	lc := load.Config{Concurrency: cfg.Concurrency, MaxConcurrency: cfg.MaxConcurrency, Warmup: cfg.Warmup,
-		Requests: cfg.Requests, Duration: cfg.Duration, Grace: cfg.Grace, RequestTimeout: cfg.RequestTimeout}
-	if cfg.Rate > 0 {
-		if lc.Pacer, err = pacer.New(cfg.Arrival, cfg.Rate, cfg.Burstiness, cfg.Seed); err != nil {
-			return usageErr("%v", err)
-		}
-	}
-	promptSrc := record.SourceRequested
-	if b.exact {
-		promptSrc = record.SourceTokenizer
-	}
-	r := &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink,
-		Template: client.Request{Model: cfg.Model, FixedOutput: cfg.FixedOutput, Sampling: samp}}
-	b.w = record.NewWriter(b.out)
-	t0 := time.Now()
-	b.hdr.Start = t0
-	b.acc = metrics.NewAccumulator(metrics.Options{})
-	b.acc.SetHeader(b.hdr)
-	if err := b.w.WriteHeader(b.hdr); err != nil {
-		return fmt.Errorf("write records: %w", err)
-	}
-	b.logf("sending: %s", describeLoad(cfg))
-	err = r.Run(ctx, hardStop(ctx), t0, lc)
-	if ferr := b.w.Flush(); err == nil && ferr != nil {
-		err = fmt.Errorf("write records: %w", ferr)
-	}
-	if ctx.Err() != nil {
-		b.logf("interrupted: partial results")
-	}
+	b.logf("sending: %s", describeLoad(b.cfg))
+	sum, err := b.runRepeats(ctx)
+	b.sum = sum
 	return err
-}
-
-// sink is the single writer of records: to the file, and into the accumulator.
-func (b *bench) sink(r *record.Record) error {
-	if err := b.w.Write(r); err != nil {
-		return err
-	}
-	b.acc.Add(r)
-	if time.Since(b.flushed) > time.Second {
-		b.flushed = time.Now()
-		return b.w.Flush()
-	}
-	return nil
 }
 
 func describeLoad(c *runConfig) string {
 	stop := fmt.Sprintf("%d requests", c.Requests)
 	if c.Duration > 0 {
 		stop = fmt.Sprintf("for %v", c.Duration)
+	}
+	if c.Ramp != "" || c.Trace != "" {
+		what := "ramp " + c.Ramp + " (" + c.Arrival + " arrivals)"
+		if c.Trace != "" {
+			what = "trace " + c.Trace
+		}
+		return fmt.Sprintf("%s, %s after %d warmup", what, stop, c.Warmup)
 	}
 	if c.Rate > 0 {
 		capS := ""
@@ -318,7 +307,7 @@ func (b *bench) summarise() error {
 	if err := b.out.Sync(); err != nil {
 		return fmt.Errorf("records file: %w", err)
 	}
-	sum := b.acc.Summary()
+	sum := b.sum
 	if err := printSummary(b.io.stdout, "text", b.hdr, sum); err != nil {
 		return err
 	}
@@ -328,7 +317,11 @@ func (b *bench) summarise() error {
 		}
 	}
 	b.logf("records: %s", b.cfg.Output)
-	return nil
+	msg, err := sloGate(b.cfg.FailBelow, sum)
+	if msg != "" {
+		b.logf("%s", msg)
+	}
+	return err
 }
 
 func (b *bench) close() {

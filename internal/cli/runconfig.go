@@ -30,6 +30,7 @@ type runConfig struct {
 	Headers      []string      `yaml:"header" json:"header,omitempty"`
 	ReadyTimeout time.Duration `yaml:"ready-timeout" json:"ready_timeout"`
 	Insecure     bool          `yaml:"insecure" json:"insecure,omitempty"`
+	Tokenizer    string        `yaml:"tokenizer" json:"tokenizer,omitempty"` // local tokenizer.json
 
 	// workload
 	InputTokens  int     `yaml:"input-tokens" json:"input_tokens"`
@@ -57,6 +58,23 @@ type runConfig struct {
 	RequestTimeout time.Duration `yaml:"request-timeout" json:"request_timeout,omitempty"`
 	IdleTimeout    time.Duration `yaml:"idle-timeout" json:"idle_timeout,omitempty"`
 
+	// arrival profiles, stop rules, steady state and SLOs (issue 5; see loadopts.go)
+	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
+	Trace            string        `yaml:"trace" json:"trace,omitempty"`
+	MaxErrors        int           `yaml:"max-errors" json:"max_errors,omitempty"`
+	MaxErrorRate     string        `yaml:"max-error-rate" json:"max_error_rate,omitempty"`
+	WarmupDuration   time.Duration `yaml:"warmup-duration" json:"warmup_duration,omitempty"`
+	CooldownDuration time.Duration `yaml:"cooldown-duration" json:"cooldown_duration,omitempty"`
+	SLO              []string      `yaml:"slo" json:"slo,omitempty"`
+	FailBelow        string        `yaml:"fail-below" json:"fail_below,omitempty"`
+
+	// baselines (issue 4; see run_like.go)
+	Like           string   `yaml:"like" json:"-"`
+	Repeat         int      `yaml:"repeat" json:"repeat,omitempty"`
+	Conditions     []string `yaml:"condition" json:"condition,omitempty"`
+	ConditionsFile string   `yaml:"conditions" json:"conditions_file,omitempty"`
+	like           *likeBase
+
 	// output
 	Output string `yaml:"output" json:"-"`
 	JSON   string `yaml:"json" json:"-"`
@@ -76,12 +94,13 @@ func defaultRunConfig() runConfig {
 // bindRunFlags registers every run flag on fs, bound to c.
 func bindRunFlags(fs *pflag.FlagSet, c *runConfig) {
 	fs.StringVar(&c.URL, "url", c.URL, "server base URL, e.g. http://127.0.0.1:8000 (default: the built-in simulator)")
-	fs.StringVar(&c.API, "api", c.API, "API family: openai-completions | openai-chat")
+	fs.StringVar(&c.API, "api", c.API, "API family: "+strings.Join(apiNames, " | ")+" (auto: detect from the server's endpoints)")
 	fs.StringVar(&c.Model, "model", c.Model, "model name (default: the first id from GET /v1/models)")
 	fs.StringVar(&c.APIKey, "api-key", c.APIKey, "API key sent as a Bearer token (default $OPENAI_API_KEY); never written anywhere")
 	fs.StringArrayVar(&c.Headers, "header", c.Headers, "extra request header K=V (repeatable)")
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", c.ReadyTimeout, "how long to wait for the server to answer before the run")
 	fs.BoolVar(&c.Insecure, "insecure", c.Insecure, "skip TLS certificate verification")
+	fs.StringVar(&c.Tokenizer, "tokenizer", c.Tokenizer, "Hugging Face tokenizer.json for exact prompt lengths (default: the server's tokenize endpoint)")
 	fs.IntVar(&c.InputTokens, "input-tokens", c.InputTokens, "synthetic prompt length in tokens")
 	fs.IntVar(&c.OutputTokens, "output-tokens", c.OutputTokens, "output length in tokens (max_tokens)")
 	fs.Float64Var(&c.RangeRatio, "range-ratio", c.RangeRatio, "lengths uniform in [L(1-r), L(1+r)] (vLLM's meaning)")
@@ -104,6 +123,8 @@ func bindRunFlags(fs *pflag.FlagSet, c *runConfig) {
 	fs.DurationVar(&c.Grace, "grace", c.Grace, "after Ctrl-C, how long in-flight requests may finish")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "per-request timeout (0: none)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "abort a stream that sends nothing for this long (0: none)")
+	bindLoadFlags(fs, c)
+	bindBaselineFlags(fs, c)
 	fs.StringVarP(&c.Output, "output", "o", c.Output, "records file (default servebench-<UTC time>.jsonl)")
 	fs.StringVar(&c.JSON, "json", c.JSON, "also write the JSON summary to this file")
 	fs.BoolVarP(&c.Quiet, "quiet", "q", c.Quiet, "print nothing but errors and the summary")
@@ -148,23 +169,23 @@ func copyField(dst, src *runConfig, name string) {
 
 // validate checks values and fills the defaults that depend on other settings.
 func (c *runConfig) validate() error {
-	if c.API != "openai-completions" && c.API != "openai-chat" {
-		return usageErr("--api %q: want openai-completions or openai-chat", c.API)
+	if !knownAPI(c.API) {
+		return usageErr("--api %q: want one of %s", c.API, strings.Join(apiNames, ", "))
 	}
 	if c.Rate < 0 {
 		return usageErr("--rate must be positive")
 	}
-	if c.Rate > 0 && c.Concurrency > 0 {
-		return usageErr("--rate and --concurrency exclude each other (use --max-concurrency to cap an open loop)")
+	if err := c.validateLoad(); err != nil {
+		return err
 	}
-	if c.Rate == 0 && c.Concurrency == 0 {
+	if !c.openLoop() && c.Concurrency == 0 {
 		c.Concurrency = 16
 	}
 	if c.Concurrency < 0 {
 		return usageErr("--concurrency must be at least 1")
 	}
-	if c.Requests == 0 && c.Duration == 0 {
-		c.Requests = 200
+	if c.Requests == 0 && c.Duration == 0 && c.Trace == "" {
+		c.Requests = 200 // a trace without --requests replays every arrival
 	}
 	if c.Warmup < 0 {
 		c.Warmup = c.defaultWarmup()
@@ -186,8 +207,12 @@ func (c *runConfig) defaultWarmup() int {
 	switch {
 	case c.Concurrency > 0:
 		return c.Concurrency
+	case c.Trace != "":
+		return 0 // a trace replays exactly what was recorded
 	case c.MaxConcurrency > 0:
 		return c.MaxConcurrency
+	case c.Ramp != "":
+		return 1
 	default:
 		return max(1, int(c.Rate))
 	}

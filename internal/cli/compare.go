@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"servebench/compare"
+	"servebench/report"
+)
+
+const compareExamples = `  servebench compare base.jsonl cand.jsonl                       # verdict, per metric, with statistics
+  servebench compare base.jsonl cand.jsonl --expect-change server.version --threshold 3
+  servebench compare base.jsonl cand.jsonl --format json          # for CI; exit 4 regressed, 5 not comparable`
+
+// compareConfig is the configuration of `servebench compare`.
+type compareConfig struct {
+	expect    []string
+	threshold float64
+	format    string
+}
+
+func newCompareCmd(st *streams) *cobra.Command {
+	var c compareConfig
+	cmd := &cobra.Command{
+		Use:   "compare BASE.jsonl CANDIDATE.jsonl",
+		Short: "Judge a candidate run against a baseline: conditions, statistics, verdict",
+		Long: `Compare two records files. First the conditions: any difference in the workload, load,
+sampling, model, quantisation, hardware, server version or flags makes the runs not comparable,
+unless named with --expect-change. Then each key metric: with several runs per side
+(run --repeat), a Mann-Whitney U test on run-level values with median confidence intervals
+("~" = no significant difference); with one run on a side, a block bootstrap over time windows
+(low confidence). The verdict is improved, regressed, no significant change or not comparable.
+
+Exit codes: 0 no regression, 4 regressed, 5 not comparable (1 and 2 as usual).`,
+		Example: compareExamples,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if c.format != "text" && c.format != "json" {
+				return usageErr("--format %q: want text or json", c.format)
+			}
+			if c.threshold < 0 || c.threshold >= 100 {
+				return usageErr("--threshold %g: want a percentage in [0, 100)", c.threshold)
+			}
+			return runCompare(st, &c, args[0], args[1])
+		},
+	}
+	cmd.Flags().StringArrayVar(&c.expect, "expect-change", nil, "a condition you meant to change (key, group or last key segment; repeatable)")
+	cmd.Flags().Float64Var(&c.threshold, "threshold", 5, "smallest change in percent that counts as improved or regressed")
+	cmd.Flags().StringVar(&c.format, "format", "text", "text | json")
+	return cmd
+}
+
+// runCompare reads both files, compares, prints and maps the verdict to the exit code.
+func runCompare(st *streams, c *compareConfig, basePath, candPath string) error {
+	base, err := readSide(basePath, st.stderr)
+	if err != nil {
+		return err
+	}
+	cand, err := readSide(candPath, st.stderr)
+	if err != nil {
+		return err
+	}
+	opt := compare.Options{Threshold: c.threshold / 100, Expect: c.expect, Goodput: sloSet(base) && sloSet(cand)}
+	if c.threshold == 0 {
+		opt.Threshold = 1e-9 // the user asked for every significant change to count
+	}
+	res := compare.Compare(base, cand, opt)
+	render := report.CompareText
+	if c.format == "json" {
+		render = report.CompareJSON
+	}
+	if err := render(st.stdout, res, basePath, candPath); err != nil {
+		return err
+	}
+	switch res.Verdict {
+	case compare.Regressed:
+		return codeErr(ExitRegression, fmt.Errorf("candidate regressed (%s)", regressedList(res)))
+	case compare.NotComparable:
+		return codeErr(ExitNotComparable, fmt.Errorf("not comparable: conditions differ"))
+	}
+	return nil
+}
+
+func sloSet(s *compare.Side) bool { return headerOptions(s.Header).SLO.Any() }
+
+func regressedList(r *compare.Result) string {
+	var names []string
+	for _, row := range r.Rows {
+		if row.Change == compare.Regressed {
+			names = append(names, row.Metric.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// readSide reads a records file into a comparison side, one accumulator per run. Invalid lines
+// are reported on stderr and skipped, as in report.
+func readSide(path string, stderr io.Writer) (*compare.Side, error) {
+	ins, err := openInputs([]string{path}, false)
+	if err != nil {
+		return nil, err
+	}
+	defer ins[0].close()
+	s := compare.NewSide(ins[0].hdr, headerOptions(ins[0].hdr))
+	for r, err := range ins[0].records(stderr) {
+		if err != nil {
+			return nil, err
+		}
+		s.Add(r)
+	}
+	return s, nil
+}
+
+// reportGoBench writes `report --format gobench`: one benchmark line per run of the file.
+func reportGoBench(w, stderr io.Writer, path string) error {
+	s, err := readSide(path, stderr)
+	if err != nil {
+		return err
+	}
+	return report.GoBench(w, s.Header, s.Runs())
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"servebench/client"
+	"servebench/conditions"
+	"servebench/report"
+)
+
+const envExamples = `  servebench env                                        # this machine only
+  servebench env --url http://127.0.0.1:8000            # what servebench can see of the server
+  servebench env --url http://gpu-box:8000 --condition gpu.name="NVIDIA L4" --format json`
+
+// envConfig is the configuration of `servebench env`.
+type envConfig struct {
+	url, apiKey, format, file string
+	headers, declared         []string
+	insecure                  bool
+}
+
+func newEnvCmd(st *streams) *cobra.Command {
+	var c envConfig
+	cmd := &cobra.Command{
+		Use:   "env",
+		Short: "Show the conditions servebench detects: server, model, batching, GPU, client machine",
+		Long: `Show every condition that must stay fixed between a baseline and a later run, with its
+value and its source: detected (asked of the server or this machine), declared (--condition,
+--conditions) or unknown. run records the same set in every records file's header.`,
+		Example: envExamples,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if c.format != "text" && c.format != "json" {
+				return usageErr("--format %q: want text or json", c.format)
+			}
+			cs, err := envConditions(cmd.Context(), &c)
+			if err != nil {
+				return err
+			}
+			return writeConditions(st.stdout, c.format, cs)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.url, "url", "", "server base URL (default: none, this machine only)")
+	f.StringVar(&c.apiKey, "api-key", "", "API key sent as a Bearer token (default $OPENAI_API_KEY)")
+	f.StringArrayVar(&c.headers, "header", nil, "extra request header K=V (repeatable)")
+	f.BoolVar(&c.insecure, "insecure", false, "skip TLS certificate verification")
+	f.StringArrayVar(&c.declared, "condition", nil, "declare a condition key=value (repeatable)")
+	f.StringVar(&c.file, "conditions", "", "YAML file of declared conditions")
+	f.StringVar(&c.format, "format", "text", "text | json")
+	return cmd
+}
+
+// envConditions detects and merges the conditions as run would record them (without the
+// workload and load, which only a run has).
+func envConditions(ctx context.Context, c *envConfig) (conditions.Set, error) {
+	declared, err := declaredConditions(&runConfig{Conditions: c.declared, ConditionsFile: c.file})
+	if err != nil {
+		return nil, err
+	}
+	var detected conditions.Set
+	if c.url != "" {
+		key := c.apiKey
+		if key == "" {
+			key = os.Getenv("OPENAI_API_KEY")
+		}
+		hdr := make(http.Header)
+		for _, h := range c.headers {
+			k, v, _ := strings.Cut(h, "=")
+			hdr.Add(strings.TrimSpace(k), v)
+		}
+		t := client.Target{BaseURL: strings.TrimRight(c.url, "/"), APIKey: key, Header: hdr, HTTP: client.NewHTTPClient(4, c.insecure)}
+		detected = conditions.Detect(ctx, t)
+	}
+	return conditions.Complete(conditions.Merge(conditions.Host(Version), detected, declared)), nil
+}
+
+func writeConditions(w io.Writer, format string, cs conditions.Set) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(cs)
+	}
+	return report.Conditions(w, cs)
+}

@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/record"
+	"servebench/sim"
+)
+
+// roofline returns a simulator in roofline mode (no fixed latencies) with max-num-seqs n.
+func roofline(t *testing.T, n int) string {
+	return startSim(t, func(c *sim.Config) { c.TTFT, c.ITL, c.MaxNumSeqs = 0, 0, n })
+}
+
+var kneeRe = regexp.MustCompile(`saturation knee: run \d+, .* \(([0-9.]+) req/s`)
+
+// TestSweepAutoKneeMovesWithMaxNumSeqs: with more sequences per step the engine saturates
+// later, so the knee (the lightest load reaching 90% of the peak) moves to a higher rate.
+func TestSweepAutoKneeMovesWithMaxNumSeqs(t *testing.T) {
+	knee := func(seqs int) float64 {
+		p := filepath.Join(t.TempDir(), "s.jsonl")
+		code, out, errs := runMain(t, "sweep", "-q", "--url", roofline(t, seqs), "--auto", "--points", "2",
+			"--requests", "16", "--warmup", "0", "--input-tokens", "32", "--output-tokens", "8", "--arrival", "constant",
+			"--slo", "ttft=1h", "--search-steps", "1", "-o", p)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		m := kneeRe.FindStringSubmatch(out)
+		if m == nil || !strings.Contains(out, "max goodput: run") || !strings.Contains(out, "highest load meeting the SLOs") {
+			t.Fatalf("no knee or goodput named:\n%s", out)
+		}
+		h, recs := readRecords(t, p)
+		if h.Sweep != "auto" || len(h.Ends) != 4 || h.Ends[0].Label != "synchronous (concurrency 1)" || h.Ends[1].Concurrency != 16 {
+			t.Errorf("sweep header %q, ends %+v", h.Sweep, h.Ends)
+		}
+		runs := map[int]int{}
+		for _, r := range recs {
+			runs[r.Run]++
+		}
+		if len(runs) != 4 || runs[0] != 16 {
+			t.Errorf("records per run %v", runs)
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		return v
+	}
+	small, large := knee(2), knee(12)
+	if !(large > 1.5*small) {
+		t.Errorf("knee at %.2f req/s with max-num-seqs 2 and %.2f with 12: it should move up", small, large)
+	}
+}
+
+func TestSweepListAndUsage(t *testing.T) {
+	url := roofline(t, 8)
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	code, out, errs := runMain(t, "sweep", "-q", "--url", url, "--concurrency", "1,4", "--requests", "6",
+		"--input-tokens", "16", "--output-tokens", "4", "-o", p)
+	if code != 0 || !strings.Contains(out, "concurrency 4") || !strings.Contains(out, "saturation knee") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if h, _ := readRecords(t, p); len(h.Ends) != 2 || h.Ends[1].Run != 1 || h.Ends[1].Quality == nil {
+		t.Errorf("ends %+v", h.Ends)
+	}
+	for _, args := range [][]string{{"sweep"}, {"sweep", "--auto", "--rate", "1"}, {"sweep", "--concurrency", "0"},
+		{"sweep", "--auto", "--slo", "ttft=1s", "--fail-below", "99%"}} {
+		if code, _, errs := runMain(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d %s", args, code, errs)
+		}
+	}
+}
+
+// TestFailBelowExitCode: --fail-below exits 3 when attainment is lower, 0 when met.
+func TestFailBelowExitCode(t *testing.T) {
+	url := startSim(t, nil) // fixed 20 ms TTFT
+	dir := t.TempDir()
+	run := func(slo string) (int, string, string) {
+		return runMain(t, "run", "--url", url, "--requests", "6", "--concurrency", "2", "--input-tokens", "16",
+			"--output-tokens", "4", "--slo", slo, "--fail-below", "99%", "-o", filepath.Join(dir, "r.jsonl"))
+	}
+	code, out, errs := run("ttft=10s")
+	if code != 0 || !strings.Contains(out, "attainment  100.00%") || !strings.Contains(errs, "SLO gate passed") {
+		t.Errorf("met: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = run("ttft=1ms")
+	if code != ExitSLO || !strings.Contains(errs, "SLO gate failed: attainment 0.00%") || !strings.Contains(out, "attainment") {
+		t.Errorf("missed: exit %d\n%s\n%s", code, out, errs)
+	}
+	// the report of the file shows the same SLO figures as the run did
+	if _, rep, _ := runMain(t, "report", filepath.Join(dir, "r.jsonl")); rep != out {
+		t.Errorf("report differs from run:\n%s\n---\n%s", rep, out)
+	}
+	if code, _, _ := runMain(t, "run", "--fail-below", "99%"); code != ExitUsage {
+		t.Errorf("--fail-below without --slo: exit %d", code)
+	}
+}
+
+// TestCapShowsQueueTime: an open loop faster than the capped server can serve queues in the
+// client, and the summary shows it and names the cap as the cause.
+func TestCapShowsQueueTime(t *testing.T) {
+	url := startSim(t, nil)
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	code, out, errs := runMain(t, "run", "--url", url, "--rate", "200", "--arrival", "constant", "--max-concurrency", "1",
+		"--requests", "8", "--warmup", "0", "--input-tokens", "16", "--output-tokens", "4", "-o", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, recs := readRecords(t, p)
+	queued := 0
+	for _, r := range recs {
+		if r.Dispatched-r.Scheduled > int64(10*time.Millisecond) {
+			queued++
+		}
+	}
+	if queued < 4 || !strings.Contains(out, "--max-concurrency cap of 1, which was full") {
+		t.Errorf("%d requests queued behind the cap\n%s", queued, out)
+	}
+}
+
+func TestStopRules(t *testing.T) {
+	dir := t.TempDir()
+	t.Run("max-errors", func(t *testing.T) {
+		url := startSim(t, func(c *sim.Config) { c.FaultRate = 1 })
+		p := filepath.Join(dir, "e.jsonl")
+		code, out, errs := runMain(t, "run", "-q", "--url", url, "--requests", "200", "--concurrency", "2", "--warmup", "0",
+			"--input-tokens", "16", "--output-tokens", "4", "--max-errors", "5", "-o", p)
+		h, recs := readRecords(t, p)
+		if code != 0 || len(recs) > 20 || len(h.Ends) != 1 || h.Ends[0].Stop != "max-errors" || !strings.Contains(out, "sending stopped early") {
+			t.Errorf("exit %d, %d records, ends %+v\n%s\n%s", code, len(recs), h.Ends, out, errs)
+		}
+	})
+	t.Run("duration and grace", func(t *testing.T) {
+		url := startSim(t, func(c *sim.Config) { c.ITL = 50 * time.Millisecond })
+		p := filepath.Join(dir, "d.jsonl")
+		start := time.Now()
+		code, _, errs := runMain(t, "run", "-q", "--url", url, "--duration", "300ms", "--grace", "100ms", "--concurrency", "2",
+			"--warmup", "0", "--input-tokens", "16", "--output-tokens", "100", "-o", p)
+		h, recs := readRecords(t, p)
+		cancelled := 0
+		for _, r := range recs {
+			if r.ErrorClass == record.ErrCancelled {
+				cancelled++
+			}
+		}
+		if code != 0 || cancelled != 2 || h.Ends[0].Stop != "duration" || time.Since(start) > 5*time.Second {
+			t.Errorf("exit %d, %d cancelled of %d, ends %+v, %v: %s", code, cancelled, len(recs), h.Ends, time.Since(start), errs)
+		}
+	})
+}
+
+// TestSteadyStateWindow: only requests sent inside the window are measured, and the window's
+// length is the divisor.
+func TestSteadyStateWindow(t *testing.T) {
+	url := startSim(t, nil)
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	code, out, errs := runMain(t, "run", "-q", "--url", url, "--rate", "40", "--arrival", "constant", "--duration", "1s",
+		"--warmup", "0", "--warmup-duration", "300ms", "--cooldown-duration", "200ms", "--input-tokens", "16", "--output-tokens", "2", "-o", p)
+	if code != 0 || !strings.Contains(out, "window      0.500 s") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	_, recs := readRecords(t, p)
+	phases := map[string]int{}
+	for _, r := range recs {
+		phases[r.Phase]++
+	}
+	// 40 req/s: 12 in the first 300 ms, 20 in the window, 8 in the last 200 ms (±1 at edges)
+	if phases["warmup"] < 11 || phases["measure"] < 19 || phases["measure"] > 21 || phases["cooldown"] < 7 {
+		t.Errorf("phases %v", phases)
+	}
+}
+
+func TestTraceAndRamp(t *testing.T) {
+	url := startSim(t, nil)
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.jsonl")
+	os.WriteFile(trace, []byte(`{"t": 0}
+{"t": 0.05, "output_tokens": 3}
+{"t": 0.1, "input_tokens": 40, "output_tokens": 5}
+`), 0o644)
+	p := filepath.Join(dir, "r.jsonl")
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--trace", trace, "--input-tokens", "16", "--output-tokens", "2", "-o", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, recs := readRecords(t, p)
+	if len(recs) != 3 {
+		t.Fatalf("%d records for 3 arrivals", len(recs))
+	}
+	for _, r := range recs {
+		want := map[int][3]int64{0: {0, 16, 2}, 1: {50e6, 16, 3}, 2: {100e6, 40, 5}}[r.ID]
+		if r.Scheduled != want[0] || int64(r.PromptTokens) != want[1] || int64(r.OutputTokens) != want[2] || r.Phase != "measure" {
+			t.Errorf("record %d: scheduled %d, %d in, %d out; want %v", r.ID, r.Scheduled, r.PromptTokens, r.OutputTokens, want)
+		}
+	}
+	code, _, errs = runMain(t, "run", "-q", "--url", url, "--ramp", "linear:10..40", "--duration", "500ms",
+		"--input-tokens", "16", "--output-tokens", "2", "-o", p)
+	if _, recs := readRecords(t, p); code != 0 || len(recs) < 5 || len(recs) > 20 {
+		t.Errorf("ramp: exit %d, %d records (want ≈ 12): %s", code, len(recs), errs)
+	}
+	if code, _, _ := runMain(t, "run", "--ramp", "linear:1..2"); code != ExitUsage {
+		t.Errorf("--ramp without --duration: exit %d", code)
+	}
+}

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"servebench/record"
+)
+
+// Progress intervals: a terminal gets a line redrawn every second; a log (CI) one line every
+// 10 s, so that a long run shows it is alive without flooding the log.
+const (
+	ttyEvery = time.Second
+	logEvery = 10 * time.Second
+	ttftRing = 512 // TTFT p50 "so far" is over the last this many completed requests
+)
+
+// progress is the live progress line on stderr. The sink feeds it (cheap counters under a
+// mutex on the writer goroutine, never on a request's); a ticker renders it. A nil progress
+// (--quiet) does nothing.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	every time.Duration
+
+	mu                 sync.Mutex
+	point              string
+	total              int
+	dur                time.Duration
+	start              time.Time
+	done, failed       int
+	tokens             int64
+	ttft               []float64
+	ttftNext           int
+	lastT              time.Time
+	lastDone, lastToks int64
+	stop, stopped      chan struct{}
+}
+
+// newProgress returns the progress line for stderr w, or nil with quiet.
+func newProgress(w io.Writer, quiet bool) *progress {
+	if quiet {
+		return nil
+	}
+	p := &progress{w: w, tty: isTerminal(w), every: logEvery}
+	if p.tty {
+		p.every = ttyEvery
+	}
+	return p
+}
+
+// isTerminal reports whether w is a character device (a terminal), not a file or a pipe.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// begin resets the counters for a run of total measured requests (or dur) and starts the
+// ticker. point names the sweep point ("" for a plain run).
+func (p *progress) begin(point string, total int, dur time.Duration) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	now := time.Now()
+	p.point, p.total, p.dur, p.start, p.lastT = point, total, dur, now, now
+	p.done, p.failed, p.tokens, p.ttft, p.ttftNext, p.lastDone, p.lastToks = 0, 0, 0, p.ttft[:0], 0, 0, 0
+	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+	p.mu.Unlock()
+	go p.loop()
+}
+
+func (p *progress) loop() {
+	defer close(p.stopped)
+	t := time.NewTicker(p.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case now := <-t.C:
+			p.render(now)
+		}
+	}
+}
+
+// add counts one finished request (called by the sink).
+func (p *progress) add(r *record.Record) {
+	if p == nil || !r.Measured() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !r.OK() {
+		p.failed++
+		return
+	}
+	p.done++
+	p.tokens += int64(r.OutputTokens)
+	if len(r.Events) > 0 && r.Sent > 0 {
+		v := float64(r.Events[0].T - r.Sent)
+		if len(p.ttft) < ttftRing {
+			p.ttft = append(p.ttft, v)
+		} else {
+			p.ttft[p.ttftNext] = v
+			p.ttftNext = (p.ttftNext + 1) % ttftRing
+		}
+	}
+}
+
+// render writes the line: on a terminal redrawn in place, in a log as a new line.
+func (p *progress) render(now time.Time) {
+	p.mu.Lock()
+	line := p.line(now)
+	p.mu.Unlock()
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+// line formats the progress figures; the rates are over the last interval. Holds p.mu.
+func (p *progress) line(now time.Time) string {
+	s := ""
+	if p.point != "" {
+		s = "[" + p.point + "] "
+	}
+	if p.total > 0 {
+		s += fmt.Sprintf("%d/%d requests", p.done+p.failed, p.total)
+	} else {
+		s += fmt.Sprintf("%v/%v", now.Sub(p.start).Round(time.Second), p.dur)
+	}
+	dt := now.Sub(p.lastT).Seconds()
+	if dt > 0 {
+		s += fmt.Sprintf("  %.1f req/s  %.0f out tok/s", float64(int64(p.done)-p.lastDone)/dt, float64(p.tokens-p.lastToks)/dt)
+	}
+	p.lastT, p.lastDone, p.lastToks = now, int64(p.done), p.tokens
+	ttft := "—"
+	if len(p.ttft) > 0 {
+		sorted := slices.Sorted(slices.Values(p.ttft))
+		ttft = fmt.Sprintf("%.1f ms", sorted[len(sorted)/2]/1e6)
+	}
+	return s + fmt.Sprintf("  TTFT p50 %s  errors %d", ttft, p.failed)
+}
+
+// end stops the ticker and, on a terminal, clears the line.
+func (p *progress) end() {
+	if p == nil || p.stop == nil {
+		return
+	}
+	close(p.stop)
+	<-p.stopped
+	p.stop = nil
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

@@ -1,0 +1,109 @@
+package load
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"servebench/record"
+)
+
+// Reasons sending stopped (record.RunEnd.Stop).
+const (
+	StopRequests     = "requests"       // --requests were sent
+	StopDuration     = "duration"       // --duration elapsed
+	StopSchedule     = "schedule"       // the arrival schedule (a trace) ran out
+	StopMaxErrors    = "max-errors"     // --max-errors reached
+	StopMaxErrorRate = "max-error-rate" // --max-error-rate exceeded
+	StopInterrupted  = "interrupted"    // the soft stop (first Ctrl-C)
+	StopSink         = "sink"           // the records could not be written
+)
+
+// errorRateMin is how many requests must have finished before --max-error-rate is judged,
+// so that one early failure (1 of 1 = 100%) does not end a run.
+const errorRateMin = 20
+
+// stopper is the one place that ends sending. The first reason given is the one reported;
+// stopping with grace (every stop but a natural end) also arms the grace period, after which
+// the requests still in flight are cancelled and recorded as cancelled.
+type stopper struct {
+	grace       time.Duration
+	stopSending func()
+	cancelReqs  func()
+
+	mu          sync.Mutex
+	reason      string
+	detail      string
+	graceTimer  *time.Timer
+	timers      []*time.Timer
+	failed, all int // finished requests, for the error rules (never our own cancellations)
+	maxErrors   int
+	maxRate     float64
+}
+
+func newStopper(grace time.Duration, stopSending, cancelReqs func()) *stopper {
+	return &stopper{grace: grace, stopSending: stopSending, cancelReqs: cancelReqs}
+}
+
+// stop ends sending for reason; with grace, in-flight requests are cancelled after the grace
+// period.
+func (s *stopper) stop(reason, detail string, grace bool) {
+	s.mu.Lock()
+	if s.reason == "" {
+		s.reason, s.detail = reason, detail
+	}
+	if grace && s.graceTimer == nil {
+		s.graceTimer = time.AfterFunc(s.grace, s.cancelReqs)
+	}
+	s.mu.Unlock()
+	s.stopSending()
+}
+
+// why returns the first reason sending stopped, and its detail.
+func (s *stopper) why() (string, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reason, s.detail
+}
+
+// after stops sending for reason (with grace) after d.
+func (s *stopper) after(d time.Duration, reason string) {
+	t := time.AfterFunc(d, func() { s.stop(reason, "", true) })
+	s.mu.Lock()
+	s.timers = append(s.timers, t)
+	s.mu.Unlock()
+}
+
+// disarm stops every timer once the run is over.
+func (s *stopper) disarm() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.timers {
+		t.Stop()
+	}
+	if s.graceTimer != nil {
+		s.graceTimer.Stop()
+	}
+}
+
+// count feeds one finished request to the error stop rules. Warmup failures count (the server
+// failed all the same); cancellations do not, since they are ours.
+func (s *stopper) count(r *record.Record) {
+	if r.ErrorClass == record.ErrCancelled || (s.maxErrors == 0 && s.maxRate == 0) {
+		return
+	}
+	s.mu.Lock()
+	s.all++
+	if !r.OK() {
+		s.failed++
+	}
+	failed, all := s.failed, s.all
+	s.mu.Unlock()
+	switch {
+	case s.maxErrors > 0 && failed >= s.maxErrors:
+		s.stop(StopMaxErrors, fmt.Sprintf("%d failed requests reached --max-errors %d", failed, s.maxErrors), true)
+	case s.maxRate > 0 && all >= errorRateMin && float64(failed)/float64(all) > s.maxRate:
+		s.stop(StopMaxErrorRate, fmt.Sprintf("%d of %d requests failed (%.1f%%), above --max-error-rate %g%%",
+			failed, all, 100*float64(failed)/float64(all), 100*s.maxRate), true)
+	}
+}

@@ -1,0 +1,99 @@
+package metrics
+
+import (
+	"fmt"
+
+	"servebench/record"
+)
+
+// Thresholds of the measurement-quality warnings: a Go scheduling latency above 1 ms at p99
+// shows up in every timestamp we take; a process using 90% of its cores in its busiest
+// second has no headroom left to read streams on time.
+const (
+	schedP99NS   = 1e6
+	cpuSaturated = 0.9
+)
+
+// attainment fills SLOAttainment: good / (measured − cancelled).
+func (a *Accumulator) attainment(s *Summary) {
+	if !s.SLO.Any() {
+		return
+	}
+	if n := s.Measured - s.Errors[record.ErrCancelled]; n > 0 {
+		s.SLOAttainment = ptr(float64(s.GoodRequests) / float64(n))
+	}
+}
+
+// ends returns the header's RunEnd lines of the runs that were added.
+func (a *Accumulator) ends() []record.RunEnd {
+	if a.hdr == nil {
+		return nil
+	}
+	var out []record.RunEnd
+	for _, e := range a.hdr.Ends {
+		if a.runs[e.Run] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// loadWarnings say when the load was not what was asked: requests sent late (naming the
+// cause when it can), sending stopped by an error rule, a client that may distort its own
+// timestamps.
+func (a *Accumulator) loadWarnings(s *Summary) []string {
+	var w []string
+	if lp, ok := s.Lateness.Percentile(99); ok && lp > latenessNS {
+		w = append(w, fmt.Sprintf("requests were dispatched late: lateness %.1f ms at p99 behind their schedule; %s. Queue time is in E2E incl. queue", lp/1e6, a.lateCause(s)))
+	}
+	for _, e := range s.Ends {
+		if e.StopDetail != "" {
+			w = append(w, fmt.Sprintf("%ssending stopped early: %s", runPrefix(e), e.StopDetail))
+		}
+		if q := e.Quality; q != nil {
+			w = append(w, qualityWarnings(runPrefix(e), q)...)
+		}
+	}
+	return w
+}
+
+// lateCause names why requests left late: the concurrency cap when it was full, else the
+// load generator itself.
+func (a *Accumulator) lateCause(s *Summary) string {
+	if c := a.opt.MaxConcurrency; c > 0 && s.MaxInFlight >= c {
+		return fmt.Sprintf("the cause is the --max-concurrency cap of %d, which was full (requests waited for a slot): the server cannot keep up with the arrival rate at this cap", c)
+	}
+	for _, e := range s.Ends {
+		if q := e.Quality; q != nil && (q.SchedP99 > schedP99NS || q.CPUMax >= cpuSaturated) {
+			return "the cause is the load generator itself (its CPU or Go scheduler was saturated, see below)"
+		}
+	}
+	if a.opt.MaxConcurrency > 0 {
+		return fmt.Sprintf("the --max-concurrency cap of %d was never full, so the load generator itself fell behind", a.opt.MaxConcurrency)
+	}
+	return "no concurrency cap was set, so the load generator itself fell behind"
+}
+
+func qualityWarnings(prefix string, q *record.Quality) []string {
+	var w []string
+	if q.SchedP99 > schedP99NS {
+		w = append(w, fmt.Sprintf("%sthe load generator's Go scheduling latency was %.2f ms at p99 (max %.2f ms): timestamps may include the client's own delays; give servebench more CPU, or less load per process",
+			prefix, q.SchedP99/1e6, q.SchedMax/1e6))
+	}
+	if q.CPUMax >= cpuSaturated {
+		who := "servebench"
+		if q.InProcessServer {
+			who = "servebench and the in-process simulator it measures"
+		}
+		w = append(w, fmt.Sprintf("%s%s used %.0f%% of %d cores in the busiest second (mean %.0f%%): the client may be distorting timestamps",
+			prefix, who, 100*q.CPUMax, q.Cores, 100*q.CPUMean))
+	}
+	return w
+}
+
+func runPrefix(e record.RunEnd) string {
+	if e.Label != "" {
+		return e.Label + ": "
+	}
+	return ""
+}

@@ -1,0 +1,66 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/record"
+)
+
+func rec(sent, first int64, class string) *record.Record {
+	r := &record.Record{Phase: record.PhaseMeasure, Scheduled: sent - 1, Dispatched: sent - 1, Sent: sent, Done: first + 10,
+		Events: []record.Event{{T: first, N: 1}}, OutputTokens: 1, ErrorClass: class}
+	return r
+}
+
+func TestAttainmentWindowAndEnds(t *testing.T) {
+	a := NewAccumulator(Options{SLO: SLO{TTFT: 50}, Window: 2 * time.Second})
+	hdr := &record.Header{Ends: []record.RunEnd{
+		{Run: 0, StopDetail: "5 failed requests reached --max-errors 5", Quality: &record.Quality{SchedP99: 2e6, SchedMax: 3e6, CPUMax: 0.95, Cores: 2}},
+		{Run: 7, StopDetail: "another run"},
+	}}
+	a.SetHeader(hdr)
+	a.Add(rec(100, 120, ""))                  // meets
+	a.Add(rec(200, 300, ""))                  // misses TTFT
+	a.Add(rec(300, 310, record.ErrHTTP5xx))   // a failure is a miss
+	a.Add(rec(400, 410, record.ErrCancelled)) // ours: not in the denominator
+	a.Add(&record.Record{Phase: record.PhaseCooldown})
+	s := a.Summary()
+	if s.SLOAttainment == nil || *s.SLOAttainment != 1.0/3 {
+		t.Errorf("attainment %v, want 1/3", s.SLOAttainment)
+	}
+	if s.Window != 2*time.Second || *s.RequestThroughput != 1 || s.CooldownDiscarded != 1 {
+		t.Errorf("window %v, throughput %v, cooldown %d", s.Window, *s.RequestThroughput, s.CooldownDiscarded)
+	}
+	all := strings.Join(s.Warnings, "\n")
+	for _, want := range []string{"sending stopped early: 5 failed", "scheduling latency was 2.00 ms", "used 95% of 2 cores"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "another run") {
+		t.Error("a RunEnd of another run was used")
+	}
+}
+
+func TestLatenessNamesTheCause(t *testing.T) {
+	late := func(opt Options) string {
+		a := NewAccumulator(opt)
+		for i := range 10 {
+			r := rec(int64(i)*1e6+50e6, int64(i)*1e6+60e6, "")
+			r.Scheduled = int64(i) * 1e6
+			a.Add(r)
+		}
+		return strings.Join(a.Summary().Warnings, "\n")
+	}
+	if w := late(Options{MaxConcurrency: 1}); !strings.Contains(w, "cap of 1, which was full") {
+		t.Errorf("full cap: %s", w)
+	}
+	if w := late(Options{MaxConcurrency: 100}); !strings.Contains(w, "never full, so the load generator itself") {
+		t.Errorf("cap never full: %s", w)
+	}
+	if w := late(Options{}); !strings.Contains(w, "no concurrency cap was set") {
+		t.Errorf("no cap: %s", w)
+	}
+}

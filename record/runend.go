@@ -1,0 +1,52 @@
+package record
+
+// RunEnd is a line written after the last record of one run (a sweep writes one per point):
+// what the run was, why sending stopped, and how well the client itself kept time. It is
+// known only at the end, so it cannot live in the header. Readers that predate it skip the
+// line as invalid; this package's Reader hands it to Header.Ends instead of returning it as
+// a record.
+type RunEnd struct {
+	Run int `json:"run"` // the Record.Run it closes
+	// Label names the run, e.g. "concurrency 8" or "rate 12.5 req/s" in a sweep.
+	Label string `json:"label,omitempty"`
+	// Concurrency and Rate are the point's load (closed-loop users, open-loop req/s).
+	Concurrency int     `json:"concurrency,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
+	// Stop says why sending stopped: "requests", "duration", "schedule" (a trace or pacer
+	// ran out), "max-errors", "max-error-rate", "interrupted" or "sink".
+	Stop string `json:"stop,omitempty"`
+	// StopDetail explains a stop rule that fired, e.g. "12 errors ≥ --max-errors 10".
+	StopDetail string `json:"stop_detail,omitempty"`
+	// Quality is the load generator's own health during the run.
+	Quality *Quality `json:"quality,omitempty"`
+}
+
+// Quality is how well the client could keep time during a run: the Go scheduler's latency
+// (runtime/metrics /sched/latencies:seconds: how long runnable goroutines waited for a
+// thread) and the process's CPU use. High values mean timestamps may include our own delays.
+type Quality struct {
+	// SchedP50, SchedP99, SchedMax are scheduling latencies in ns over the run (bucket upper
+	// bounds of the runtime's histogram, so they round up).
+	SchedP50 float64 `json:"sched_p50_ns"`
+	SchedP99 float64 `json:"sched_p99_ns"`
+	SchedMax float64 `json:"sched_max_ns"`
+	// CPUMean and CPUMax are the process's CPU time per second of wall time, as a share of
+	// the cores it may use (GOMAXPROCS): 1 is saturated. CPUMax is the busiest 1 s sample.
+	CPUMean float64 `json:"cpu_mean"`
+	CPUMax  float64 `json:"cpu_max"`
+	Cores   int     `json:"cores"`
+	// InProcessServer is true when the measured server (the built-in simulator) ran in the
+	// same process, so the CPU figures include it.
+	InProcessServer bool `json:"in_process_server,omitempty"`
+}
+
+// runEndLine wraps a RunEnd so that a reader tells it from a record at a glance.
+type runEndLine struct {
+	End *RunEnd `json:"servebench_run_end"`
+}
+
+// WriteRunEnd writes a run-end line, after the run's last record.
+func (w *Writer) WriteRunEnd(e *RunEnd) error { return w.encode(runEndLine{e}) }
+
+// runEndPrefix starts every run-end line (the encoder writes no space after the brace).
+const runEndPrefix = `{"servebench_run_end":`
