@@ -90,6 +90,9 @@ type Runner struct {
 	// OnStop, when set, is told at the end of Run why sending stopped (see record.RunEnd.Stop),
 	// with a detail when a stop rule fired. It is called on Run's goroutine.
 	OnStop func(reason, detail string)
+	// ID, when set, maps the runner's request index to the record ID (a shard's j-th request
+	// is request j·n+i of the whole run); nil keeps the index.
+	ID func(i int) int
 }
 
 // Run sends requests until a stop rule is met or soft is cancelled (first Ctrl-C: stop
@@ -301,12 +304,13 @@ func (s *state) send(i int, phase string, sched int64) {
 	defer s.inflight.Done()
 	wreq := &s.r.Workload[i%len(s.r.Workload)]
 	rec := &record.Record{
-		ID: i, Run: s.cfg.Run, Phase: phase, Scheduled: sched,
+		ID: s.r.recordID(i), Run: s.cfg.Run, Phase: phase, Scheduled: sched,
 		InputTokens: wreq.InputTokens, MaxTokens: wreq.OutputTokens, FixedOutput: s.r.Template.FixedOutput,
 		Events: make([]record.Event, 0, wreq.OutputTokens+1),
 	}
 	req := s.r.Template
 	req.Request = wreq
+	req.RequestID = RequestID(rec.Run, rec.ID)
 	ctx := s.reqCtx
 	if s.cfg.RequestTimeout > 0 {
 		var cancel context.CancelFunc
@@ -340,4 +344,12 @@ func classify(rec *record.Record, err error, ctx context.Context) {
 	default:
 		rec.ErrorClass, rec.Error = record.ErrTruncated, err.Error()
 	}
+}
+
+// recordID is the record ID of request index i.
+func (r *Runner) recordID(i int) int {
+	if r.ID == nil {
+		return i
+	}
+	return r.ID(i)
 }

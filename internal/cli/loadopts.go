@@ -104,7 +104,17 @@ func (c *runConfig) loadConfig() (load.Config, []pacer.Arrival, error) {
 		if lc.Requests == 0 && lc.Duration == 0 {
 			lc.Requests = max(len(as)-lc.Warmup, 1)
 		}
-		return lc, as, nil
+		return lc, as, c.applyShard(&lc, as)
 	}
-	return lc, nil, nil
+	return lc, nil, c.applyShard(&lc, nil)
+}
+
+// applyShard narrows the whole run's load shape to this process's shard (shard.go). The
+// arrivals stay whole: the workload is built for the whole run, then split.
+func (c *runConfig) applyShard(lc *load.Config, as []pacer.Arrival) error {
+	sh, err := c.shardOf()
+	if err != nil {
+		return err
+	}
+	return sh.apply(c, lc, as)
 }

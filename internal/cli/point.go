@@ -20,7 +20,8 @@ func (b *bench) prepareLoad() error {
 	}
 	b.lc, b.arrivals = lc, as
 	if as != nil && b.cfg.Requests == 0 && b.cfg.Duration == 0 {
-		b.cfg.Requests = lc.Requests // recorded in the header as what was sent
+		// recorded in the header as what was sent: the whole run's count, also for a shard
+		b.cfg.Requests = max(len(as)-b.cfg.Warmup, 1)
 	}
 	return nil
 }
@@ -51,7 +52,7 @@ func (b *bench) runner() (*load.Runner, error) {
 	if b.exact {
 		promptSrc = record.SourceTokenizer
 	}
-	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink,
+	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id,
 		Template: client.Request{Model: cfg.Model, FixedOutput: cfg.FixedOutput, Sampling: samp}}, nil
 }
 
@@ -98,6 +99,7 @@ func (b *bench) runPoint(ctx context.Context, lc load.Config, end record.RunEnd,
 // sink is the single writer of records: to the file, into the accumulator and the progress
 // counters. It runs on the runner's writer goroutine, never on a request's.
 func (b *bench) sink(r *record.Record) error {
+	r.Shard = b.shard.i
 	if err := b.w.Write(r); err != nil {
 		return err
 	}

@@ -66,15 +66,18 @@ type bench struct {
 	sim    *sim.Server
 	// simulated is true when the target is servebench's simulator, in-process or standalone
 	simulated bool
-	hdr       *record.Header
-	reqs      []workload.Request
-	exact     bool
-	tokName   string          // what measured the prompt lengths, for the header (backends.go)
-	watch     *watchedBackend // says why when every request failed (backends.go)
-	out       *os.File
-	w         *record.Writer
-	acc       *metrics.Accumulator
-	flushed   time.Time
+	shard     shard // this process's part of a split run (--shard)
+	// whole is the whole run's workload; reqs is what this process sends (a shard's part)
+	whole   []workload.Request
+	hdr     *record.Header
+	reqs    []workload.Request
+	exact   bool
+	tokName string          // what measured the prompt lengths, for the header (backends.go)
+	watch   *watchedBackend // says why when every request failed (backends.go)
+	out     *os.File
+	w       *record.Writer
+	acc     *metrics.Accumulator
+	flushed time.Time
 	// the load of one point (point.go): its shape, a trace's arrivals, the run start t0, the
 	// live progress line, and the metrics options every summary of the file uses
 	lc       load.Config
@@ -212,6 +215,14 @@ func (b *bench) buildWorkload(ctx context.Context) error {
 		return err
 	}
 	b.hdr = b.header(hash)
+	// a shard sends its part of the workload, but the hash and the embedded workload are the
+	// whole run's, so that `report` can check that shard files belong together
+	sh, _ := cfg.shardOf()
+	b.shard, b.whole = sh, b.reqs
+	if sh.split() {
+		b.hdr.Shard = cfg.Shard
+		b.reqs = sh.requests(b.reqs)
+	}
 	return nil
 }
 

@@ -55,6 +55,7 @@ type runConfig struct {
 	Duration       time.Duration `yaml:"duration" json:"duration,omitempty"`
 	Warmup         int           `yaml:"warmup" json:"warmup"`
 	Grace          time.Duration `yaml:"grace" json:"grace"`
+	Shard          string        `yaml:"shard" json:"shard,omitempty"`
 	RequestTimeout time.Duration `yaml:"request-timeout" json:"request_timeout,omitempty"`
 	IdleTimeout    time.Duration `yaml:"idle-timeout" json:"idle_timeout,omitempty"`
 
@@ -120,6 +121,7 @@ func bindRunFlags(fs *pflag.FlagSet, c *runConfig) {
 	fs.IntVar(&c.Requests, "requests", c.Requests, "measured requests (default 200 unless --duration)")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "send measured requests for this long")
 	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "warmup requests, discarded from statistics (default: one per concurrency slot)")
+	fs.StringVar(&c.Shard, "shard", c.Shard, "run shard i of n of the workload (request k goes to shard k mod n; users and rate are divided by n); merge with servebench report")
 	fs.DurationVar(&c.Grace, "grace", c.Grace, "after Ctrl-C, how long in-flight requests may finish")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "per-request timeout (0: none)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "abort a stream that sends nothing for this long (0: none)")
@@ -191,6 +193,11 @@ func (c *runConfig) validate() error {
 		c.Warmup = c.defaultWarmup()
 	}
 	if _, err := c.sampling(); err != nil {
+		return err
+	}
+	if sh, err := c.shardOf(); err != nil {
+		return err
+	} else if err := sh.validate(c); err != nil {
 		return err
 	}
 	for _, h := range c.Headers {

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"servebench/record"
+)
+
+func TestShareSplitsExactly(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7} {
+		for _, x := range []int{0, 1, 2, 5, 16, 200} {
+			sum := 0
+			for i := range n {
+				sum += shard{i, n}.share(x)
+			}
+			if sum != x {
+				t.Errorf("n=%d x=%d: shares add up to %d", n, x, sum)
+			}
+		}
+	}
+	s := shard{1, 3}
+	if got := []int{s.id(0), s.id(1), s.id(2)}; fmt.Sprint(got) != "[1 4 7]" {
+		t.Errorf("shard 1/3 ids %v", got)
+	}
+}
+
+// TestShardsMergeIntoOneRun splits a run into 3 concurrent shard processes (in-process here)
+// against one simulator and merges their files with report: counts and token totals equal the
+// shards' sums and the single-process run's, and throughput is close to the single run's.
+func TestShardsMergeIntoOneRun(t *testing.T) {
+	url := startSim(t, nil) // fixed 20 ms TTFT, 2 ms ITL
+	dir := t.TempDir()
+	common := []string{"run", "-q", "--url", url, "--input-tokens", "32", "--output-tokens", "20",
+		"--requests", "60", "--concurrency", "6", "--warmup", "6"}
+	single := filepath.Join(dir, "single.jsonl")
+	if code, _, errs := runMain(t, append(common, "-o", single)...); code != 0 {
+		t.Fatalf("single run: exit %d: %s", code, errs)
+	}
+	var wg sync.WaitGroup
+	errs := make([]string, 3)
+	for i := range 3 {
+		wg.Go(func() {
+			p := filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i))
+			if code, _, e := runMain(t, append(common, "--shard", fmt.Sprintf("%d/3", i), "-o", p)...); code != 0 {
+				errs[i] = fmt.Sprintf("shard %d: exit %d: %s", i, code, e)
+			}
+		})
+	}
+	wg.Wait()
+	if s := strings.Join(errs, ""); s != "" {
+		t.Fatal(s)
+	}
+	ids := map[int]bool{}
+	var sumOut int
+	for i := range 3 {
+		h, recs := readRecords(t, filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i)))
+		if h.Shard != fmt.Sprintf("%d/3", i) {
+			t.Errorf("shard %d header says %q", i, h.Shard)
+		}
+		for _, r := range recs {
+			if ids[r.ID] || r.ID%3 != i {
+				t.Errorf("shard %d sent request %d", i, r.ID)
+			}
+			ids[r.ID] = true
+			if r.Phase == record.PhaseMeasure {
+				sumOut += r.OutputTokens
+			}
+		}
+	}
+	if len(ids) != 66 {
+		t.Errorf("the shards sent %d distinct requests, want 66", len(ids))
+	}
+	summary := func(files ...string) map[string]any {
+		t.Helper()
+		code, out, e := runMain(t, append(append([]string{"report", "--format", "json"}, files...))...)
+		if code != 0 {
+			t.Fatalf("report %v: exit %d: %s", files, code, e)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	shards, _ := filepath.Glob(filepath.Join(dir, "shard-*.jsonl"))
+	merged, one := summary(shards...), summary(single)
+	if merged["completed"] != 60.0 || merged["total_output_tokens"] != float64(sumOut) || merged["total_output_tokens"] != one["total_output_tokens"] {
+		t.Errorf("merged: completed %v, output tokens %v; shards' sum %d, single run %v", merged["completed"], merged["total_output_tokens"], sumOut, one["total_output_tokens"])
+	}
+	mt, st := merged["request_throughput"].(float64), one["request_throughput"].(float64)
+	if mt < 0.6*st || mt > 1.6*st {
+		t.Errorf("merged throughput %.1f req/s against a single process's %.1f", mt, st)
+	}
+	// files of different workloads are refused
+	other := filepath.Join(dir, "other.jsonl")
+	if code, _, e := runMain(t, "run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "4", "--requests", "6",
+		"--concurrency", "3", "--shard", "1/3", "-o", other); code != 0 {
+		t.Fatal(e)
+	}
+	code, _, e := runMain(t, "report", shards[0], other, shards[2])
+	if code == 0 || !strings.Contains(e, "not the same run") {
+		t.Errorf("mixed workloads: exit %d: %s", code, e)
+	}
+}
+
+func TestShardFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--shard", "3/3"},
+		{"run", "--shard", "x"},
+		{"run", "--shard", "0/4", "--concurrency", "2"},
+		{"run", "--shard", "0/2", "--ramp", "linear:1..4", "--duration", "2s"},
+	} {
+		if code, _, e := runMain(t, args...); code != ExitUsage || !strings.Contains(e, "shard") {
+			t.Errorf("%v: exit %d: %s", args, code, e)
+		}
+	}
+}
