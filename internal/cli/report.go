@@ -66,11 +66,11 @@ func reportFiles(w, stderr io.Writer, format string, paths []string) error {
 		return reportGoBench(w, stderr, paths[0]) // one line per run (compare.go)
 	}
 	if len(paths) == 1 && format != "csv" && format != "html" {
-		h, s, err := summariseFile(paths[0], stderr)
+		h, runs, err := summariseFile(paths[0], stderr)
 		if err != nil {
 			return err
 		}
-		return printSummary(w, format, h, s)
+		return printRuns(w, format, h, runs)
 	}
 	ins, err := openInputs(paths, format == "html")
 	if err != nil {
@@ -221,20 +221,23 @@ func (in *input) summarise(stderr io.Writer, also func(*record.Record)) (*metric
 	return acc.Summary(), nil
 }
 
-// summariseFile reads a records file, streaming, into an accumulator. Invalid lines (the cut
-// last line of an interrupted run, or a corrupt one) are reported on stderr with their line
-// number and skipped; every valid record is used.
-func summariseFile(path string, stderr io.Writer) (*record.Header, *metrics.Summary, error) {
+// summariseFile reads a records file, streaming, into one accumulator per run (runs.go).
+// Invalid lines (the cut last line of an interrupted run, or a corrupt one) are reported on
+// stderr with their line number and skipped; every valid record is used.
+func summariseFile(path string, stderr io.Writer) (*record.Header, []runSummary, error) {
 	ins, err := openInputs([]string{path}, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer ins[0].close()
-	s, err := ins[0].summarise(stderr, nil)
-	if err != nil {
-		return nil, nil, err
+	runs := newPerRun(ins[0].hdr)
+	for r, err := range ins[0].records(stderr) {
+		if err != nil {
+			return nil, nil, err
+		}
+		runs.add(r)
 	}
-	return ins[0].hdr, s, nil
+	return ins[0].hdr, runs.summaries(), nil
 }
 
 // printSummary renders a summary: the one code path for `run` and `report` (text, json, md).

@@ -66,7 +66,8 @@ type bench struct {
 	sim    *sim.Server
 	// simulated is true when the target is servebench's simulator, in-process or standalone
 	simulated bool
-	shard     shard // this process's part of a split run (--shard)
+	runs      []runSummary // every run's summary, in order (--repeat)
+	shard     shard        // this process's part of a split run (--shard)
 	// whole is the whole run's workload; reqs is what this process sends (a shard's part)
 	whole   []workload.Request
 	hdr     *record.Header
@@ -319,7 +320,7 @@ func (b *bench) summarise() error {
 		return fmt.Errorf("records file: %w", err)
 	}
 	sum := b.sum
-	if err := printSummary(b.io.stdout, "text", b.hdr, sum); err != nil {
+	if err := printRuns(b.io.stdout, "text", b.hdr, b.runs); err != nil {
 		return err
 	}
 	if b.cfg.JSON != "" {

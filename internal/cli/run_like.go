@@ -205,19 +205,21 @@ func short(h string) string {
 func (b *bench) runRepeats(ctx context.Context) (*metrics.Summary, error) {
 	n := max(1, b.cfg.Repeat)
 	if n == 1 {
-		return b.runPoint(ctx, b.lc, record.RunEnd{}, "")
+		s, err := b.runPoint(ctx, b.lc, record.RunEnd{}, "")
+		b.runs = []runSummary{{sum: s}}
+		return s, err
 	}
 	var sum *metrics.Summary
 	for i := range n {
 		label := fmt.Sprintf("repeat %d/%d", i+1, n)
 		s, err := b.runPoint(ctx, b.lc, record.RunEnd{Run: i, Label: label}, label)
 		sum = s
+		b.runs = append(b.runs, runSummary{run: i, label: label, sum: s})
 		b.logf("%s: %s", label, runLine(s))
 		if err != nil || ctx.Err() != nil {
 			return sum, err
 		}
 	}
-	b.logf("the summary below is the last run's; compare and report --format gobench use every run")
 	return sum, nil
 }
 

@@ -77,7 +77,7 @@ func TestShardsMergeIntoOneRun(t *testing.T) {
 	}
 	summary := func(files ...string) map[string]any {
 		t.Helper()
-		code, out, e := runMain(t, append(append([]string{"report", "--format", "json"}, files...))...)
+		code, out, e := runMain(t, append([]string{"report", "--format", "json"}, files...)...)
 		if code != 0 {
 			t.Fatalf("report %v: exit %d: %s", files, code, e)
 		}
@@ -118,5 +118,25 @@ func TestShardFlagErrors(t *testing.T) {
 		if code, _, e := runMain(t, args...); code != ExitUsage || !strings.Contains(e, "shard") {
 			t.Errorf("%v: exit %d: %s", args, code, e)
 		}
+	}
+}
+
+// TestRepeatReportMatchesRun checks that a file of several runs is reported as run printed it:
+// a table of every run, then the last run's summary.
+func TestRepeatReportMatchesRun(t *testing.T) {
+	url := startSim(t, nil)
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	code, out, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "4",
+		"--requests", "6", "--concurrency", "2", "--repeat", "3", "-o", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"repeat 1/3", "repeat 3/3", "run 2's (the last)", "6 completed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, again, _ := runMain(t, "report", p); again != out {
+		t.Errorf("report differs from run:\n--- run\n%s--- report\n%s", out, again)
 	}
 }
