@@ -147,7 +147,7 @@ func charts(runs []Run) []*plot {
 			dist{run: i, label: r.Label + " chunk", vals: msVals(&r.Series.itlChunk)},
 			dist{run: i, label: r.Label + " token", dashed: true, vals: msVals(&r.Series.itlToken)})
 	}
-	return []*plot{
+	return append([]*plot{
 		cdfPlot("ttft-cdf", "TTFT distribution (CDF)", "TTFT (ms)", ttft),
 		histPlot("ttft-hist", "TTFT histogram", "TTFT (ms)", ttft),
 		cdfPlot("itl-cdf", "ITL distributions (CDF): chunk solid, token dashed", "ITL (ms)", itl),
@@ -157,7 +157,7 @@ func charts(runs []Run) []*plot {
 			"completed requests' tokens per 1 s bucket; the last bucket is partial", runs, func(s *Series) []float64 { return s.tokens }),
 		timePlot("inflight-time", "Requests in flight", "requests in flight",
 			"mean in flight over each 1 s bucket (sent → done)", runs, (*Series).inFlight),
-	}
+	}, pointCharts(runs)...)
 }
 
 // quantileSorted is quantile q (0..1) of sorted values, linear between closest ranks

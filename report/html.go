@@ -19,6 +19,9 @@ type Run struct {
 	Header  *record.Header
 	Summary *metrics.Summary
 	Series  *Series
+	// Points are the file's runs, when it holds several (sweep points, --repeat runs): the
+	// page then also draws latency and goodput against throughput per point.
+	Points []Point
 }
 
 //go:embed html.tmpl
@@ -135,7 +138,7 @@ func pageData(runs []Run, plots []htmlPlot) page {
 func runInfoOf(i int, label string, h *record.Header, s *metrics.Summary) runInfo {
 	ri := runInfo{Label: label, Class: fmt.Sprintf("c%d", i), Target: h.Target.URL, API: h.Target.API,
 		Model: h.Target.Model, Version: h.Version, Hash: short(h.Workload.Hash), Shard: h.Shard,
-		Command: strings.Join(h.Command, " "), Load: loadLine(h.Config), Warnings: s.Warnings}
+		Command: strings.Join(h.Command, " "), Load: loadLine(h), Warnings: s.Warnings}
 	if !h.Start.IsZero() {
 		ri.Start = h.Start.UTC().Format("2006-01-02 15:04:05Z")
 	}

@@ -42,7 +42,7 @@ func mdHeader(b *strings.Builder, h *record.Header, s *metrics.Summary) {
 	wl := h.Workload
 	fmt.Fprintf(b, "  \nWorkload: %d requests, hash `%s`, %s seed %d, prompt lengths %s",
 		wl.Count, short(wl.Hash), mdEsc(wl.Source), wl.Seed, orDash(wl.PromptLengths))
-	if cfg := loadLine(h.Config); cfg != "" {
+	if cfg := loadLine(h); cfg != "" {
 		fmt.Fprintf(b, "  \nLoad: `%s`", mdCode(cfg))
 	}
 	b.WriteString("\n\n")

@@ -61,7 +61,7 @@ func textHeader(b *strings.Builder, h *record.Header, s *metrics.Summary) {
 		wl := h.Workload
 		line(b, "workload", "%d requests  hash %s  %s seed %d  prompt lengths %s",
 			wl.Count, short(wl.Hash), wl.Source, wl.Seed, orDash(wl.PromptLengths))
-		if cfg := loadLine(h.Config); cfg != "" {
+		if cfg := loadLine(h); cfg != "" {
 			line(b, "load", "%s", cfg)
 		}
 	}
@@ -70,16 +70,20 @@ func textHeader(b *strings.Builder, h *record.Header, s *metrics.Summary) {
 		msP(s.Lateness, 50), msP(s.Lateness, 99), msMax(s.Lateness))
 }
 
-// loadLine describes the load shape and lengths of a `servebench run` configuration in words
+// loadLine describes the load shape and lengths of a `servebench run` header in words
 // ("16 users (closed loop), 200 requests + 16 warmup, in 512 / out 128 tokens"); for a
 // configuration it does not know, it falls back to configLine.
-func loadLine(cfg map[string]any) string {
+func loadLine(h *record.Header) string {
+	cfg := h.Config
 	num := func(k string) float64 { v, _ := cfg[k].(float64); return v }
 	if _, ok := cfg["input_tokens"]; !ok {
 		return configLine(cfg)
 	}
 	var parts []string
-	if r := num("rate"); r > 0 {
+	if h.Sweep != "" {
+		// each point's load is in its run-end line; the per-run table shows them
+		parts = append(parts, fmt.Sprintf("sweep over %s (%d points)", h.Sweep, len(h.Ends)))
+	} else if r := num("rate"); r > 0 {
 		p := fmt.Sprintf("%v arrivals at %g req/s", cfg["arrival"], r)
 		if m := num("max_concurrency"); m > 0 {
 			p += fmt.Sprintf(", at most %g in flight", m)
@@ -92,7 +96,10 @@ func loadLine(cfg map[string]any) string {
 	if d := num("duration"); d > 0 {
 		stop = "for " + time.Duration(d).String()
 	}
-	parts = append(parts, fmt.Sprintf("%s + %g warmup", stop, num("warmup")))
+	if w := num("warmup"); w >= 0 {
+		stop += fmt.Sprintf(" + %g warmup", w)
+	}
+	parts = append(parts, stop)
 	if p, _ := cfg["prompts"].(string); p != "" {
 		parts = append(parts, "prompts "+p)
 	} else {

@@ -95,11 +95,25 @@ func htmlReport(w, stderr io.Writer, ins []*input) error {
 	runs := make([]report.Run, len(ins))
 	for i, in := range ins {
 		var series report.Series
-		s, err := in.summarise(stderr, series.Add)
+		per := newPerRun(in.hdr)
+		s, err := in.summarise(stderr, func(r *record.Record) { series.Add(r); per.add(r) })
 		if err != nil {
 			return err
 		}
 		runs[i] = report.Run{Label: in.label, Header: in.hdr, Summary: s, Series: &series}
+		if rs := per.summaries(); len(rs) > 1 {
+			// several runs (sweep points, repeats): the tables show the last run, as the text
+			// report does, and the per-point charts show them all
+			runs[i].Summary = rs[len(rs)-1].sum
+			runs[i].Label = fmt.Sprintf("%s (tables: run %d of %d)", in.label, rs[len(rs)-1].run, len(rs))
+			for _, r := range rs {
+				label := r.label
+				if label == "" {
+					label = fmt.Sprintf("run %d", r.run)
+				}
+				runs[i].Points = append(runs[i].Points, report.Point{Label: label, Summary: r.sum})
+			}
+		}
 	}
 	return report.HTMLRuns(w, runs)
 }
