@@ -37,6 +37,21 @@ type Request struct {
 	Model       string
 	FixedOutput bool // ask for exactly OutputTokens (ignore_eos + min_tokens)
 	Sampling    Sampling
+	// RequestID, when set, is sent as the X-Request-Id header (unless the target's extra
+	// headers set one): vLLM, SGLang and servebench's simulator adopt it as their own request
+	// id, so a record can be matched with the server's log and with the simulator's truth log.
+	RequestID string
+}
+
+// RequestIDHeader is the header that carries Request.RequestID.
+const RequestIDHeader = "X-Request-Id"
+
+// SetRequestID sets the X-Request-Id header of h to id, unless id is empty or the user's
+// extra headers already set it (an explicit --header wins).
+func SetRequestID(h http.Header, id string) {
+	if id != "" && h.Get(RequestIDHeader) == "" {
+		h[RequestIDHeader] = []string{id}
+	}
 }
 
 // Sampling holds the sampling settings sent with every request.

@@ -25,6 +25,7 @@ type Exchange struct {
 	Body        []byte        // JSON request body
 	Accept      string        // Accept header, e.g. "text/event-stream"
 	IdleTimeout time.Duration // see IdleTimer; 0 disables it
+	RequestID   string        // sent as X-Request-Id when set (see Request.RequestID)
 	// Read reads the response body to the end of the stream, reporting to o. It returns a
 	// *Error for a failed request.
 	Read func(ctx context.Context, body io.Reader, o Observer) error
@@ -42,6 +43,7 @@ func (x *Exchange) Do(ctx context.Context, obs Observer) error {
 		return errors.New(x.Target.Redact(err.Error()))
 	}
 	hreq.Header.Set("Accept", x.Accept)
+	SetRequestID(hreq.Header, x.RequestID)
 	// Replayable POST: see the openai backend, which met the race with servers that close
 	// kept-alive connections after every stream (llama.cpp).
 	hreq.Header["X-Idempotency-Key"] = nil

@@ -6,7 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,7 +21,10 @@ import (
 //   - no compression: gzip would buffer stream events and hide their arrival times;
 //   - no overall Timeout: long streams are legal; callers use per-request contexts and the
 //     backends' idle-stream timeout instead;
-//   - 64 KiB read and write buffers: fewer syscalls for large prompts and fast streams.
+//   - large read and write buffers, 64 KiB per connection up to 1,024 connections: fewer
+//     syscalls for large prompts and fast streams. Beyond that they shrink to keep the
+//     buffers under 64 MiB per direction, never below 16 KiB (bufferSize): at 4,096 streams,
+//     64 KiB each would be 512 MiB, and an event is a few hundred bytes.
 //
 // TLS certificates are verified unless insecure is set. Proxies are taken from the
 // environment as usual (Go never proxies loopback addresses).
@@ -36,11 +42,61 @@ func NewHTTPClient(maxConns int, insecure bool) *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
-		ReadBufferSize:        64 << 10,
-		WriteBufferSize:       64 << 10,
+		ReadBufferSize:        bufferSize(idle),
+		WriteBufferSize:       bufferSize(idle),
 		TLSClientConfig:       &tls.Config{InsecureSkipVerify: insecure}, //nolint:gosec // user's explicit choice
 	}
 	return &http.Client{Transport: tr}
+}
+
+// bufferSize is the per-connection buffer for conns connections (see NewHTTPClient).
+func bufferSize(conns int) int {
+	const budget, most, least = 64 << 20, 64 << 10, 16 << 10
+	return min(most, max(least, budget/max(conns, 1)))
+}
+
+// Prewarm opens n connections to t and leaves them idle in t's transport, so that the
+// requests that follow find them ready and connection set-up (DNS, dial, TLS) stays out of
+// their TTFT (run --prewarm-connections). It sends n concurrent GET /health requests, each of
+// which waits in its GotConn hook, holding its connection before writing anything, until all
+// n have one (or 10 s have passed): with no connection coming free meanwhile, every request
+// needs one of its own. (Holding the response instead fails: a response without a body
+// gives its connection back at once.) Any HTTP status will do. It returns how many new
+// connections were made; the rest of the requests reused idle ones or failed.
+func Prewarm(ctx context.Context, t Target, n int) int {
+	var wg, arrived sync.WaitGroup
+	arrived.Add(n)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var dialled atomic.Int64
+	for range n {
+		wg.Go(func() {
+			once := sync.OnceFunc(arrived.Done)
+			defer once() // a request that failed before GotConn must not hold up the rest
+			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				if !info.Reused {
+					dialled.Add(1)
+				}
+				once()
+				select {
+				case <-all:
+				case <-ctx.Done():
+				}
+			}}
+			req, err := t.NewRequest(httptrace.WithClientTrace(ctx, trace), http.MethodGet, "/health", nil)
+			if err != nil {
+				return
+			}
+			if resp, err := t.Client().Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	return int(dialled.Load())
 }
 
 // defaultHTTP serves Targets that carry no client of their own (tests, one-off helpers).

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"strconv"
 	"time"
 
 	"servebench/client"
@@ -84,4 +85,15 @@ func (s *stamp) finish(promptSource string) {
 	case len(r.Events) > 0:
 		r.OutputTokens, r.OutputTokensSource = len(r.Events), record.SourceCount
 	}
+}
+
+// RequestID is the X-Request-Id servebench sends with a request: "<run>-<id>" from its
+// record's Run and ID. It is derived, not stored, so records do not grow; a server log or the
+// simulator's truth log can be joined with the records on it. Built with strconv, not fmt: it
+// runs once per request on the dispatch path.
+func RequestID(run, id int) string {
+	b := make([]byte, 0, 24)
+	b = strconv.AppendInt(b, int64(run), 10)
+	b = append(b, '-')
+	return string(strconv.AppendInt(b, int64(id), 10))
 }

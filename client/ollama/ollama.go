@@ -59,7 +59,7 @@ func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observ
 		path = "/api/chat"
 	}
 	x := client.Exchange{Target: b.target, Path: path, Body: body, Accept: "application/x-ndjson",
-		IdleTimeout: b.IdleTimeout, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
+		IdleTimeout: b.IdleTimeout, RequestID: req.RequestID, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
 			return client.ReadEvents(ctx, b.target, ndjson.NewReader(r), &decoder{}, o)
 		}}
 	return x.Do(ctx, obs)

@@ -79,6 +79,7 @@ func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observ
 		return fmt.Errorf("openai: %s", b.target.Redact(err.Error()))
 	}
 	hreq.Header.Set("Accept", "text/event-stream")
+	client.SetRequestID(hreq.Header, req.RequestID)
 	// Mark the POST replayable (a zero-length value is not sent on the wire): net/http then
 	// retries it when a kept-alive connection turns out to have been closed by the server
 	// before any answer (llama.cpp closes after every stream, so reusing its connections

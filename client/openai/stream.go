@@ -184,11 +184,11 @@ func (d *decoder) reset() {
 func (d *decoder) event(data []byte, o client.Observer) *client.Error {
 	d.events++
 	c := &d.c
-	clear(c.Choices[:cap(c.Choices)]) // encoding/json does not zero reused slice elements
-	c.Choices, c.Usage, c.Object = c.Choices[:0], usage{}, false
-	c.Error.set, c.Timings.set = false, false
-	if err := d.unmarshal(data); err != nil {
-		return &client.Error{Class: record.ErrDecode, Msg: fmt.Sprintf("event %d: %v: %s", d.events, err, excerpt(data))}
+	if d.resetChunk(); !d.fast(bytes.TrimSpace(data)) { // scan.go; encoding/json when in doubt
+		d.resetChunk()
+		if err := d.unmarshal(data); err != nil {
+			return &client.Error{Class: record.ErrDecode, Msg: fmt.Sprintf("event %d: %v: %s", d.events, err, excerpt(data))}
+		}
 	}
 	if c.Error.set || bool(c.Object) {
 		msg := client.ErrorMessage(data)
@@ -199,6 +199,14 @@ func (d *decoder) event(data []byte, o client.Observer) *client.Error {
 	}
 	d.report(o)
 	return nil
+}
+
+// resetChunk empties d.c for the next payload, keeping its buffers.
+func (d *decoder) resetChunk() {
+	c := &d.c
+	clear(c.Choices[:cap(c.Choices)]) // encoding/json does not zero reused slice elements
+	c.Choices, c.Usage, c.Object = c.Choices[:0], usage{}, false
+	c.Error.set, c.Timings.set = false, false
 }
 
 // report makes the Observer calls for the decoded chunk d.c.

@@ -56,7 +56,7 @@ func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observ
 		return err
 	}
 	x := client.Exchange{Target: b.target, Path: b.path, Body: body, Accept: "text/event-stream",
-		IdleTimeout: b.IdleTimeout, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
+		IdleTimeout: b.IdleTimeout, RequestID: req.RequestID, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
 			return client.ReadEvents(ctx, b.target, sse.NewReader(r), &decoder{}, o)
 		}}
 	return x.Do(ctx, obs)

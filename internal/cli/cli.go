@@ -117,6 +117,6 @@ With no --url, servebench run benchmarks its built-in simulated server.`,
 	}
 	root.AddCommand(newRunCmd(std), newReportCmd(std), newSimCmd(std))
 	root.AddCommand(newEnvCmd(std), newCompareCmd(std))
-	root.AddCommand(newSweepCmd(std))
+	root.AddCommand(newSweepCmd(std), newSelftestCmd(std))
 	return root
 }

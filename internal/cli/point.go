@@ -65,7 +65,8 @@ func (b *bench) runPoint(ctx context.Context, lc load.Config, end record.RunEnd,
 		return nil, err
 	}
 	lc.Run = end.Run
-	if end.Run > 0 {
+	// prewarm.go; the schedule then starts after the connections are open
+	if prewarmed := b.prewarm(ctx, lc); end.Run > 0 || prewarmed {
 		// a later run of the file: its schedule starts now, not at the file's t0 (the first
 		// run's starts at t0 exactly, so a trace's offsets are the records' scheduled times)
 		lc.Offset = time.Since(b.t0)

@@ -58,6 +58,8 @@ type runConfig struct {
 	Shard          string        `yaml:"shard" json:"shard,omitempty"`
 	RequestTimeout time.Duration `yaml:"request-timeout" json:"request_timeout,omitempty"`
 	IdleTimeout    time.Duration `yaml:"idle-timeout" json:"idle_timeout,omitempty"`
+	// Prewarm opens the connections before each run (see client.Prewarm)
+	Prewarm bool `yaml:"prewarm-connections" json:"prewarm_connections,omitempty"`
 
 	// arrival profiles, stop rules, steady state and SLOs (issue 5; see loadopts.go)
 	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
@@ -125,6 +127,7 @@ func bindRunFlags(fs *pflag.FlagSet, c *runConfig) {
 	fs.DurationVar(&c.Grace, "grace", c.Grace, "after Ctrl-C, how long in-flight requests may finish")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "per-request timeout (0: none)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "abort a stream that sends nothing for this long (0: none)")
+	fs.BoolVar(&c.Prewarm, "prewarm-connections", c.Prewarm, "open one connection per user (or per --max-concurrency slot; 64 for an uncapped rate) before sending, so connection set-up stays out of TTFT")
 	bindLoadFlags(fs, c)
 	bindBaselineFlags(fs, c)
 	fs.StringVarP(&c.Output, "output", "o", c.Output, "records file (default servebench-<UTC time>.jsonl)")

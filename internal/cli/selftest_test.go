@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/signal"
+	"strconv"
+	"testing"
+)
+
+// TestMain lets selftest re-execute the test binary as its simulator process: with
+// SelftestChildEnv set, the binary runs Main on its arguments instead of the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv(SelftestChildEnv) != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// selftestRun runs selftest with args and returns its JSON rows.
+func selftestRun(t *testing.T, args ...string) []selftestPoint {
+	t.Helper()
+	code, out, errs := runMain(t, append([]string{"selftest", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct{ Points []selftestPoint }
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return res.Points
+}
+
+// TestSelftestHolds1024PacedStreams drives 1,024 concurrent streams at 5 events/s each (1/s under -race)
+// through the real load path against a simulator process, and checks that every stream was
+// held, every event was paired with the simulator's truth log, and the timestamp error stays
+// under a loose bound (the figures themselves come from `servebench selftest`).
+func TestSelftestHolds1024PacedStreams(t *testing.T) {
+	itl, tokens, bound := "200ms", 6, 50.0 // bound in ms
+	if raceDetector {
+		// the simulator process is this test binary, so it is race-instrumented too: both
+		// sides run several times slower, and the streams are slowed to 1 event/s to match
+		itl, tokens, bound = "1s", 3, 250
+	}
+	rows := selftestRun(t, "--points", "1,1024", "--itl", itl, "--ttft", "20ms", "--tokens", strconv.Itoa(tokens), "--rounds", "1")
+	for _, r := range rows {
+		t.Logf("%d streams: %.0f events/s, %.1f µs CPU/event, error p50 %.2f p99 %.2f max %.2f ms",
+			r.Streams, r.EventsPerSec, r.CPUPerEvent/1e3, r.ErrP50Ms, r.ErrP99Ms, r.ErrMaxMs)
+		if !r.Held || r.Requests != 2*r.Streams || r.Events != tokens*r.Requests {
+			t.Errorf("%d streams: held %v, %d requests, %d events, max in flight %d", r.Streams, r.Held, r.Requests, r.Events, r.MaxInFlight)
+		}
+		if r.Matched != r.Events/2 {
+			t.Errorf("%d streams: %d of %d measured events paired with the truth log", r.Streams, r.Matched, r.Events/2)
+		}
+		if r.ErrP99Ms > bound || r.ErrP50Ms < -1 {
+			t.Errorf("%d streams: timestamp error p50 %.2f ms p99 %.2f ms, want within [-1, %.0f] ms", r.Streams, r.ErrP50Ms, r.ErrP99Ms, bound)
+		}
+	}
+}
+
+// TestSelftestHolds4096Streams runs 4,096 concurrent streams as fast as the simulator goes.
+func TestSelftestHolds4096Streams(t *testing.T) {
+	if testing.Short() || raceDetector {
+		// the race detector allows 8,128 goroutines: 4,096 streams need three each
+		t.Skip("4,096 streams: skipped with -short and under -race")
+	}
+	rows := selftestRun(t, "--points", "4096", "--itl", "0", "--tokens", "4", "--rounds", "1")
+	r := rows[0]
+	t.Logf("4096 streams: %.0f events/s, max in flight %d", r.EventsPerSec, r.MaxInFlight)
+	if !r.Held || r.Failed != 0 || r.Events != 4*r.Requests {
+		t.Errorf("held %v, failed %d, %d events for %d requests, max in flight %d", r.Held, r.Failed, r.Events, r.Requests, r.MaxInFlight)
+	}
+}
+
+func TestPointAccMaxInFlight(t *testing.T) {
+	a := pointAcc{spans: [][2]int64{{1, 5}, {2, 3}, {3, 4}, {5, 6}}}
+	if got := a.maxInFlight(); got != 2 { // an end and a start at the same instant do not overlap
+		t.Errorf("max in flight %d, want 2", got)
+	}
+	if got := quantile7([]float64{1, 2, 3, 4}, 0.5); got != 2.5 {
+		t.Errorf("p50 of 1..4 = %v, want 2.5", got)
+	}
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"servebench/load"
+	"servebench/record"
+)
+
+// SelftestChildEnv is set in the environment of the simulator process that selftest starts.
+// The real binary ignores it; a test binary's TestMain uses it to run Main instead of tests,
+// because os.Executable is then the test binary.
+const SelftestChildEnv = "SERVEBENCH_SELFTEST_CHILD"
+
+// simProcess is a `servebench sim` child process.
+type simProcess struct {
+	cmd  *exec.Cmd
+	url  string
+	once sync.Once
+	err  error
+}
+
+var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
+
+// startSimProcess re-executes this binary as `sim` on a free loopback port with the given
+// extra flags, and waits for its listening line.
+func startSimProcess(ctx context.Context, flags []string) (*simProcess, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("selftest: %w", err)
+	}
+	cmd := exec.Command(exe, append([]string{"sim", "--addr", "127.0.0.1:0", "--seed", "1"}, flags...)...)
+	cmd.Env = append(os.Environ(), SelftestChildEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("selftest: start simulator: %w", err)
+	}
+	p := &simProcess{cmd: cmd}
+	found := make(chan string, 1)
+	go func() { // read the URL, then keep the pipe drained so the child never blocks on it
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+		close(found)
+	}()
+	select {
+	case u, ok := <-found:
+		if ok {
+			p.url = u
+			return p, nil
+		}
+		err = errors.New("simulator exited before listening")
+	case <-time.After(30 * time.Second):
+		err = errors.New("simulator did not start within 30s")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	_ = p.stop()
+	return nil, fmt.Errorf("selftest: %w", err)
+}
+
+// stop interrupts the simulator (it then flushes its truth log) and waits for it to exit,
+// killing it after 10 s. Safe to call more than once.
+func (p *simProcess) stop() error {
+	p.once.Do(func() {
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- p.cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				p.err = fmt.Errorf("selftest: simulator: %w", err)
+			}
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			p.err = fmt.Errorf("selftest: simulator did not stop; killed: %v", <-done)
+		}
+	})
+	return p.err
+}
+
+// readTruth returns the write times (Unix ns) of every content event of the truth log, by
+// request id, in event order.
+func readTruth(path string) (map[string][]int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := make(map[string][]int64)
+	sc := bufio.NewScanner(bufio.NewReaderSize(f, 1<<20))
+	var ev struct {
+		RequestID string `json:"request_id"`
+		Written   int64  `json:"written_ns"`
+		Kind      string `json:"kind"`
+	}
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !strings.Contains(string(line), `"kind":"content"`) {
+			continue
+		}
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return nil, fmt.Errorf("truth log %s: %w", path, err)
+		}
+		out[ev.RequestID] = append(out[ev.RequestID], ev.Written)
+	}
+	return out, sc.Err()
+}
+
+// selftestRows reads the records file and the truth log back and computes one row per point
+// (run). Events/s count every request of the point; timestamp errors only measured ones. A client event is paired with the truth event of the same request id and the same
+// index among its content events; a request whose counts differ is left unpaired.
+func selftestRows(records, truthPath string, t0 time.Time, c *selftestConfig, itl time.Duration) ([]selftestPoint, error) {
+	truth, err := readTruth(truthPath)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(records)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rd, err := record.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	acc := make([]pointAcc, len(c.Points))
+	wall0 := t0.UnixNano()
+	var rec record.Record
+	for {
+		if err := rd.Read(&rec); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		if rec.Run >= 0 && rec.Run < len(acc) {
+			acc[rec.Run].add(&rec, truth[load.RequestID(rec.Run, rec.ID)], wall0)
+		}
+	}
+	rows := make([]selftestPoint, len(c.Points))
+	for i, n := range c.Points {
+		rows[i] = acc[i].row(itl, n)
+	}
+	return rows, nil
+}
+
+// pointAcc gathers one point's figures from its records.
+type pointAcc struct {
+	requests, failed, events int
+	first, last              int64
+	spans                    [][2]int64 // dispatched, done
+	errs                     []float64  // ms
+}
+
+func (a *pointAcc) add(r *record.Record, truth []int64, wall0 int64) {
+	a.requests++
+	if !r.OK() {
+		a.failed++
+	}
+	a.events += len(r.Events)
+	if a.first == 0 || r.Dispatched < a.first {
+		a.first = r.Dispatched
+	}
+	a.last = max(a.last, r.Done)
+	a.spans = append(a.spans, [2]int64{r.Dispatched, r.Done})
+	if !r.Measured() || len(truth) != len(r.Events) {
+		return // warmup: the start of a point, all streams connecting at once, is not steady state
+	}
+	for i, e := range r.Events {
+		a.errs = append(a.errs, float64(wall0+e.T-truth[i])/1e6)
+	}
+}
+
+// maxInFlight is the largest number of requests whose [dispatched, done] overlap.
+func (a *pointAcc) maxInFlight() int {
+	type edge struct {
+		t int64
+		d int
+	}
+	es := make([]edge, 0, 2*len(a.spans))
+	for _, s := range a.spans {
+		es = append(es, edge{s[0], 1}, edge{s[1], -1})
+	}
+	slices.SortFunc(es, func(x, y edge) int {
+		if x.t != y.t {
+			return int(min(max(x.t-y.t, -1), 1))
+		}
+		return x.d - y.d // an end before a start at the same instant
+	})
+	n, m := 0, 0
+	for _, e := range es {
+		n += e.d
+		m = max(m, n)
+	}
+	return m
+}
+
+func (a *pointAcc) row(itl time.Duration, streams int) selftestPoint {
+	p := selftestPoint{ITL: itl, Streams: streams, Requests: a.requests, Failed: a.failed,
+		Events: a.events, MaxInFlight: a.maxInFlight(), Matched: len(a.errs)}
+	// 99%: as fast as the simulator goes, the first streams of a large point can finish
+	// before the last ones are dispatched, while every user is still busy
+	p.Held = p.Failed == 0 && p.MaxInFlight*100 >= streams*99
+	if a.last > a.first {
+		p.Seconds = float64(a.last-a.first) / 1e9
+		p.EventsPerSec = float64(a.events) / p.Seconds
+	}
+	if len(a.errs) > 0 {
+		slices.Sort(a.errs)
+		p.ErrP50Ms, p.ErrP99Ms, p.ErrMaxMs = quantile7(a.errs, 0.50), quantile7(a.errs, 0.99), a.errs[len(a.errs)-1]
+	}
+	return p
+}
+
+// quantile7 is the p-quantile of sorted values, interpolated between closest ranks
+// (Hyndman–Fan type 7, as package metrics computes every percentile).
+func quantile7(sorted []float64, p float64) float64 {
+	h := p * float64(len(sorted)-1)
+	i := int(h)
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
+}

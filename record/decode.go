@@ -1,0 +1,278 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The fast path of Reader.Read. json.Unmarshal read records at about 16 MB/s (reflection,
+// and one Event.UnmarshalJSON call, itself a json.Unmarshal, per event), so `report` on a
+// large file was slower than the run that wrote it. This decoder walks a record line once,
+// validating it as JSON, in the field layout Writer produces.
+//
+// json.Unmarshal stays the definition of correct: the fast path gives up (and the line is
+// decoded by json.Unmarshal) whenever it could disagree — a key with escapes or non-ASCII
+// bytes, a key differing only in case from a field name (encoding/json matches those), a
+// repeated field, a number that is not a plain integer where an integer goes, an event that
+// is not exactly [t, n], a null where a list or map goes, very deep nesting. FuzzFastRecord
+// checks that whenever the fast path succeeds, json.Unmarshal agrees. The scanner is this
+// package's own: record imports nothing internal (ARCHITECTURE.md).
+
+const maxDepth = 64
+
+type scanner struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+// decodeFast decodes line into rec (already reset). False means: use json.Unmarshal.
+func decodeFast(line []byte, rec *Record) bool {
+	s := scanner{b: line}
+	if !s.object(func(key []byte) bool { return s.field(key, rec) }) {
+		return false
+	}
+	s.ws()
+	return s.i == len(s.b)
+}
+
+// field decodes the value of one record key.
+func (s *scanner) field(key []byte, r *Record) bool {
+	if p := intField(key, r); p != nil {
+		return s.int(p)
+	}
+	if p := int64Field(key, r); p != nil {
+		return s.int64(p)
+	}
+	if p := stringField(key, r); p != nil {
+		return s.string(p)
+	}
+	switch string(key) {
+	case "events":
+		return s.events(r)
+	case "fixed_output":
+		return s.bool(&r.FixedOutput)
+	case "server":
+		return s.server(r)
+	}
+	_, ok := s.value()
+	return ok
+}
+
+func intField(key []byte, r *Record) *int {
+	switch string(key) {
+	case "id":
+		return &r.ID
+	case "run":
+		return &r.Run
+	case "shard":
+		return &r.Shard
+	case "input_tokens":
+		return &r.InputTokens
+	case "max_tokens":
+		return &r.MaxTokens
+	case "prompt_tokens":
+		return &r.PromptTokens
+	case "output_tokens":
+		return &r.OutputTokens
+	case "status":
+		return &r.Status
+	}
+	return nil
+}
+
+func int64Field(key []byte, r *Record) *int64 {
+	switch string(key) {
+	case "scheduled":
+		return &r.Scheduled
+	case "dispatched":
+		return &r.Dispatched
+	case "connect":
+		return &r.Connect
+	case "sent":
+		return &r.Sent
+	case "headers":
+		return &r.Headers
+	case "first_event":
+		return &r.FirstEvent
+	case "done":
+		return &r.Done
+	}
+	return nil
+}
+
+func stringField(key []byte, r *Record) *string {
+	switch string(key) {
+	case "phase":
+		return &r.Phase
+	case "prompt_tokens_source":
+		return &r.PromptTokensSource
+	case "output_tokens_source":
+		return &r.OutputTokensSource
+	case "error_class":
+		return &r.ErrorClass
+	case "error":
+		return &r.Error
+	}
+	return nil
+}
+
+// knownBit numbers the record's keys, for duplicate detection.
+func knownBit(key []byte) (uint, bool) {
+	for i, k := range recordKeys {
+		if string(key) == k {
+			return uint(i), true
+		}
+	}
+	return 0, false
+}
+
+var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatched", "connect", "sent",
+	"headers", "first_event", "done", "events", "input_tokens", "max_tokens", "fixed_output",
+	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
+	"error_class", "error", "server"}
+
+// foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
+// Field names are lower case, so a key without upper-case letters can only match exactly.
+func foldsToKnown(key []byte) bool {
+	if bytes.IndexFunc(key, func(c rune) bool { return c >= 'A' && c <= 'Z' }) < 0 {
+		return false
+	}
+	for _, k := range recordKeys {
+		if bytes.EqualFold(key, []byte(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// events decodes [[t,n],...], reusing r.Events.
+func (s *scanner) events(r *Record) bool {
+	ev := r.Events[:0]
+	ok := s.array(func() bool {
+		var e [2]int64
+		if !s.next('[') || !s.int64(&e[0]) || !s.next(',') || !s.int64(&e[1]) || !s.next(']') {
+			return false
+		}
+		ev = append(ev, Event{T: e[0], N: int32(e[1])})
+		return true
+	})
+	r.Events = ev
+	return ok
+}
+
+// server decodes {"name": number, ...}.
+func (s *scanner) server(r *Record) bool {
+	m := make(map[string]float64)
+	ok := s.object(func(key []byte) bool {
+		var k string
+		if !scanString(key, &k) {
+			return false
+		}
+		s.ws()
+		start := s.i
+		if s.i >= len(s.b) || !(s.b[s.i] == '-' || s.b[s.i] >= '0' && s.b[s.i] <= '9') || !s.number() {
+			return false
+		}
+		v, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+		m[k] = v
+		return err == nil
+	})
+	r.Server = m
+	return ok
+}
+
+// int64 decodes a plain integer of at most 18 digits (so no overflow); null leaves v.
+func (s *scanner) int64(v *int64) bool {
+	if s.null() {
+		return true
+	}
+	s.ws()
+	i, neg := s.i, false
+	if i < len(s.b) && s.b[i] == '-' {
+		neg, i = true, i+1
+	}
+	start := i
+	var n int64
+	for ; i < len(s.b) && s.b[i] >= '0' && s.b[i] <= '9'; i++ {
+		n = n*10 + int64(s.b[i]-'0')
+	}
+	digits := i - start
+	if digits == 0 || digits > 18 || (digits > 1 && s.b[start] == '0') {
+		return false
+	}
+	if i < len(s.b) && (s.b[i] == '.' || s.b[i] == 'e' || s.b[i] == 'E') {
+		return false
+	}
+	if neg {
+		n = -n
+	}
+	*v, s.i = n, i
+	return true
+}
+
+func (s *scanner) int(v *int) bool {
+	n := int64(*v)
+	ok := s.int64(&n)
+	*v = int(n)
+	return ok
+}
+
+func (s *scanner) bool(v *bool) bool {
+	switch {
+	case s.null():
+	case s.literal("true"):
+		*v = true
+	case s.literal("false"):
+		*v = false
+	default:
+		return false
+	}
+	return true
+}
+
+// string decodes a string value (null leaves v).
+func (s *scanner) string(v *string) bool {
+	if s.null() {
+		return true
+	}
+	s.ws()
+	start := s.i
+	if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() {
+		return false
+	}
+	return scanString(s.b[start+1:s.i-1], v)
+}
+
+// scanString sets v to the string whose raw JSON contents (between the quotes, already
+// validated) are raw. Plain valid UTF-8 is copied, interning the values every record
+// repeats; anything with escapes or invalid UTF-8 is left to encoding/json, for its exact
+// unescaping and U+FFFD replacement rules.
+func scanString(raw []byte, v *string) bool {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		*v = intern(raw)
+		return true
+	}
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	return json.Unmarshal(q, v) == nil
+}
+
+// interned are the strings most records carry: phases, token sources, error classes.
+var interned = func() map[string]string {
+	m := make(map[string]string)
+	for _, s := range append([]string{PhaseWarmup, PhaseMeasure, PhaseCooldown, SourceServer, SourceEvents,
+		SourceTokenizer, SourceCount, SourceRequested}, ErrorClasses...) {
+		m[s] = s
+	}
+	return m
+}()
+
+func intern(b []byte) string {
+	if s, ok := interned[string(b)]; ok { // no allocation: the compiler elides the conversion
+		return s
+	}
+	return string(b)
+}
