@@ -42,9 +42,10 @@ type headerLine struct {
 // Writer writes a records file. It is not safe for concurrent use: one writer goroutine
 // owns it (ARCHITECTURE.md).
 type Writer struct {
-	w   *bufio.Writer
-	buf bytes.Buffer
-	enc *json.Encoder
+	w    *bufio.Writer
+	buf  bytes.Buffer
+	enc  *json.Encoder
+	line []byte // the record line being built, reused
 }
 
 // NewWriter returns a Writer on w with a 256 KiB buffer.
@@ -64,7 +65,15 @@ func (w *Writer) WriteHeader(h *Header) error {
 }
 
 // Write writes one record line.
-func (w *Writer) Write(r *Record) error { return w.encode(r) }
+func (w *Writer) Write(r *Record) error {
+	var err error
+	w.line, err = appendRecord(w.line[:0], r, &w.buf, w.enc)
+	if err != nil {
+		return fmt.Errorf("encode record: %w", err)
+	}
+	_, err = w.w.Write(w.line)
+	return err
+}
 
 func (w *Writer) encode(v any) error {
 	w.buf.Reset()
