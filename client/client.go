@@ -88,3 +88,22 @@ type Target struct {
 	Header  http.Header // extra headers (--header K=V)
 	HTTP    *http.Client
 }
+
+// Put writes the sampling settings that are set (temperature, top_p) into m: the object where
+// the server's API expects them (the top level, Ollama's "options", SGLang's
+// "sampling_params", TGI's "parameters"). Unset ones are left to the server's defaults.
+func (s Sampling) Put(m map[string]any) {
+	if s.Temperature != nil {
+		m["temperature"] = *s.Temperature
+	}
+	if s.TopP != nil {
+		m["top_p"] = *s.TopP
+	}
+}
+
+// Extra merges ExtraBody into m; the user's keys win over ours.
+func (s Sampling) Extra(m map[string]any) {
+	for k, v := range s.ExtraBody {
+		m[k] = v
+	}
+}

@@ -3,10 +3,12 @@ package client
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,6 +142,15 @@ func (t Target) NewRequest(ctx context.Context, method, path string, body io.Rea
 		req.Header.Set("Content-Type", "application/json")
 	}
 	return req, nil
+}
+
+// CheckURL checks that the base URL is http(s)://host[:port]; api names the backend in the
+// error, which never shows the API key.
+func (t Target) CheckURL(api string) error {
+	if u, err := url.Parse(t.URL("/")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: base URL %q: want http://host[:port] or https://host[:port]", api, t.Redact(t.BaseURL))
+	}
+	return nil
 }
 
 // Redact removes the API key from s. Every message that leaves a backend goes through it:

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"sort"
 	"time"
 
@@ -38,8 +37,8 @@ var _ client.Backend = (*Backend)(nil)
 
 // New returns a backend on target t.
 func New(t client.Target) (*Backend, error) {
-	if u, err := url.Parse(t.URL("/")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("llamacpp: base URL %q: want http://host[:port] or https://host[:port]", t.Redact(t.BaseURL))
+	if err := t.CheckURL("llamacpp"); err != nil {
+		return nil, err
 	}
 	return &Backend{target: t}, nil
 }
@@ -69,15 +68,8 @@ func body(req *client.Request) ([]byte, error) {
 			m["ignore_eos"] = true
 		}
 	}
-	if s := req.Sampling; s.Temperature != nil {
-		m["temperature"] = *s.Temperature
-	}
-	if s := req.Sampling; s.TopP != nil {
-		m["top_p"] = *s.TopP
-	}
-	for k, v := range req.Sampling.ExtraBody {
-		m[k] = v
-	}
+	req.Sampling.Put(m)
+	req.Sampling.Extra(m) // the user's keys win
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("llamacpp: encode request %d: %w", req.ID, err)

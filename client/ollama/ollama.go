@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"time"
 
 	"servebench/client"
@@ -42,8 +41,8 @@ func New(t client.Target, api string) (*Backend, error) {
 	if api != APIGenerate && api != APIChat {
 		return nil, fmt.Errorf("ollama: unknown api %q (want %s or %s)", api, APIGenerate, APIChat)
 	}
-	if u, err := url.Parse(t.URL("/")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("ollama: base URL %q: want http://host[:port] or https://host[:port]", t.Redact(t.BaseURL))
+	if err := t.CheckURL("ollama"); err != nil {
+		return nil, err
 	}
 	return &Backend{target: t, chat: api == APIChat}, nil
 }
@@ -72,21 +71,14 @@ func (b *Backend) body(req *client.Request) ([]byte, error) {
 	if req.OutputTokens > 0 {
 		opts["num_predict"] = req.OutputTokens
 	}
-	if s := req.Sampling; s.Temperature != nil {
-		opts["temperature"] = *s.Temperature
-	}
-	if s := req.Sampling; s.TopP != nil {
-		opts["top_p"] = *s.TopP
-	}
+	req.Sampling.Put(opts)
 	m := map[string]any{"model": req.Model, "stream": true, "options": opts}
 	if b.chat {
 		m["messages"] = chatMessages(req)
 	} else {
 		m["prompt"] = client.PromptText(req)
 	}
-	for k, v := range req.Sampling.ExtraBody {
-		m[k] = v
-	}
+	req.Sampling.Extra(m) // the user's keys win
 	body, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("ollama: encode request %d: %w", req.ID, err)

@@ -15,7 +15,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"time"
 
 	"servebench/client"
@@ -53,9 +52,8 @@ func New(t client.Target, api string) (*Backend, error) {
 	default:
 		return nil, fmt.Errorf("openai: unknown api %q (want %s or %s)", api, APICompletions, APIChat)
 	}
-	u, err := url.Parse(t.URL(b.path))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q: want http://host[:port] or https://host[:port]", t.Redact(t.BaseURL))
+	if err := t.CheckURL("openai"); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
@@ -163,15 +161,8 @@ func (b *Backend) body(req *client.Request) ([]byte, error) {
 			m["ignore_eos"], m["min_tokens"] = true, n
 		}
 	}
-	if s := req.Sampling; s.Temperature != nil {
-		m["temperature"] = *s.Temperature
-	}
-	if s := req.Sampling; s.TopP != nil {
-		m["top_p"] = *s.TopP
-	}
-	for k, v := range req.Sampling.ExtraBody { // the user's keys win
-		m[k] = v
-	}
+	req.Sampling.Put(m)
+	req.Sampling.Extra(m) // the user's keys win
 	body, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("openai: encode request %d: %w", req.ID, err)

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"sort"
 	"time"
 
@@ -38,8 +37,8 @@ var _ client.Backend = (*Backend)(nil)
 
 // New returns a backend on target t.
 func New(t client.Target) (*Backend, error) {
-	if u, err := url.Parse(t.URL("/")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("sglang: base URL %q: want http://host[:port] or https://host[:port]", t.Redact(t.BaseURL))
+	if err := t.CheckURL("sglang"); err != nil {
+		return nil, err
 	}
 	return &Backend{target: t}, nil
 }
@@ -66,16 +65,9 @@ func body(req *client.Request) ([]byte, error) {
 			sp["ignore_eos"], sp["min_new_tokens"] = true, n
 		}
 	}
-	if s := req.Sampling; s.Temperature != nil {
-		sp["temperature"] = *s.Temperature
-	}
-	if s := req.Sampling; s.TopP != nil {
-		sp["top_p"] = *s.TopP
-	}
+	req.Sampling.Put(sp)
 	m := map[string]any{"text": client.PromptText(req), "sampling_params": sp, "stream": true}
-	for k, v := range req.Sampling.ExtraBody {
-		m[k] = v
-	}
+	req.Sampling.Extra(m) // the user's keys win
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("sglang: encode request %d: %w", req.ID, err)

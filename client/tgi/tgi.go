@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"time"
 
 	"servebench/client"
@@ -37,8 +36,8 @@ var _ client.Backend = (*Backend)(nil)
 
 // New returns a backend on target t.
 func New(t client.Target) (*Backend, error) {
-	if u, err := url.Parse(t.URL("/")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("tgi: base URL %q: want http://host[:port] or https://host[:port]", t.Redact(t.BaseURL))
+	if err := t.CheckURL("tgi"); err != nil {
+		return nil, err
 	}
 	return &Backend{target: t}, nil
 }
@@ -63,15 +62,8 @@ func body(req *client.Request) ([]byte, error) {
 	if req.OutputTokens > 0 {
 		p["max_new_tokens"] = req.OutputTokens
 	}
-	if s := req.Sampling; s.Temperature != nil {
-		p["temperature"] = *s.Temperature
-	}
-	if s := req.Sampling; s.TopP != nil {
-		p["top_p"] = *s.TopP
-	}
-	for k, v := range req.Sampling.ExtraBody { // TGI keeps sampling inside "parameters"
-		p[k] = v
-	}
+	req.Sampling.Put(p)
+	req.Sampling.Extra(p) // TGI keeps sampling inside "parameters"
 	b, err := json.Marshal(map[string]any{"inputs": client.PromptText(req), "parameters": p, "stream": true})
 	if err != nil {
 		return nil, fmt.Errorf("tgi: encode request %d: %w", req.ID, err)

@@ -43,8 +43,8 @@ func New(t client.Target, model string) (*Backend, error) {
 	if model == "" {
 		return nil, errors.New("triton: a model name is required (--model, e.g. ensemble)")
 	}
-	if u, err := url.Parse(t.URL("/")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("triton: base URL %q: want http://host[:port] or https://host[:port]", t.Redact(t.BaseURL))
+	if err := t.CheckURL("triton"); err != nil {
+		return nil, err
 	}
 	return &Backend{target: t, path: "/v2/models/" + url.PathEscape(model) + "/generate_stream"}, nil
 }
@@ -71,15 +71,8 @@ func body(req *client.Request) ([]byte, error) {
 			m["ignore_eos"] = true
 		}
 	}
-	if s := req.Sampling; s.Temperature != nil {
-		m["temperature"] = *s.Temperature
-	}
-	if s := req.Sampling; s.TopP != nil {
-		m["top_p"] = *s.TopP
-	}
-	for k, v := range req.Sampling.ExtraBody {
-		m[k] = v
-	}
+	req.Sampling.Put(m)
+	req.Sampling.Extra(m) // the user's keys win
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("triton: encode request %d: %w", req.ID, err)
