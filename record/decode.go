@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"servebench/internal/jsonscan"
 )
 
 // The fast path of Reader.Read. json.Unmarshal read records at about 16 MB/s (reflection,
@@ -17,25 +19,20 @@ import (
 // bytes, a key differing only in case from a field name (encoding/json matches those), a
 // repeated field, a number that is not a plain integer where an integer goes, an event that
 // is not exactly [t, n], a null where a list or map goes, very deep nesting. FuzzFastRecord
-// checks that whenever the fast path succeeds, json.Unmarshal agrees. The scanner is this
-// package's own: record imports nothing internal (ARCHITECTURE.md).
+// checks that whenever the fast path succeeds, json.Unmarshal agrees. The walker is
+// internal/jsonscan, a standard-library-only leaf shared with the stream decoder.
 
-const maxDepth = 64
-
-type scanner struct {
-	b     []byte
-	i     int
-	depth int
-}
+// scanner reads one record line: the shared walker plus this package's fields.
+type scanner struct{ jsonscan.Scanner }
 
 // decodeFast decodes line into rec (already reset). False means: use json.Unmarshal.
 func decodeFast(line []byte, rec *Record) bool {
-	s := scanner{b: line}
-	if !s.object(func(key []byte) bool { return s.field(key, rec) }) {
+	s := scanner{jsonscan.Scanner{B: line, Known: knownBit, Folds: foldsToKnown}}
+	if !s.Object(func(key []byte) bool { return s.field(key, rec) }) {
 		return false
 	}
-	s.ws()
-	return s.i == len(s.b)
+	s.WS()
+	return s.I == len(s.B)
 }
 
 // field decodes the value of one record key.
@@ -57,7 +54,7 @@ func (s *scanner) field(key []byte, r *Record) bool {
 	case "server":
 		return s.server(r)
 	}
-	_, ok := s.value()
+	_, ok := s.Value()
 	return ok
 }
 
@@ -151,9 +148,9 @@ func foldsToKnown(key []byte) bool {
 // events decodes [[t,n],...], reusing r.Events.
 func (s *scanner) events(r *Record) bool {
 	ev := r.Events[:0]
-	ok := s.array(func() bool {
+	ok := s.Array(func() bool {
 		var e [2]int64
-		if !s.next('[') || !s.int64(&e[0]) || !s.next(',') || !s.int64(&e[1]) || !s.next(']') {
+		if !s.Next('[') || !s.int64(&e[0]) || !s.Next(',') || !s.int64(&e[1]) || !s.Next(']') {
 			return false
 		}
 		ev = append(ev, Event{T: e[0], N: int32(e[1])})
@@ -166,17 +163,17 @@ func (s *scanner) events(r *Record) bool {
 // server decodes {"name": number, ...}.
 func (s *scanner) server(r *Record) bool {
 	m := make(map[string]float64)
-	ok := s.object(func(key []byte) bool {
+	ok := s.Object(func(key []byte) bool {
 		var k string
 		if !scanString(key, &k) {
 			return false
 		}
-		s.ws()
-		start := s.i
-		if s.i >= len(s.b) || !(s.b[s.i] == '-' || s.b[s.i] >= '0' && s.b[s.i] <= '9') || !s.number() {
+		s.WS()
+		start := s.I
+		if s.I >= len(s.B) || !(s.B[s.I] == '-' || s.B[s.I] >= '0' && s.B[s.I] <= '9') || !s.Number() {
 			return false
 		}
-		v, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+		v, err := strconv.ParseFloat(string(s.B[start:s.I]), 64)
 		m[k] = v
 		return err == nil
 	})
@@ -186,30 +183,30 @@ func (s *scanner) server(r *Record) bool {
 
 // int64 decodes a plain integer of at most 18 digits (so no overflow); null leaves v.
 func (s *scanner) int64(v *int64) bool {
-	if s.null() {
+	if s.Null() {
 		return true
 	}
-	s.ws()
-	i, neg := s.i, false
-	if i < len(s.b) && s.b[i] == '-' {
+	s.WS()
+	i, neg := s.I, false
+	if i < len(s.B) && s.B[i] == '-' {
 		neg, i = true, i+1
 	}
 	start := i
 	var n int64
-	for ; i < len(s.b) && s.b[i] >= '0' && s.b[i] <= '9'; i++ {
-		n = n*10 + int64(s.b[i]-'0')
+	for ; i < len(s.B) && s.B[i] >= '0' && s.B[i] <= '9'; i++ {
+		n = n*10 + int64(s.B[i]-'0')
 	}
 	digits := i - start
-	if digits == 0 || digits > 18 || (digits > 1 && s.b[start] == '0') {
+	if digits == 0 || digits > 18 || (digits > 1 && s.B[start] == '0') {
 		return false
 	}
-	if i < len(s.b) && (s.b[i] == '.' || s.b[i] == 'e' || s.b[i] == 'E') {
+	if i < len(s.B) && (s.B[i] == '.' || s.B[i] == 'e' || s.B[i] == 'E') {
 		return false
 	}
 	if neg {
 		n = -n
 	}
-	*v, s.i = n, i
+	*v, s.I = n, i
 	return true
 }
 
@@ -222,10 +219,10 @@ func (s *scanner) int(v *int) bool {
 
 func (s *scanner) bool(v *bool) bool {
 	switch {
-	case s.null():
-	case s.literal("true"):
+	case s.Null():
+	case s.Literal("true"):
 		*v = true
-	case s.literal("false"):
+	case s.Literal("false"):
 		*v = false
 	default:
 		return false
@@ -235,15 +232,15 @@ func (s *scanner) bool(v *bool) bool {
 
 // string decodes a string value (null leaves v).
 func (s *scanner) string(v *string) bool {
-	if s.null() {
+	if s.Null() {
 		return true
 	}
-	s.ws()
-	start := s.i
-	if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() {
+	s.WS()
+	start := s.I
+	if s.I >= len(s.B) || s.B[s.I] != '"' || !s.Str() {
 		return false
 	}
-	return scanString(s.b[start+1:s.i-1], v)
+	return scanString(s.B[start+1:s.I-1], v)
 }
 
 // scanString sets v to the string whose raw JSON contents (between the quotes, already

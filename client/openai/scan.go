@@ -1,6 +1,10 @@
 package openai
 
-import "bytes"
+import (
+	"bytes"
+
+	"servebench/internal/jsonscan"
+)
 
 // The fast path of event decoding. encoding/json costs about 2 µs per chunk (reflection,
 // per-field lookups, an Unmarshaler call per flag), which at 100,000 events/s is a fifth of a
@@ -14,24 +18,17 @@ import "bytes"
 // counts that are not plain integers, a known field of the wrong type, and very deep nesting.
 // FuzzFastDecode checks that whenever the scanner succeeds, encoding/json agrees.
 
-// maxDepth bounds nesting on the fast path; deeper payloads go to encoding/json.
-const maxDepth = 64
-
-// scanner reads one JSON payload.
-type scanner struct {
-	b     []byte
-	i     int
-	depth int
-}
+// scanner reads one JSON payload: the shared walker plus this decoder's fields.
+type scanner struct{ jsonscan.Scanner }
 
 // fast decodes data (already trimmed) into d.c, which the caller has reset. It reports false
 // when the payload needs encoding/json; d.c is then in an unspecified state.
 func (d *decoder) fast(data []byte) bool {
-	s := scanner{b: data}
-	if !s.object(func(key []byte) bool { return s.chunkField(key, &d.c) }) {
+	s := scanner{jsonscan.Scanner{B: data, Known: knownBit, Folds: foldsToKnown}}
+	if !s.Object(func(key []byte) bool { return s.chunkField(key, &d.c) }) {
 		return false
 	}
-	return s.i == len(s.b)
+	return s.I == len(s.B)
 }
 
 // Top-level keys of a chunk, as bits for duplicate detection.
@@ -47,38 +44,38 @@ func (s *scanner) chunkField(key []byte, c *chunk) bool {
 	case "error":
 		return s.raw(&c.Error)
 	case "object":
-		start, ok := s.value()
-		c.Object = objectKind(ok && string(s.b[start:s.i]) == `"error"`)
+		start, ok := s.Value()
+		c.Object = objectKind(ok && string(s.B[start:s.I]) == `"error"`)
 		return ok
 	case "timings":
 		return s.raw(&c.Timings)
 	}
-	_, ok := s.value()
+	_, ok := s.Value()
 	return ok
 }
 
 // raw keeps a non-null value's bytes, as rawValue.UnmarshalJSON does.
 func (s *scanner) raw(r *rawValue) bool {
-	start, ok := s.value()
-	if ok && string(s.b[start:s.i]) != "null" {
-		r.b, r.set = append(r.b[:0], s.b[start:s.i]...), true
+	start, ok := s.Value()
+	if ok && string(s.B[start:s.I]) != "null" {
+		r.b, r.set = append(r.b[:0], s.B[start:s.I]...), true
 	}
 	return ok
 }
 
 // choices decodes null or an array of choice objects (or nulls).
 func (s *scanner) choices(c *chunk) bool {
-	if s.null() {
+	if s.Null() {
 		c.Choices = c.Choices[:0]
 		return true
 	}
-	return s.array(func() bool {
+	return s.Array(func() bool {
 		c.Choices = append(c.Choices, choice{})
 		ch := &c.Choices[len(c.Choices)-1]
-		if s.null() {
+		if s.Null() {
 			return true
 		}
-		return s.object(func(key []byte) bool {
+		return s.Object(func(key []byte) bool {
 			switch string(key) {
 			case "text":
 				return s.flag(&ch.Text)
@@ -87,7 +84,7 @@ func (s *scanner) choices(c *chunk) bool {
 			case "delta":
 				return s.delta(&ch.Delta)
 			}
-			_, ok := s.value()
+			_, ok := s.Value()
 			return ok
 		})
 	})
@@ -96,10 +93,10 @@ func (s *scanner) choices(c *chunk) bool {
 var choiceKeys = []string{"text", "delta", "finish_reason"}
 
 func (s *scanner) delta(dl *delta) bool {
-	if s.null() {
+	if s.Null() {
 		return true
 	}
-	return s.object(func(key []byte) bool {
+	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "content":
 			return s.flag(&dl.Content)
@@ -108,7 +105,7 @@ func (s *scanner) delta(dl *delta) bool {
 		case "reasoning":
 			return s.flag(&dl.Reasoning)
 		}
-		_, ok := s.value()
+		_, ok := s.Value()
 		return ok
 	})
 }
@@ -117,17 +114,17 @@ var deltaKeys = []string{"content", "reasoning_content", "reasoning"}
 
 // flag sets f as flag.UnmarshalJSON does: any value but null and "".
 func (s *scanner) flag(f *flag) bool {
-	start, ok := s.value()
-	v := string(s.b[start:s.i])
+	start, ok := s.Value()
+	v := string(s.B[start:s.I])
 	*f = flag(ok && v != "null" && v != `""`)
 	return ok
 }
 
 func (s *scanner) usage(u *usage) bool {
-	if s.null() {
+	if s.Null() {
 		return true
 	}
-	return s.object(func(key []byte) bool {
+	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "prompt_tokens":
 			return s.int(&u.Prompt)
@@ -136,7 +133,7 @@ func (s *scanner) usage(u *usage) bool {
 		case "total_tokens":
 			return s.int(&u.Total)
 		}
-		_, ok := s.value()
+		_, ok := s.Value()
 		return ok
 	})
 }
@@ -145,29 +142,29 @@ var usageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens"}
 
 // int decodes null (no change) or a plain integer of at most 18 digits (no overflow).
 func (s *scanner) int(v *int) bool {
-	if s.null() {
+	if s.Null() {
 		return true
 	}
-	s.ws()
-	i, neg := s.i, false
-	if i < len(s.b) && s.b[i] == '-' {
+	s.WS()
+	i, neg := s.I, false
+	if i < len(s.B) && s.B[i] == '-' {
 		neg, i = true, i+1
 	}
 	start, n := i, 0
-	for ; i < len(s.b) && s.b[i] >= '0' && s.b[i] <= '9'; i++ {
-		n = n*10 + int(s.b[i]-'0')
+	for ; i < len(s.B) && s.B[i] >= '0' && s.B[i] <= '9'; i++ {
+		n = n*10 + int(s.B[i]-'0')
 	}
 	digits := i - start
-	if digits == 0 || digits > 18 || (digits > 1 && s.b[start] == '0') {
+	if digits == 0 || digits > 18 || (digits > 1 && s.B[start] == '0') {
 		return false
 	}
-	if i < len(s.b) && (s.b[i] == '.' || s.b[i] == 'e' || s.b[i] == 'E') {
+	if i < len(s.B) && (s.B[i] == '.' || s.B[i] == 'e' || s.B[i] == 'E') {
 		return false // a fraction or exponent: encoding/json's error, not ours
 	}
 	if neg {
 		n = -n
 	}
-	*v, s.i = n, i
+	*v, s.I = n, i
 	return true
 }
 
@@ -229,228 +226,4 @@ func knownBit(key []byte) (uint, bool) {
 		return 13, true
 	}
 	return 0, false
-}
-
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// next skips whitespace and consumes c.
-func (s *scanner) next(c byte) bool {
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// null consumes a null literal if one comes next.
-func (s *scanner) null() bool {
-	s.ws()
-	if bytes.HasPrefix(s.b[s.i:], []byte("null")) {
-		s.i += 4
-		return true
-	}
-	return false
-}
-
-// object reads an object, calling field for each key with s positioned before its value.
-func (s *scanner) object(field func(key []byte) bool) bool {
-	if !s.next('{') || s.depth >= maxDepth {
-		return false
-	}
-	s.depth++
-	if s.next('}') {
-		s.depth--
-		return true
-	}
-	var seen uint64
-	for {
-		key, ok := s.key()
-		if !ok || !s.next(':') {
-			return false
-		}
-		if bit, known := knownBit(key); known {
-			if seen&(1<<bit) != 0 {
-				return false // a repeated key: encoding/json's merge rules apply
-			}
-			seen |= 1 << bit
-		} else if foldsToKnown(key) {
-			return false
-		}
-		if !field(key) {
-			return false
-		}
-		if s.next('}') {
-			s.depth--
-			return true
-		}
-		if !s.next(',') {
-			return false
-		}
-	}
-}
-
-// key reads an object key that is plain ASCII without escapes.
-func (s *scanner) key() ([]byte, bool) {
-	if !s.next('"') {
-		return nil, false
-	}
-	start := s.i
-	for ; s.i < len(s.b); s.i++ {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			s.i++
-			return s.b[start : s.i-1], true
-		case c == '\\' || c < 0x20 || c >= 0x80:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-// array reads an array, calling elem with s positioned before each element.
-func (s *scanner) array(elem func() bool) bool {
-	if !s.next('[') || s.depth >= maxDepth {
-		return false
-	}
-	s.depth++
-	if s.next(']') {
-		s.depth--
-		return true
-	}
-	for {
-		if !elem() {
-			return false
-		}
-		if s.next(']') {
-			s.depth--
-			return true
-		}
-		if !s.next(',') {
-			return false
-		}
-	}
-}
-
-// value skips one valid JSON value and returns where it started (after whitespace).
-func (s *scanner) value() (int, bool) {
-	s.ws()
-	start := s.i
-	if s.i >= len(s.b) {
-		return start, false
-	}
-	var ok bool
-	switch c := s.b[s.i]; {
-	case c == '{':
-		ok = s.object(func([]byte) bool { _, ok := s.value(); return ok })
-	case c == '[':
-		ok = s.array(func() bool { _, ok := s.value(); return ok })
-	case c == '"':
-		ok = s.str()
-	case c == '-' || (c >= '0' && c <= '9'):
-		ok = s.number()
-	default:
-		ok = s.literal("true") || s.literal("false") || s.literal("null")
-	}
-	return start, ok
-}
-
-func (s *scanner) literal(lit string) bool {
-	if bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
-		s.i += len(lit)
-		return true
-	}
-	return false
-}
-
-// str skips a string, checking its escapes and that it has no raw control characters.
-// Invalid UTF-8 is accepted, as encoding/json accepts it.
-func (s *scanner) str() bool {
-	s.i++ // the opening quote
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		s.i++
-		switch {
-		case c == '"':
-			return true
-		case c < 0x20:
-			return false
-		case c == '\\':
-			if !s.escape() {
-				return false
-			}
-		}
-	}
-	return false
-}
-
-func (s *scanner) escape() bool {
-	if s.i >= len(s.b) {
-		return false
-	}
-	c := s.b[s.i]
-	s.i++
-	switch c {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return true
-	case 'u':
-		if s.i+4 > len(s.b) {
-			return false
-		}
-		for _, h := range s.b[s.i : s.i+4] {
-			if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-				return false
-			}
-		}
-		s.i += 4
-		return true
-	}
-	return false
-}
-
-// number skips -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *scanner) number() bool {
-	if s.b[s.i] == '-' {
-		s.i++
-	}
-	switch {
-	case s.i < len(s.b) && s.b[s.i] == '0':
-		s.i++
-	case !s.digits():
-		return false
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if !s.digits() {
-			return false
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if !s.digits() {
-			return false
-		}
-	}
-	return true
-}
-
-// digits consumes one or more decimal digits.
-func (s *scanner) digits() bool {
-	start := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i > start
 }
