@@ -41,6 +41,10 @@ type Request struct {
 	// headers set one): vLLM, SGLang and servebench's simulator adopt it as their own request
 	// id, so a record can be matched with the server's log and with the simulator's truth log.
 	RequestID string
+	// ContinuousUsage asks an OpenAI-compatible server for usage on every chunk
+	// (stream_options.continuous_usage_stats, vLLM's extension), which gives per-event token
+	// counts and so ITL (token).
+	ContinuousUsage bool
 }
 
 // RequestIDHeader is the header that carries Request.RequestID.

@@ -141,10 +141,11 @@ var errDrain = errors.New("stream still open after [DONE]")
 // body builds the JSON request body. Keys are sorted by encoding/json, so the bytes sent for
 // a workload request are stable from run to run.
 func (b *Backend) body(req *client.Request) ([]byte, error) {
-	m := map[string]any{
-		"stream":         true,
-		"stream_options": map[string]any{"include_usage": true},
+	so := map[string]any{"include_usage": true}
+	if req.ContinuousUsage {
+		so["continuous_usage_stats"] = true
 	}
+	m := map[string]any{"stream": true, "stream_options": so}
 	if req.Model != "" {
 		m["model"] = req.Model
 	}

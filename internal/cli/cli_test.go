@@ -93,6 +93,12 @@ func TestRunAgainstSimulatorAndReportMatches(t *testing.T) {
 		if !r.OK() || r.OutputTokens != 16 || r.PromptTokens != 64 || len(r.Events) != 16 {
 			t.Fatalf("record %+v", r)
 		}
+		// against the simulator, usage on every chunk is asked for: exact per-event counts
+		for _, e := range r.Events {
+			if e.N != 1 {
+				t.Fatalf("record %d: event token count %d, want 1 (continuous usage stats)", r.ID, e.N)
+			}
+		}
 	}
 	// the same summary again from the records alone
 	code, again, errs := runMain(t, "report", recs)

@@ -53,7 +53,7 @@ func (b *bench) runner() (*load.Runner, error) {
 		promptSrc = record.SourceTokenizer
 	}
 	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id,
-		Template: client.Request{Model: cfg.Model, FixedOutput: cfg.FixedOutput, Sampling: samp}}, nil
+		Template: client.Request{Model: cfg.Model, FixedOutput: cfg.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}, nil
 }
 
 // runPoint runs one load shape as run end.Run of the records file, with live progress and
@@ -111,4 +111,17 @@ func (b *bench) sink(r *record.Record) error {
 		return b.w.Flush()
 	}
 	return nil
+}
+
+// continuousUsage resolves --continuous-usage-stats: auto asks only the simulator, which is
+// known to support it; other servers may reject an unknown stream option, so they are asked
+// only when the user says so.
+func (b *bench) continuousUsage() bool {
+	switch b.cfg.ContinuousUsage {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return b.simulated
 }

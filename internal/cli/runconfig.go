@@ -58,6 +58,8 @@ type runConfig struct {
 	Shard          string        `yaml:"shard" json:"shard,omitempty"`
 	RequestTimeout time.Duration `yaml:"request-timeout" json:"request_timeout,omitempty"`
 	IdleTimeout    time.Duration `yaml:"idle-timeout" json:"idle_timeout,omitempty"`
+	// ContinuousUsage is auto (on for the simulator), true or false.
+	ContinuousUsage string `yaml:"continuous-usage-stats" json:"continuous_usage_stats"`
 	// Prewarm opens the connections before each run (see client.Prewarm)
 	Prewarm bool `yaml:"prewarm-connections" json:"prewarm_connections,omitempty"`
 
@@ -89,7 +91,7 @@ type runConfig struct {
 func defaultRunConfig() runConfig {
 	return runConfig{
 		API: "openai-completions", ReadyTimeout: 60 * time.Second,
-		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1,
+		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto",
 		Arrival: "poisson", Burstiness: 1, Requests: 0, Warmup: -1, Grace: 30 * time.Second,
 	}
 }
@@ -127,6 +129,7 @@ func bindRunFlags(fs *pflag.FlagSet, c *runConfig) {
 	fs.DurationVar(&c.Grace, "grace", c.Grace, "after Ctrl-C, how long in-flight requests may finish")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "per-request timeout (0: none)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "abort a stream that sends nothing for this long (0: none)")
+	fs.StringVar(&c.ContinuousUsage, "continuous-usage-stats", c.ContinuousUsage, "ask for usage on every chunk (vLLM's stream_options.continuous_usage_stats) for per-event token counts and ITL (token): auto (on for the simulator), true or false")
 	fs.BoolVar(&c.Prewarm, "prewarm-connections", c.Prewarm, "open one connection per user (or per --max-concurrency slot; 64 for an uncapped rate) before sending, so connection set-up stays out of TTFT")
 	bindLoadFlags(fs, c)
 	bindBaselineFlags(fs, c)
@@ -197,6 +200,11 @@ func (c *runConfig) validate() error {
 	}
 	if _, err := c.sampling(); err != nil {
 		return err
+	}
+	switch c.ContinuousUsage {
+	case "", "auto", "true", "false":
+	default:
+		return usageErr("--continuous-usage-stats %q: want auto, true or false", c.ContinuousUsage)
 	}
 	if sh, err := c.shardOf(); err != nil {
 		return err
