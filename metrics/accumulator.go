@@ -14,7 +14,10 @@ import (
 // The zero value is ready to use with DefaultPercentiles and no SLOs. An Accumulator never
 // keeps a record: it copies out the numbers it needs, so the caller may reuse the record
 // (record.Reader.Read does). Memory grows with what must be sorted for exact percentiles:
-// about 30 bytes per content event and 120 bytes per request.
+// about 4 bytes per content event (one uint32 gap serves both ITL distributions, see
+// itlSample; gaps over 4.29 s and events of more than 64 tokens take 16), about 130 bytes
+// per request, and 4 bytes per millisecond of the run's span for peak tokens/s (tokenHist;
+// 14 MB per hour). Summary sorts in place and allocates next to nothing.
 //
 // The Accumulator ignores Record.Run: a repeat or sweep is summarised by one Accumulator
 // per run, which the caller keeps. It is not safe for concurrent use.
@@ -26,8 +29,8 @@ type Accumulator struct {
 	// per-request distributions (completed, measured requests only)
 	ttft, ttftDispatch, ttftFirst, e2e, e2eQueue, stream, queue sample
 	tpot, decode, connect, overhead, promptServer, promptDelta  sample
-	// pooled per-event distributions
-	itlChunk, itlToken sample
+	// pooled per-event distributions: ITL (chunk) and ITL (token), from one store of gaps
+	itl itlSample
 	// lateness = dispatched − scheduled over every measured request that was dispatched
 	lateness sample
 	// run level: see runlevel.go

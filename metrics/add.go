@@ -76,21 +76,20 @@ func (a *Accumulator) addITL(r *record.Record) {
 		return
 	}
 	known := true
-	for i := 1; i < len(ev); i++ {
-		a.itlChunk.add(float64(ev[i].T - ev[i-1].T))
+	for i := range ev {
 		known = known && ev[i].N > 0
 	}
-	known = known && ev[0].N > 0
-	if !known {
+	if known {
+		a.n.itlTokenReqs++
+	} else {
 		a.n.itlTokenSkipped++
-		return
 	}
-	a.n.itlTokenReqs++
 	for i := 1; i < len(ev); i++ {
-		v := float64(ev[i].T-ev[i-1].T) / float64(ev[i].N)
-		for range ev[i].N {
-			a.itlToken.add(v)
+		n := ev[i].N
+		if !known {
+			n = 0 // ITL (chunk) only
 		}
+		a.itl.add(ev[i].T-ev[i-1].T, n)
 	}
 }
 

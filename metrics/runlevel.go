@@ -7,15 +7,13 @@ import (
 )
 
 // runAcc keeps what the run-level metrics need: the [sent, end] span of every measured
-// request that was sent, and the time and token count of every content event of completed
-// requests (for peak tokens/s, whose buckets are aligned to a window start known only at the
-// end).
+// request that was sent, and the tokens of the content events of completed requests per
+// millisecond (for peak tokens/s, whose buckets are aligned to a window start known only at
+// the end).
 type runAcc struct {
-	starts, ends []int64 // span of each sent measured request
-	busy         int64   // Σ (end − sent), for Little's law
-	evT          []int64 // content event times of completed measured requests
-	evN          []int32 // their token counts (0 = unknown)
-	unknownN     int     // events counted as one token because their count was unknown
+	starts, ends []int64   // span of each sent measured request
+	busy         int64     // Σ (end − sent), for Little's law
+	tokens       tokenHist // content events of completed measured requests
 }
 
 // spanEnd is when a sent request stopped occupying the server: done, or when the stream
@@ -43,10 +41,10 @@ func (ra *runAcc) addSpan(r *record.Record) {
 	ra.busy += end - r.Sent
 }
 
+// addEvents counts a completed request's content events for peak tokens/s.
 func (ra *runAcc) addEvents(ev []record.Event) {
 	for _, e := range ev {
-		ra.evT = append(ra.evT, e.T)
-		ra.evN = append(ra.evN, e.N)
+		ra.tokens.add(e.T, e.N)
 	}
 }
 
@@ -87,25 +85,13 @@ func (ra *runAcc) maxInFlight() int {
 
 // peakTokens: "Peak output tokens/s = the largest count of tokens (not events) whose events
 // fall in any 1 s bucket." Buckets are [start + k s, start + (k+1) s), aligned to the window
-// start. An event whose count is unknown counts as one token (vLLM's rule; unknownN tells how
-// many did). Only completed measured requests contribute, as in the throughput numerators.
+// start, with events placed to the millisecond (tokenHist.peak). An event whose count is
+// unknown counts as one token (vLLM's rule; unknownEvents tells how many did). Only completed
+// measured requests contribute, as in the throughput numerators.
 func (ra *runAcc) peakTokens(start, end int64) (int64, bool) {
-	if len(ra.evT) == 0 || end <= start {
-		return 0, false
-	}
-	const second = int64(1e9)
-	buckets := make([]int64, (end-start)/second+1)
-	ra.unknownN = 0
-	for i, t := range ra.evT {
-		n := int64(ra.evN[i])
-		if n <= 0 {
-			n = 1
-			ra.unknownN++
-		}
-		if t < start || t > end {
-			continue // a malformed record (events without a sent); never in valid files
-		}
-		buckets[(t-start)/second] += n
-	}
-	return slices.Max(buckets), true
+	return ra.tokens.peak(start, end)
 }
+
+// unknownEvents is how many events entered the peak as one token because their count was
+// unknown.
+func (ra *runAcc) unknownEvents() int { return ra.tokens.unknown }

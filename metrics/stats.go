@@ -84,19 +84,24 @@ func (s sample) stat(ps []float64) Stat {
 // numpy's default "linear" method. With n values the virtual index is h = (n−1)·p/100 and
 // the result is x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]); so p50 of [1,2,3,4] is 2.5.
 func quantile(sorted []float64, p float64) float64 {
-	n := len(sorted)
+	return quantileAt(len(sorted), p, func(i int) float64 { return sorted[i] })
+}
+
+// quantileAt is quantile over n sorted values that at reads by rank, for distributions that
+// are not one slice (mergedStat).
+func quantileAt(n int, p float64, at func(int) float64) float64 {
 	if n == 1 {
-		return sorted[0]
+		return at(0)
 	}
 	h := p / 100 * float64(n-1) // numpy divides q by 100 first, then multiplies
 	if h <= 0 {
-		return sorted[0]
+		return at(0)
 	}
 	if h >= float64(n-1) {
-		return sorted[n-1]
+		return at(n - 1)
 	}
 	lo := int(math.Floor(h))
-	return lerp(sorted[lo], sorted[lo+1], h-float64(lo))
+	return lerp(at(lo), at(lo+1), h-float64(lo))
 }
 
 // lerp interpolates from a to b by t in [0,1] as numpy's _lerp does (from b backwards when

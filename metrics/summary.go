@@ -44,7 +44,10 @@ type Summary struct {
 	RequestThroughput    *float64 // Completed / window
 	OutputThroughput     *float64 // Σ output tokens / window
 	TotalTokenThroughput *float64 // Σ (prompt + output) tokens / window
-	// PeakOutputTokensPerS is the most tokens in any 1 s bucket aligned to WindowStart.
+	// PeakOutputTokensPerS is the most tokens in any 1 s bucket aligned to WindowStart, with
+	// events placed to the millisecond: an event in a bucket's first millisecond but earlier
+	// in it than WindowStart is in its millisecond counts in the next bucket (see
+	// tokenHist.peak).
 	PeakOutputTokensPerS *int64
 	// PeakUnknownEvents is how many events entered the peak as one token each because their
 	// token count was unknown.
@@ -143,8 +146,7 @@ func (a *Accumulator) distributions(s *Summary, ps []float64) {
 	s.Queue = a.queue.stat(ps)
 	s.TPOT = a.tpot.stat(ps)
 	s.DecodeRate = a.decode.stat(ps)
-	s.ITLChunk = a.itlChunk.stat(ps)
-	s.ITLToken = a.itlToken.stat(ps)
+	s.ITLChunk, s.ITLToken = a.itl.stats(ps)
 	s.Connect = a.connect.stat(ps)
 	s.ClientOverhead = a.overhead.stat(ps)
 }
@@ -164,7 +166,7 @@ func (a *Accumulator) runLevel(s *Summary) {
 	}
 	if peak, ok := a.run.peakTokens(start, end); ok {
 		s.PeakOutputTokensPerS = &peak
-		s.PeakUnknownEvents = a.run.unknownN
+		s.PeakUnknownEvents = a.run.unknownEvents()
 	}
 	if end <= start {
 		return
