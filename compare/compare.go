@@ -7,6 +7,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"servebench/conditions"
+	"servebench/record"
 )
 
 // Verdicts.
@@ -81,6 +82,9 @@ type Result struct {
 	Threshold, Alpha   float64
 	// Warnings are footnotes for the reader (STYLE.md "Warnings are data").
 	Warnings []string
+	// Changes are the settings the candidate deliberately changed from its baseline (flags
+	// given beside run --like), from the candidate's header; nil when it was not made like one.
+	Changes []record.Change
 }
 
 // Compare judges cand against base.
@@ -112,6 +116,9 @@ func Compare(base, cand *Side, opt Options) *Result {
 	}
 	res.Verdict = verdict(res)
 	res.Warnings = append(res.Warnings, conditionWarnings(base, cand, res.Differences)...)
+	if cand.Header != nil && cand.Header.Like != nil {
+		res.Changes = cand.Header.Like.Changes
+	}
 	return res
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"servebench/compare"
 	"servebench/conditions"
+	"servebench/record"
 )
 
 // CompareText renders a comparison for the terminal: condition differences, one row per
@@ -18,6 +19,13 @@ import (
 func CompareText(w io.Writer, r *compare.Result, baseName, candName string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "base:      %s (%s)\ncandidate: %s (%s)\n\n", baseName, cmpRuns(r.BaseRuns), candName, cmpRuns(r.CandRuns))
+	if len(r.Changes) > 0 {
+		b.WriteString("deliberate changes (run --like):\n")
+		for _, c := range r.Changes {
+			fmt.Fprintf(&b, "  --%s %s → %s\n", c.Key, cmpValue(c.Base), cmpValue(c.Value))
+		}
+		b.WriteString("\n")
+	}
 	writeDifferences(&b, r.Differences)
 	writeCmpRows(&b, r)
 	fmt.Fprintf(&b, "\nverdict: %s\n", cmpVerdict(r))
@@ -195,8 +203,9 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		Differences []conditions.Difference `json:"differences"`
 		Metrics     []row                   `json:"metrics"`
 		Warnings    []string                `json:"warnings"`
+		Changes     []record.Change         `json:"deliberate_changes,omitempty"`
 	}{Base: baseName, Cand: candName, Verdict: r.Verdict, Method: r.Method, Threshold: r.Threshold,
-		Differences: r.Differences, Warnings: r.Warnings}
+		Differences: r.Differences, Warnings: r.Warnings, Changes: r.Changes}
 	for _, x := range r.Rows {
 		out.Metrics = append(out.Metrics, row{x.Metric.Name, x.Metric.Unit, e(x.Base), e(x.Cand), x.Delta, x.P, x.Significant, x.Change})
 	}

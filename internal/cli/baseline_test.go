@@ -62,7 +62,7 @@ func TestBaselineCompareSimulator(t *testing.T) {
 		// more than 5% between two identical runs; the regression case below moves ITL by 25%
 		{[]string{p("base.jsonl"), p("same.jsonl"), "--threshold", "10"}, ExitOK, []string{"NO SIGNIFICANT CHANGE", "n=6"}},
 		{[]string{p("base.jsonl"), p("slow.jsonl")}, ExitRegression, []string{"REGRESSED", "ITL p50", "TPOT p50", "sim.itl"}},
-		{[]string{p("base.jsonl"), p("short.jsonl")}, ExitNotComparable, []string{"NOT COMPARABLE", "workload.output_tokens"}},
+		{[]string{p("base.jsonl"), p("short.jsonl")}, ExitNotComparable, []string{"NOT COMPARABLE", "workload.output_tokens", "deliberate changes", "--output-tokens 8 → 6"}},
 		// compared, not refused: a single short run against six is low confidence, and on a
 		// loaded machine its one TTFT sample may well read as a regression, so either verdict
 		// (exit 0 or 4) is right here; what must not happen is "not comparable"
