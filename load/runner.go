@@ -91,7 +91,8 @@ type Runner struct {
 	// with a detail when a stop rule fired. It is called on Run's goroutine.
 	OnStop func(reason, detail string)
 	// ID, when set, maps the runner's request index to the record ID (a shard's j-th request
-	// is request j·n+i of the whole run); nil keeps the index.
+	// is request j·n+i of the whole run), which also picks the workload request (ID modulo
+	// the workload's length); nil keeps the index.
 	ID func(i int) int
 }
 
@@ -302,9 +303,12 @@ func (s *state) sleepUntil(timer *time.Timer, due time.Duration) bool {
 // send performs request i, scheduled at offset sched, and hands its record to the writer.
 func (s *state) send(i int, phase string, sched int64) {
 	defer s.inflight.Done()
-	wreq := &s.r.Workload[i%len(s.r.Workload)]
+	id := s.r.recordID(i)
+	// the workload request is picked by the record ID, so a shard's request k is the unsplit
+	// run's request k, also when a duration run wraps around the workload
+	wreq := &s.r.Workload[id%len(s.r.Workload)]
 	rec := &record.Record{
-		ID: s.r.recordID(i), Run: s.cfg.Run, Phase: phase, Scheduled: sched,
+		ID: id, Run: s.cfg.Run, Phase: phase, Scheduled: sched,
 		InputTokens: wreq.InputTokens, MaxTokens: wreq.OutputTokens, FixedOutput: s.r.Template.FixedOutput,
 		Events: make([]record.Event, 0, wreq.OutputTokens+1),
 	}

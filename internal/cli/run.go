@@ -68,17 +68,15 @@ type bench struct {
 	simulated bool
 	runs      []runSummary // every run's summary, in order (--repeat)
 	shard     shard        // this process's part of a split run (--shard)
-	// whole is the whole run's workload; reqs is what this process sends (a shard's part)
-	whole   []workload.Request
-	hdr     *record.Header
-	reqs    []workload.Request
-	exact   bool
-	tokName string          // what measured the prompt lengths, for the header (backends.go)
-	watch   *watchedBackend // says why when every request failed (backends.go)
-	out     *os.File
-	w       *record.Writer
-	acc     *metrics.Accumulator
-	flushed time.Time
+	hdr       *record.Header
+	reqs      []workload.Request
+	exact     bool
+	tokName   string          // what measured the prompt lengths, for the header (backends.go)
+	watch     *watchedBackend // says why when every request failed (backends.go)
+	out       *os.File
+	w         *record.Writer
+	acc       *metrics.Accumulator
+	flushed   time.Time
 	// the load of one point (point.go): its shape, a trace's arrivals, the run start t0, the
 	// live progress line, and the metrics options every summary of the file uses
 	lc       load.Config
@@ -219,10 +217,9 @@ func (b *bench) buildWorkload(ctx context.Context) error {
 	// a shard sends its part of the workload, but the hash and the embedded workload are the
 	// whole run's, so that `report` can check that shard files belong together
 	sh, _ := cfg.shardOf()
-	b.shard, b.whole = sh, b.reqs
+	b.shard = sh
 	if sh.split() {
-		b.hdr.Shard = cfg.Shard
-		b.reqs = sh.requests(b.reqs)
+		b.hdr.Shard = cfg.Shard // the runner picks this shard's requests by ID (shard.id)
 	}
 	return nil
 }

@@ -171,7 +171,7 @@ func (b *bench) recordBaseline(ctx context.Context) error {
 	}
 	detected := conditions.Detect(ctx, b.target)
 	b.hdr.Conditions = conditions.Complete(conditions.Merge(conditions.FromHeader(b.hdr), conditions.Host(Version), detected, declared))
-	if b.hdr.Workload.Requests, err = encodeRequests(b.whole); err != nil {
+	if b.hdr.Workload.Requests, err = encodeRequests(b.reqs); err != nil {
 		return err
 	}
 	like := b.cfg.like

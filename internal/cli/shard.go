@@ -4,7 +4,6 @@ import (
 	"servebench/load"
 	"servebench/load/pacer"
 	"servebench/record"
-	"servebench/workload"
 )
 
 // shard is this process's part of a run split across n load generators (--shard i/n).
@@ -62,7 +61,13 @@ func (s shard) apply(c *runConfig, lc *load.Config, arrivals []pacer.Arrival) er
 		return nil
 	}
 	lc.Concurrency, lc.MaxConcurrency = s.share(lc.Concurrency), s.share(lc.MaxConcurrency)
-	lc.Warmup, lc.Requests = s.share(lc.Warmup), s.share(lc.Requests)
+	// the whole run sends warmup requests k < W and measured ones W <= k < W+R; this shard
+	// sends those with k mod n = i: share(W) warmup, then share(W+R) − share(W) measured
+	w, r := lc.Warmup, lc.Requests
+	lc.Warmup = s.share(w)
+	if r > 0 {
+		lc.Requests = s.share(w+r) - lc.Warmup
+	}
 	switch {
 	case c.Rate > 0:
 		p, err := pacer.New(c.Arrival, c.Rate/float64(s.n), c.Burstiness, c.Seed+int64(s.i))
@@ -80,18 +85,6 @@ func (s shard) arrivals(as []pacer.Arrival) []pacer.Arrival {
 	var out []pacer.Arrival
 	for k := s.i; k < len(as); k += s.n {
 		out = append(out, as[k])
-	}
-	return out
-}
-
-// requests is this shard's part of the materialised workload; IDs stay the whole run's.
-func (s shard) requests(reqs []workload.Request) []workload.Request {
-	if !s.split() {
-		return reqs
-	}
-	var out []workload.Request
-	for k := s.i; k < len(reqs); k += s.n {
-		out = append(out, reqs[k])
 	}
 	return out
 }

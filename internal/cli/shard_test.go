@@ -140,3 +140,38 @@ func TestRepeatReportMatchesRun(t *testing.T) {
 		t.Errorf("report differs from run:\n--- run\n%s--- report\n%s", out, again)
 	}
 }
+
+// TestShardsSendExactlyTheUnsplitRequests checks uneven splits: warmup 1, 4 measured requests
+// and 3 shards must send requests 0..4 once each, with the unsplit run's prompts and phases.
+func TestShardsSendExactlyTheUnsplitRequests(t *testing.T) {
+	url := startSim(t, nil)
+	dir := t.TempDir()
+	common := []string{"run", "-q", "--url", url, "--input-tokens", "8", "--output-tokens", "2",
+		"--requests", "4", "--warmup", "1", "--concurrency", "3"}
+	single := filepath.Join(dir, "single.jsonl")
+	if code, _, e := runMain(t, append(common, "-o", single)...); code != 0 {
+		t.Fatal(e)
+	}
+	_, want := readRecords(t, single)
+	phase := map[int]string{}
+	for _, r := range want {
+		phase[r.ID] = r.Phase
+	}
+	got := map[int]string{}
+	for i := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))
+		if code, _, e := runMain(t, append(common, "--shard", fmt.Sprintf("%d/3", i), "-o", p)...); code != 0 {
+			t.Fatal(e)
+		}
+		_, recs := readRecords(t, p)
+		for _, r := range recs {
+			if _, dup := got[r.ID]; dup {
+				t.Errorf("request %d sent twice", r.ID)
+			}
+			got[r.ID] = r.Phase
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(phase) {
+		t.Errorf("shards sent %v, the unsplit run %v", got, phase)
+	}
+}
