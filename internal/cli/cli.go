@@ -82,21 +82,33 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	if isFlagError(err) {
-		return ExitUsage
+	if strings.HasPrefix(err.Error(), "unknown command ") {
+		return ExitUsage // cobra's own, before any flag or argument is parsed
 	}
 	return ExitError
 }
 
-// isFlagError tells cobra's flag and argument errors, which are usage errors.
-func isFlagError(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "unknown command", "accepts ", "requires at least", "bad flag syntax", "if any flags in the group"} {
-		if strings.Contains(s, p) {
-			return true
+// usageArgs makes an argument check's failure a usage error (exit 2). Flag errors become
+// usage errors through the root's FlagErrorFunc; every other error keeps its own code, so a
+// file name or a server message that happens to contain "invalid argument" is not mistaken
+// for a usage error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &exitError{code: ExitUsage, err: err}
 		}
+		return nil
 	}
-	return false
+}
+
+// wrapArgs applies usageArgs to cmd and every command below it.
+func wrapArgs(cmd *cobra.Command) {
+	if cmd.Args != nil {
+		cmd.Args = usageArgs(cmd.Args)
+	}
+	for _, c := range cmd.Commands() {
+		wrapArgs(c)
+	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -118,5 +130,9 @@ With no --url, servebench run benchmarks its built-in simulated server.`,
 	root.AddCommand(newRunCmd(std), newReportCmd(std), newSimCmd(std))
 	root.AddCommand(newEnvCmd(std), newCompareCmd(std))
 	root.AddCommand(newSweepCmd(std), newSelftestCmd(std))
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{code: ExitUsage, err: err}
+	})
+	wrapArgs(root)
 	return root
 }

@@ -245,3 +245,17 @@ func TestReportSkipsBadLines(t *testing.T) {
 		t.Errorf("exit %d\nstderr %s\nstdout %s", code, errs, out)
 	}
 }
+
+// TestExitCodesDoNotGuessFromMessages checks that a tool error whose message happens to
+// contain words of cobra's usage errors ("accepts", "invalid argument") stays exit 1.
+func TestExitCodesDoNotGuessFromMessages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "accepts invalid argument")
+	if code, _, e := runMain(t, "report", filepath.Join(dir, "x.jsonl")); code != ExitError {
+		t.Errorf("missing file in a folder named like a usage error: exit %d (%s), want %d", code, e, ExitError)
+	}
+	for _, args := range [][]string{{"report"}, {"compare", "a"}, {"frob"}, {"run", "--nope"}, {"run", "--requests", "x"}} {
+		if code, _, e := runMain(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d (%s), want %d", args, code, e, ExitUsage)
+		}
+	}
+}
