@@ -222,6 +222,9 @@ func (m *MergeReader) Read(rec *Record) error {
 	for m.cur < len(m.srcs) {
 		err := m.srcs[m.cur].Reader.Read(rec)
 		if errors.Is(err, io.EOF) {
+			// the shard's run-end lines (stop reasons, measurement quality) are complete now:
+			// they belong to the merged run too (one per shard and run; no times to shift)
+			m.hdr.Ends = append(m.hdr.Ends, m.srcs[m.cur].Reader.Header().Ends...)
 			m.cur++
 			continue
 		}

@@ -83,11 +83,11 @@ func reportFiles(w, stderr io.Writer, format string, paths []string) error {
 	case "html":
 		return htmlReport(w, stderr, ins)
 	}
-	s, err := ins[0].summarise(stderr, nil)
+	runs, err := ins[0].runs(stderr)
 	if err != nil {
 		return err
 	}
-	return printSummary(w, format, ins[0].hdr, s)
+	return printRuns(w, format, ins[0].hdr, runs)
 }
 
 // htmlReport reads each input once into its summary and chart series, and draws them.
@@ -244,14 +244,24 @@ func summariseFile(path string, stderr io.Writer) (*record.Header, []runSummary,
 		return nil, nil, err
 	}
 	defer ins[0].close()
-	runs := newPerRun(ins[0].hdr)
-	for r, err := range ins[0].records(stderr) {
-		if err != nil {
-			return nil, nil, err
-		}
-		runs.add(r)
+	runs, err := ins[0].runs(stderr)
+	if err != nil {
+		return nil, nil, err
 	}
-	return ins[0].hdr, runs.summaries(), nil
+	return ins[0].hdr, runs, nil
+}
+
+// runs reads every record into one accumulator per run (runs.go): a file, or merged shards,
+// of several runs (--repeat, sweep points) is summarised run by run, as run printed it.
+func (in *input) runs(stderr io.Writer) ([]runSummary, error) {
+	per := newPerRun(in.hdr)
+	for r, err := range in.records(stderr) {
+		if err != nil {
+			return nil, err
+		}
+		per.add(r)
+	}
+	return per.summaries(), nil
 }
 
 // printSummary renders a summary: the one code path for `run` and `report` (text, json, md).

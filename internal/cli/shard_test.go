@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -173,5 +174,46 @@ func TestShardsSendExactlyTheUnsplitRequests(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(phase) {
 		t.Errorf("shards sent %v, the unsplit run %v", got, phase)
+	}
+}
+
+// TestMergedShardsKeepRunsApart checks that shards of a --repeat run are merged run by run,
+// with every shard's run-end lines (here, the stop reason of a --max-errors rule).
+func TestMergedShardsKeepRunsApart(t *testing.T) {
+	url := startSim(t, nil)
+	dir := t.TempDir()
+	for i := range 2 {
+		p := filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))
+		code, _, e := runMain(t, "run", "-q", "--url", url, "--input-tokens", "8", "--output-tokens", "2", "--requests", "10",
+			"--concurrency", "2", "--repeat", "2", "--shard", fmt.Sprintf("%d/2", i), "-o", p)
+		if code != 0 {
+			t.Fatal(e)
+		}
+	}
+	code, out, e := runMain(t, "report", filepath.Join(dir, "s0.jsonl"), filepath.Join(dir, "s1.jsonl"))
+	if code != 0 {
+		t.Fatal(e)
+	}
+	for _, want := range []string{"repeat 1/2", "repeat 2/2", "run 1's (the last)", "10 completed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("merged report lacks %q:\n%s", want, out)
+		}
+	}
+	// run-end lines of every shard reach the merged header
+	fa, _ := os.Open(filepath.Join(dir, "s0.jsonl"))
+	fb, _ := os.Open(filepath.Join(dir, "s1.jsonl"))
+	defer fa.Close()
+	defer fb.Close()
+	ra, _ := record.NewReader(fa)
+	rb, _ := record.NewReader(fb)
+	m, err := record.Merge([]record.Source{{Name: "a", Reader: ra}, {Name: "b", Reader: rb}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec record.Record
+	for m.Read(&rec) == nil {
+	}
+	if n := len(m.Header().Ends); n != 4 {
+		t.Errorf("merged header has %d run-end lines, want 2 shards × 2 runs", n)
 	}
 }
