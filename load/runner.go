@@ -163,11 +163,12 @@ type state struct {
 	out     chan<- *record.Record
 	stopper *stopper
 
-	mu       sync.Mutex
-	next     int   // next request index
-	mStart   int64 // ns since t0 when the first measured request was taken (0: not yet)
-	stopAt   int64 // ns since t0 after which no measured request is sent (0: not yet known)
-	inflight sync.WaitGroup
+	mu        sync.Mutex
+	next      int   // next request index
+	mStart    int64 // ns since t0 when the first measured request was taken
+	measuring bool  // mStart is set (0 is a legitimate start: an open loop's first arrival)
+	stopAt    int64 // ns since t0 after which no measured request is sent (0: not yet known)
+	inflight  sync.WaitGroup
 }
 
 // take returns the next request index and its phase, or false when a stop rule says sending
@@ -186,7 +187,7 @@ func (s *state) take(now int64) (int, string, bool) {
 			s.stopper.stop(StopRequests, "", false)
 			return 0, "", false
 		}
-		if s.mStart == 0 {
+		if !s.measuring {
 			s.startMeasuring(now)
 		}
 		if s.stopAt > 0 && now >= s.stopAt {
@@ -202,7 +203,7 @@ func (s *state) take(now int64) (int, string, bool) {
 // startMeasuring notes when the measured phase began and arms the Duration stop: a timer,
 // so that a closed loop whose users are all busy still stops on time.
 func (s *state) startMeasuring(now int64) {
-	s.mStart = max(now, 1)
+	s.mStart, s.measuring = now, true
 	if s.cfg.Duration <= 0 {
 		return
 	}
