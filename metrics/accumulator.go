@@ -42,6 +42,7 @@ type Accumulator struct {
 // counts are the integer tallies of an Accumulator.
 type counts struct {
 	measured, completed, failed, warmup int
+	cancelled                           int // measured requests cancelled by our own stop
 	cooldown                            int // requests sent in the cooldown of a steady-state window
 	good                                int // completed requests meeting every SLO
 	short                               int // fixed-output requests with fewer tokens than asked
@@ -65,7 +66,8 @@ func (a *Accumulator) SetHeader(h *record.Header) { a.hdr = h }
 
 // Add adds one record's figures. Warmup records are only counted (they never enter
 // statistics); failed records enter the failure counts, the window and concurrency, but no
-// latency distribution (METRICS.md "Failures").
+// latency distribution (METRICS.md "Failures"); requests servebench cancelled at a stop are
+// only counted (Summary.Cancelled).
 func (a *Accumulator) Add(r *record.Record) {
 	if a.runs == nil {
 		a.runs = make(map[int]bool)
@@ -77,6 +79,14 @@ func (a *Accumulator) Add(r *record.Record) {
 		} else {
 			a.n.warmup++
 		}
+		return
+	}
+	if r.ErrorClass == record.ErrCancelled {
+		// Cancelled by servebench itself (the grace period after a stop ran out, or a second
+		// Ctrl-C): not a server failure, and its end is our cancellation, not the server's, so
+		// it stays out of the failures, the window and the concurrency (a 30 s grace would
+		// otherwise stretch the window over time in which nothing was measured).
+		a.n.cancelled++
 		return
 	}
 	a.n.measured++

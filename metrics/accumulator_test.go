@@ -113,3 +113,23 @@ func hasWarning(s *Summary, sub string) bool {
 	}
 	return false
 }
+
+// TestCancelledAreNotFailures checks that requests servebench cancelled at a stop are counted
+// apart: not failures, not in the window, not in attainment.
+func TestCancelledAreNotFailures(t *testing.T) {
+	ok := record.Record{ID: 1, Phase: record.PhaseMeasure, Sent: 10, Done: 100, FirstEvent: 50,
+		Events: []record.Event{{T: 50, N: 1}, {T: 90, N: 1}}, OutputTokens: 2, OutputTokensSource: record.SourceServer}
+	cancelled := record.Record{ID: 2, Phase: record.PhaseMeasure, Sent: 20, Done: 5000, ErrorClass: record.ErrCancelled,
+		Events: []record.Event{{T: 60, N: 1}}}
+	a := NewAccumulator(Options{SLO: SLO{TTFT: time.Second}})
+	a.Add(&ok)
+	a.Add(&cancelled)
+	s := a.Summary()
+	if s.Cancelled != 1 || s.Failed != 0 || s.Measured != 1 || s.WindowEnd != 100 || s.MaxInFlight != 1 {
+		t.Errorf("cancelled %d, failed %d, measured %d, window end %d, max in flight %d",
+			s.Cancelled, s.Failed, s.Measured, s.WindowEnd, s.MaxInFlight)
+	}
+	if s.SLOAttainment == nil || *s.SLOAttainment != 1 {
+		t.Errorf("attainment %v, want 1", s.SLOAttainment)
+	}
+}

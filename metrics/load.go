@@ -14,12 +14,12 @@ const (
 	cpuSaturated = 0.9
 )
 
-// attainment fills SLOAttainment: good / (measured − cancelled).
+// attainment fills SLOAttainment: good / measured (cancelled requests are not measured).
 func (a *Accumulator) attainment(s *Summary) {
 	if !s.SLO.Any() {
 		return
 	}
-	if n := s.Measured - s.Errors[record.ErrCancelled]; n > 0 {
+	if n := s.Measured; n > 0 {
 		s.SLOAttainment = ptr(float64(s.GoodRequests) / float64(n))
 	}
 }

@@ -16,12 +16,16 @@ type Summary struct {
 	Simulated bool
 
 	// Requests.
-	Measured        int            // measured records: Completed + Failed
+	Measured        int            // measured records: Completed + Failed (cancelled ones aside)
 	Completed       int            // measured requests without error
 	Failed          int            // measured requests with an error class
 	FailureRate     float64        // Failed / Measured (0 when Measured is 0)
 	Errors          map[string]int // failed requests per error class
 	WarmupDiscarded int            // warmup records, never in statistics
+	// Cancelled counts measured requests that servebench cancelled when it stopped (still in
+	// flight after the grace period, or a second Ctrl-C): ours, not the server's failures, and
+	// outside every figure.
+	Cancelled int
 	// CooldownDiscarded counts records sent in the cooldown of a steady-state window.
 	CooldownDiscarded int
 	ShortOutputs      int // fixed-output requests that got fewer tokens than MaxTokens
@@ -58,9 +62,8 @@ type Summary struct {
 	GoodRequests   int
 	RequestGoodput *float64
 	// SLOAttainment is the share (0..1) of measured requests that met every SLO: GoodRequests
-	// / (Measured − requests cancelled by our own stop). Failed requests count as misses;
-	// cancellations are ours, not the server's, so they are left out. Nil without SLOs or
-	// without requests.
+	// / Measured (which leaves out requests cancelled by our own stop: those are ours, not the
+	// server's). Failed requests count as misses. Nil without SLOs or without requests.
 	SLOAttainment *float64
 
 	// Ends are the RunEnd lines of the runs in this summary (stop reason, load, measurement
@@ -106,6 +109,7 @@ func (a *Accumulator) Summary() *Summary {
 		Measured:          a.n.measured,
 		Completed:         a.n.completed,
 		Failed:            a.n.failed,
+		Cancelled:         a.n.cancelled,
 		Errors:            copyMap(a.n.errors),
 		WarmupDiscarded:   a.n.warmup,
 		CooldownDiscarded: a.n.cooldown,

@@ -29,6 +29,9 @@ func warnings(s *Summary, h *record.Header) []string {
 	} else if s.Completed == 0 {
 		add("every measured request failed: there are no latency or throughput figures")
 	}
+	if s.Cancelled > 0 {
+		add("%d requests were still in flight when sending stopped and were cancelled at the end of the grace period: they are not failures and are in no figure; a longer --grace lets them finish", s.Cancelled)
+	}
 	if s.Failed > 0 {
 		add("%d of %d requests failed (%.1f%%: %s); failed requests are excluded from every latency figure and from throughput",
 			s.Failed, s.Measured, 100*s.FailureRate, ClassList(s.Errors))

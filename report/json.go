@@ -88,6 +88,7 @@ func jsonRun(o *object, s *metrics.Summary) {
 	o.set("duration", dur)
 	o.set("completed", s.Completed)
 	o.set("failed", s.Failed)
+	o.set("cancelled", s.Cancelled)
 	o.set("total_input_tokens", s.InputTokens)
 	o.set("total_output_tokens", s.OutputTokens)
 	o.set("request_throughput", s.RequestThroughput)

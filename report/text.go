@@ -130,8 +130,12 @@ func configLine(cfg map[string]any) string {
 
 func textRequests(b *strings.Builder, s *metrics.Summary) {
 	b.WriteString("\n")
-	line(b, "requests", "%d completed, %d failed (%.1f%%), %d warmup discarded",
-		s.Completed, s.Failed, 100*s.FailureRate, s.WarmupDiscarded)
+	cancelled := ""
+	if s.Cancelled > 0 {
+		cancelled = fmt.Sprintf(", %d cancelled at the stop", s.Cancelled)
+	}
+	line(b, "requests", "%d completed, %d failed (%.1f%%)%s, %d warmup discarded",
+		s.Completed, s.Failed, 100*s.FailureRate, cancelled, s.WarmupDiscarded)
 	if s.Window > 0 {
 		line(b, "window", "%.3f s (first sent → last done)", s.Window.Seconds())
 	} else {
