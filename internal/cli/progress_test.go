@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/metrics"
 	"servebench/record"
 )
 
@@ -32,5 +33,19 @@ func TestProgressLine(t *testing.T) {
 		if !strings.Contains(line, want) {
 			t.Errorf("progress line %q lacks %q", line, want)
 		}
+	}
+}
+
+// TestWorstAttainmentGatesEveryRun checks that --fail-below judges the worst run of a
+// --repeat, not only the last one printed.
+func TestWorstAttainmentGatesEveryRun(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	a := &metrics.Summary{SLOAttainment: v(0.5), SLO: metrics.SLO{TTFT: time.Second}}
+	b := &metrics.Summary{SLOAttainment: v(1), SLO: metrics.SLO{TTFT: time.Second}}
+	if got := worstAttainment([]runSummary{{sum: a}, {run: 1, sum: b}}, b); got != a {
+		t.Errorf("worst run not chosen: %v", *got.SLOAttainment)
+	}
+	if _, err := sloGate("99%", worstAttainment([]runSummary{{sum: a}, {run: 1, sum: b}}, b)); err == nil {
+		t.Error("a repeat whose first run missed the SLO passed the gate")
 	}
 }

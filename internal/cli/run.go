@@ -326,7 +326,7 @@ func (b *bench) summarise() error {
 		}
 	}
 	b.logf("records: %s", b.cfg.Output)
-	msg, err := sloGate(b.cfg.FailBelow, sum)
+	msg, err := sloGate(b.cfg.FailBelow, worstAttainment(b.runs, sum))
 	if msg != "" {
 		b.logf("%s", msg)
 	}
