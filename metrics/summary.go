@@ -43,6 +43,9 @@ type Summary struct {
 	// request". WindowStart and WindowEnd are ns since t0.
 	WindowStart, WindowEnd int64
 	Window                 time.Duration
+	// SteadyState is true when Window is a steady-state window's length (--duration less its
+	// warmup and cooldown periods) rather than first sent → last done.
+	SteadyState bool
 
 	// Throughput (per second of Window; failed requests are not in the numerators).
 	RequestThroughput    *float64 // Completed / window
@@ -178,7 +181,7 @@ func (a *Accumulator) runLevel(s *Summary) {
 	w := seconds(end - start)
 	if a.opt.Window > 0 {
 		// steady state: the window's length is the divisor (METRICS.md)
-		w, s.Window = a.opt.Window.Seconds(), a.opt.Window
+		w, s.Window, s.SteadyState = a.opt.Window.Seconds(), a.opt.Window, true
 	}
 	s.RequestThroughput = ptr(float64(s.Completed) / w)
 	s.OutputThroughput = ptr(float64(s.OutputTokens) / w)

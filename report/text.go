@@ -137,7 +137,11 @@ func textRequests(b *strings.Builder, s *metrics.Summary) {
 	line(b, "requests", "%d completed, %d failed (%.1f%%)%s, %d warmup discarded",
 		s.Completed, s.Failed, 100*s.FailureRate, cancelled, s.WarmupDiscarded)
 	if s.Window > 0 {
-		line(b, "window", "%.3f s (first sent → last done)", s.Window.Seconds())
+		how := "first sent → last done"
+		if s.SteadyState {
+			how = "steady state: --duration less its warmup and cooldown periods"
+		}
+		line(b, "window", "%.3f s (%s)", s.Window.Seconds(), how)
 	} else {
 		line(b, "window", "%s", dash)
 	}
