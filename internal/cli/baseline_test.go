@@ -100,6 +100,9 @@ func TestEnvSimulator(t *testing.T) {
 			t.Errorf("env output lacks %q:\n%s", w, out)
 		}
 	}
+	if code, _, e := runMain(t, "env", "--url", "http://127.0.0.1:1", "--ready-timeout", "300ms"); code != ExitError || !strings.Contains(e, "http://127.0.0.1:1") {
+		t.Errorf("env against nothing: exit %d: %s", code, e)
+	}
 	if code, _, _ := runMain(t, "env", "--condition", "novalue"); code != ExitUsage {
 		t.Errorf("--condition without = : exit %d, want %d", code, ExitUsage)
 	}

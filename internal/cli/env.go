@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +26,7 @@ type envConfig struct {
 	url, apiKey, format, file string
 	headers, declared         []string
 	insecure                  bool
+	readyTimeout              time.Duration
 }
 
 func newEnvCmd(st *streams) *cobra.Command {
@@ -52,6 +55,7 @@ value and its source: detected (asked of the server or this machine), declared (
 	f.StringVar(&c.apiKey, "api-key", "", "API key sent as a Bearer token (default $OPENAI_API_KEY)")
 	f.StringArrayVar(&c.headers, "header", nil, "extra request header K=V (repeatable)")
 	f.BoolVar(&c.insecure, "insecure", false, "skip TLS certificate verification")
+	f.DurationVar(&c.readyTimeout, "ready-timeout", 10*time.Second, "how long to wait for the server to answer")
 	f.StringArrayVar(&c.declared, "condition", nil, "declare a condition key=value (repeatable)")
 	f.StringVar(&c.file, "conditions", "", "YAML file of declared conditions")
 	f.StringVar(&c.format, "format", "text", "text | json")
@@ -77,6 +81,10 @@ func envConditions(ctx context.Context, c *envConfig) (conditions.Set, error) {
 			hdr.Add(strings.TrimSpace(k), v)
 		}
 		t := client.Target{BaseURL: strings.TrimRight(c.url, "/"), APIKey: key, Header: hdr, HTTP: client.NewHTTPClient(4, c.insecure)}
+		// a server that is not there is an error, not a table of unknowns
+		if err := client.WaitReady(ctx, t, c.readyTimeout); err != nil {
+			return nil, errors.New(redactSecret(err.Error(), key))
+		}
 		detected = conditions.Detect(ctx, t)
 	}
 	return conditions.Complete(conditions.Merge(conditions.Host(Version), detected, declared)), nil
