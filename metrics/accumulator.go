@@ -49,8 +49,9 @@ type counts struct {
 	inputTokens, outputTokens           int64
 	errors                              map[string]int
 	promptSrc, outputSrc                map[string]int
-	itlTokenReqs, itlTokenSkipped       int // requests with / without per-event counts (≥ 2 events)
-	promptMismatch                      int // server prompt tokens ≠ requested input tokens
+	itlTokenReqs, itlTokenSkipped       int   // requests with / without per-event counts (≥ 2 events)
+	promptMismatch                      int   // server prompt tokens ≠ requested input tokens
+	cachedPrompt                        int64 // prompt tokens the server says it took from its prefix cache
 }
 
 // NewAccumulator returns an Accumulator with the given options. Validate them first

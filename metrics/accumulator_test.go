@@ -133,3 +133,30 @@ func TestCancelledAreNotFailures(t *testing.T) {
 		t.Errorf("attainment %v, want 1", s.SLOAttainment)
 	}
 }
+
+// TestPrefixCacheWarning checks the warning when the server reports prompt tokens served from
+// its prefix cache (llama.cpp timings.cache_n), and its silence for a BOS token's worth.
+func TestPrefixCacheWarning(t *testing.T) {
+	summary := func(cached float64) *Summary {
+		r := record.Record{ID: 1, Phase: record.PhaseMeasure, Sent: 10, Done: 100, FirstEvent: 50,
+			Events: []record.Event{{T: 50, N: 1}}, OutputTokens: 1, OutputTokensSource: record.SourceServer,
+			PromptTokens: 65, PromptTokensSource: record.SourceServer, Server: map[string]float64{"timings.cache_n": cached}}
+		var a Accumulator
+		a.Add(&r)
+		return a.Summary()
+	}
+	warned := func(s *Summary) bool {
+		for _, w := range s.Warnings {
+			if strings.Contains(w, "prefix cache") {
+				return true
+			}
+		}
+		return false
+	}
+	if s := summary(64); s.CachedPromptTokens != 64 || !warned(s) {
+		t.Errorf("64 of 65 cached: %d, warned %v", s.CachedPromptTokens, warned(s))
+	}
+	if s := summary(1); warned(s) {
+		t.Error("one cached token (BOS) warned")
+	}
+}

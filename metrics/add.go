@@ -18,6 +18,7 @@ func (a *Accumulator) addTokens(r *record.Record) int {
 	if r.FixedOutput && r.MaxTokens > 0 && out < r.MaxTokens {
 		a.n.short++
 	}
+	a.n.cachedPrompt += cachedPromptTokens(r)
 	// Server-reported prompt lengths, and their difference from what the workload asked for.
 	if psrc == record.SourceServer {
 		a.promptServer.add(float64(in))
@@ -121,4 +122,17 @@ func (a *Accumulator) meetsSLO(r *record.Record, out int) bool {
 		}
 	}
 	return true
+}
+
+// cachedKeys are the server figures that count prompt tokens served from a prefix cache.
+var cachedKeys = []string{"timings.cache_n", "meta_info.cached_tokens", "usage.cached_tokens"}
+
+// cachedPromptTokens is the prompt tokens the server reports it took from its prefix cache.
+func cachedPromptTokens(r *record.Record) int64 {
+	for _, k := range cachedKeys {
+		if v, ok := r.Server[k]; ok && v > 0 {
+			return int64(v)
+		}
+	}
+	return 0
 }

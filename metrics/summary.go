@@ -38,6 +38,10 @@ type Summary struct {
 	PromptTokens       Stat           // server-reported prompt tokens
 	PromptDelta        Stat           // server-reported prompt tokens − requested InputTokens
 	PromptMismatches   int            // requests where that delta is not zero
+	// CachedPromptTokens is how many prompt tokens of completed requests the server says it
+	// served from its prefix cache (llama.cpp timings.cache_n, SGLang cached_tokens): TTFT then
+	// measures cache hits, not prefill.
+	CachedPromptTokens int64
 
 	// Window: "from the first sent of a measured request to the last done of a measured
 	// request". WindowStart and WindowEnd are ns since t0.
@@ -125,6 +129,7 @@ func (a *Accumulator) Summary() *Summary {
 		PromptTokens:       a.promptServer.stat(ps),
 		PromptDelta:        a.promptDelta.stat(ps),
 		PromptMismatches:   a.n.promptMismatch,
+		CachedPromptTokens: a.n.cachedPrompt,
 		SLO:                a.opt.SLO,
 		GoodRequests:       a.n.good,
 		Lateness:           a.lateness.stat(ps),

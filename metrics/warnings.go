@@ -69,6 +69,11 @@ func tokenWarnings(s *Summary, h *record.Header) []string {
 		w = append(w, fmt.Sprintf("server-reported prompt tokens differ from the requested length for %d requests (mean %+.1f tokens): %s",
 			s.PromptMismatches, s.PromptDelta.Mean, cause))
 	}
+	// a token or so per request (a shared BOS) is always cached; warn past 5% of prompt tokens
+	if s.InputTokens > 0 && float64(s.CachedPromptTokens) > 0.05*float64(s.InputTokens) {
+		w = append(w, fmt.Sprintf("the server served %d of %d prompt tokens (%.0f%%) from its prefix cache: TTFT measures cache hits, not prefill. A workload replayed on a server that has seen it (run --like, --repeat, a second run with the same --seed) is faster for that reason alone: restart the server, or change --seed, to measure cold prefill",
+			s.CachedPromptTokens, s.InputTokens, 100*float64(s.CachedPromptTokens)/float64(s.InputTokens)))
+	}
 	if s.PeakUnknownEvents > 0 {
 		w = append(w, fmt.Sprintf("peak output tokens/s counts one token per event for %d events whose token count was unknown", s.PeakUnknownEvents))
 	}
