@@ -92,7 +92,12 @@ func Compare(base, cand *Side, opt Options) *Result {
 	opt = opt.withDefaults()
 	br, cr := base.Runs(), cand.Runs()
 	res := &Result{BaseRuns: len(br), CandRuns: len(cr), Threshold: opt.Threshold, Alpha: opt.Alpha}
-	res.Differences = conditions.Diff(sideConditions(base), sideConditions(cand), opt.Expect)
+	bc, cc := sideConditions(base), sideConditions(cand)
+	if bcache, ccache, ok := prefixCache(br, cr); ok {
+		bc.Put(bcache)
+		cc.Put(ccache)
+	}
+	res.Differences = conditions.Diff(bc, cc, opt.Expect)
 	metrics := KeyMetrics
 	if opt.Goodput {
 		metrics = append(append([]Metric{}, KeyMetrics...), Goodput)
@@ -207,4 +212,45 @@ func verdict(r *Result) string {
 		}
 	}
 	return v
+}
+
+// prefixCacheKey is the measured condition "how much of the prompts the server took from its
+// prefix cache". A candidate that replays the baseline's prompts on a server that still holds
+// them measures cache hits, not prefill (TTFT fell 5x in such a replay against llama.cpp), so
+// a change here makes the runs not comparable unless it was meant (--expect-change).
+const prefixCacheKey = "measurement.prefix_cache"
+
+// prefixCache returns both sides' prefix-cache condition when either side's server reported
+// cached prompt tokens, in coarse classes so that noise does not flip it.
+func prefixCache(br, cr []RunSummary) (b, c record.Condition, ok bool) {
+	bs, bc := cacheShare(br)
+	cs, cc := cacheShare(cr)
+	if bc == 0 && cc == 0 {
+		return b, c, false
+	}
+	return record.Condition{Key: prefixCacheKey, Value: cacheClass(bs), Source: "detected"},
+		record.Condition{Key: prefixCacheKey, Value: cacheClass(cs), Source: "detected"}, true
+}
+
+// cacheShare is Σ cached prompt tokens / Σ prompt tokens over runs, and the cached total.
+func cacheShare(rs []RunSummary) (float64, int64) {
+	var cached, in int64
+	for _, r := range rs {
+		cached += r.Summary.CachedPromptTokens
+		in += r.Summary.InputTokens
+	}
+	if in == 0 {
+		return 0, cached
+	}
+	return float64(cached) / float64(in), cached
+}
+
+func cacheClass(share float64) string {
+	switch {
+	case share < 0.05:
+		return "none (<5% of prompt tokens cached)"
+	case share <= 0.5:
+		return "partial (5-50% of prompt tokens cached)"
+	}
+	return "most (>50% of prompt tokens cached)"
 }

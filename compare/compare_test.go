@@ -1,0 +1,36 @@
+package compare
+
+import (
+	"testing"
+
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// side builds a one-run side of n requests whose server reported cached prompt tokens.
+func side(n int, cached float64) *Side {
+	s := NewSide(&record.Header{Workload: record.Workload{Hash: "sha256:x"}}, metrics.Options{})
+	for i := range n {
+		t0 := int64(i) * 1e8
+		s.Add(&record.Record{ID: i, Phase: record.PhaseMeasure, Sent: t0 + 1, FirstEvent: t0 + 2e7, Done: t0 + 5e7,
+			Events:       []record.Event{{T: t0 + 2e7, N: 1}, {T: t0 + 4e7, N: 1}},
+			OutputTokens: 2, OutputTokensSource: record.SourceServer, PromptTokens: 64, PromptTokensSource: record.SourceServer,
+			Server: map[string]float64{"timings.cache_n": cached}})
+	}
+	return s
+}
+
+// TestPrefixCacheMakesRunsNotComparable checks that a candidate served from the server's prefix
+// cache, against a cold baseline, is "not comparable" unless the change is expected.
+func TestPrefixCacheMakesRunsNotComparable(t *testing.T) {
+	cold, warm := side(20, 1), side(20, 63)
+	if r := Compare(cold, warm, Options{}); r.Verdict != NotComparable {
+		t.Errorf("cold vs warm cache: verdict %q, differences %+v", r.Verdict, r.Differences)
+	}
+	if r := Compare(cold, warm, Options{Expect: []string{"prefix_cache"}}); r.Verdict == NotComparable {
+		t.Errorf("with --expect-change prefix_cache: still %q", r.Verdict)
+	}
+	if r := Compare(cold, side(20, 2), Options{}); r.Verdict == NotComparable {
+		t.Errorf("two cold runs: %q, differences %+v", r.Verdict, r.Differences)
+	}
+}
