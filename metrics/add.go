@@ -124,7 +124,8 @@ func (a *Accumulator) meetsSLO(r *record.Record, out int) bool {
 	return true
 }
 
-// cachedKeys are the server figures that count prompt tokens served from a prefix cache.
+// cachedKeys are the server figures that count prompt tokens served from a prefix cache:
+// llama.cpp's timings, SGLang's meta_info, OpenAI usage.prompt_tokens_details (vLLM).
 var cachedKeys = []string{"timings.cache_n", "meta_info.cached_tokens", "usage.cached_tokens"}
 
 // cachedPromptTokens is the prompt tokens the server reports it took from its prefix cache.

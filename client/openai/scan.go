@@ -132,13 +132,32 @@ func (s *scanner) usage(u *usage) bool {
 			return s.int(&u.Completion)
 		case "total_tokens":
 			return s.int(&u.Total)
+		case "prompt_tokens_details":
+			return s.details(&u.Details)
 		}
 		_, ok := s.Value()
 		return ok
 	})
 }
 
-var usageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens"}
+// details decodes usage.prompt_tokens_details; null leaves it as it is (encoding/json's rule).
+func (s *scanner) details(d *usageDetails) bool {
+	if s.Null() {
+		return true
+	}
+	return s.Object(func(key []byte) bool {
+		if string(key) == "cached_tokens" {
+			return s.int(&d.Cached)
+		}
+		_, ok := s.Value()
+		return ok
+	})
+}
+
+var (
+	usageKeys   = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details"}
+	detailsKeys = []string{"cached_tokens"}
+)
 
 // int decodes null (no change) or a plain integer of at most 18 digits (no overflow).
 func (s *scanner) int(v *int) bool {
@@ -170,7 +189,7 @@ func (s *scanner) int(v *int) bool {
 
 // keySets lists the known keys of each object kind; an unknown key that equals one of them
 // but for case goes to encoding/json, which would match it.
-var keySets = [][]string{chunkKeys, choiceKeys, deltaKeys, usageKeys}
+var keySets = [][]string{chunkKeys, choiceKeys, deltaKeys, usageKeys, detailsKeys}
 
 // foldsToKnown reports whether key equals a known key case-insensitively but not exactly.
 // Known keys are lower case, so a key without upper-case letters can only match exactly.
@@ -224,6 +243,10 @@ func knownBit(key []byte) (uint, bool) {
 		return 12, true
 	case "total_tokens":
 		return 13, true
+	case "prompt_tokens_details":
+		return 14, true
+	case "cached_tokens":
+		return 15, true
 	}
 	return 0, false
 }

@@ -9,6 +9,7 @@ import (
 // scanSeeds are payloads the fast path must take (servers' real chunk shapes) followed by
 // edge cases it must either decode exactly as encoding/json does or hand over to it.
 var scanSeeds = []string{
+	`{"choices":[],"usage":{"prompt_tokens":64,"completion_tokens":1,"total_tokens":65,"prompt_tokens_details":{"cached_tokens":48,"audio_tokens":null}}}`,
 	`{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":null}],"usage":null}`,
 	`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
 	`{"choices":[{"delta":{"reasoning_content":"think"}}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8,"prompt_tokens_details":{"cached_tokens":0}}}`,
@@ -50,6 +51,8 @@ func FuzzFastDecode(f *testing.F) {
 	for _, ev := range benchEvents {
 		f.Add([]byte(ev))
 	}
+	// a case-folded twin of a known key: the fast path must refuse it (encoding/json matches it)
+	f.Add([]byte(`{"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens_details":null,"Prompt_Tokens_Details":{"cached_tokens":2}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		data = bytes.TrimSpace(data)
 		var fast, slow decoder

@@ -114,6 +114,14 @@ type usage struct {
 	Prompt     int `json:"prompt_tokens"`
 	Completion int `json:"completion_tokens"`
 	Total      int `json:"total_tokens"`
+	// Details carries the prompt tokens the server took from its prefix cache (vLLM with
+	// prefix caching, llama.cpp): servebench warns when a run measured cache hits.
+	Details usageDetails `json:"prompt_tokens_details"`
+}
+
+// usageDetails is OpenAI's usage.prompt_tokens_details.
+type usageDetails struct {
+	Cached int `json:"cached_tokens"`
 }
 
 // nonZero reports whether u is a real report: Ollama sends a zero-filled usage on every
@@ -233,6 +241,9 @@ func (d *decoder) report(o client.Observer) {
 	if c.Usage.nonZero() {
 		d.prevCompletion = c.Usage.Completion
 		o.Usage(c.Usage.Prompt, c.Usage.Completion)
+		if c.Usage.Details.Cached > 0 {
+			o.Server("usage.cached_tokens", float64(c.Usage.Details.Cached))
+		}
 	}
 	if c.Timings.set {
 		d.reportTimings(o)

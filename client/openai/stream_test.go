@@ -158,3 +158,20 @@ func BenchmarkEventPath(b *testing.B) {
 		}
 	}
 }
+
+// TestCachedPromptTokensReported checks that usage.prompt_tokens_details.cached_tokens (vLLM
+// with prefix caching, llama.cpp) reaches the observer as the server figure
+// usage.cached_tokens, so that a run served from the prefix cache is flagged.
+func TestCachedPromptTokensReported(t *testing.T) {
+	body := "data: {\"choices\":[{\"index\":0,\"text\":\" a\",\"finish_reason\":\"length\"}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":64,\"completion_tokens\":1,\"total_tokens\":65,\"prompt_tokens_details\":{\"cached_tokens\":48}}}\n\n" +
+		"data: [DONE]\n\n"
+	srv := newServer(t, stream{body: body})
+	rec, err := run(t, srv.target(), APICompletions, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(rec.calls, " "), "usage 64/1 usage.cached_tokens=48") {
+		t.Errorf("calls %v", rec.calls)
+	}
+}
