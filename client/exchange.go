@@ -44,8 +44,12 @@ func (x *Exchange) Do(ctx context.Context, obs Observer) error {
 	}
 	hreq.Header.Set("Accept", x.Accept)
 	SetRequestID(hreq.Header, x.RequestID)
-	// Replayable POST: see the openai backend, which met the race with servers that close
-	// kept-alive connections after every stream (llama.cpp).
+	// Mark the POST replayable (a zero-length value is not sent on the wire): net/http then
+	// retries it when a kept-alive connection turns out to have been closed by the server
+	// before any answer (llama.cpp closes after every stream, so reusing its connections
+	// races with the close). Without this the race is recorded as a spurious connect failure.
+	// Only a reused connection that gave no response byte is retried; Sent is stamped again at
+	// the retry's write, and the lost time stays visible in TTFT from dispatch.
 	hreq.Header["X-Idempotency-Key"] = nil
 	idle := StartIdleTimer(x.IdleTimeout, cancel)
 	defer idle.Stop()
@@ -75,8 +79,12 @@ func (x *Exchange) check(resp *http.Response) *Error {
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "application/json" && x.Accept != "application/json" {
+		what := "a stream"
+		if x.Accept == "text/event-stream" {
+			what = "an event stream"
+		}
 		e := ResponseError(x.Target, resp)
-		e.Class, e.Msg = record.ErrDecode, "expected a stream, got application/json: "+e.Msg
+		e.Class, e.Msg = record.ErrDecode, "expected "+what+", got application/json: "+e.Msg
 		return e
 	}
 	return nil

@@ -7,18 +7,12 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"net/http"
 	"time"
 
 	"servebench/client"
-	"servebench/record"
 )
 
 // API names accepted by New.
@@ -67,76 +61,13 @@ func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observ
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	o := client.NewSerial(obs)
-	defer o.Close()
-
-	hreq, err := b.target.NewRequest(o.WithClientTrace(ctx), http.MethodPost, b.path, bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("openai: %s", b.target.Redact(err.Error()))
-	}
-	hreq.Header.Set("Accept", "text/event-stream")
-	client.SetRequestID(hreq.Header, req.RequestID)
-	// Mark the POST replayable (a zero-length value is not sent on the wire): net/http then
-	// retries it when a kept-alive connection turns out to have been closed by the server
-	// before any answer (llama.cpp closes after every stream, so reusing its connections
-	// races with the close). Without this the race is recorded as a spurious connect failure.
-	// Only a reused connection that gave no response byte is retried; `sent` is stamped again
-	// at the retry's write, and the lost time stays visible in TTFT from dispatch.
-	hreq.Header["X-Idempotency-Key"] = nil
-
-	idle := client.StartIdleTimer(b.IdleTimeout, cancel)
-	defer idle.Stop()
-	o.Dispatched() // vLLM starts its timer here too: immediately before the HTTP client
-	resp, err := b.target.Client().Do(hreq)
-	if err != nil {
-		return client.TransportError(ctx, b.target, err)
-	}
-	defer resp.Body.Close()
-	o.Headers(resp.StatusCode)
-	idle.Reset()
-	if e := b.check(resp); e != nil {
-		return e
-	}
-	if err := b.stream(ctx, idle.Reader(resp.Body), o); err != nil {
-		return err
-	}
-	drain(resp.Body, cancel)
-	return nil
+	// the shared streamed POST: stamps (vLLM also starts its timer at dispatch), the idle
+	// timer, a replayable POST for servers that close kept-alive connections after every
+	// stream (llama.cpp), failure classes, and draining after [DONE] for connection reuse
+	x := client.Exchange{Target: b.target, Path: b.path, Body: body, Accept: "text/event-stream",
+		IdleTimeout: b.IdleTimeout, RequestID: req.RequestID, Read: b.stream}
+	return x.Do(ctx, obs)
 }
-
-// check returns the error a response stands for before its stream is read, or nil.
-func (b *Backend) check(resp *http.Response) *client.Error {
-	if resp.StatusCode/100 != 2 {
-		return client.ResponseError(b.target, resp)
-	}
-	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
-		// The server ignored "stream": a single JSON answer carries no event timings.
-		e := client.ResponseError(b.target, resp)
-		e.Class, e.Msg = record.ErrDecode, "expected an event stream, got application/json: "+e.Msg
-		return e
-	}
-	return nil
-}
-
-// After [DONE] at most this much is read, for at most this long, before the body is closed.
-const (
-	maxDrain     = 64 << 10
-	drainTimeout = time.Second
-)
-
-// drain reads what follows [DONE] (normally only the chunked-encoding terminator) so that
-// net/http can reuse the connection: closing a body before its EOF closes the connection,
-// and every next request then paid for a new one (seen against llama.cpp). The wait is
-// bounded because a server may keep the stream open after [DONE]; Done is already stamped.
-func drain(body io.Reader, cancel context.CancelCauseFunc) {
-	t := time.AfterFunc(drainTimeout, func() { cancel(errDrain) })
-	defer t.Stop()
-	_, _ = io.CopyN(io.Discard, body, maxDrain)
-}
-
-var errDrain = errors.New("stream still open after [DONE]")
 
 // body builds the JSON request body. Keys are sorted by encoding/json, so the bytes sent for
 // a workload request are stable from run to run.
