@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"servebench/client"
+	"servebench/client/clienttest"
 	"servebench/workload"
 )
 
@@ -32,7 +33,7 @@ func TestRequestBody(t *testing.T) {
 			"messages", []any{map[string]any{"role": "user", "content": "Hi"}}},
 	}
 	for _, tc := range cases {
-		srv := newServer(t, stream{body: transcript(t, "missing-done-finished.sse")})
+		srv := newServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "missing-done-finished.sse")})
 		tg := srv.target()
 		tg.APIKey = "sk-1"
 		tg.Header = map[string][]string{"X-Team": {"perf"}}
@@ -49,13 +50,14 @@ func TestRequestBody(t *testing.T) {
 		for k, v := range base {
 			want[k] = v
 		}
-		if got := <-srv.body; !reflect.DeepEqual(got, want) {
+		seen := <-srv.Req
+		if got := seen.Body; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s body:\n got %v\nwant %v", tc.api, got, want)
 		}
-		if got := <-srv.path; got != tc.path {
+		if got := seen.Path; got != tc.path {
 			t.Errorf("path = %q, want %q", got, tc.path)
 		}
-		h := <-srv.header
+		h := seen.Header
 		for k, v := range map[string]string{"Authorization": "Bearer sk-1", "Accept": "text/event-stream",
 			"Content-Type": "application/json", "X-Team": "perf"} {
 			if h.Get(k) != v {

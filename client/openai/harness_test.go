@@ -2,18 +2,13 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"servebench/client"
+	"servebench/client/clienttest"
 	"servebench/workload"
 )
 
@@ -67,84 +62,15 @@ func (r *recorder) events() []string {
 	return out
 }
 
-// stream describes how a fake server answers.
-type stream struct {
-	body   string // SSE body
-	chunk  int    // bytes per write, each flushed; 0 = all at once
-	status int    // 0 = 200
-	ctype  string // "" = text/event-stream
-	stall  bool   // after writing body, hang until the client goes away
-}
+// server is a loopback httptest server answering every request with a clienttest.Stream.
+type server struct{ *clienttest.Server }
 
-// server is an httptest server on 127.0.0.1 that answers every request with s and records
-// the last request's headers and JSON body.
-type server struct {
-	*httptest.Server
-	header chan http.Header
-	body   chan map[string]any
-	path   chan string
-}
-
-func newServer(t *testing.T, s stream) *server {
-	t.Helper()
-	srv := &server{header: make(chan http.Header, 16), body: make(chan map[string]any, 16), path: make(chan string, 16)}
-	srv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var m map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&m)
-		srv.header <- r.Header.Clone()
-		srv.body <- m
-		srv.path <- r.Method + " " + r.URL.Path
-		serve(w, r, s)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// serve writes s to w.
-func serve(w http.ResponseWriter, r *http.Request, s stream) {
-	ct := s.ctype
-	if ct == "" {
-		ct = "text/event-stream"
-	}
-	w.Header().Set("Content-Type", ct)
-	if s.status != 0 {
-		w.WriteHeader(s.status)
-	}
-	f := w.(http.Flusher)
-	f.Flush()
-	n := s.chunk
-	if n <= 0 {
-		n = len(s.body) + 1
-	}
-	for b := s.body; b != ""; {
-		k := min(n, len(b))
-		if _, err := io.WriteString(w, b[:k]); err != nil {
-			return
-		}
-		f.Flush()
-		b = b[k:]
-	}
-	if s.stall {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(10 * time.Second):
-		}
-	}
+func newServer(t *testing.T, s clienttest.Stream) *server {
+	return &server{clienttest.NewServer(t, s)}
 }
 
 // target returns a Target for srv with its own HTTP client, so connection reuse is per test.
-func (srv *server) target() client.Target {
-	return client.Target{BaseURL: srv.URL, HTTP: client.NewHTTPClient(4, false)}
-}
-
-func transcript(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile("../testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+func (srv *server) target() client.Target { return srv.Target() }
 
 // request is a small workload request for both APIs.
 func request() *client.Request {
@@ -165,17 +91,4 @@ func run(t *testing.T, t0 client.Target, api string, idle time.Duration) (*recor
 	b.IdleTimeout = idle
 	rec := &recorder{}
 	return rec, b.Do(context.Background(), request(), rec)
-}
-
-// class returns the error class of err, "" for nil, and fails on non-*client.Error errors.
-func class(t *testing.T, err error) string {
-	t.Helper()
-	if err == nil {
-		return ""
-	}
-	var ce *client.Error
-	if !errors.As(err, &ce) {
-		t.Fatalf("error %v (%T) is not a *client.Error", err, err)
-	}
-	return ce.Class
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"servebench/client"
+	"servebench/client/clienttest"
 	"servebench/record"
 )
 
@@ -80,7 +81,7 @@ func TestLiveLlamaCpp(t *testing.T) {
 	req := request()
 	req.Sampling.ExtraBody = map[string]any{"messages": "not a list"}
 	err := b.Do(ctx, req, &recorder{})
-	if class(t, err) != record.ErrHTTP4xx || !strings.Contains(err.Error(), "messages") {
+	if clienttest.Class(t, err) != record.ErrHTTP4xx || !strings.Contains(err.Error(), "messages") {
 		t.Errorf("bad request: %v", err)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"servebench/client"
+	"servebench/client/clienttest"
 	"servebench/record"
 )
 
@@ -80,7 +81,7 @@ func TestTranscripts(t *testing.T) {
 	for _, tc := range transcriptCases {
 		for _, chunk := range []int{0, 1, 7} { // whole, one byte per write, odd splits
 			t.Run(tc.file+"/"+map[int]string{0: "whole", 1: "bytewise", 7: "7-byte"}[chunk], func(t *testing.T) {
-				srv := newServer(t, stream{body: transcript(t, tc.file), chunk: chunk})
+				srv := newServer(t, clienttest.Stream{Body: clienttest.Transcript(t, tc.file), Chunk: chunk})
 				rec, err := run(t, srv.target(), tc.api, 0)
 				checkRun(t, rec, err, append(append([]string{}, start...), tc.want...), tc.class, tc.msg)
 			})
@@ -94,7 +95,7 @@ func checkRun(t *testing.T, rec *recorder, err error, want []string, cls, msg st
 	if got := rec.events(); !reflect.DeepEqual(got, want) {
 		t.Errorf("calls:\n got %q\nwant %q", got, want)
 	}
-	if got := class(t, err); got != cls {
+	if got := clienttest.Class(t, err); got != cls {
 		t.Errorf("error class = %q (%v), want %q", got, err, cls)
 	}
 	if err != nil && !strings.Contains(err.Error(), msg) {
@@ -111,7 +112,7 @@ func TestLargeEvent(t *testing.T) {
 	body := `data: {"choices":[{"index":0,"text":"` + text + `","finish_reason":null}]}` + "\n\n" +
 		`data: {"choices":[{"index":0,"text":"","finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":40960,"total_tokens":40961}}` + "\n\n" +
 		"data: [DONE]\n\n"
-	srv := newServer(t, stream{body: body, chunk: 1000})
+	srv := newServer(t, clienttest.Stream{Body: body, Chunk: 1000})
 	rec, err := run(t, srv.target(), APICompletions, 0)
 	want := append(append([]string{}, start...), "event choice content 0", "event choice usage 1/40960", "event done")
 	checkRun(t, rec, err, want, "", "")
@@ -133,7 +134,7 @@ func TestHTTPStatus(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(http.StatusText(tc.status), func(t *testing.T) {
-			srv := newServer(t, stream{body: tc.body, status: tc.status, ctype: "application/json"})
+			srv := newServer(t, clienttest.Stream{Body: tc.body, Status: tc.status, CType: "application/json"})
 			tg := srv.target()
 			tg.APIKey = key
 			rec, err := run(t, tg, APICompletions, 0)
@@ -152,7 +153,7 @@ func TestHTTPStatus(t *testing.T) {
 
 // TestJSONAnswer: a server that ignores "stream" answers one JSON object: class decode, with why.
 func TestJSONAnswer(t *testing.T) {
-	srv := newServer(t, stream{body: `{"choices":[{"text":"hi"}]}`, ctype: "application/json"})
+	srv := newServer(t, clienttest.Stream{Body: `{"choices":[{"text":"hi"}]}`, CType: "application/json"})
 	rec, err := run(t, srv.target(), APICompletions, 0)
 	checkRun(t, rec, err, start, record.ErrDecode, "expected an event stream")
 }
@@ -166,7 +167,7 @@ func TestConnectError(t *testing.T) {
 	l.Close() // nothing listens there now
 	tg := client.Target{BaseURL: "http://" + addr, APIKey: "sk-secret-123", HTTP: client.NewHTTPClient(1, false)}
 	rec, err := run(t, tg, APIChat, 0)
-	if class(t, err) != record.ErrConnect {
+	if clienttest.Class(t, err) != record.ErrConnect {
 		t.Fatalf("err = %v, want class connect", err)
 	}
 	if !strings.Contains(err.Error(), "refused") || strings.Contains(err.Error(), "sk-secret") {
@@ -179,7 +180,7 @@ func TestConnectError(t *testing.T) {
 
 // TestConnectionReuse: the second request on a kept-alive connection reports no connect.
 func TestConnectionReuse(t *testing.T) {
-	srv := newServer(t, stream{body: transcript(t, "llamacpp-b11669-completions.sse")})
+	srv := newServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "llamacpp-b11669-completions.sse")})
 	tg := srv.target()
 	b, _ := New(tg, APICompletions)
 	// The stream ends with [DONE]: the body must still be read to its end, or net/http
@@ -198,7 +199,7 @@ func TestConnectionReuse(t *testing.T) {
 // TestIdleTimeout: a stream that stops sending bytes ends as class timeout.
 func TestIdleTimeout(t *testing.T) {
 	body := `data: {"choices":[{"index":0,"text":" a","finish_reason":null}]}` + "\n\n"
-	srv := newServer(t, stream{body: body, stall: true})
+	srv := newServer(t, clienttest.Stream{Body: body, Stall: true})
 	began := time.Now()
 	rec, err := run(t, srv.target(), APICompletions, 150*time.Millisecond)
 	want := append(append([]string{}, start...), "event choice content 0")
@@ -217,7 +218,7 @@ func TestIdleTimeoutKeepAlive(t *testing.T) {
 			w.(http.Flusher).Flush()
 			time.Sleep(50 * time.Millisecond)
 		}
-		_, _ = w.Write([]byte(transcript(t, "missing-done-finished.sse")))
+		_, _ = w.Write([]byte(clienttest.Transcript(t, "missing-done-finished.sse")))
 	})
 	rec, err := run(t, srv, APICompletions, 150*time.Millisecond)
 	if err != nil || rec.calls[len(rec.calls)-1] != "done" {
@@ -234,26 +235,26 @@ func httptestServer(t *testing.T, h http.HandlerFunc) client.Target {
 
 func TestContextErrors(t *testing.T) {
 	body := `data: {"choices":[{"index":0,"text":" a","finish_reason":null}]}` + "\n\n"
-	srv := newServer(t, stream{body: body, stall: true})
+	srv := newServer(t, clienttest.Stream{Body: body, Stall: true})
 	b, _ := New(srv.target(), APICompletions)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	err := b.Do(ctx, request(), &recorder{})
-	if class(t, err) != record.ErrTimeout || !strings.Contains(err.Error(), "deadline") {
+	if clienttest.Class(t, err) != record.ErrTimeout || !strings.Contains(err.Error(), "deadline") {
 		t.Errorf("deadline: %v, want class timeout", err)
 	}
 
 	ctx, cancel = context.WithCancel(context.Background())
 	rec := &recorder{}
 	go func() { time.Sleep(150 * time.Millisecond); cancel() }()
-	if err := b.Do(ctx, request(), rec); class(t, err) != record.ErrCancelled {
+	if err := b.Do(ctx, request(), rec); clienttest.Class(t, err) != record.ErrCancelled {
 		t.Errorf("cancel: %v, want class cancelled", err)
 	}
 
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel() // cancelled before dispatch: the error is still a classified one
-	if err := b.Do(ctx, request(), &recorder{}); class(t, err) != record.ErrCancelled {
+	if err := b.Do(ctx, request(), &recorder{}); clienttest.Class(t, err) != record.ErrCancelled {
 		t.Errorf("pre-cancelled: %v, want class cancelled", err)
 	}
 }

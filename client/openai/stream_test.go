@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"servebench/client"
+	"servebench/client/clienttest"
 	"servebench/client/sse"
 	"servebench/record"
 )
@@ -166,7 +167,7 @@ func TestCachedPromptTokensReported(t *testing.T) {
 	body := "data: {\"choices\":[{\"index\":0,\"text\":\" a\",\"finish_reason\":\"length\"}]}\n\n" +
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":64,\"completion_tokens\":1,\"total_tokens\":65,\"prompt_tokens_details\":{\"cached_tokens\":48}}}\n\n" +
 		"data: [DONE]\n\n"
-	srv := newServer(t, stream{body: body})
+	srv := newServer(t, clienttest.Stream{Body: body})
 	rec, err := run(t, srv.target(), APICompletions, 0)
 	if err != nil {
 		t.Fatal(err)
