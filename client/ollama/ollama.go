@@ -8,11 +8,9 @@
 package ollama
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"servebench/client"
 	"servebench/client/ndjson"
@@ -24,17 +22,9 @@ const (
 	APIChat     = "ollama-chat" // POST /api/chat with "messages"
 )
 
-// Backend sends requests to Ollama's native API. It is safe for concurrent use; set its
-// fields before the first Do.
-type Backend struct {
-	// IdleTimeout aborts a request, as class timeout, when no bytes arrive for this long.
-	IdleTimeout time.Duration
-
-	target client.Target
-	chat   bool
-}
-
-var _ client.Backend = (*Backend)(nil)
+// Backend sends requests to Ollama's native API: a client.EventBackend with this package's
+// body and decoder over NDJSON.
+type Backend = client.EventBackend
 
 // New returns a backend for api (APIGenerate or APIChat) on target t.
 func New(t client.Target, api string) (*Backend, error) {
@@ -44,36 +34,27 @@ func New(t client.Target, api string) (*Backend, error) {
 	if err := t.CheckURL("ollama"); err != nil {
 		return nil, err
 	}
-	return &Backend{target: t, chat: api == APIChat}, nil
-}
-
-// Do sends req and streams the answer to obs; see client.Exchange.
-func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observer) error {
-	body, err := b.body(req)
-	if err != nil {
-		return err
-	}
+	chat := api == APIChat
 	path := "/api/generate"
-	if b.chat {
+	if chat {
 		path = "/api/chat"
 	}
-	x := client.Exchange{Target: b.target, Path: path, Body: body, Accept: "application/x-ndjson",
-		IdleTimeout: b.IdleTimeout, RequestID: req.RequestID, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
-			return client.ReadEvents(ctx, b.target, ndjson.NewReader(r), &decoder{}, o)
-		}}
-	return x.Do(ctx, obs)
+	return &Backend{Target: t, Path: path, Accept: "application/x-ndjson",
+		Body:    func(req *client.Request) ([]byte, error) { return body(req, chat) },
+		Frames:  func(r io.Reader) client.Frames { return ndjson.NewReader(r) },
+		Decoder: func() client.EventDecoder { return &decoder{} }}, nil
 }
 
 // body builds the request. Ollama has no ignore_eos; num_predict caps the output, so a
 // fixed-output workload gets at most (usually exactly, for long answers) OutputTokens.
-func (b *Backend) body(req *client.Request) ([]byte, error) {
+func body(req *client.Request, chat bool) ([]byte, error) {
 	opts := map[string]any{}
 	if req.OutputTokens > 0 {
 		opts["num_predict"] = req.OutputTokens
 	}
 	req.Sampling.Put(opts)
 	m := map[string]any{"model": req.Model, "stream": true, "options": opts}
-	if b.chat {
+	if chat {
 		m["messages"] = chatMessages(req)
 	} else {
 		m["prompt"] = client.PromptText(req)

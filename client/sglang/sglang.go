@@ -10,12 +10,10 @@
 package sglang
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
-	"time"
 
 	"servebench/client"
 	"servebench/client/sse"
@@ -24,37 +22,21 @@ import (
 // API is the name accepted by New.
 const API = "sglang"
 
-// Backend sends requests to SGLang's /generate. It is safe for concurrent use; set its
-// fields before the first Do.
-type Backend struct {
-	// IdleTimeout aborts a request, as class timeout, when no bytes arrive for this long.
-	IdleTimeout time.Duration
-
-	target client.Target
-}
-
-var _ client.Backend = (*Backend)(nil)
+// Backend sends requests to SGLang's /generate: a client.EventBackend with this package's body and
+// decoder.
+type Backend = client.EventBackend
 
 // New returns a backend on target t.
 func New(t client.Target) (*Backend, error) {
 	if err := t.CheckURL("sglang"); err != nil {
 		return nil, err
 	}
-	return &Backend{target: t}, nil
+	return &Backend{Target: t, Path: "/generate", Accept: "text/event-stream", Body: body,
+		Frames: sseFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
 }
 
-// Do sends req and streams the answer to obs; see client.Exchange.
-func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observer) error {
-	body, err := body(req)
-	if err != nil {
-		return err
-	}
-	x := client.Exchange{Target: b.target, Path: "/generate", Body: body, Accept: "text/event-stream",
-		IdleTimeout: b.IdleTimeout, RequestID: req.RequestID, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
-			return client.ReadEvents(ctx, b.target, sse.NewReader(r), &decoder{}, o)
-		}}
-	return x.Do(ctx, obs)
-}
+// sseFrames reads the answer as server-sent events.
+func sseFrames(r io.Reader) client.Frames { return sse.NewReader(r) }
 
 // body builds the request; a fixed output uses ignore_eos and min_new_tokens.
 func body(req *client.Request) ([]byte, error) {

@@ -10,13 +10,11 @@
 package triton
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
-	"time"
 
 	"servebench/client"
 	"servebench/client/sse"
@@ -25,17 +23,9 @@ import (
 // API is the name accepted by New.
 const API = "triton"
 
-// Backend sends requests to one Triton model. It is safe for concurrent use; set its fields
-// before the first Do.
-type Backend struct {
-	// IdleTimeout aborts a request, as class timeout, when no bytes arrive for this long.
-	IdleTimeout time.Duration
-
-	target client.Target
-	path   string
-}
-
-var _ client.Backend = (*Backend)(nil)
+// Backend sends requests to Triton's generate_stream for one model: a client.EventBackend
+// with this package's body and decoder.
+type Backend = client.EventBackend
 
 // New returns a backend for model on target t. Triton addresses models by name in the path,
 // so the model is required.
@@ -46,20 +36,9 @@ func New(t client.Target, model string) (*Backend, error) {
 	if err := t.CheckURL("triton"); err != nil {
 		return nil, err
 	}
-	return &Backend{target: t, path: "/v2/models/" + url.PathEscape(model) + "/generate_stream"}, nil
-}
-
-// Do sends req and streams the answer to obs; see client.Exchange.
-func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observer) error {
-	body, err := body(req)
-	if err != nil {
-		return err
-	}
-	x := client.Exchange{Target: b.target, Path: b.path, Body: body, Accept: "text/event-stream",
-		IdleTimeout: b.IdleTimeout, RequestID: req.RequestID, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
-			return client.ReadEvents(ctx, b.target, sse.NewReader(r), &decoder{}, o)
-		}}
-	return x.Do(ctx, obs)
+	return &Backend{Target: t, Path: "/v2/models/" + url.PathEscape(model) + "/generate_stream", Accept: "text/event-stream",
+		Body: body, Frames: func(r io.Reader) client.Frames { return sse.NewReader(r) },
+		Decoder: func() client.EventDecoder { return &decoder{} }}, nil
 }
 
 // body builds the request. The TensorRT-LLM ensemble takes ignore_eos for a fixed output.

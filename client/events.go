@@ -1,0 +1,38 @@
+package client
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// EventBackend is a Backend for a server whose answer is a stream of events read by an
+// EventDecoder (SSE or NDJSON). The native backends differ only in where they POST, how
+// they build the body, how the stream is framed and how one event is decoded; the rest is
+// Exchange and ReadEvents. It is safe for concurrent use; set its fields before the first Do.
+type EventBackend struct {
+	// IdleTimeout aborts a request, as class timeout, when no bytes arrive for this long.
+	IdleTimeout time.Duration
+
+	Target  Target
+	Path    string                         // e.g. "/completion"
+	Accept  string                         // "text/event-stream" or "application/x-ndjson"
+	Body    func(*Request) ([]byte, error) // the JSON request body
+	Frames  func(io.Reader) Frames         // the stream's framing (SSE or NDJSON reader)
+	Decoder func() EventDecoder            // a decoder for one stream
+}
+
+var _ Backend = (*EventBackend)(nil)
+
+// Do sends req and streams the answer to obs; see Exchange.
+func (b *EventBackend) Do(ctx context.Context, req *Request, obs Observer) error {
+	body, err := b.Body(req)
+	if err != nil {
+		return err
+	}
+	x := Exchange{Target: b.Target, Path: b.Path, Body: body, Accept: b.Accept, IdleTimeout: b.IdleTimeout,
+		RequestID: req.RequestID, Read: func(ctx context.Context, r io.Reader, o Observer) error {
+			return ReadEvents(ctx, b.Target, b.Frames(r), b.Decoder(), o)
+		}}
+	return x.Do(ctx, obs)
+}
