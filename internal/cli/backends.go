@@ -46,58 +46,34 @@ func chatAPI(name string) bool { return name == openai.APIChat || name == ollama
 // newBackend returns the backend for api on target t. model is needed by APIs that address
 // the model in the URL (Triton); idle is the stream idle timeout (0: none).
 func newBackend(t client.Target, api, model string, idle time.Duration) (client.Backend, error) {
+	var nb *client.EventBackend // every native backend
+	var err error
 	switch api {
 	case openai.APICompletions, openai.APIChat:
-		b, err := openai.New(t, api)
+		o, err := openai.New(t, api)
 		if err != nil {
 			return nil, err
 		}
-		b.IdleTimeout = idle
-		return b, nil
+		o.IdleTimeout = idle
+		return o, nil
 	case ollama.APIGenerate, ollama.APIChat:
-		b, err := ollama.New(t, api)
-		if err != nil {
-			return nil, err
-		}
-		b.IdleTimeout = idle
-		return b, nil
+		nb, err = ollama.New(t, api)
 	case tgi.API:
-		b, err := tgi.New(t)
-		if err != nil {
-			return nil, err
-		}
-		b.IdleTimeout = idle
-		return b, nil
-	}
-	return newBackend2(t, api, model, idle)
-}
-
-// newBackend2 is newBackend's second half, split only to keep functions short.
-func newBackend2(t client.Target, api, model string, idle time.Duration) (client.Backend, error) {
-	switch api {
+		nb, err = tgi.New(t)
 	case llamacpp.API:
-		b, err := llamacpp.New(t)
-		if err != nil {
-			return nil, err
-		}
-		b.IdleTimeout = idle
-		return b, nil
+		nb, err = llamacpp.New(t)
 	case sglang.API:
-		b, err := sglang.New(t)
-		if err != nil {
-			return nil, err
-		}
-		b.IdleTimeout = idle
-		return b, nil
+		nb, err = sglang.New(t)
 	case triton.API:
-		b, err := triton.New(t, model)
-		if err != nil {
-			return nil, err
-		}
-		b.IdleTimeout = idle
-		return b, nil
+		nb, err = triton.New(t, model)
+	default:
+		return nil, usageErr("--api %q: want one of %s", api, strings.Join(apiNames, ", "))
 	}
-	return nil, usageErr("--api %q: want one of %s", api, strings.Join(apiNames, ", "))
+	if err != nil {
+		return nil, err
+	}
+	nb.IdleTimeout = idle
+	return nb, nil
 }
 
 // resolveAPI replaces --api auto with the family the server's endpoints reveal, and checks
