@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -75,10 +74,9 @@ func envConditions(ctx context.Context, c *envConfig) (conditions.Set, error) {
 		if key == "" {
 			key = os.Getenv("OPENAI_API_KEY")
 		}
-		hdr := make(http.Header)
-		for _, h := range c.headers {
-			k, v, _ := strings.Cut(h, "=")
-			hdr.Add(strings.TrimSpace(k), v)
+		hdr, err := parseHeaders(c.headers)
+		if err != nil {
+			return nil, err
 		}
 		t := client.Target{BaseURL: strings.TrimRight(c.url, "/"), APIKey: key, Header: hdr, HTTP: client.NewHTTPClient(4, c.insecure)}
 		// a server that is not there is an error, not a table of unknowns

@@ -159,10 +159,9 @@ func (b *bench) startTarget(ctx context.Context) error {
 		b.sim, cfg.URL = s, url
 		b.logf("no --url: benchmarking the built-in SIMULATED server at %s (not a real server)", url)
 	}
-	hdr := make(http.Header)
-	for _, h := range cfg.Headers {
-		k, v, _ := strings.Cut(h, "=")
-		hdr.Add(strings.TrimSpace(k), v)
+	hdr, err := parseHeaders(cfg.Headers) // checked already by validate
+	if err != nil {
+		return err
 	}
 	conns := max(cfg.Concurrency, cfg.MaxConcurrency, 64)
 	b.target = client.Target{BaseURL: strings.TrimRight(cfg.URL, "/"), APIKey: cfg.APIKey, Header: hdr, HTTP: client.NewHTTPClient(conns, cfg.Insecure)}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"reflect"
 	"strconv"
@@ -211,10 +212,8 @@ func (c *runConfig) validate() error {
 	} else if err := sh.validate(c); err != nil {
 		return err
 	}
-	for _, h := range c.Headers {
-		if k, _, ok := strings.Cut(h, "="); !ok || strings.TrimSpace(k) == "" {
-			return usageErr("--header %q: want K=V", redactHeaderArg(h))
-		}
+	if _, err := parseHeaders(c.Headers); err != nil {
+		return err
 	}
 	return nil
 }
@@ -289,4 +288,18 @@ func (c *runConfig) workloadSize() int {
 	default:
 		return 1000
 	}
+}
+
+// parseHeaders turns --header K=V arguments into request headers; a malformed one is a usage
+// error that shows it with any credential redacted.
+func parseHeaders(hs []string) (http.Header, error) {
+	hdr := make(http.Header)
+	for _, h := range hs {
+		k, v, ok := strings.Cut(h, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, usageErr("--header %q: want K=V", redactHeaderArg(h))
+		}
+		hdr.Add(strings.TrimSpace(k), v)
+	}
+	return hdr, nil
 }
