@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"net"
 	"net/http/httptrace"
 	"sync"
 )
@@ -46,6 +47,7 @@ func (s *Serial) WithClientTrace(ctx context.Context) context.Context {
 		DNSStart:     func(httptrace.DNSStartInfo) { s.ConnectStart() },
 		ConnectStart: func(string, string) { s.ConnectStart() },
 		GotConn: func(info httptrace.GotConnInfo) {
+			s.gotConn(info.Conn)
 			if !info.Reused {
 				s.ConnectDone()
 			}
@@ -56,6 +58,18 @@ func (s *Serial) WithClientTrace(ctx context.Context) context.Context {
 			}
 		},
 	})
+}
+
+// gotConn passes the connection's kernel receive times to an ArrivalObserver.
+func (s *Serial) gotConn(c net.Conn) {
+	a, ok := s.obs.(ArrivalObserver)
+	if !ok {
+		return
+	}
+	if s.lock() {
+		a.Arrivals(ArrivalsOf(c))
+	}
+	s.mu.Unlock()
 }
 
 // lock takes the mutex and reports whether calls are still passed on. The caller unlocks.

@@ -31,11 +31,22 @@ import (
 // TLS certificates are verified unless insecure is set. Proxies are taken from the
 // environment as usual (Go never proxies loopback addresses).
 func NewHTTPClient(maxConns int, insecure bool) *http.Client {
+	return NewHTTPClientClock(maxConns, insecure, true)
+}
+
+// NewHTTPClientClock is NewHTTPClient with the event clock chosen: with kernel set, its
+// connections report kernel receive times where the platform allows (see Arrivals); without,
+// events are stamped when they are read (run --arrival-clock read).
+func NewHTTPClientClock(maxConns int, insecure, kernel bool) *http.Client {
 	idle := max(maxConns, 2)
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	dial := dialer.DialContext
+	if kernel {
+		dial = withKernelArrivals(dial)
+	}
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
+		DialContext:           dial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          0, // no global cap
 		MaxIdleConnsPerHost:   idle,

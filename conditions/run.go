@@ -38,6 +38,13 @@ func FromHeader(h *record.Header) Set {
 		f.put("sampling."+k, v)
 	}
 	loadConditions(&f, c)
+	// how events were stamped (client.Arrivals); files written before the kernel's receive
+	// times were used were stamped at the read
+	clock, _ := c["arrival_clock"].(string)
+	if clock == "" {
+		clock = "read"
+	}
+	f.put("measurement.arrival_clock", clock)
 	return Set(f)
 }
 

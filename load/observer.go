@@ -18,11 +18,37 @@ type stamp struct {
 	connStart int64
 	prompt    int // server usage, latest non-zero report
 	output    int
+	rx        client.Arrivals // the connection's kernel receive times; nil: stamp at the read
 }
 
-var _ client.Observer = (*stamp)(nil)
+var _ client.ArrivalObserver = (*stamp)(nil)
 
 func (s *stamp) now() int64 { return int64(time.Since(s.t0)) }
+
+// maxArrivalAge bounds how old a kernel receive time may be and still be used: an older one
+// (or one from the future) means the wall clock stepped between the receive and the read.
+const maxArrivalAge = time.Minute
+
+// arrived stamps bytes just read: when the connection reports the kernel's receive time, the
+// read time moved back by the bytes' age, else the read time; never before floor (the
+// previous moment of this request, so stamps stay in order even when one read brought
+// several moments). The age is a difference of wall-clock times microseconds to
+// milliseconds apart, so the monotonic stamp stays monotonic.
+func (s *stamp) arrived(floor int64) int64 {
+	now := time.Now()
+	t := int64(now.Sub(s.t0))
+	if s.rx != nil {
+		if k := s.rx.LastArrival(); k > 0 {
+			if age := now.UnixNano() - k; age > 0 && age < int64(maxArrivalAge) {
+				t -= age
+			}
+		}
+	}
+	return max(t, floor)
+}
+
+// Arrivals implements client.ArrivalObserver.
+func (s *stamp) Arrivals(a client.Arrivals) { s.rx = a }
 
 func (s *stamp) Dispatched()   { s.rec.Dispatched = s.now() }
 func (s *stamp) ConnectStart() { s.connStart = s.now() }
@@ -33,10 +59,10 @@ func (s *stamp) ConnectDone() {
 }
 func (s *stamp) WroteRequest() { s.rec.Sent = s.now() }
 func (s *stamp) Headers(status int) {
-	s.rec.Headers = s.now()
+	s.rec.Headers = s.arrived(s.rec.Sent)
 	s.rec.Status = status
 }
-func (s *stamp) EventRead() { s.lastEvent = s.now() }
+func (s *stamp) EventRead() { s.lastEvent = s.arrived(max(s.rec.Headers, s.lastEvent)) }
 func (s *stamp) Choice() {
 	if s.rec.FirstEvent == 0 {
 		s.rec.FirstEvent = s.lastEvent
@@ -52,7 +78,7 @@ func (s *stamp) Server(name string, v float64) {
 	}
 	s.rec.Server[name] = v
 }
-func (s *stamp) Done() { s.rec.Done = s.now() }
+func (s *stamp) Done() { s.rec.Done = s.arrived(max(s.rec.Headers, s.lastEvent)) }
 
 // finish fills the token counts, each with its source (METRICS.md): the server's usage first,
 // then per-event counts when every event had one, then one token per event.

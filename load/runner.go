@@ -94,6 +94,10 @@ type Runner struct {
 	// is request j·n+i of the whole run), which also picks the workload request (ID modulo
 	// the workload's length); nil keeps the index.
 	ID func(i int) int
+	// Finished, when set, is called with each record on its request's goroutine as soon as
+	// the backend has returned, before the record is queued for Sink (selftest counts the
+	// streams held open with it). Calls are concurrent.
+	Finished func(*record.Record)
 }
 
 // Run sends requests until a stop rule is met or soft is cancelled (first Ctrl-C: stop
@@ -327,6 +331,9 @@ func (s *state) send(i int, phase string, sched int64) {
 	st.finish(s.r.PromptSource)
 	if err != nil {
 		classify(rec, err, ctx)
+	}
+	if s.r.Finished != nil {
+		s.r.Finished(rec)
 	}
 	s.out <- rec
 }

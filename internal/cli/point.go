@@ -52,7 +52,7 @@ func (b *bench) runner() (*load.Runner, error) {
 	if b.exact {
 		promptSrc = record.SourceTokenizer
 	}
-	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id,
+	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id, Finished: b.finished,
 		Template: client.Request{Model: cfg.Model, FixedOutput: cfg.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}, nil
 }
 

@@ -69,6 +69,9 @@ func applyLike(cmd *cobra.Command, c *runConfig) (*runConfig, error) {
 	if err := json.Unmarshal(b, &lc); err != nil {
 		return nil, usageErr("--like %s: its configuration: %v", c.Like, err)
 	}
+	if _, ok := h.Config["arrival_clock"]; !ok {
+		lc.ArrivalClock = "read" // a baseline from before kernel receive times: measure as it did
+	}
 	for _, name := range ownFlags {
 		copyField(&lc, c, name)
 	}

@@ -63,6 +63,10 @@ type runConfig struct {
 	ContinuousUsage string `yaml:"continuous-usage-stats" json:"continuous_usage_stats"`
 	// Prewarm opens the connections before each run (see client.Prewarm)
 	Prewarm bool `yaml:"prewarm-connections" json:"prewarm_connections,omitempty"`
+	// ArrivalClock is how stream events are stamped: kernel (the kernel's receive time of
+	// their bytes, where the platform gives it; see client.Arrivals) or read (when servebench
+	// read them). The records header keeps what was used.
+	ArrivalClock string `yaml:"arrival-clock" json:"arrival_clock"`
 
 	// arrival profiles, stop rules, steady state and SLOs (issue 5; see loadopts.go)
 	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
@@ -92,7 +96,7 @@ type runConfig struct {
 func defaultRunConfig() runConfig {
 	return runConfig{
 		API: "openai-completions", ReadyTimeout: 60 * time.Second,
-		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto",
+		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto", ArrivalClock: "kernel",
 		Arrival: "poisson", Burstiness: 1, Requests: 0, Warmup: -1, Grace: 30 * time.Second,
 	}
 }
@@ -132,6 +136,7 @@ func bindRunFlags(fs *pflag.FlagSet, c *runConfig) {
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "abort a stream that sends nothing for this long (0: none)")
 	fs.StringVar(&c.ContinuousUsage, "continuous-usage-stats", c.ContinuousUsage, "ask for usage on every chunk (vLLM's stream_options.continuous_usage_stats) for per-event token counts and ITL (token): auto (on for the simulator), true or false")
 	fs.BoolVar(&c.Prewarm, "prewarm-connections", c.Prewarm, "open one connection per user (or per --max-concurrency slot; 64 for an uncapped rate) before sending, so connection set-up stays out of TTFT")
+	fs.StringVar(&c.ArrivalClock, "arrival-clock", c.ArrivalClock, "stamp stream events with the kernel's receive time of their bytes (kernel: servebench's own scheduling delay left out; Linux only, elsewhere read) or when servebench read them (read)")
 	bindLoadFlags(fs, c)
 	bindBaselineFlags(fs, c)
 	fs.StringVarP(&c.Output, "output", "o", c.Output, "records file (default servebench-<UTC time>.jsonl)")
@@ -201,6 +206,15 @@ func (c *runConfig) validate() error {
 	}
 	if _, err := c.sampling(); err != nil {
 		return err
+	}
+	switch c.ArrivalClock {
+	case "kernel":
+		if !client.KernelArrivalsSupported {
+			c.ArrivalClock = "read" // recorded as what was done
+		}
+	case "read":
+	default:
+		return usageErr("--arrival-clock %q: want kernel or read", c.ArrivalClock)
 	}
 	switch c.ContinuousUsage {
 	case "", "auto", "true", "false":

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,9 @@ type selftestConfig struct {
 	// apart, as requests arriving at different times do.
 	Sync bool
 	Dir  string // where the records and truth files go (default: a temporary directory)
+	// ArrivalClock is run's --arrival-clock: kernel (the default) or read, to see the
+	// client's own delay that the kernel's receive times leave out.
+	ArrivalClock string
 	// CPUProfile writes a pprof CPU profile of the client over every point (hidden flag: it is
 	// how the hot path was tuned).
 	CPUProfile string
@@ -42,7 +46,7 @@ type selftestConfig struct {
 
 func newSelftestCmd(std *streams) *cobra.Command {
 	c := selftestConfig{Points: []int{1, 64, 256, 1024, 4096}, ITLs: []time.Duration{0, 50 * time.Millisecond},
-		TTFT: 5 * time.Millisecond, Tokens: 48, Rounds: 2}
+		TTFT: 5 * time.Millisecond, Tokens: 48, Rounds: 2, ArrivalClock: "kernel"}
 	cmd := &cobra.Command{
 		Use:   "selftest",
 		Short: "Measure servebench's own overhead and timestamp accuracy against a simulator in a separate process",
@@ -66,6 +70,7 @@ timestamp error (client arrival − simulator write time, from the simulator's t
 	f.IntVar(&c.Tokens, "tokens", c.Tokens, "output tokens per request")
 	f.IntVar(&c.Rounds, "rounds", c.Rounds, "measured requests per stream at each point (after one warmup request each)")
 	f.BoolVar(&c.Sync, "sync", c.Sync, "no jitter: every stream emits at the same instants (default: ±ITL/2 jitter)")
+	f.StringVar(&c.ArrivalClock, "arrival-clock", c.ArrivalClock, "how servebench stamps events, as in run: kernel (receive time) or read (when read)")
 	f.BoolVar(&c.JSON, "json", c.JSON, "print the results as JSON instead of a table")
 	f.StringVar(&c.Dir, "dir", c.Dir, "keep the records and truth files in this directory (default: a temporary one, removed)")
 	f.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the client to this file")
@@ -101,7 +106,8 @@ type selftestPoint struct {
 	Failed      int           `json:"failed"`
 	MaxInFlight int           `json:"max_in_flight"`
 	// Held is true when every request completed and at least 99% of Streams were in flight
-	// at once.
+	// at once: dispatched and not yet finished by the client. (99%: as fast as the simulator
+	// goes, the first streams of a large point can finish before the last are dispatched.)
 	Held         bool    `json:"held"`
 	Events       int     `json:"events"`
 	Seconds      float64 `json:"seconds"`        // first dispatch to last done
@@ -177,6 +183,18 @@ func selftestMode(ctx context.Context, std *streams, c *selftestConfig, itl time
 		return nil, err
 	}
 	defer b.close()
+	// streams held open: from dispatch to when the client was done with the request (its
+	// records' done is the stream's end as the kernel received it, which can be earlier)
+	held := make([][][2]int64, len(c.Points))
+	var mu sync.Mutex
+	b.finished = func(r *record.Record) {
+		end := int64(time.Since(b.t0))
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Run >= 0 && r.Run < len(held) {
+			held[r.Run] = append(held[r.Run], [2]int64{r.Dispatched, end})
+		}
+	}
 	type span struct {
 		cpu, wall time.Duration
 	}
@@ -201,6 +219,8 @@ func selftestMode(ctx context.Context, std *streams, c *selftestConfig, itl time
 	}
 	rows, err := selftestRows(b.cfg.Output, truth, b.t0, c, itl)
 	for i := range rows {
+		rows[i].MaxInFlight = maxInFlight(held[i])
+		rows[i].Held = rows[i].Failed == 0 && rows[i].MaxInFlight*100 >= rows[i].Streams*99
 		rows[i].CPUPerEvent = float64(spans[i].cpu) / float64(max(rows[i].Events, 1))
 		rows[i].CPUShare = spans[i].cpu.Seconds() / spans[i].wall.Seconds() / float64(runtime.GOMAXPROCS(0))
 	}
@@ -211,7 +231,7 @@ func selftestMode(ctx context.Context, std *streams, c *selftestConfig, itl time
 // transport sized for the largest point.
 func selftestBench(ctx context.Context, std *streams, c *selftestConfig, url, out string) (*bench, error) {
 	cfg := defaultRunConfig()
-	cfg.URL, cfg.Output, cfg.Quiet, cfg.Prewarm = url, out, true, true
+	cfg.URL, cfg.Output, cfg.Quiet, cfg.Prewarm, cfg.ArrivalClock = url, out, true, true, c.ArrivalClock
 	cfg.InputTokens, cfg.OutputTokens, cfg.NumPrompts = 16, c.Tokens, 64
 	cfg.Concurrency, cfg.Requests, cfg.Warmup = slicesMax(c.Points), 1, 0
 	if err := cfg.validate(); err != nil {

@@ -77,8 +77,7 @@ func TestSelftestHolds4096Streams(t *testing.T) {
 }
 
 func TestPointAccMaxInFlight(t *testing.T) {
-	a := pointAcc{spans: [][2]int64{{1, 5}, {2, 3}, {3, 4}, {5, 6}}}
-	if got := a.maxInFlight(); got != 2 { // an end and a start at the same instant do not overlap
+	if got := maxInFlight([][2]int64{{1, 5}, {2, 3}, {3, 4}, {5, 6}}); got != 2 { // an end and a start at the same instant do not overlap
 		t.Errorf("max in flight %d, want 2", got)
 	}
 	if got := quantile7([]float64{1, 2, 3, 4}, 0.5); got != 2.5 {

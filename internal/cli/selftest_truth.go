@@ -166,8 +166,7 @@ func selftestRows(records, truthPath string, t0 time.Time, c *selftestConfig, it
 type pointAcc struct {
 	requests, failed, events int
 	first, last              int64
-	spans                    [][2]int64 // dispatched, done
-	errs                     []float64  // ms
+	errs                     []float64 // ms
 }
 
 func (a *pointAcc) add(r *record.Record, truth []int64, wall0 int64) {
@@ -180,7 +179,6 @@ func (a *pointAcc) add(r *record.Record, truth []int64, wall0 int64) {
 		a.first = r.Dispatched
 	}
 	a.last = max(a.last, r.Done)
-	a.spans = append(a.spans, [2]int64{r.Dispatched, r.Done})
 	if !r.Measured() || len(truth) != len(r.Events) {
 		return // warmup: the start of a point, all streams connecting at once, is not steady state
 	}
@@ -189,14 +187,14 @@ func (a *pointAcc) add(r *record.Record, truth []int64, wall0 int64) {
 	}
 }
 
-// maxInFlight is the largest number of requests whose [dispatched, done] overlap.
-func (a *pointAcc) maxInFlight() int {
+// maxInFlight is the largest number of spans ([dispatched, finished]) that overlap.
+func maxInFlight(spans [][2]int64) int {
 	type edge struct {
 		t int64
 		d int
 	}
-	es := make([]edge, 0, 2*len(a.spans))
-	for _, s := range a.spans {
+	es := make([]edge, 0, 2*len(spans))
+	for _, s := range spans {
 		es = append(es, edge{s[0], 1}, edge{s[1], -1})
 	}
 	slices.SortFunc(es, func(x, y edge) int {
@@ -215,10 +213,7 @@ func (a *pointAcc) maxInFlight() int {
 
 func (a *pointAcc) row(itl time.Duration, streams int) selftestPoint {
 	p := selftestPoint{ITL: itl, Streams: streams, Requests: a.requests, Failed: a.failed,
-		Events: a.events, MaxInFlight: a.maxInFlight(), Matched: len(a.errs)}
-	// 99%: as fast as the simulator goes, the first streams of a large point can finish
-	// before the last ones are dispatched, while every user is still busy
-	p.Held = p.Failed == 0 && p.MaxInFlight*100 >= streams*99
+		Events: a.events, Matched: len(a.errs)}
 	if a.last > a.first {
 		p.Seconds = float64(a.last-a.first) / 1e9
 		p.EventsPerSec = float64(a.events) / p.Seconds
