@@ -214,18 +214,20 @@ func TestPresetLive(t *testing.T) {
 	s, base := startSim(t, c)
 	type res struct{ itl time.Duration }
 	out := make(chan res, 8)
+	// 8 × (40 + 100) tokens against a 600-token cache: any 5 in flight together overflow it,
+	// so preemption happens even when a loaded machine staggers the arrivals
 	for range 8 {
 		go func() {
-			resp := post(t, base+"/v1/completions", completion(words(40), 40))
+			resp := post(t, base+"/v1/completions", completion(words(40), 100))
 			evs, _ := readSSE(resp.Body)
 			resp.Body.Close()
 			d := decode(t, evs)
-			if len(d.content) != 40 {
-				t.Errorf("%d content events, want 40", len(d.content))
+			if len(d.content) != 100 {
+				t.Errorf("%d content events, want 100", len(d.content))
 				out <- res{}
 				return
 			}
-			out <- res{d.content[39].at.Sub(d.content[0].at) / 39}
+			out <- res{d.content[99].at.Sub(d.content[0].at) / 99}
 		}()
 	}
 	var itls []time.Duration
@@ -238,10 +240,10 @@ func TestPresetLive(t *testing.T) {
 	}
 	metrics := scrape(t, base)
 	if metrics["vllm:num_preemptions_total"] < 1 {
-		t.Errorf("vllm:num_preemptions_total = %v with 8×80 tokens in a 600-token cache", metrics["vllm:num_preemptions_total"])
+		t.Errorf("vllm:num_preemptions_total = %v with 8×140 tokens in a 600-token cache", metrics["vllm:num_preemptions_total"])
 	}
-	if metrics["vllm:generation_tokens_total"] != 320 || metrics["vllm:prompt_tokens_total"] != 320 {
-		t.Errorf("token counters %v / %v, want 320 / 320", metrics["vllm:generation_tokens_total"], metrics["vllm:prompt_tokens_total"])
+	if metrics["vllm:generation_tokens_total"] != 800 || metrics["vllm:prompt_tokens_total"] != 320 {
+		t.Errorf("token counters %v / %v, want 800 / 320", metrics["vllm:generation_tokens_total"], metrics["vllm:prompt_tokens_total"])
 	}
 	if metrics["vllm:time_to_first_token_seconds_count"] != 8 {
 		t.Errorf("TTFT histogram count %v, want 8", metrics["vllm:time_to_first_token_seconds_count"])
