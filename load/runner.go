@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -90,6 +91,10 @@ type Runner struct {
 	// OnStop, when set, is told at the end of Run why sending stopped (see record.RunEnd.Stop),
 	// with a detail when a stop rule fired. It is called on Run's goroutine.
 	OnStop func(reason, detail string)
+	// OnUnsent, when set, is told at the end of an open-loop Run how many arrivals of the
+	// schedule were due before sending stopped but were never dispatched (see
+	// record.RunEnd.Unsent). It is called on Run's goroutine, only when there were any.
+	OnUnsent func(n int)
 	// ID, when set, maps the runner's request index to the record ID (a shard's j-th request
 	// is request j·n+i of the whole run), which also picks the workload request (ID modulo
 	// the workload's length); nil keeps the index.
@@ -125,16 +130,20 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 	// first Ctrl-C: stop sending; in-flight requests get the grace period
 	stopSoft := context.AfterFunc(soft, func() { st.stopper.stop(StopInterrupted, "", true) })
 	defer stopSoft()
+	unsent := 0
 	if cfg.Pacer == nil {
 		st.closedLoop()
 	} else {
-		st.openLoop()
+		unsent = st.openLoop()
 	}
 	st.inflight.Wait()
 	close(out)
 	err := <-sinkErr
 	if r.OnStop != nil {
 		r.OnStop(st.stopper.why())
+	}
+	if r.OnUnsent != nil && unsent > 0 {
+		r.OnUnsent(unsent)
 	}
 	return err
 }
@@ -251,8 +260,8 @@ func (s *state) closedLoop() {
 
 // openLoop dispatches request n at t0 + Pacer.Due(n), each in its own goroutine, waiting for a
 // slot when MaxConcurrency is set. The schedule is absolute: a late dispatch does not shift
-// later ones.
-func (s *state) openLoop() {
+// later ones. It returns how many arrivals were due before sending stopped but never sent.
+func (s *state) openLoop() (unsent int) {
 	var slots chan struct{}
 	if s.cfg.MaxConcurrency > 0 {
 		slots = make(chan struct{}, s.cfg.MaxConcurrency)
@@ -263,21 +272,21 @@ func (s *state) openLoop() {
 		due, ok := s.cfg.Pacer.Due(n)
 		if !ok {
 			s.stopper.stop(StopSchedule, "", false)
-			return
+			return 0
 		}
 		due += s.cfg.Offset
 		if !s.sleepUntil(timer, due) {
-			return
+			return s.unsent(n)
 		}
 		i, phase, ok := s.take(int64(due))
 		if !ok {
-			return
+			return s.unsent(n)
 		}
 		if slots != nil {
 			select {
 			case slots <- struct{}{}:
 			case <-s.sending.Done():
-				return
+				return s.unsent(n)
 			}
 		}
 		s.inflight.Add(1)
@@ -288,6 +297,33 @@ func (s *state) openLoop() {
 			}
 		}()
 	}
+}
+
+// unsent counts the arrivals from n on that were due before sending stopped (the end of
+// Duration, or now for any other stop) and that the run would have sent (within Warmup +
+// Requests): they waited for a MaxConcurrency slot, or for a sender that was behind, and were
+// never dispatched.
+func (s *state) unsent(n int) int {
+	end := s.since()
+	reason, _ := s.stopper.why()
+	s.mu.Lock()
+	if reason == StopDuration && s.stopAt > 0 {
+		end = s.stopAt
+	}
+	s.mu.Unlock()
+	limit := math.MaxInt
+	if s.cfg.Requests > 0 {
+		limit = max(s.cfg.Warmup, 0) + s.cfg.Requests
+	}
+	count := 0
+	for k := n; k < limit; k++ {
+		due, ok := s.cfg.Pacer.Due(k)
+		if !ok || int64(due+s.cfg.Offset) >= end {
+			break
+		}
+		count++
+	}
+	return count
 }
 
 // sleepUntil waits until offset due from t0; false when sending was stopped meanwhile.

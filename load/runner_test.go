@@ -125,6 +125,40 @@ func TestOpenLoopCapRecordsQueueTime(t *testing.T) {
 	}
 }
 
+// Arrivals that were due while every slot was busy, and so never sent before the duration
+// ended, are counted: without the count they would vanish with their waits.
+func TestOpenLoopCountsUnsentArrivals(t *testing.T) {
+	be := &fakeBackend{gap: 25 * time.Millisecond}
+	c := &collector{}
+	r := newRunner(be, c, 2) // 2 events: ~50 ms a request
+	unsent := -1
+	r.OnUnsent = func(n int) { unsent = n }
+	// 200 req/s for 300 ms (60 arrivals) with one slot: about 6 can be sent
+	err := r.Run(context.Background(), context.Background(), time.Now(), Config{Pacer: pacer.Constant{Rate: 200}, MaxConcurrency: 1, Duration: 300 * time.Millisecond, Warmup: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// every arrival due before the end of the duration is either a record or unsent
+	if got := len(c.recs) + unsent; got != 60 {
+		t.Errorf("%d records + %d unsent = %d, want the 60 arrivals due in 300 ms at 200/s", len(c.recs), unsent, got)
+	}
+	if unsent < 30 {
+		t.Errorf("%d unsent arrivals with one slot of ~50 ms requests, want most of 60", unsent)
+	}
+
+	// without a cap nothing waits, and nothing is reported
+	c = &collector{}
+	r = newRunner(&fakeBackend{gap: time.Millisecond}, c, 1)
+	unsent = 0
+	r.OnUnsent = func(n int) { unsent = n }
+	if err := r.Run(context.Background(), context.Background(), time.Now(), Config{Pacer: pacer.Constant{Rate: 100}, Requests: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if unsent != 0 || len(c.recs) != 5 {
+		t.Errorf("uncapped run of 5: %d records, %d unsent; want 5, 0", len(c.recs), unsent)
+	}
+}
+
 func TestDurationStop(t *testing.T) {
 	be := &fakeBackend{gap: 5 * time.Millisecond}
 	c := &collector{}

@@ -50,11 +50,22 @@ func (a *Accumulator) loadWarnings(s *Summary) []string {
 		if e.StopDetail != "" {
 			w = append(w, fmt.Sprintf("%ssending stopped early: %s", runPrefix(e), e.StopDetail))
 		}
+		if e.Unsent > 0 {
+			w = append(w, fmt.Sprintf("%s%d arrivals of the schedule were due before sending stopped but never sent (%s): they have no records, so queue time and E2E incl. queue leave out the longest waits, and the offered rate was not reached", runPrefix(e), e.Unsent, a.unsentCause()))
+		}
 		if q := e.Quality; q != nil {
 			w = append(w, qualityWarnings(runPrefix(e), q)...)
 		}
 	}
 	return w
+}
+
+// unsentCause says what due arrivals waited for.
+func (a *Accumulator) unsentCause() string {
+	if c := a.opt.MaxConcurrency; c > 0 {
+		return fmt.Sprintf("they waited for a slot of the --max-concurrency cap of %d", c)
+	}
+	return "the load generator was behind its schedule"
 }
 
 // lateCause names why requests left late: the concurrency cap when it was full, else the

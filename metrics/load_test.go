@@ -44,6 +44,16 @@ func TestAttainmentWindowAndEnds(t *testing.T) {
 	}
 }
 
+func TestUnsentArrivalsAreNamed(t *testing.T) {
+	a := NewAccumulator(Options{MaxConcurrency: 4})
+	a.SetHeader(&record.Header{Ends: []record.RunEnd{{Run: 0, Unsent: 37}}})
+	a.Add(rec(100, 120, ""))
+	w := strings.Join(a.Summary().Warnings, "\n")
+	if !strings.Contains(w, "37 arrivals of the schedule were due before sending stopped but never sent (they waited for a slot of the --max-concurrency cap of 4)") {
+		t.Errorf("warnings do not name the unsent arrivals:\n%s", w)
+	}
+}
+
 func TestLatenessNamesTheCause(t *testing.T) {
 	late := func(opt Options) string {
 		a := NewAccumulator(opt)

@@ -17,6 +17,10 @@ type RunEnd struct {
 	Stop string `json:"stop,omitempty"`
 	// StopDetail explains a stop rule that fired, e.g. "12 errors ≥ --max-errors 10".
 	StopDetail string `json:"stop_detail,omitempty"`
+	// Unsent counts open-loop arrivals that were due before sending stopped but were never
+	// dispatched (every --max-concurrency slot was busy, or the sender was behind): they
+	// have no records, so without this count their waits would vanish from the run.
+	Unsent int `json:"unsent,omitempty"`
 	// Quality is the load generator's own health during the run.
 	Quality *Quality `json:"quality,omitempty"`
 }

@@ -72,6 +72,7 @@ func (b *bench) runPoint(ctx context.Context, lc load.Config, end record.RunEnd,
 		lc.Offset = time.Since(b.t0)
 	}
 	r.OnStop = func(reason, detail string) { end.Stop, end.StopDetail = reason, detail }
+	r.OnUnsent = func(n int) { end.Unsent = n }
 	b.acc = metrics.NewAccumulator(b.opts)
 	b.acc.SetHeader(b.hdr)
 	var q load.QualitySampler
