@@ -34,7 +34,33 @@ func rxPair(t testing.TB, kernel bool) (srv net.Conn, cli net.Conn) {
 	}
 	srv = <-acc
 	t.Cleanup(func() { srv.Close(); cli.Close() })
+	if kernel {
+		primeArrivals(t, srv, cli)
+	}
 	return srv, cli
+}
+
+// primeArrivals waits until the kernel timestamps what cli receives. Linux turns receive
+// timestamps on for the whole system from deferred work when the first socket asks, so the
+// first segments after that can arrive without one (a read then reports 0 and the event is
+// stamped when read).
+func primeArrivals(t testing.TB, srv, cli net.Conn) {
+	t.Helper()
+	a := ArrivalsOf(cli)
+	b := make([]byte, 1)
+	for range 500 {
+		if _, err := srv.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(cli, b); err != nil {
+			t.Fatal(err)
+		}
+		if a.LastArrival() > 0 {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("the kernel gave no receive time for 500 reads")
 }
 
 // A read reports when its bytes arrived, not when it ran; EOF and deadlines behave as on

@@ -2,6 +2,9 @@ package load
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -11,6 +14,24 @@ import (
 	"servebench/record"
 	"servebench/workload"
 )
+
+// primedClient returns an HTTP client whose kernel receive times are on: Linux turns them on
+// for the system from deferred work when the first socket asks, so the first segments a
+// fresh process receives may carry none (those events are stamped when read, as with the
+// read clock). A request through the client, answered by srv, leaves a connection open that
+// keeps them on.
+func primedClient(t *testing.T, srv *clienttest.Server, kernel bool) client.Target {
+	t.Helper()
+	tg := client.Target{BaseURL: srv.URL, HTTP: client.NewHTTPClientClock(1, false, kernel)}
+	resp, err := tg.HTTP.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	time.Sleep(20 * time.Millisecond)
+	return tg
+}
 
 // slowHeaders is the real stamp observer with a client that stalls after the headers, as a
 // busy load generator would: the first event's bytes wait in the socket meanwhile.
@@ -31,8 +52,7 @@ func TestStampUsesKernelReceiveTime(t *testing.T) {
 	srv := clienttest.NewServer(t, clienttest.Stream{Body: body})
 	const stall = 200 * time.Millisecond
 	for _, kernel := range []bool{true, false} {
-		tg := client.Target{BaseURL: srv.URL, HTTP: client.NewHTTPClientClock(1, false, kernel)}
-		be, err := openai.New(tg, "openai-completions")
+		be, err := openai.New(primedClient(t, srv, kernel), "openai-completions")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,6 +73,84 @@ func TestStampUsesKernelReceiveTime(t *testing.T) {
 		}
 		if !kernel && gap < stall {
 			t.Errorf("read clock: event stamped %v after the headers, before the client's %v stall ended", gap, stall)
+		}
+	}
+}
+
+// Events that arrived in one segment share its receive time exactly: converting the same
+// kernel time twice must not set them nanoseconds apart (an ITL of 20 ns would be noise).
+func TestEventsOfOneReadShareTheirStamp(t *testing.T) {
+	if !client.KernelArrivalsSupported {
+		t.Skip("kernel receive times are read on Linux (amd64, arm64) only")
+	}
+	ev := `data: {"choices":[{"index":0,"text":"a"}]}` + "\n\n"
+	srv := clienttest.NewServer(t, clienttest.Stream{Body: ev + ev + ev + "data: [DONE]\n\n"}) // one write
+	be, err := openai.New(primedClient(t, srv, true), "openai-completions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &record.Record{}
+	st := &stamp{t0: time.Now(), rec: rec}
+	req := &client.Request{Request: &workload.Request{Prompt: "x", OutputTokens: 3}, Model: "m"}
+	if err := be.Do(context.Background(), req, st); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Events) != 3 {
+		t.Fatalf("%d events, want 3", len(rec.Events))
+	}
+	if e := rec.Events; e[0].T != e[1].T || e[1].T != e[2].T || rec.Done != e[2].T {
+		t.Errorf("events of one write stamped %d, %d, %d, done %d: want one time", e[0].T, e[1].T, e[2].T, rec.Done)
+	}
+}
+
+// Over TLS, with HTTP/1.1 and with HTTP/2 (whose frames one reader goroutine takes off the
+// connection for every stream), an event is still stamped when its bytes arrived.
+func TestKernelReceiveTimeOverTLS(t *testing.T) {
+	if !client.KernelArrivalsSupported {
+		t.Skip("kernel receive times are read on Linux (amd64, arm64) only")
+	}
+	body := `data: {"choices":[{"index":0,"text":"a"}]}` + "\n\n" + "data: [DONE]\n\n"
+	for _, h2 := range []bool{false, true} {
+		protos := make(chan int, 4)
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			protos <- r.ProtoMajor
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, body)
+		}))
+		srv.EnableHTTP2 = h2
+		srv.StartTLS()
+		tg := client.Target{BaseURL: srv.URL, HTTP: client.NewHTTPClientClock(1, true, true)}
+		resp, err := tg.HTTP.Get(srv.URL) // prime the kernel's timestamps (see primedClient)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		time.Sleep(20 * time.Millisecond)
+		be, err := openai.New(tg, "openai-completions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const stall = 200 * time.Millisecond
+		rec := &record.Record{}
+		st := &stamp{t0: time.Now(), rec: rec}
+		req := &client.Request{Request: &workload.Request{Prompt: "x", OutputTokens: 1}, Model: "m"}
+		if err := be.Do(context.Background(), req, slowHeaders{st, stall}); err != nil {
+			t.Fatalf("h2 %v: %v", h2, err)
+		}
+		srv.Close()
+		prime, measured := <-protos, <-protos
+		if want := map[bool]int{false: 1, true: 2}[h2]; prime != want || measured != want {
+			t.Errorf("h2 %v: the requests did not use HTTP/%d", h2, want)
+		}
+		if len(rec.Events) != 1 {
+			t.Fatalf("h2 %v: %d events", h2, len(rec.Events))
+		}
+		gap := time.Duration(rec.Events[0].T - rec.Headers)
+		t.Logf("HTTP/2 %v: first event %v after the headers (client stalled %v)", h2, gap, stall)
+		if gap > stall/2 {
+			t.Errorf("HTTP/2 %v: event stamped %v after the headers; the server sent it at once", h2, gap)
 		}
 	}
 }

@@ -19,6 +19,7 @@ type stamp struct {
 	prompt    int // server usage, latest non-zero report
 	output    int
 	rx        client.Arrivals // the connection's kernel receive times; nil: stamp at the read
+	rxK, rxT  int64           // the last receive time used (Unix ns) and the stamp it gave
 }
 
 var _ client.ArrivalObserver = (*stamp)(nil)
@@ -33,14 +34,21 @@ const maxArrivalAge = time.Minute
 // read time moved back by the bytes' age, else the read time; never before floor (the
 // previous moment of this request, so stamps stay in order even when one read brought
 // several moments). The age is a difference of wall-clock times microseconds to
-// milliseconds apart, so the monotonic stamp stays monotonic.
+// milliseconds apart, so the monotonic stamp stays monotonic. Moments that came in the same
+// read share one receive time and so get the very same stamp: time.Now reads the wall and
+// monotonic clocks separately, and converting each time again would set them tens of ns
+// apart, which is noise (an ITL of 20 ns, a decode rate of 10⁹ tokens/s), not a measurement.
 func (s *stamp) arrived(floor int64) int64 {
 	now := time.Now()
 	t := int64(now.Sub(s.t0))
 	if s.rx != nil {
 		if k := s.rx.LastArrival(); k > 0 {
+			if k == s.rxK {
+				return max(s.rxT, floor)
+			}
 			if age := now.UnixNano() - k; age > 0 && age < int64(maxArrivalAge) {
 				t -= age
+				s.rxK, s.rxT = k, t
 			}
 		}
 	}
