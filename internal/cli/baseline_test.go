@@ -107,3 +107,31 @@ func TestEnvSimulator(t *testing.T) {
 		t.Errorf("--condition without = : exit %d, want %d", code, ExitUsage)
 	}
 }
+
+// --embed-prompts=false keeps the prompts out of the records; --like of such a file rebuilds
+// the same workload from its settings (same hash, so it stays comparable) and keeps them out
+// too.
+func TestEmbedPromptsOff(t *testing.T) {
+	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
+	dir := t.TempDir()
+	base, cand := filepath.Join(dir, "base.jsonl"), filepath.Join(dir, "cand.jsonl")
+	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "4",
+		"--requests", "4", "--concurrency", "2", "--embed-prompts=false", "-o", base); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	bh, _ := readRecords(t, base)
+	if len(bh.Workload.Requests) != 0 || bh.Config["embed_prompts"] != false {
+		t.Fatalf("prompts embedded (%d bytes) or not recorded as off (%v)", len(bh.Workload.Requests), bh.Config["embed_prompts"])
+	}
+	code, _, errs := runMain(t, "run", "-q", "--like", base, "--url", url, "-o", cand)
+	if code != 0 {
+		t.Fatalf("run --like: exit %d: %s", code, errs)
+	}
+	ch, _ := readRecords(t, cand)
+	if ch.Workload.Hash != bh.Workload.Hash || strings.Contains(errs, "differs") {
+		t.Errorf("rebuilt workload %s, baseline %s (%s)", ch.Workload.Hash, bh.Workload.Hash, errs)
+	}
+	if len(ch.Workload.Requests) != 0 {
+		t.Errorf("the replay embedded the prompts the baseline kept out")
+	}
+}

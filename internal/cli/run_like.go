@@ -174,8 +174,10 @@ func (b *bench) recordBaseline(ctx context.Context) error {
 	}
 	detected := conditions.Detect(ctx, b.target)
 	b.hdr.Conditions = conditions.Complete(conditions.Merge(conditions.FromHeader(b.hdr), conditions.Host(Version), detected, declared))
-	if b.hdr.Workload.Requests, err = encodeRequests(b.reqs); err != nil {
-		return err
+	if b.cfg.EmbedPrompts {
+		if b.hdr.Workload.Requests, err = encodeRequests(b.reqs); err != nil {
+			return err
+		}
 	}
 	like := b.cfg.like
 	if like == nil {

@@ -44,7 +44,10 @@ type runConfig struct {
 	TopP         string  `yaml:"top-p" json:"top_p,omitempty"`
 	ExtraBody    string  `yaml:"extra-body" json:"extra_body,omitempty"`
 	SaveWorkload string  `yaml:"save-workload" json:"save_workload,omitempty"`
-	Seed         int64   `yaml:"seed" json:"seed"`
+	// EmbedPrompts copies the prompts into the records header (for run --like); off for
+	// prompts that must not travel with the records.
+	EmbedPrompts bool  `yaml:"embed-prompts" json:"embed_prompts"`
+	Seed         int64 `yaml:"seed" json:"seed"`
 
 	// load
 	Concurrency    int           `yaml:"concurrency" json:"concurrency,omitempty"`
@@ -96,7 +99,7 @@ type runConfig struct {
 func defaultRunConfig() runConfig {
 	return runConfig{
 		API: "openai-completions", ReadyTimeout: 60 * time.Second,
-		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto", ArrivalClock: "kernel",
+		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto", ArrivalClock: "kernel", EmbedPrompts: true,
 		Arrival: "poisson", Burstiness: 1, Requests: 0, Warmup: -1, Grace: 30 * time.Second,
 	}
 }
@@ -121,6 +124,7 @@ func bindRunFlags(fs *pflag.FlagSet, c *runConfig) {
 	fs.StringVar(&c.TopP, "top-p", c.TopP, "nucleus sampling top_p (default: the server's)")
 	fs.StringVar(&c.ExtraBody, "extra-body", c.ExtraBody, "JSON object merged into every request body")
 	fs.StringVar(&c.SaveWorkload, "save-workload", c.SaveWorkload, "write the materialised prompts to this JSONL file (replay with --prompts)")
+	fs.BoolVar(&c.EmbedPrompts, "embed-prompts", c.EmbedPrompts, "copy the prompts into the records header, so run --like replays them exactly; --embed-prompts=false keeps private prompts out of the records (--like then rebuilds them from the same settings or --prompts file, checked by hash)")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for prompts and arrivals")
 	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "closed loop: N users, each sends its next request when its last finished (default 16)")
 	fs.Float64Var(&c.Rate, "rate", c.Rate, "open loop: arrival rate in requests/s")
