@@ -30,6 +30,11 @@ func FromHeader(h *record.Header) Set {
 	}
 	f.put("workload.output_tokens", c["output_tokens"])
 	f.put("workload.fixed_output", c["fixed_output"])
+	salt, _ := c["cache_salt"].(string)
+	if salt == "" {
+		salt = "none"
+	}
+	f.put("sampling.cache_salt", salt)
 	for _, k := range []string{"temperature", "top_p", "extra_body"} {
 		v, _ := c[k].(string)
 		if v == "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/conditions"
 	"servebench/sim"
 )
 
@@ -133,5 +134,46 @@ func TestEmbedPromptsOff(t *testing.T) {
 	}
 	if len(ch.Workload.Requests) != 0 {
 		t.Errorf("the replay embedded the prompts the baseline kept out")
+	}
+}
+
+// --cache-salt per-run gives every run its own random cache_salt, beside the user's extra
+// body; the simulator accepts it, and the setting is a recorded condition.
+func TestCacheSaltPerRun(t *testing.T) {
+	c := defaultRunConfig()
+	c.CacheSalt, c.ExtraBody = "per-run", `{"priority": 1}`
+	a, err := c.runSampling()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.runSampling()
+	sa, _ := a.ExtraBody["cache_salt"].(string)
+	sb, _ := b.ExtraBody["cache_salt"].(string)
+	if !strings.HasPrefix(sa, "servebench-") || sa == sb || a.ExtraBody["priority"] != 1.0 {
+		t.Errorf("salts %q and %q, extra body %v: want two different servebench- salts beside priority", sa, sb, a.ExtraBody)
+	}
+	if s, _ := c.sampling(); s.ExtraBody["cache_salt"] != nil {
+		t.Error("the workload's sampling (hashed) carries the salt")
+	}
+	c.ExtraBody = `{"cache_salt": "mine"}`
+	if _, err := c.runSampling(); err == nil {
+		t.Error("--cache-salt per-run beside a cache_salt in --extra-body was accepted")
+	}
+
+	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
+	out := filepath.Join(t.TempDir(), "salted.jsonl")
+	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "4",
+		"--requests", "4", "--concurrency", "2", "--repeat", "2", "--cache-salt", "per-run", "-o", out); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	hdr, recs := readRecords(t, out)
+	if len(recs) != 2*(4+2) {
+		t.Errorf("%d records, want 12", len(recs))
+	}
+	if v, _ := conditions.Set(hdr.Conditions).Get("sampling.cache_salt"); v.Value != "per-run" {
+		t.Errorf("condition sampling.cache_salt = %q, want per-run", v.Value)
+	}
+	if code, _, _ := runMain(t, "run", "--cache-salt", "always"); code != ExitUsage {
+		t.Errorf("--cache-salt always: exit %d, want %d", code, ExitUsage)
 	}
 }

@@ -47,7 +47,10 @@ func (b *bench) runner() (*load.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	samp, _ := cfg.sampling()
+	samp, err := cfg.runSampling() // each run its own cache salt (--cache-salt per-run)
+	if err != nil {
+		return nil, err
+	}
 	promptSrc := record.SourceRequested
 	if b.exact {
 		promptSrc = record.SourceTokenizer

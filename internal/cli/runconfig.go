@@ -2,9 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"reflect"
@@ -43,7 +46,10 @@ type runConfig struct {
 	Temperature  string  `yaml:"temperature" json:"temperature,omitempty"`
 	TopP         string  `yaml:"top-p" json:"top_p,omitempty"`
 	ExtraBody    string  `yaml:"extra-body" json:"extra_body,omitempty"`
-	SaveWorkload string  `yaml:"save-workload" json:"save_workload,omitempty"`
+	// CacheSalt is none or per-run: a fresh cache_salt in every request body of each run,
+	// so that a repeat or replay cannot reuse the prefix cache of an earlier one (vLLM).
+	CacheSalt    string `yaml:"cache-salt" json:"cache_salt,omitempty"`
+	SaveWorkload string `yaml:"save-workload" json:"save_workload,omitempty"`
 	// EmbedPrompts copies the prompts into the records header (for run --like); off for
 	// prompts that must not travel with the records.
 	EmbedPrompts bool  `yaml:"embed-prompts" json:"embed_prompts"`
@@ -123,6 +129,7 @@ func bindRunFlags(fs *pflag.FlagSet, c *runConfig) {
 	fs.StringVar(&c.Temperature, "temperature", c.Temperature, "sampling temperature (default: the server's)")
 	fs.StringVar(&c.TopP, "top-p", c.TopP, "nucleus sampling top_p (default: the server's)")
 	fs.StringVar(&c.ExtraBody, "extra-body", c.ExtraBody, "JSON object merged into every request body")
+	fs.StringVar(&c.CacheSalt, "cache-salt", c.CacheSalt, "per-run: send a fresh cache_salt with every request of each run (vLLM), so a --repeat, --like or sweep point cannot reuse an earlier run's prefix cache; none (default): send none")
 	fs.StringVar(&c.SaveWorkload, "save-workload", c.SaveWorkload, "write the materialised prompts to this JSONL file (replay with --prompts)")
 	fs.BoolVar(&c.EmbedPrompts, "embed-prompts", c.EmbedPrompts, "copy the prompts into the records header, so run --like replays them exactly; --embed-prompts=false keeps private prompts out of the records (--like then rebuilds them from the same settings or --prompts file, checked by hash)")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for prompts and arrivals")
@@ -211,6 +218,11 @@ func (c *runConfig) validate() error {
 	if _, err := c.sampling(); err != nil {
 		return err
 	}
+	switch c.CacheSalt {
+	case "", "none", "per-run":
+	default:
+		return usageErr("--cache-salt %q: want per-run or none", c.CacheSalt)
+	}
 	switch c.ArrivalClock {
 	case "kernel":
 		if !client.KernelArrivalsSupported {
@@ -275,6 +287,28 @@ func (c *runConfig) sampling() (client.Sampling, error) {
 			return s, usageErr("--extra-body: want a JSON object: %v", errOr(err, "null"))
 		}
 	}
+	if c.CacheSalt == "per-run" {
+		if _, ok := s.ExtraBody["cache_salt"]; ok {
+			return s, usageErr("--cache-salt per-run and a cache_salt in --extra-body: choose one")
+		}
+	}
+	return s, nil
+}
+
+// runSampling is the sampling of one run: the configured settings, plus with --cache-salt
+// per-run a cache_salt of its own (random: a later invocation must not reuse it either).
+func (c *runConfig) runSampling() (client.Sampling, error) {
+	s, err := c.sampling()
+	if err != nil || c.CacheSalt != "per-run" {
+		return s, err
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	s.ExtraBody = maps.Clone(s.ExtraBody)
+	if s.ExtraBody == nil {
+		s.ExtraBody = map[string]any{}
+	}
+	s.ExtraBody["cache_salt"] = "servebench-" + hex.EncodeToString(b[:])
 	return s, nil
 }
 
