@@ -100,15 +100,19 @@ func explainHash(ds []Difference) {
 	}
 }
 
-// Matches reports whether key is named by one of the expected names (see Diff).
+// Matches reports whether key is named by one of the expected names (see Diff). A name is
+// also tried with hyphens read as underscores: keys use underscores where the flags they come
+// from use hyphens (--arrival-clock is measurement.arrival_clock).
 func Matches(key string, expect []string) bool {
 	for _, e := range expect {
 		e = strings.TrimSpace(e)
 		if e == "" {
 			continue
 		}
-		if key == e || strings.HasPrefix(key, e+".") || strings.HasSuffix(key, "."+e) {
-			return true
+		for _, n := range []string{e, strings.ReplaceAll(e, "-", "_")} {
+			if key == n || strings.HasPrefix(key, n+".") || strings.HasSuffix(key, "."+n) {
+				return true
+			}
 		}
 	}
 	return false

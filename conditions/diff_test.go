@@ -63,3 +63,21 @@ func TestDeclared(t *testing.T) {
 		t.Errorf("merge: %v", m)
 	}
 }
+
+// --expect-change takes a flag's spelling too: arrival-clock names measurement.arrival_clock;
+// a declared key with a hyphen still matches as written.
+func TestMatchesHyphens(t *testing.T) {
+	for _, c := range []struct {
+		key, name string
+		want      bool
+	}{
+		{"measurement.arrival_clock", "arrival-clock", true},
+		{"measurement.arrival_clock", "arrival_clock", true},
+		{"gpu.model-name", "model-name", true},
+		{"workload.output_tokens", "input-tokens", false},
+	} {
+		if got := Matches(c.key, []string{c.name}); got != c.want {
+			t.Errorf("Matches(%q, %q) = %v, want %v", c.key, c.name, got, c.want)
+		}
+	}
+}

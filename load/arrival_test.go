@@ -154,3 +154,31 @@ func TestKernelReceiveTimeOverTLS(t *testing.T) {
 		}
 	}
 }
+
+// A run asked for the kernel clock counts its event stamps and those that fell back to the
+// read time; the fake backend's connection-less events all fall back.
+func TestRunnerCountsReadStamps(t *testing.T) {
+	c := &collector{}
+	r := newRunner(&fakeBackend{gap: time.Millisecond}, c, 3)
+	r.KernelClock = true
+	var total, read int64 = -1, -1
+	r.OnStamps = func(t, rd int64) { total, read = t, rd }
+	if err := r.Run(context.Background(), context.Background(), time.Now(), Config{Concurrency: 2, Requests: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if total != 12 || read != 12 {
+		t.Errorf("stamps %d, at the read %d; want 12 and 12 (4 requests × 3 events, no receive times)", total, read)
+	}
+}
+
+// Over HTTP/2 the write hook can run after the headers were stamped at their receive time;
+// the send time is then capped at the headers, so TTFT cannot go negative.
+func TestSentNeverAfterHeaders(t *testing.T) {
+	rec := &record.Record{}
+	st := &stamp{t0: time.Now().Add(-time.Second), rec: rec}
+	rec.Headers = int64(500 * time.Millisecond) // stamped from the kernel, before this hook ran
+	st.WroteRequest()
+	if rec.Sent != rec.Headers {
+		t.Errorf("sent %d after the headers %d", rec.Sent, rec.Headers)
+	}
+}

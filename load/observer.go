@@ -2,6 +2,7 @@ package load
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"servebench/client"
@@ -15,12 +16,18 @@ type stamp struct {
 	t0        time.Time
 	rec       *record.Record
 	lastEvent int64 // when the last event's bytes were read
+	readStamp bool  // lastEvent is the read time: the kernel gave no receive time
 	connStart int64
 	prompt    int // server usage, latest non-zero report
 	output    int
 	rx        client.Arrivals // the connection's kernel receive times; nil: stamp at the read
 	rxK, rxT  int64           // the last receive time used (Unix ns) and the stamp it gave
+	clock     *clockCount     // counts event stamps when the kernel clock is asked for; nil otherwise
 }
+
+// clockCount counts a run's content-event stamps and those that fell back to the read time
+// although the kernel clock was asked for (see record.Quality.ReadStamps).
+type clockCount struct{ total, read atomic.Int64 }
 
 var _ client.ArrivalObserver = (*stamp)(nil)
 
@@ -38,21 +45,22 @@ const maxArrivalAge = time.Minute
 // read share one receive time and so get the very same stamp: time.Now reads the wall and
 // monotonic clocks separately, and converting each time again would set them tens of ns
 // apart, which is noise (an ITL of 20 ns, a decode rate of 10⁹ tokens/s), not a measurement.
-func (s *stamp) arrived(floor int64) int64 {
+func (s *stamp) arrived(floor int64) (t int64, kernel bool) {
 	now := time.Now()
-	t := int64(now.Sub(s.t0))
+	t = int64(now.Sub(s.t0))
 	if s.rx != nil {
 		if k := s.rx.LastArrival(); k > 0 {
 			if k == s.rxK {
-				return max(s.rxT, floor)
+				return max(s.rxT, floor), true
 			}
 			if age := now.UnixNano() - k; age > 0 && age < int64(maxArrivalAge) {
 				t -= age
 				s.rxK, s.rxT = k, t
+				kernel = true
 			}
 		}
 	}
-	return max(t, floor)
+	return max(t, floor), kernel
 }
 
 // Arrivals implements client.ArrivalObserver.
@@ -65,12 +73,25 @@ func (s *stamp) ConnectDone() {
 		s.rec.Connect = s.now() - s.connStart
 	}
 }
-func (s *stamp) WroteRequest() { s.rec.Sent = s.now() }
+
+// WroteRequest stamps the end of the request write. Over HTTP/2 the hook can run after the
+// response headers were stamped (their receive time): the request was written before its
+// answer arrived, so a later stamp is the hook's delay and is capped at the headers.
+func (s *stamp) WroteRequest() {
+	s.rec.Sent = s.now()
+	if s.rec.Headers != 0 {
+		s.rec.Sent = min(s.rec.Sent, s.rec.Headers)
+	}
+}
 func (s *stamp) Headers(status int) {
-	s.rec.Headers = s.arrived(s.rec.Sent)
+	s.rec.Headers, _ = s.arrived(s.rec.Sent)
 	s.rec.Status = status
 }
-func (s *stamp) EventRead() { s.lastEvent = s.arrived(max(s.rec.Headers, s.lastEvent)) }
+func (s *stamp) EventRead() {
+	var kernel bool
+	s.lastEvent, kernel = s.arrived(max(s.rec.Headers, s.lastEvent))
+	s.readStamp = !kernel
+}
 func (s *stamp) Choice() {
 	if s.rec.FirstEvent == 0 {
 		s.rec.FirstEvent = s.lastEvent
@@ -78,6 +99,12 @@ func (s *stamp) Choice() {
 }
 func (s *stamp) Content(tokens int) {
 	s.rec.Events = append(s.rec.Events, record.Event{T: s.lastEvent, N: int32(tokens)})
+	if s.clock != nil {
+		s.clock.total.Add(1)
+		if s.readStamp {
+			s.clock.read.Add(1)
+		}
+	}
 }
 func (s *stamp) Usage(prompt, completion int) { s.prompt, s.output = prompt, completion }
 func (s *stamp) Server(name string, v float64) {
@@ -86,7 +113,7 @@ func (s *stamp) Server(name string, v float64) {
 	}
 	s.rec.Server[name] = v
 }
-func (s *stamp) Done() { s.rec.Done = s.arrived(max(s.rec.Headers, s.lastEvent)) }
+func (s *stamp) Done() { s.rec.Done, _ = s.arrived(max(s.rec.Headers, s.lastEvent)) }
 
 // finish fills the token counts, each with its source (METRICS.md): the server's usage first,
 // then per-event counts when every event had one, then one token per event.

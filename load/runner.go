@@ -99,6 +99,13 @@ type Runner struct {
 	// is request j·n+i of the whole run), which also picks the workload request (ID modulo
 	// the workload's length); nil keeps the index.
 	ID func(i int) int
+	// KernelClock says the backend's connections were asked for kernel receive times (run
+	// --arrival-clock kernel): event stamps that had to fall back to the read time are
+	// counted and reported to OnStamps.
+	KernelClock bool
+	// OnStamps, when set with KernelClock, is told at the end of Run how many content events
+	// were stamped and how many of them at the read (see record.Quality.ReadStamps).
+	OnStamps func(total, read int64)
 	// Finished, when set, is called with each record on its request's goroutine as soon as
 	// the backend has returned, before the record is queued for Sink (selftest counts the
 	// streams held open with it). Calls are concurrent.
@@ -145,6 +152,9 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 	if r.OnUnsent != nil && unsent > 0 {
 		r.OnUnsent(unsent)
 	}
+	if r.OnStamps != nil && r.KernelClock {
+		r.OnStamps(st.clock.total.Load(), st.clock.read.Load())
+	}
 	return err
 }
 
@@ -182,6 +192,7 @@ type state struct {
 	measuring bool  // mStart is set (0 is a legitimate start: an open loop's first arrival)
 	stopAt    int64 // ns since t0 after which no measured request is sent (0: not yet known)
 	inflight  sync.WaitGroup
+	clock     clockCount // event stamps, with KernelClock
 }
 
 // take returns the next request index and its phase, or false when a stop rule says sending
@@ -299,10 +310,19 @@ func (s *state) openLoop() (unsent int) {
 	}
 }
 
+// Unsent counting: an arrival counts when it was at least unsentSlack late when sending
+// stopped (so that a Duration timer firing a few µs before the loop woke for an arrival due
+// just before the end does not count it: it was on time), and the walk stops after
+// maxUnsentWalk arrivals (a Poisson pacer keeps every offset it computes).
+const (
+	unsentSlack   = 10 * time.Millisecond
+	maxUnsentWalk = 1 << 20
+)
+
 // unsent counts the arrivals from n on that were due before sending stopped (the end of
-// Duration, or now for any other stop) and that the run would have sent (within Warmup +
-// Requests): they waited for a MaxConcurrency slot, or for a sender that was behind, and were
-// never dispatched.
+// Duration, or now for any other stop) by at least unsentSlack, and that the run would have
+// sent (within Warmup + Requests): they waited for a MaxConcurrency slot, or for a sender
+// that was behind, and were never dispatched. At most maxUnsentWalk are counted.
 func (s *state) unsent(n int) int {
 	end := s.since()
 	reason, _ := s.stopper.why()
@@ -311,16 +331,19 @@ func (s *state) unsent(n int) int {
 		end = s.stopAt
 	}
 	s.mu.Unlock()
-	limit := math.MaxInt
+	end -= int64(unsentSlack)
+	limit := n + maxUnsentWalk
 	if s.cfg.Requests > 0 {
-		limit = max(s.cfg.Warmup, 0) + s.cfg.Requests
+		limit = min(limit, max(s.cfg.Warmup, 0)+s.cfg.Requests)
 	}
 	count := 0
+	prev := time.Duration(math.MinInt64)
 	for k := n; k < limit; k++ {
 		due, ok := s.cfg.Pacer.Due(k)
-		if !ok || int64(due+s.cfg.Offset) >= end {
-			break
+		if !ok || due < prev || int64(due+s.cfg.Offset) >= end {
+			break // the schedule ended, overflowed, or reached the end
 		}
+		prev = due
 		count++
 	}
 	return count
@@ -363,6 +386,9 @@ func (s *state) send(i int, phase string, sched int64) {
 		defer cancel()
 	}
 	st := &stamp{t0: s.t0, rec: rec}
+	if s.r.KernelClock {
+		st.clock = &s.clock
+	}
 	err := s.r.Backend.Do(ctx, &req, st)
 	st.finish(s.r.PromptSource)
 	if err != nil {

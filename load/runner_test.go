@@ -138,9 +138,10 @@ func TestOpenLoopCountsUnsentArrivals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// every arrival due before the end of the duration is either a record or unsent
-	if got := len(c.recs) + unsent; got != 60 {
-		t.Errorf("%d records + %d unsent = %d, want the 60 arrivals due in 300 ms at 200/s", len(c.recs), unsent, got)
+	// every arrival due before the end of the duration is either a record or unsent, but
+	// those of its last 10 ms (2 at 200/s) were not late enough to count
+	if got := len(c.recs) + unsent; got < 58 || got > 60 {
+		t.Errorf("%d records + %d unsent = %d, want 58-60 of the 60 arrivals due in 300 ms at 200/s", len(c.recs), unsent, got)
 	}
 	if unsent < 30 {
 		t.Errorf("%d unsent arrivals with one slot of ~50 ms requests, want most of 60", unsent)

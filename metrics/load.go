@@ -46,12 +46,18 @@ func (a *Accumulator) loadWarnings(s *Summary) []string {
 	if lp, ok := s.Lateness.Percentile(99); ok && lp > latenessNS {
 		w = append(w, fmt.Sprintf("requests were dispatched late: lateness %.1f ms at p99 behind their schedule; %s. Queue time is in E2E incl. queue", lp/1e6, a.lateCause(s)))
 	}
+	// a merged file has one run-end line per shard of a run: their unsent arrivals add up
+	unsent := map[int]int{}
+	for _, e := range s.Ends {
+		unsent[e.Run] += e.Unsent
+	}
 	for _, e := range s.Ends {
 		if e.StopDetail != "" {
 			w = append(w, fmt.Sprintf("%ssending stopped early: %s", runPrefix(e), e.StopDetail))
 		}
-		if e.Unsent > 0 {
-			w = append(w, fmt.Sprintf("%s%d arrivals of the schedule were due before sending stopped but never sent (%s): they have no records, so queue time and E2E incl. queue leave out the longest waits, and the offered rate was not reached", runPrefix(e), e.Unsent, a.unsentCause()))
+		if n := unsent[e.Run]; n > 0 {
+			delete(unsent, e.Run)
+			w = append(w, fmt.Sprintf("%s%d arrivals of the schedule were due before sending stopped but never sent (%s): they have no records, so queue time and E2E incl. queue leave out the longest waits, and the offered rate was not reached", runPrefix(e), n, a.unsentCause()))
 		}
 		if q := e.Quality; q != nil {
 			w = append(w, qualityWarnings(runPrefix(e), q)...)
@@ -87,9 +93,18 @@ func (a *Accumulator) lateCause(s *Summary) string {
 
 func qualityWarnings(prefix string, q *record.Quality) []string {
 	var w []string
+	kernel := q.Stamps > 0 && q.ReadStamps*100 <= q.Stamps // events stamped from the kernel's receive times
 	if q.SchedP99 > schedP99NS {
-		w = append(w, fmt.Sprintf("%sthe load generator's Go scheduling latency was %.2f ms at p99 (max %.2f ms): timestamps may include the client's own delays; give servebench more CPU, or less load per process",
-			prefix, q.SchedP99/1e6, q.SchedMax/1e6))
+		what := "timestamps may include the client's own delays"
+		if kernel {
+			what = "event times come from the kernel's receive times and leave that out, but dispatch and send times (lateness, queue, TTFT's start) may include it"
+		}
+		w = append(w, fmt.Sprintf("%sthe load generator's Go scheduling latency was %.2f ms at p99 (max %.2f ms): %s; give servebench more CPU, or less load per process",
+			prefix, q.SchedP99/1e6, q.SchedMax/1e6, what))
+	}
+	if q.Stamps > 0 && q.ReadStamps*100 > q.Stamps {
+		w = append(w, fmt.Sprintf("%s%.1f%% of event times (%d of %d) were taken when read, not when received: the kernel gave those reads no receive time (it was just turning timestamps on, or the connection is proxied or not TCP), so they include the client's own delays",
+			prefix, 100*float64(q.ReadStamps)/float64(q.Stamps), q.ReadStamps, q.Stamps))
 	}
 	if q.CPUMax >= cpuSaturated {
 		who := "servebench"

@@ -46,11 +46,38 @@ func TestAttainmentWindowAndEnds(t *testing.T) {
 
 func TestUnsentArrivalsAreNamed(t *testing.T) {
 	a := NewAccumulator(Options{MaxConcurrency: 4})
-	a.SetHeader(&record.Header{Ends: []record.RunEnd{{Run: 0, Unsent: 37}}})
+	// two shards of one run, merged: one warning with their total
+	a.SetHeader(&record.Header{Ends: []record.RunEnd{{Run: 0, Unsent: 30}, {Run: 0, Unsent: 7}}})
 	a.Add(rec(100, 120, ""))
 	w := strings.Join(a.Summary().Warnings, "\n")
 	if !strings.Contains(w, "37 arrivals of the schedule were due before sending stopped but never sent (they waited for a slot of the --max-concurrency cap of 4)") {
 		t.Errorf("warnings do not name the unsent arrivals:\n%s", w)
+	}
+	if strings.Count(w, "never sent") != 1 {
+		t.Errorf("the unsent arrivals of one run are named more than once:\n%s", w)
+	}
+}
+
+// With the kernel clock, event times leave the client's delays out: the scheduling warning
+// says so, and reads without a receive time are named when they are more than 1%.
+func TestKernelClockWarnings(t *testing.T) {
+	warn := func(q record.Quality) string {
+		a := NewAccumulator(Options{})
+		a.SetHeader(&record.Header{Ends: []record.RunEnd{{Run: 0, Quality: &q}}})
+		a.Add(rec(100, 120, ""))
+		return strings.Join(a.Summary().Warnings, "\n")
+	}
+	slow := record.Quality{SchedP99: 20e6, SchedMax: 30e6, Cores: 2}
+	if w := warn(slow); !strings.Contains(w, "timestamps may include the client's own delays") {
+		t.Errorf("read clock: %s", w)
+	}
+	slow.Stamps = 1000
+	if w := warn(slow); !strings.Contains(w, "event times come from the kernel's receive times") || strings.Contains(w, "when read") {
+		t.Errorf("kernel clock: %s", w)
+	}
+	slow.ReadStamps = 50
+	if w := warn(slow); !strings.Contains(w, "5.0% of event times (50 of 1000) were taken when read") || !strings.Contains(w, "timestamps may include") {
+		t.Errorf("kernel clock with 5%% read stamps: %s", w)
 	}
 }
 

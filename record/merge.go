@@ -163,7 +163,9 @@ func configDiff(a, b map[string]any, sim bool) (string, bool) {
 	}
 	sorted := make([]string, 0, len(keys))
 	for k := range keys {
-		if k != "shard" && !(sim && k == "url") {
+		// arrival_clock follows each shard's platform (read where the kernel gives no receive
+		// times); it stays visible as the condition measurement.arrival_clock
+		if k != "shard" && k != "arrival_clock" && !(sim && k == "url") {
 			sorted = append(sorted, k)
 		}
 	}

@@ -17,9 +17,10 @@ type RunEnd struct {
 	Stop string `json:"stop,omitempty"`
 	// StopDetail explains a stop rule that fired, e.g. "12 errors ≥ --max-errors 10".
 	StopDetail string `json:"stop_detail,omitempty"`
-	// Unsent counts open-loop arrivals that were due before sending stopped but were never
-	// dispatched (every --max-concurrency slot was busy, or the sender was behind): they
-	// have no records, so without this count their waits would vanish from the run.
+	// Unsent counts open-loop arrivals that were due at least 10 ms before sending stopped
+	// but were never dispatched (every --max-concurrency slot was busy, or the sender was
+	// behind): they have no records, so without this count their waits would vanish from the
+	// run. Counted up to 1,048,576.
 	Unsent int `json:"unsent,omitempty"`
 	// Quality is the load generator's own health during the run.
 	Quality *Quality `json:"quality,omitempty"`
@@ -42,6 +43,12 @@ type Quality struct {
 	// InProcessServer is true when the measured server (the built-in simulator) ran in the
 	// same process, so the CPU figures include it.
 	InProcessServer bool `json:"in_process_server,omitempty"`
+	// Stamps and ReadStamps, with the kernel arrival clock (run --arrival-clock kernel): how
+	// many content events were stamped, and how many of them at the read because the read
+	// carried no kernel receive time (timestamps were just being turned on for the machine,
+	// or the connection is proxied or not TCP). Zero with the read clock.
+	Stamps     int64 `json:"stamps,omitempty"`
+	ReadStamps int64 `json:"read_stamps,omitempty"`
 }
 
 // runEndLine wraps a RunEnd so that a reader tells it from a record at a glance.

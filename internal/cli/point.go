@@ -55,7 +55,7 @@ func (b *bench) runner() (*load.Runner, error) {
 	if b.exact {
 		promptSrc = record.SourceTokenizer
 	}
-	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id, Finished: b.finished,
+	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id, Finished: b.finished, KernelClock: cfg.ArrivalClock == "kernel",
 		Template: client.Request{Model: cfg.Model, FixedOutput: cfg.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}, nil
 }
 
@@ -76,6 +76,8 @@ func (b *bench) runPoint(ctx context.Context, lc load.Config, end record.RunEnd,
 	}
 	r.OnStop = func(reason, detail string) { end.Stop, end.StopDetail = reason, detail }
 	r.OnUnsent = func(n int) { end.Unsent = n }
+	var stamps, readStamps int64
+	r.OnStamps = func(total, read int64) { stamps, readStamps = total, read }
 	b.acc = metrics.NewAccumulator(b.opts)
 	b.acc.SetHeader(b.hdr)
 	var q load.QualitySampler
@@ -85,6 +87,7 @@ func (b *bench) runPoint(ctx context.Context, lc load.Config, end record.RunEnd,
 	b.prog.end()
 	end.Quality = q.Stop()
 	end.Quality.InProcessServer = b.sim != nil
+	end.Quality.Stamps, end.Quality.ReadStamps = stamps, readStamps
 	if end.StopDetail != "" {
 		b.logf("%s", end.StopDetail)
 	}
