@@ -89,7 +89,8 @@ func Diff(base, cand []record.Condition, expect []string) []Difference {
 func explainHash(ds []Difference) {
 	explained := false
 	for _, d := range ds {
-		if d.Kind == KindExpected && d.Key != WorkloadHash && hasAnyPrefix(d.Key, "workload.", "sampling.", "load.") {
+		// the cache salt is sent with the workload but kept out of its hash on purpose
+		if d.Kind == KindExpected && d.Key != WorkloadHash && d.Key != "sampling.cache_salt" && hasAnyPrefix(d.Key, "workload.", "sampling.", "load.") {
 			explained = true
 		}
 	}

@@ -81,3 +81,16 @@ func TestMatchesHyphens(t *testing.T) {
 		}
 	}
 }
+
+// The cache salt is kept out of the workload hash, so expecting its change does not explain
+// a hash difference: different prompts stay not comparable.
+func TestCacheSaltDoesNotExplainTheHash(t *testing.T) {
+	base := []record.Condition{c(WorkloadHash, "a", Detected), c("sampling.cache_salt", "none", Detected)}
+	cand := []record.Condition{c(WorkloadHash, "b", Detected), c("sampling.cache_salt", "per-run", Detected)}
+	for _, d := range Diff(base, cand, []string{"cache-salt"}) {
+		want := map[string]string{WorkloadHash: KindBlocking, "sampling.cache_salt": KindExpected}[d.Key]
+		if d.Kind != want {
+			t.Errorf("%s: kind %q, want %q", d.Key, d.Kind, want)
+		}
+	}
+}

@@ -99,7 +99,7 @@ func (s *stamp) Choice() {
 }
 func (s *stamp) Content(tokens int) {
 	s.rec.Events = append(s.rec.Events, record.Event{T: s.lastEvent, N: int32(tokens)})
-	if s.clock != nil {
+	if s.clock != nil && s.rec.Measured() { // warmup absorbs the kernel turning timestamps on
 		s.clock.total.Add(1)
 		if s.readStamp {
 			s.clock.read.Add(1)

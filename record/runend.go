@@ -44,7 +44,8 @@ type Quality struct {
 	// same process, so the CPU figures include it.
 	InProcessServer bool `json:"in_process_server,omitempty"`
 	// Stamps and ReadStamps, with the kernel arrival clock (run --arrival-clock kernel): how
-	// many content events were stamped, and how many of them at the read because the read
+	// many measured content events were stamped (warmup's are not counted: it absorbs the
+	// kernel turning timestamps on), and how many of them at the read because the read
 	// carried no kernel receive time (timestamps were just being turned on for the machine,
 	// or the connection is proxied or not TCP). Zero with the read clock.
 	Stamps     int64 `json:"stamps,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -101,7 +102,7 @@ func (b *bench) promptTokenizer(ctx context.Context) (workload.Tokenizer, error)
 		if err != nil {
 			return nil, usageErr("--tokenizer: %v", err)
 		}
-		b.tokName = "local:" + cfg.Tokenizer
+		b.tokName = "local:" + filepath.Base(cfg.Tokenizer)
 		return tk, nil
 	}
 	tok := workload.TokenizerFunc(func(ctx context.Context, text string) (int, error) {

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"servebench/conditions"
+	"servebench/record"
 	"servebench/sim"
 )
 
@@ -110,30 +112,60 @@ func TestEnvSimulator(t *testing.T) {
 }
 
 // --embed-prompts=false keeps the prompts out of the records; --like of such a file rebuilds
-// the same workload from its settings (same hash, so it stays comparable) and keeps them out
-// too.
+// the same workload from its settings (same hash, so it stays comparable, also when the number
+// of requests changes beside it) and keeps them out too. A --config file's keys override the
+// baseline like flags do.
 func TestEmbedPromptsOff(t *testing.T) {
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	dir := t.TempDir()
-	base, cand := filepath.Join(dir, "base.jsonl"), filepath.Join(dir, "cand.jsonl")
-	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "4",
-		"--requests", "4", "--concurrency", "2", "--embed-prompts=false", "-o", base); code != 0 {
-		t.Fatalf("run: exit %d: %s", code, errs)
+	p := func(n string) string { return filepath.Join(dir, n) }
+	run := func(args ...string) (*record.Header, string) {
+		t.Helper()
+		code, _, errs := runMain(t, append([]string{"run", "-q", "--url", url}, args...)...)
+		if code != 0 {
+			t.Fatalf("run %v: exit %d: %s", args, code, errs)
+		}
+		h, _ := readRecords(t, args[len(args)-1])
+		return h, errs
 	}
-	bh, _ := readRecords(t, base)
+	bh, _ := run("--input-tokens", "16", "--output-tokens", "4", "--requests", "4", "--concurrency", "2", "--embed-prompts=false", "-o", p("base.jsonl"))
 	if len(bh.Workload.Requests) != 0 || bh.Config["embed_prompts"] != false {
 		t.Fatalf("prompts embedded (%d bytes) or not recorded as off (%v)", len(bh.Workload.Requests), bh.Config["embed_prompts"])
 	}
-	code, _, errs := runMain(t, "run", "-q", "--like", base, "--url", url, "-o", cand)
-	if code != 0 {
-		t.Fatalf("run --like: exit %d: %s", code, errs)
-	}
-	ch, _ := readRecords(t, cand)
-	if ch.Workload.Hash != bh.Workload.Hash || strings.Contains(errs, "differs") {
-		t.Errorf("rebuilt workload %s, baseline %s (%s)", ch.Workload.Hash, bh.Workload.Hash, errs)
+	ch, errs := run("--like", p("base.jsonl"), "--requests", "6", "-o", p("cand.jsonl"))
+	if ch.Workload.Hash != bh.Workload.Hash || ch.Workload.Count != bh.Workload.Count || strings.Contains(errs, "differs") {
+		t.Errorf("rebuilt workload %s (%d prompts), baseline %s (%d) (%s)", ch.Workload.Hash, ch.Workload.Count, bh.Workload.Hash, bh.Workload.Count, errs)
 	}
 	if len(ch.Workload.Requests) != 0 {
 		t.Errorf("the replay embedded the prompts the baseline kept out")
+	}
+
+	// a --config file's embed-prompts: false holds under --like of an embedded baseline
+	run("--input-tokens", "16", "--output-tokens", "4", "--requests", "4", "--concurrency", "2", "-o", p("emb.jsonl"))
+	cfgFile := p("private.yaml")
+	if err := os.WriteFile(cfgFile, []byte("embed-prompts: false\ncache-salt: per-run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yh, _ := run("--config", cfgFile, "--like", p("emb.jsonl"), "-o", p("yaml.jsonl"))
+	if len(yh.Workload.Requests) != 0 || yh.Config["cache_salt"] != "per-run" {
+		t.Errorf("--config under --like: %d bytes of prompts embedded, cache_salt %v", len(yh.Workload.Requests), yh.Config["cache_salt"])
+	}
+
+	// a prompts file the baseline named by a relative path, from another directory
+	prompts := p("p.jsonl")
+	if err := os.WriteFile(prompts, []byte(`{"prompt": "one two three"}`+"\n"+`{"prompt": "four five"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	run("--prompts", "p.jsonl", "--output-tokens", "4", "--requests", "2", "--concurrency", "1", "--embed-prompts=false", "-o", p("pf.jsonl"))
+	t.Chdir(t.TempDir())
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--like", p("pf.jsonl"), "-o", p("pf2.jsonl"))
+	if code != ExitUsage || !strings.Contains(errs, "kept its prompts out of the records") || !strings.Contains(errs, "give --prompts PATH") {
+		t.Errorf("--like of a baseline whose prompts file is not found here: exit %d: %s", code, errs)
+	}
+	fh, _ := run("--like", p("pf.jsonl"), "--prompts", prompts, "-o", p("pf3.jsonl"))
+	if fh.Workload.Source != "p.jsonl" {
+		t.Errorf("source %q, want the file name p.jsonl wherever it was found", fh.Workload.Source)
 	}
 }
 
@@ -175,5 +207,8 @@ func TestCacheSaltPerRun(t *testing.T) {
 	}
 	if code, _, _ := runMain(t, "run", "--cache-salt", "always"); code != ExitUsage {
 		t.Errorf("--cache-salt always: exit %d, want %d", code, ExitUsage)
+	}
+	if code, _, errs := runMain(t, "run", "--cache-salt", "per-run", "--api", "ollama"); code != ExitUsage || !strings.Contains(errs, "OpenAI-compatible") {
+		t.Errorf("--cache-salt per-run with Ollama: exit %d (%s), want a usage error", code, errs)
 	}
 }

@@ -112,7 +112,7 @@ func TestAutoAPIAndLocalTokenizer(t *testing.T) {
 	if hdr.Target.API != "openai-completions" || !strings.Contains(errs, "--api auto: the server speaks openai-completions") {
 		t.Errorf("api %q; stderr %s", hdr.Target.API, errs)
 	}
-	if hdr.Workload.Tokenizer != "local:../../tokenizer/testdata/bytelevel-bpe.json" || hdr.Workload.PromptLengths != "exact" {
+	if hdr.Workload.Tokenizer != "local:bytelevel-bpe.json" || hdr.Workload.PromptLengths != "exact" {
 		t.Errorf("workload %+v", hdr.Workload)
 	}
 	for _, r := range recs {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -261,7 +262,7 @@ func (b *bench) header(hash string) *record.Header {
 	cfg := b.cfg
 	src, lengths := "synthetic", "approximate"
 	if cfg.Prompts != "" {
-		src = cfg.Prompts
+		src = filepath.Base(cfg.Prompts) // the file, wherever this run found it
 	}
 	if b.exact {
 		lengths = "exact"

@@ -34,13 +34,37 @@ type likeBase struct {
 	reqs    []workload.Request // the baseline's prompts; nil when they must be rebuilt
 	exact   bool
 	changes []record.Change
+	rebuilt bool // a workload flag changed beside --like, so the workload was built anew
+}
+
+// likeRebuild prepares to rebuild a baseline's workload that its header does not carry: the
+// same number of synthetic prompts (warmup and requests may have changed beside --like), and
+// a prompts or tokenizer file that can be found from here.
+func likeRebuild(lc *runConfig, h *record.Header, path string) error {
+	if h.Workload.Source == "synthetic" && h.Workload.Count > 0 {
+		lc.NumPrompts = h.Workload.Count
+	}
+	for _, f := range []struct{ flag, file string }{{"prompts", lc.Prompts}, {"tokenizer", lc.Tokenizer}} {
+		if f.file == "" {
+			continue
+		}
+		if _, err := os.Stat(f.file); err != nil {
+			return usageErr("--like %s: the baseline kept its prompts out of the records (--embed-prompts=false), and its %s file %s is not found from here: give --%s PATH",
+				path, f.flag, f.file, f.flag)
+		}
+	}
+	return nil
 }
 
 // ownFlags are the candidate's own settings, never taken from the baseline: where the server
 // is and how to reach it (the same server may move; a new one is the point of a comparison),
 // where to write, and what the user declares about this run.
 var ownFlags = []string{"url", "model", "api-key", "header", "ready-timeout", "insecure", "output", "json", "quiet",
-	"like", "condition", "conditions", "config"}
+	"like", "condition", "conditions", "config", "save-workload"}
+
+// quietFlags are taken from the baseline like any setting, but a different value beside
+// --like is not a change of what is measured, so it is not listed as a deliberate change.
+var quietFlags = []string{"embed-prompts"}
 
 // workloadFlags change the prompts themselves: when one of them is changed beside --like, the
 // workload is rebuilt from the merged settings instead of replayed.
@@ -78,22 +102,36 @@ func applyLike(cmd *cobra.Command, c *runConfig) (*runConfig, error) {
 	lc.APIKey = c.APIKey
 	like := &likeBase{path: c.Like, hdr: h}
 	rebuild := false
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if slices.Contains(ownFlags, f.Name) {
+	override := func(name string) {
+		if slices.Contains(ownFlags, name) {
 			return
 		}
-		before := fieldValue(&lc, f.Name)
-		copyField(&lc, c, f.Name)
-		if after := fieldValue(&lc, f.Name); after != before {
-			like.changes = append(like.changes, record.Change{Key: f.Name, Base: before, Value: after})
-			rebuild = rebuild || slices.Contains(workloadFlags, f.Name)
+		before := fieldValue(&lc, name)
+		copyField(&lc, c, name)
+		if after := fieldValue(&lc, name); after != before && !slices.Contains(quietFlags, name) {
+			like.changes = append(like.changes, record.Change{Key: name, Base: before, Value: after})
+			rebuild = rebuild || slices.Contains(workloadFlags, name)
 		}
-	})
-	if !rebuild && len(h.Workload.Requests) > 0 {
+	}
+	// the user's own settings override the baseline: its --config file's keys, then the
+	// flags on the command line
+	for _, k := range c.fileKeys {
+		override(k)
+	}
+	cmd.Flags().Visit(func(f *pflag.Flag) { override(f.Name) })
+	like.rebuilt = rebuild
+	switch {
+	case !rebuild && len(h.Workload.Requests) > 0:
 		if like.reqs, err = decodeRequests(h.Workload.Requests, lc.OutputTokens); err != nil {
 			return nil, usageErr("--like %s: its workload: %v", c.Like, err)
 		}
 		like.exact = h.Workload.PromptLengths == "exact"
+	case !rebuild:
+		// the baseline kept its prompts out of the records (--embed-prompts=false): build
+		// them again, exactly as it did
+		if err := likeRebuild(&lc, h, c.Like); err != nil {
+			return nil, err
+		}
 	}
 	lc.like = like
 	return &lc, lc.validate()
@@ -191,7 +229,7 @@ func (b *bench) recordBaseline(ctx context.Context) error {
 	for _, ch := range like.changes {
 		b.logf("--like %s: deliberate change: --%s %s (baseline: %s)", like.path, ch.Key, ch.Value, ch.Base)
 	}
-	if b.hdr.Workload.Hash != like.hdr.Workload.Hash && len(like.changes) == 0 {
+	if b.hdr.Workload.Hash != like.hdr.Workload.Hash && !like.rebuilt {
 		b.logf("warning: the workload differs from the baseline's (hash %s, baseline %s): compare will call the runs not comparable",
 			short(b.hdr.Workload.Hash), short(like.hdr.Workload.Hash))
 	}

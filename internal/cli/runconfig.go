@@ -48,7 +48,7 @@ type runConfig struct {
 	ExtraBody    string  `yaml:"extra-body" json:"extra_body,omitempty"`
 	// CacheSalt is none or per-run: a fresh cache_salt in every request body of each run,
 	// so that a repeat or replay cannot reuse the prefix cache of an earlier one (vLLM).
-	CacheSalt    string `yaml:"cache-salt" json:"cache_salt,omitempty"`
+	CacheSalt    string `yaml:"cache-salt" json:"cache_salt"`
 	SaveWorkload string `yaml:"save-workload" json:"save_workload,omitempty"`
 	// EmbedPrompts copies the prompts into the records header (for run --like); off for
 	// prompts that must not travel with the records.
@@ -93,6 +93,7 @@ type runConfig struct {
 	Conditions     []string `yaml:"condition" json:"condition,omitempty"`
 	ConditionsFile string   `yaml:"conditions" json:"conditions_file,omitempty"`
 	like           *likeBase
+	fileKeys       []string // keys the --config file set
 
 	// output
 	Output string `yaml:"output" json:"-"`
@@ -105,7 +106,7 @@ type runConfig struct {
 func defaultRunConfig() runConfig {
 	return runConfig{
 		API: "openai-completions", ReadyTimeout: 60 * time.Second,
-		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto", ArrivalClock: "kernel", EmbedPrompts: true,
+		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto", ArrivalClock: "kernel", EmbedPrompts: true, CacheSalt: "none",
 		Arrival: "poisson", Burstiness: 1, Requests: 0, Warmup: -1, Grace: 30 * time.Second,
 	}
 }
@@ -129,7 +130,7 @@ func bindRunFlags(fs *pflag.FlagSet, c *runConfig) {
 	fs.StringVar(&c.Temperature, "temperature", c.Temperature, "sampling temperature (default: the server's)")
 	fs.StringVar(&c.TopP, "top-p", c.TopP, "nucleus sampling top_p (default: the server's)")
 	fs.StringVar(&c.ExtraBody, "extra-body", c.ExtraBody, "JSON object merged into every request body")
-	fs.StringVar(&c.CacheSalt, "cache-salt", c.CacheSalt, "per-run: send a fresh cache_salt with every request of each run (vLLM), so a --repeat, --like or sweep point cannot reuse an earlier run's prefix cache; none (default): send none")
+	fs.StringVar(&c.CacheSalt, "cache-salt", c.CacheSalt, "per-run: send a fresh cache_salt with every request of each run (vLLM, OpenAI-compatible APIs), so a --repeat, --like or sweep point cannot reuse an earlier run's prefix cache; none: send none")
 	fs.StringVar(&c.SaveWorkload, "save-workload", c.SaveWorkload, "write the materialised prompts to this JSONL file (replay with --prompts)")
 	fs.BoolVar(&c.EmbedPrompts, "embed-prompts", c.EmbedPrompts, "copy the prompts into the records header, so run --like replays them exactly; --embed-prompts=false keeps private prompts out of the records (--like then rebuilds them from the same settings or --prompts file, checked by hash)")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for prompts and arrivals")
@@ -170,6 +171,13 @@ func effectiveRunConfig(cmd *cobra.Command, flags *runConfig, path string) (*run
 		dec.KnownFields(true)
 		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 			return nil, usageErr("--config %s: %s", path, oneLine(err.Error()))
+		}
+		// the keys the file sets are the user's settings, like flags (run --like lets them
+		// override the baseline)
+		var keys map[string]any
+		_ = yaml.Unmarshal(b, &keys)
+		for k := range keys {
+			c.fileKeys = append(c.fileKeys, k)
 		}
 		// flags given on the command line win: copy them over the file's values
 		cmd.Flags().Visit(func(f *pflag.Flag) { copyField(&c, flags, f.Name) })
@@ -219,7 +227,13 @@ func (c *runConfig) validate() error {
 		return err
 	}
 	switch c.CacheSalt {
-	case "", "none", "per-run":
+	case "", "none":
+		c.CacheSalt = "none"
+	case "per-run":
+		// vLLM's field: other servers ignore it at best, reject every request at worst
+		if c.API != "auto" && !strings.HasPrefix(c.API, "openai") {
+			return usageErr("--cache-salt per-run sends vLLM's cache_salt: use it with an OpenAI-compatible --api, not %s", c.API)
+		}
 	default:
 		return usageErr("--cache-salt %q: want per-run or none", c.CacheSalt)
 	}

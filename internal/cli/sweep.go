@@ -150,6 +150,7 @@ type sweeper struct {
 func runSweep(ctx context.Context, std *streams, cfg *runConfig, sc *sweepConfig) error {
 	b := &bench{io: std, cfg: cfg}
 	defer b.close()
+	cfg.EmbedPrompts = false // a sweep's header carries no workload (it cannot be --like'd)
 	if cfg.NumPrompts == 0 && cfg.Requests > 0 {
 		cfg.NumPrompts = cfg.Requests + max(16, slicesMax(sc.concurrency)) // cycled beyond
 	}
