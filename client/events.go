@@ -2,8 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"time"
+
+	"servebench/client/ndjson"
+	"servebench/client/sse"
 )
 
 // EventBackend is a Backend for a server whose answer is a stream of events read by an
@@ -23,6 +28,21 @@ type EventBackend struct {
 }
 
 var _ Backend = (*EventBackend)(nil)
+
+// SSEFrames reads a stream as server-sent events (an EventBackend's Frames).
+func SSEFrames(r io.Reader) Frames { return sse.NewReader(r) }
+
+// NDJSONFrames reads a stream as newline-delimited JSON (an EventBackend's Frames).
+func NDJSONFrames(r io.Reader) Frames { return ndjson.NewReader(r) }
+
+// EncodeBody is the JSON body of req built as v; api names the backend in the error.
+func EncodeBody(api string, req *Request, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encode request %d: %w", api, req.ID, err)
+	}
+	return b, nil
+}
 
 // Do sends req and streams the answer to obs; see Exchange.
 func (b *EventBackend) Do(ctx context.Context, req *Request, obs Observer) error {

@@ -38,10 +38,10 @@ func decodeFast(line []byte, rec *Record) bool {
 // field decodes the value of one record key.
 func (s *scanner) field(key []byte, r *Record) bool {
 	if p := intField(key, r); p != nil {
-		return s.int(p)
+		return s.Int(p)
 	}
 	if p := int64Field(key, r); p != nil {
-		return s.int64(p)
+		return s.Int64(p)
 	}
 	if p := stringField(key, r); p != nil {
 		return s.string(p)
@@ -150,7 +150,7 @@ func (s *scanner) events(r *Record) bool {
 	ev := r.Events[:0]
 	ok := s.Array(func() bool {
 		var e [2]int64
-		if !s.Next('[') || !s.int64(&e[0]) || !s.Next(',') || !s.int64(&e[1]) || !s.Next(']') {
+		if !s.Next('[') || !s.Int64(&e[0]) || !s.Next(',') || !s.Int64(&e[1]) || !s.Next(']') {
 			return false
 		}
 		ev = append(ev, Event{T: e[0], N: int32(e[1])})
@@ -178,42 +178,6 @@ func (s *scanner) server(r *Record) bool {
 		return err == nil
 	})
 	r.Server = m
-	return ok
-}
-
-// int64 decodes a plain integer of at most 18 digits (so no overflow); null leaves v.
-func (s *scanner) int64(v *int64) bool {
-	if s.Null() {
-		return true
-	}
-	s.WS()
-	i, neg := s.I, false
-	if i < len(s.B) && s.B[i] == '-' {
-		neg, i = true, i+1
-	}
-	start := i
-	var n int64
-	for ; i < len(s.B) && s.B[i] >= '0' && s.B[i] <= '9'; i++ {
-		n = n*10 + int64(s.B[i]-'0')
-	}
-	digits := i - start
-	if digits == 0 || digits > 18 || (digits > 1 && s.B[start] == '0') {
-		return false
-	}
-	if i < len(s.B) && (s.B[i] == '.' || s.B[i] == 'e' || s.B[i] == 'E') {
-		return false
-	}
-	if neg {
-		n = -n
-	}
-	*v, s.I = n, i
-	return true
-}
-
-func (s *scanner) int(v *int) bool {
-	n := int64(*v)
-	ok := s.int64(&n)
-	*v = int(n)
 	return ok
 }
 

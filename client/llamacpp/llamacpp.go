@@ -11,12 +11,9 @@ package llamacpp
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"sort"
 
 	"servebench/client"
-	"servebench/client/sse"
 )
 
 // API is the name accepted by New.
@@ -32,11 +29,8 @@ func New(t client.Target) (*Backend, error) {
 		return nil, err
 	}
 	return &Backend{Target: t, Path: "/completion", Accept: "text/event-stream", Body: body,
-		Frames: sseFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
+		Frames: client.SSEFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
 }
-
-// sseFrames reads the answer as server-sent events.
-func sseFrames(r io.Reader) client.Frames { return sse.NewReader(r) }
 
 // body builds the request: n_predict caps the output, ignore_eos makes it exact.
 func body(req *client.Request) ([]byte, error) {
@@ -52,11 +46,7 @@ func body(req *client.Request) ([]byte, error) {
 	}
 	req.Sampling.Put(m)
 	req.Sampling.Extra(m) // the user's keys win
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("llamacpp: encode request %d: %w", req.ID, err)
-	}
-	return b, nil
+	return client.EncodeBody("llamacpp", req, m)
 }
 
 // event is one stream event.

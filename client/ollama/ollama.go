@@ -10,10 +10,8 @@ package ollama
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"servebench/client"
-	"servebench/client/ndjson"
 )
 
 // API names accepted by New.
@@ -41,7 +39,7 @@ func New(t client.Target, api string) (*Backend, error) {
 	}
 	return &Backend{Target: t, Path: path, Accept: "application/x-ndjson",
 		Body:    func(req *client.Request) ([]byte, error) { return body(req, chat) },
-		Frames:  func(r io.Reader) client.Frames { return ndjson.NewReader(r) },
+		Frames:  client.NDJSONFrames,
 		Decoder: func() client.EventDecoder { return &decoder{} }}, nil
 }
 
@@ -60,11 +58,7 @@ func body(req *client.Request, chat bool) ([]byte, error) {
 		m["prompt"] = client.PromptText(req)
 	}
 	req.Sampling.Extra(m) // the user's keys win
-	body, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("ollama: encode request %d: %w", req.ID, err)
-	}
-	return body, nil
+	return client.EncodeBody("ollama", req, m)
 }
 
 func chatMessages(req *client.Request) any {

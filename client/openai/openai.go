@@ -8,7 +8,6 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -95,11 +94,7 @@ func (b *Backend) body(req *client.Request) ([]byte, error) {
 	}
 	req.Sampling.Put(m)
 	req.Sampling.Extra(m) // the user's keys win
-	body, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("openai: encode request %d: %w", req.ID, err)
-	}
-	return body, nil
+	return client.EncodeBody("openai", req, m)
 }
 
 // messages returns the chat messages of req; a prompt-only request becomes one user message,

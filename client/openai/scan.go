@@ -127,11 +127,11 @@ func (s *scanner) usage(u *usage) bool {
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "prompt_tokens":
-			return s.int(&u.Prompt)
+			return s.Int(&u.Prompt)
 		case "completion_tokens":
-			return s.int(&u.Completion)
+			return s.Int(&u.Completion)
 		case "total_tokens":
-			return s.int(&u.Total)
+			return s.Int(&u.Total)
 		case "prompt_tokens_details":
 			return s.details(&u.Details)
 		}
@@ -147,7 +147,7 @@ func (s *scanner) details(d *usageDetails) bool {
 	}
 	return s.Object(func(key []byte) bool {
 		if string(key) == "cached_tokens" {
-			return s.int(&d.Cached)
+			return s.Int(&d.Cached)
 		}
 		_, ok := s.Value()
 		return ok
@@ -158,34 +158,6 @@ var (
 	usageKeys   = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details"}
 	detailsKeys = []string{"cached_tokens"}
 )
-
-// int decodes null (no change) or a plain integer of at most 18 digits (no overflow).
-func (s *scanner) int(v *int) bool {
-	if s.Null() {
-		return true
-	}
-	s.WS()
-	i, neg := s.I, false
-	if i < len(s.B) && s.B[i] == '-' {
-		neg, i = true, i+1
-	}
-	start, n := i, 0
-	for ; i < len(s.B) && s.B[i] >= '0' && s.B[i] <= '9'; i++ {
-		n = n*10 + int(s.B[i]-'0')
-	}
-	digits := i - start
-	if digits == 0 || digits > 18 || (digits > 1 && s.B[start] == '0') {
-		return false
-	}
-	if i < len(s.B) && (s.B[i] == '.' || s.B[i] == 'e' || s.B[i] == 'E') {
-		return false // a fraction or exponent: encoding/json's error, not ours
-	}
-	if neg {
-		n = -n
-	}
-	*v, s.I = n, i
-	return true
-}
 
 // keySets lists the known keys of each object kind; an unknown key that equals one of them
 // but for case goes to encoding/json, which would match it.

@@ -11,12 +11,9 @@ package sglang
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"sort"
 
 	"servebench/client"
-	"servebench/client/sse"
 )
 
 // API is the name accepted by New.
@@ -32,11 +29,8 @@ func New(t client.Target) (*Backend, error) {
 		return nil, err
 	}
 	return &Backend{Target: t, Path: "/generate", Accept: "text/event-stream", Body: body,
-		Frames: sseFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
+		Frames: client.SSEFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
 }
-
-// sseFrames reads the answer as server-sent events.
-func sseFrames(r io.Reader) client.Frames { return sse.NewReader(r) }
 
 // body builds the request; a fixed output uses ignore_eos and min_new_tokens.
 func body(req *client.Request) ([]byte, error) {
@@ -50,11 +44,7 @@ func body(req *client.Request) ([]byte, error) {
 	req.Sampling.Put(sp)
 	m := map[string]any{"text": client.PromptText(req), "sampling_params": sp, "stream": true}
 	req.Sampling.Extra(m) // the user's keys win
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("sglang: encode request %d: %w", req.ID, err)
-	}
-	return b, nil
+	return client.EncodeBody("sglang", req, m)
 }
 
 // event is one stream event.

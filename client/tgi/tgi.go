@@ -11,11 +11,8 @@ package tgi
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 
 	"servebench/client"
-	"servebench/client/sse"
 )
 
 // API is the name accepted by New.
@@ -31,11 +28,8 @@ func New(t client.Target) (*Backend, error) {
 		return nil, err
 	}
 	return &Backend{Target: t, Path: "/generate_stream", Accept: "text/event-stream", Body: body,
-		Frames: sseFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
+		Frames: client.SSEFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
 }
-
-// sseFrames reads the answer as server-sent events.
-func sseFrames(r io.Reader) client.Frames { return sse.NewReader(r) }
 
 // body builds the request. TGI has no ignore_eos or min_tokens: a fixed-output workload is
 // capped by max_new_tokens only. "details" asks for the final token counts.
@@ -46,11 +40,7 @@ func body(req *client.Request) ([]byte, error) {
 	}
 	req.Sampling.Put(p)
 	req.Sampling.Extra(p) // TGI keeps sampling inside "parameters"
-	b, err := json.Marshal(map[string]any{"inputs": client.PromptText(req), "parameters": p, "stream": true})
-	if err != nil {
-		return nil, fmt.Errorf("tgi: encode request %d: %w", req.ID, err)
-	}
-	return b, nil
+	return client.EncodeBody("tgi", req, map[string]any{"inputs": client.PromptText(req), "parameters": p, "stream": true})
 }
 
 // event is one stream event.

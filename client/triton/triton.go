@@ -12,12 +12,9 @@ package triton
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/url"
 
 	"servebench/client"
-	"servebench/client/sse"
 )
 
 // API is the name accepted by New.
@@ -37,7 +34,7 @@ func New(t client.Target, model string) (*Backend, error) {
 		return nil, err
 	}
 	return &Backend{Target: t, Path: "/v2/models/" + url.PathEscape(model) + "/generate_stream", Accept: "text/event-stream",
-		Body: body, Frames: func(r io.Reader) client.Frames { return sse.NewReader(r) },
+		Body: body, Frames: client.SSEFrames,
 		Decoder: func() client.EventDecoder { return &decoder{} }}, nil
 }
 
@@ -52,11 +49,7 @@ func body(req *client.Request) ([]byte, error) {
 	}
 	req.Sampling.Put(m)
 	req.Sampling.Extra(m) // the user's keys win
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("triton: encode request %d: %w", req.ID, err)
-	}
-	return b, nil
+	return client.EncodeBody("triton", req, m)
 }
 
 // event is one stream event.

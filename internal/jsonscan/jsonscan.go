@@ -256,3 +256,41 @@ func (s *Scanner) known(key []byte) (uint, bool) {
 	}
 	return s.Known(key)
 }
+
+// Int64 decodes null (v unchanged) or a plain integer of at most 18 digits, so it cannot
+// overflow; a fraction, an exponent or a leading zero is false (encoding/json decides those).
+func (s *Scanner) Int64(v *int64) bool {
+	if s.Null() {
+		return true
+	}
+	s.WS()
+	i, neg := s.I, false
+	if i < len(s.B) && s.B[i] == '-' {
+		neg, i = true, i+1
+	}
+	start := i
+	var n int64
+	for ; i < len(s.B) && s.B[i] >= '0' && s.B[i] <= '9'; i++ {
+		n = n*10 + int64(s.B[i]-'0')
+	}
+	digits := i - start
+	if digits == 0 || digits > 18 || (digits > 1 && s.B[start] == '0') {
+		return false
+	}
+	if i < len(s.B) && (s.B[i] == '.' || s.B[i] == 'e' || s.B[i] == 'E') {
+		return false
+	}
+	if neg {
+		n = -n
+	}
+	*v, s.I = n, i
+	return true
+}
+
+// Int is Int64 into an int.
+func (s *Scanner) Int(v *int) bool {
+	n := int64(*v)
+	ok := s.Int64(&n)
+	*v = int(n)
+	return ok
+}
