@@ -66,11 +66,15 @@ func (r *Recorder) Server(name string, v float64) {
 	r.Figures[name] = v
 }
 
-// Events returns the calls grouped per stream event and run-length encoded, so a 30-event
+// Events returns the calls grouped per stream event and run-length encoded (see Group).
+func (r *Recorder) Events() []string { return Group(r.Calls) }
+
+// Group returns observer calls grouped per stream event ("event" starts a group; calls
+// before the first event are their own lines) and run-length encoded, so that a 30-event
 // stream reads as a few lines: "event choice content 1 ×29".
-func (r *Recorder) Events() []string {
+func Group(calls []string) []string {
 	var lines []string
-	for _, c := range r.Calls {
+	for _, c := range calls {
 		if c == "event" || len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "event") {
 			lines = append(lines, c)
 			continue

@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,33 +33,8 @@ func (r *recorder) Server(name string, v float64) {
 	r.add(fmt.Sprintf("%s=%g", name, v))
 }
 
-// events returns the calls grouped per stream event ("event" starts a group; calls before the
-// first event are their own lines) and run-length encoded, so that a 30-event stream reads
-// as a few lines: "event choice content 0 ×29".
-func (r *recorder) events() []string {
-	var lines []string
-	for _, c := range r.calls {
-		if c == "event" || len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "event") {
-			lines = append(lines, c)
-			continue
-		}
-		lines[len(lines)-1] += " " + c
-	}
-	var out []string
-	for i := 0; i < len(lines); {
-		j := i
-		for j < len(lines) && lines[j] == lines[i] {
-			j++
-		}
-		if j-i > 1 {
-			out = append(out, fmt.Sprintf("%s ×%d", lines[i], j-i))
-		} else {
-			out = append(out, lines[i])
-		}
-		i = j
-	}
-	return out
-}
+// events returns the calls grouped per stream event and run-length encoded (clienttest.Group).
+func (r *recorder) events() []string { return clienttest.Group(r.calls) }
 
 // server is a loopback httptest server answering every request with a clienttest.Stream.
 type server struct{ *clienttest.Server }
