@@ -162,7 +162,7 @@ func TestRunnerCountsReadStamps(t *testing.T) {
 	r := newRunner(&fakeBackend{gap: time.Millisecond}, c, 3)
 	r.KernelClock = true
 	var total, read int64 = -1, -1
-	r.OnStamps = func(t, rd int64) { total, read = t, rd }
+	r.OnEnd = func(o Outcome) { total, read = o.Stamps, o.ReadStamps }
 	if err := r.Run(context.Background(), context.Background(), time.Now(), Config{Concurrency: 2, Requests: 4}); err != nil {
 		t.Fatal(err)
 	}

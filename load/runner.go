@@ -88,28 +88,34 @@ type Runner struct {
 	// the server reports none (record.SourceTokenizer when built with the server's tokenizer).
 	PromptSource string
 	Sink         func(*record.Record) error
-	// OnStop, when set, is told at the end of Run why sending stopped (see record.RunEnd.Stop),
-	// with a detail when a stop rule fired. It is called on Run's goroutine.
-	OnStop func(reason, detail string)
-	// OnUnsent, when set, is told at the end of an open-loop Run how many arrivals of the
-	// schedule were due before sending stopped but were never dispatched (see
-	// record.RunEnd.Unsent). It is called on Run's goroutine, only when there were any.
-	OnUnsent func(n int)
+	// OnEnd, when set, is told at the end of Run what the records alone cannot say: why
+	// sending stopped, the open loop's unsent arrivals and the stamp counts. It is called on
+	// Run's goroutine.
+	OnEnd func(Outcome)
 	// ID, when set, maps the runner's request index to the record ID (a shard's j-th request
 	// is request j·n+i of the whole run), which also picks the workload request (ID modulo
 	// the workload's length); nil keeps the index.
 	ID func(i int) int
 	// KernelClock says the backend's connections were asked for kernel receive times (run
 	// --arrival-clock kernel): event stamps that had to fall back to the read time are
-	// counted and reported to OnStamps.
+	// counted (Outcome.ReadStamps).
 	KernelClock bool
-	// OnStamps, when set with KernelClock, is told at the end of Run how many content events
-	// were stamped and how many of them at the read (see record.Quality.ReadStamps).
-	OnStamps func(total, read int64)
 	// Finished, when set, is called with each record on its request's goroutine as soon as
 	// the backend has returned, before the record is queued for Sink (selftest counts the
 	// streams held open with it). Calls are concurrent.
 	Finished func(*record.Record)
+}
+
+// Outcome is what a Run reports at its end (Runner.OnEnd).
+type Outcome struct {
+	// Stop says why sending stopped, StopDetail why a stop rule fired (record.RunEnd).
+	Stop, StopDetail string
+	// Unsent counts the open loop's arrivals that were due but never dispatched
+	// (record.RunEnd.Unsent).
+	Unsent int
+	// Stamps and ReadStamps count measured content events and those stamped at the read,
+	// with KernelClock (record.Quality); zero without it.
+	Stamps, ReadStamps int64
 }
 
 // Run sends requests until a stop rule is met or soft is cancelled (first Ctrl-C: stop
@@ -146,14 +152,10 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 	st.inflight.Wait()
 	close(out)
 	err := <-sinkErr
-	if r.OnStop != nil {
-		r.OnStop(st.stopper.why())
-	}
-	if r.OnUnsent != nil && unsent > 0 {
-		r.OnUnsent(unsent)
-	}
-	if r.OnStamps != nil && r.KernelClock {
-		r.OnStamps(st.clock.total.Load(), st.clock.read.Load())
+	if r.OnEnd != nil {
+		out := Outcome{Unsent: unsent, Stamps: st.clock.total.Load(), ReadStamps: st.clock.read.Load()}
+		out.Stop, out.StopDetail = st.stopper.why()
+		r.OnEnd(out)
 	}
 	return err
 }

@@ -132,7 +132,7 @@ func TestOpenLoopCountsUnsentArrivals(t *testing.T) {
 	c := &collector{}
 	r := newRunner(be, c, 2) // 2 events: ~50 ms a request
 	unsent := -1
-	r.OnUnsent = func(n int) { unsent = n }
+	r.OnEnd = func(o Outcome) { unsent = o.Unsent }
 	// 200 req/s for 300 ms (60 arrivals) with one slot: about 6 can be sent
 	err := r.Run(context.Background(), context.Background(), time.Now(), Config{Pacer: pacer.Constant{Rate: 200}, MaxConcurrency: 1, Duration: 300 * time.Millisecond, Warmup: 0})
 	if err != nil {
@@ -151,7 +151,7 @@ func TestOpenLoopCountsUnsentArrivals(t *testing.T) {
 	c = &collector{}
 	r = newRunner(&fakeBackend{gap: time.Millisecond}, c, 1)
 	unsent = 0
-	r.OnUnsent = func(n int) { unsent = n }
+	r.OnEnd = func(o Outcome) { unsent = o.Unsent }
 	if err := r.Run(context.Background(), context.Background(), time.Now(), Config{Pacer: pacer.Constant{Rate: 100}, Requests: 5}); err != nil {
 		t.Fatal(err)
 	}

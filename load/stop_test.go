@@ -35,7 +35,7 @@ func TestErrorStopRules(t *testing.T) {
 		c := &collector{}
 		r := newRunner(&failing{}, c, 1)
 		var reason, detail string
-		r.OnStop = func(a, b string) { reason, detail = a, b }
+		r.OnEnd = func(o Outcome) { reason, detail = o.Stop, o.StopDetail }
 		if err := r.Run(context.Background(), context.Background(), time.Now(), tc.cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestNaturalStopReasons(t *testing.T) {
 	be := &fakeBackend{gap: time.Millisecond}
 	var reason string
 	r := newRunner(be, &collector{}, 1)
-	r.OnStop = func(a, _ string) { reason = a }
+	r.OnEnd = func(o Outcome) { reason = o.Stop }
 	r.Run(context.Background(), context.Background(), time.Now(), Config{Concurrency: 1, Requests: 3})
 	if reason != StopRequests {
 		t.Errorf("stop %q, want requests", reason)
@@ -67,7 +67,7 @@ func TestDurationStopCancelsAfterGrace(t *testing.T) {
 	c := &collector{}
 	var reason string
 	r := newRunner(be, c, 100)
-	r.OnStop = func(a, _ string) { reason = a }
+	r.OnEnd = func(o Outcome) { reason = o.Stop }
 	start := time.Now()
 	err := r.Run(context.Background(), context.Background(), start, Config{Concurrency: 2, Duration: 100 * time.Millisecond, Grace: 50 * time.Millisecond})
 	if err != nil {

@@ -74,10 +74,8 @@ func (b *bench) runPoint(ctx context.Context, lc load.Config, end record.RunEnd,
 		// run's starts at t0 exactly, so a trace's offsets are the records' scheduled times)
 		lc.Offset = time.Since(b.t0)
 	}
-	r.OnStop = func(reason, detail string) { end.Stop, end.StopDetail = reason, detail }
-	r.OnUnsent = func(n int) { end.Unsent = n }
-	var stamps, readStamps int64
-	r.OnStamps = func(total, read int64) { stamps, readStamps = total, read }
+	var out load.Outcome
+	r.OnEnd = func(o load.Outcome) { out = o }
 	b.acc = metrics.NewAccumulator(b.opts)
 	b.acc.SetHeader(b.hdr)
 	var q load.QualitySampler
@@ -85,9 +83,10 @@ func (b *bench) runPoint(ctx context.Context, lc load.Config, end record.RunEnd,
 	b.prog.begin(point, lc.Requests, lc.Duration)
 	err = r.Run(ctx, hardStop(ctx), b.t0, lc)
 	b.prog.end()
+	end.Stop, end.StopDetail, end.Unsent = out.Stop, out.StopDetail, out.Unsent
 	end.Quality = q.Stop()
 	end.Quality.InProcessServer = b.sim != nil
-	end.Quality.Stamps, end.Quality.ReadStamps = stamps, readStamps
+	end.Quality.Stamps, end.Quality.ReadStamps = out.Stamps, out.ReadStamps
 	if end.StopDetail != "" {
 		b.logf("%s", end.StopDetail)
 	}
