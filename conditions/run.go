@@ -30,27 +30,24 @@ func FromHeader(h *record.Header) Set {
 	}
 	f.put("workload.output_tokens", c["output_tokens"])
 	f.put("workload.fixed_output", c["fixed_output"])
-	salt, _ := c["cache_salt"].(string)
-	if salt == "" {
-		salt = "none"
-	}
-	f.put("sampling.cache_salt", salt)
+	// files written before the salt existed sent none
+	f.put("sampling.cache_salt", stringOr(c, "cache_salt", "none"))
 	for _, k := range []string{"temperature", "top_p", "extra_body"} {
-		v, _ := c[k].(string)
-		if v == "" {
-			v = "server default"
-		}
-		f.put("sampling."+k, v)
+		f.put("sampling."+k, stringOr(c, k, "server default"))
 	}
 	loadConditions(&f, c)
 	// how events were stamped (client.Arrivals); files written before the kernel's receive
 	// times were used were stamped at the read
-	clock, _ := c["arrival_clock"].(string)
-	if clock == "" {
-		clock = "read"
-	}
-	f.put("measurement.arrival_clock", clock)
+	f.put("measurement.arrival_clock", stringOr(c, "arrival_clock", "read"))
 	return Set(f)
+}
+
+// stringOr is the string setting c[key], or def when it is absent or empty.
+func stringOr(c map[string]any, key, def string) string {
+	if v, _ := c[key].(string); v != "" {
+		return v
+	}
+	return def
 }
 
 // loadConditions states the load shape: closed loop (users) or open loop (rate, arrivals,
