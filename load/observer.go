@@ -13,20 +13,21 @@ import (
 // clock as ns since the run start and writes it into the request's record. It is the only
 // place (with the dispatch loop) that reads the clock.
 type stamp struct {
-	t0        time.Time
-	rec       *record.Record
-	lastEvent int64 // when the last event's bytes were read
-	readStamp bool  // lastEvent is the read time: the kernel gave no receive time
-	connStart int64
-	prompt    int // server usage, latest non-zero report
-	output    int
-	rx        client.Arrivals // the connection's kernel receive times; nil: stamp at the read
-	rxK, rxT  int64           // the last receive time used (Unix ns) and the stamp it gave
-	clock     *clockCount     // counts event stamps when the kernel clock is asked for; nil otherwise
+	t0         time.Time
+	rec        *record.Record
+	lastEvent  int64 // when the last event's bytes were read
+	readStamp  bool  // lastEvent is the read time: the kernel gave no receive time
+	connStart  int64
+	prompt     int // server usage, latest non-zero report
+	output     int
+	rx         client.Arrivals // the connection's kernel receive times; nil: stamp at the read
+	rxK, rxT   int64           // the last receive time used (Unix ns) and the stamp it gave
+	readStamps int             // content events stamped at the read (the runner sums them per run)
 }
 
-// clockCount counts a run's content-event stamps and those that fell back to the read time
-// although the kernel clock was asked for (see record.Quality.ReadStamps).
+// clockCount counts a run's measured content-event stamps and those that fell back to the
+// read time although the kernel clock was asked for (see record.Quality.ReadStamps). The
+// runner adds each request's counts once, when it returns.
 type clockCount struct{ total, read atomic.Int64 }
 
 var _ client.ArrivalObserver = (*stamp)(nil)
@@ -99,11 +100,8 @@ func (s *stamp) Choice() {
 }
 func (s *stamp) Content(tokens int) {
 	s.rec.Events = append(s.rec.Events, record.Event{T: s.lastEvent, N: int32(tokens)})
-	if s.clock != nil && s.rec.Measured() { // warmup absorbs the kernel turning timestamps on
-		s.clock.total.Add(1)
-		if s.readStamp {
-			s.clock.read.Add(1)
-		}
+	if s.readStamp {
+		s.readStamps++
 	}
 }
 func (s *stamp) Usage(prompt, completion int) { s.prompt, s.output = prompt, completion }

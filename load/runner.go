@@ -388,13 +388,14 @@ func (s *state) send(i int, phase string, sched int64) {
 		defer cancel()
 	}
 	st := &stamp{t0: s.t0, rec: rec}
-	if s.r.KernelClock {
-		st.clock = &s.clock
-	}
 	err := s.r.Backend.Do(ctx, &req, st)
 	st.finish(s.r.PromptSource)
 	if err != nil {
 		classify(rec, err, ctx)
+	}
+	if s.r.KernelClock && rec.Measured() { // warmup absorbs the kernel turning timestamps on
+		s.clock.total.Add(int64(len(rec.Events)))
+		s.clock.read.Add(int64(st.readStamps))
 	}
 	if s.r.Finished != nil {
 		s.r.Finished(rec)
