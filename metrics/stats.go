@@ -72,18 +72,23 @@ func (s sample) stat(ps []float64) Stat {
 		ss += d * d
 	}
 	st.Std = math.Sqrt(ss / float64(len(s)))
-	st.Median = quantile(s, 50)
+	st.Median = Quantile(s, 50)
 	st.Percentiles = make([]Percentile, len(ps))
 	for i, p := range ps {
-		st.Percentiles[i] = Percentile{P: p, V: quantile(s, p)}
+		st.Percentiles[i] = Percentile{P: p, V: Quantile(s, p)}
 	}
 	return st
 }
 
-// quantile returns percentile p (0..100) of sorted values, exactly: Hyndman–Fan type 7,
+// Quantile returns percentile p (0..100) of sorted values, exactly: Hyndman–Fan type 7,
 // numpy's default "linear" method. With n values the virtual index is h = (n−1)·p/100 and
-// the result is x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]); so p50 of [1,2,3,4] is 2.5.
-func quantile(sorted []float64, p float64) float64 {
+// the result is x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]); so p50 of [1,2,3,4] is 2.5. An empty
+// slice has no quantile: NaN. This is the module's one quantile: compare's bootstrap, the
+// report's charts and selftest's error figures call it too.
+func Quantile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
 	return quantileAt(len(sorted), p, func(i int) float64 { return sorted[i] })
 }
 
