@@ -1,7 +1,12 @@
-// Package conditions captures, declares and compares the facts that must stay fixed between a
+// Package conditions declares, reads and compares the facts that must stay fixed between a
 // baseline and a later run: the model and its quantisation, the workload (prompt and output
 // lengths, sampling, seed), the load, the tokenizer, batching limits, the hardware and driver,
 // the server's version and flags, and the client machine.
+//
+// It is pure: it reads a records header (FromHeader), the user's declarations (ParseDeclared,
+// LoadFile) and a server's answers to the probes its families declare (Families, FromAnswers),
+// but never asks a server or this machine anything. That is package capture, so that compare
+// and report, which import this package, stay free of the network.
 //
 // Every condition carries its source: detected (asked of the server or this machine), declared
 // (--condition key=value, or a YAML file of them) or unknown. An unknown condition is listed,

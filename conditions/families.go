@@ -20,11 +20,6 @@ const (
 	Ollama    = "ollama"
 )
 
-// families are the parsers of the probe answers, one per server family, plus the generic
-// OpenAI /v1/models one first (family parsers refine what it found). A parser returns nothing
-// when the answers are not its family's.
-var families = []func(answers) []record.Condition{openAIModels, simulator, vllm, sglang, tgi, llamaCpp, ollama}
-
 // facts collects detected conditions, skipping absent values: absence is not a fact, and the
 // unknowns are added once, at the end, by Complete.
 type facts Set
@@ -57,7 +52,7 @@ func (f *facts) putFlags(m map[string]any, names ...string) {
 
 // openAIModels reads GET /v1/models: the first model id, and max_model_len where the server
 // gives it (vLLM, the simulator).
-func openAIModels(a answers) []record.Condition {
+func openAIModels(a Answers) []record.Condition {
 	var m struct {
 		Data []struct {
 			ID          string         `json:"id"`
@@ -92,7 +87,7 @@ func openAIModels(a answers) []record.Condition {
 // The simulated engine's hardware, model and limits are conditions like a real server's; its
 // speed parameters (fixed-mode ttft/itl, efficiencies, faults) are sim.* keys, which stand for
 // the server's own performance and so do not make two runs incomparable.
-func simulator(a answers) []record.Condition {
+func simulator(a Answers) []record.Condition {
 	var v struct {
 		Simulator bool              `json:"simulator"`
 		Version   string            `json:"version"`
@@ -129,15 +124,15 @@ var simKeys = map[string]string{
 // vllm reads /version ({"version": "0.8.5"}) when /metrics or /v1/models says vLLM, and
 // every vllm:*_info gauge of /metrics (cache_config_info: block_size, cache_dtype,
 // gpu_memory_utilization, num_gpu_blocks ...), whose labels are the engine's settings.
-func vllm(a answers) []record.Condition {
+func vllm(a Answers) []record.Condition {
 	var sim struct {
 		Simulator bool `json:"simulator"`
 	}
 	if a.json("/version", &sim) && sim.Simulator {
 		return nil // the simulator imitates vLLM's metrics, but it is not vLLM
 	}
-	met := a["/metrics"]
-	isVLLM := met.ok && bytes.Contains(met.body, []byte("vllm:"))
+	met, metOK := a["/metrics"]
+	isVLLM := metOK && bytes.Contains(met, []byte("vllm:"))
 	var f facts
 	var m struct {
 		Data []struct {
@@ -157,8 +152,8 @@ func vllm(a answers) []record.Condition {
 	if a.json("/version", &v) {
 		f.put(ServerVer, v.Version)
 	}
-	if met.ok {
-		for name, labels := range infoGauges(met.body, "vllm:") {
+	if metOK {
+		for name, labels := range infoGauges(met, "vllm:") {
 			for k, val := range labels {
 				f.put(FlagPrefix+vllmFlag(name, k), val)
 			}

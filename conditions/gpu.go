@@ -1,39 +1,20 @@
 package conditions
 
 import (
-	"context"
 	"fmt"
-	"os/exec"
 	"strings"
-	"time"
 
 	"servebench/record"
 )
 
-// nvidiaSMI runs nvidia-smi's CSV query; a variable so tests can give recorded output.
-var nvidiaSMI = func(ctx context.Context) ([]byte, error) {
-	if _, err := exec.LookPath("nvidia-smi"); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	return exec.CommandContext(ctx, "nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-		"--format=csv,noheader").Output()
-}
+// SMIQuery is the --query-gpu field list whose CSV output (--format=csv,noheader) GPUFromSMI
+// reads; capture runs nvidia-smi with it, so the columns and their parser cannot drift apart.
+const SMIQuery = "name,driver_version,memory.total"
 
-// GPU returns this machine's GPUs as nvidia-smi sees them: name (with a count when there are
-// several, as "2 x NVIDIA H100 80GB HBM3"), driver and memory. Nothing when nvidia-smi is
-// absent or fails: the caller then says unknown, or the user declares them.
-func GPU(ctx context.Context) []record.Condition {
-	out, err := nvidiaSMI(ctx)
-	if err != nil {
-		return nil
-	}
-	return parseSMI(string(out))
-}
-
-// parseSMI reads lines "NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB".
-func parseSMI(out string) []record.Condition {
+// GPUFromSMI reads nvidia-smi's answer to SMIQuery, lines such as
+// "NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB": name (with a count when there are several, as
+// "2 x NVIDIA H100 80GB HBM3"), count, driver and memory. Nothing when no line reads.
+func GPUFromSMI(out string) []record.Condition {
 	var names, drivers, mems []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		parts := strings.Split(line, ",")

@@ -1,18 +1,15 @@
 package conditions
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 
-	"servebench/client"
 	"servebench/record"
 )
 
 // sglang reads /get_server_info (or /server_info in newer releases): SGLang's server
 // arguments, version and scheduler limits, and /get_model_info for the tokenizer.
-func sglang(a answers) []record.Condition {
+func sglang(a Answers) []record.Condition {
 	var m map[string]any
 	if !a.json("/get_server_info", &m) && !a.json("/server_info", &m) {
 		return nil
@@ -68,7 +65,7 @@ func orNone(m map[string]any, k string) any {
 
 // tgi reads Text Generation Inference's /info: model, revision, dtype, batching limits,
 // version and commit.
-func tgi(a answers) []record.Condition {
+func tgi(a Answers) []record.Condition {
 	var m map[string]any
 	if !a.json("/info", &m) {
 		return nil
@@ -95,7 +92,7 @@ func tgi(a answers) []record.Condition {
 
 // llamaCpp reads llama-server's /props (build, slots, model file, its quantisation) and
 // /slots (per-slot context).
-func llamaCpp(a answers) []record.Condition {
+func llamaCpp(a Answers) []record.Condition {
 	var p struct {
 		BuildInfo  string  `json:"build_info"`
 		TotalSlots float64 `json:"total_slots"`
@@ -129,13 +126,13 @@ func llamaCpp(a answers) []record.Condition {
 		f.put(FlagPrefix+"speculative", slots[0].Speculative)
 		f.put(MaxNumSeqs, len(slots))
 	}
-	f.put(FlagPrefix+"metrics", a["/metrics"].ok)
+	f.put(FlagPrefix+"metrics", a.has("/metrics"))
 	return f
 }
 
 // ollama reads /api/version and /api/ps (the loaded model's details). /api/show, which needs
-// the model name, is asked afterwards by ollamaShow.
-func ollama(a answers) []record.Condition {
+// the model name, is asked in the follow-up round (ollamaFollowUp) and read by ollamaShow.
+func ollama(a Answers) []record.Condition {
 	var v struct {
 		Version string `json:"version"`
 	}
@@ -178,20 +175,27 @@ func (d ollamaDetails) put(f *facts) {
 	f.put("model.format", d.Format)
 }
 
-// ollamaShow asks POST /api/show for model: quantisation, parameter size, context length and
-// the Modelfile parameters (num_ctx, stop ...), which are the model's server-side flags.
-func ollamaShow(ctx context.Context, t client.Target, model string) []record.Condition {
-	if model == "" {
+// ollamaFollowUp asks POST /api/show for the model the first round named: the loaded one of
+// /api/ps, else the first of /v1/models. Nothing when the server is not Ollama or names none.
+func ollamaFollowUp(a Answers) []Probe {
+	s := Merge(openAIModels(a), ollama(a))
+	model := s.Value(Model)
+	if s.Value(ServerFamily) != Ollama || model == "" {
 		return nil
 	}
 	body, _ := json.Marshal(map[string]string{"model": model})
-	b, ok := get(ctx, t, http.MethodPost, "/api/show", body)
+	return []Probe{{Method: methodPost, Path: "/api/show", Body: body}}
+}
+
+// ollamaShow reads the answer to POST /api/show: quantisation, parameter size, context length
+// and the Modelfile parameters (num_ctx, stop ...), which are the model's server-side flags.
+func ollamaShow(a Answers) []record.Condition {
 	var show struct {
 		Details    ollamaDetails  `json:"details"`
 		Parameters string         `json:"parameters"`
 		ModelInfo  map[string]any `json:"model_info"`
 	}
-	if !ok || json.Unmarshal(b, &show) != nil {
+	if !a.json("/api/show", &show) {
 		return nil
 	}
 	var f facts

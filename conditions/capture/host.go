@@ -1,4 +1,4 @@
-package conditions
+package capture
 
 import (
 	"bufio"
@@ -6,19 +6,21 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"servebench/conditions"
 )
 
 // Host returns the client side: CPU model, cores, OS and kernel, and the versions of
 // servebench and Go. The client's own speed shows in client-side delays (TTFT from dispatch),
 // so a baseline made on another load-generator machine is worth knowing about.
-func Host(version string) Set {
-	var s Set
-	s.Add(ClientCPU, cpuModel(), Detected)
-	s.Add(ClientCores, strconv.Itoa(runtime.NumCPU()), Detected)
-	s.Add(ClientOS, runtime.GOOS+"/"+runtime.GOARCH, Detected)
-	s.Add(ClientKernel, kernel(), Detected)
-	s.Add(ClientVersion, version, Detected)
-	s.Add(ClientGo, runtime.Version(), Detected)
+func Host(version string) conditions.Set {
+	var s conditions.Set
+	s.Add(conditions.ClientCPU, cpuModel(), conditions.Detected)
+	s.Add(conditions.ClientCores, strconv.Itoa(runtime.NumCPU()), conditions.Detected)
+	s.Add(conditions.ClientOS, runtime.GOOS+"/"+runtime.GOARCH, conditions.Detected)
+	s.Add(conditions.ClientKernel, kernel(), conditions.Detected)
+	s.Add(conditions.ClientVersion, version, conditions.Detected)
+	s.Add(conditions.ClientGo, runtime.Version(), conditions.Detected)
 	return s
 }
 
