@@ -169,7 +169,12 @@ func (s *Scanner) Literal(lit string) bool {
 // Str skips a string, checking its escapes and that it has no raw control characters.
 // Invalid UTF-8 is accepted, as encoding/json accepts it.
 func (s *Scanner) Str() bool {
-	s.I++ // the opening quote
+	// Checked, not assumed: skipping whatever byte is here would accept abc" as a string, or
+	// step past the end of B and make the next call panic.
+	if s.I >= len(s.B) || s.B[s.I] != '"' {
+		return false
+	}
+	s.I++
 	for s.I < len(s.B) {
 		c := s.B[s.I]
 		s.I++
@@ -214,7 +219,7 @@ func (s *Scanner) Escape() bool {
 
 // Number skips -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
 func (s *Scanner) Number() bool {
-	if s.B[s.I] == '-' {
+	if s.I < len(s.B) && s.B[s.I] == '-' { // at the end of B: false, not an index panic
 		s.I++
 	}
 	switch {
@@ -287,10 +292,13 @@ func (s *Scanner) Int64(v *int64) bool {
 	return true
 }
 
-// Int is Int64 into an int.
+// Int is Int64 into an int. Where int has 32 bits, an integer it cannot hold is false (the
+// caller's encoding/json reports the overflow) rather than silently truncated.
 func (s *Scanner) Int(v *int) bool {
 	n := int64(*v)
-	ok := s.Int64(&n)
+	if !s.Int64(&n) || int64(int(n)) != n {
+		return false
+	}
 	*v = int(n)
-	return ok
+	return true
 }
