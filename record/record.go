@@ -68,6 +68,10 @@ type Header struct {
 	Workload  Workload  `json:"workload"`
 	// Config is the effective run configuration (flags and config file merged), secrets removed.
 	Config map[string]any `json:"config,omitempty"`
+	// ConfigSet are the settings (by flag name) the user gave, by flag or config file; every
+	// other value of Config was a default or derived from the others. run --like uses it to
+	// tell the baseline's choices from what was filled in. Absent from older files.
+	ConfigSet []string `json:"config_set,omitempty"`
 	// Conditions are the facts that must stay fixed between a baseline and a later run.
 	Conditions []Condition `json:"conditions,omitempty"`
 	// Shard is "i/n" when this file is one shard of a split run.

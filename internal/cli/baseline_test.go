@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"servebench/conditions"
+	"servebench/runspec"
 	"servebench/record"
 	"servebench/sim"
 )
@@ -172,23 +173,23 @@ func TestEmbedPromptsOff(t *testing.T) {
 // --cache-salt per-run gives every run its own random cache_salt, beside the user's extra
 // body; the simulator accepts it, and the setting is a recorded condition.
 func TestCacheSaltPerRun(t *testing.T) {
-	c := defaultRunConfig()
+	c := runspec.Default()
 	c.CacheSalt, c.ExtraBody = "per-run", `{"priority": 1}`
-	a, err := c.runSampling()
+	a, err := c.RunSampling()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := c.runSampling()
+	b, _ := c.RunSampling()
 	sa, _ := a.ExtraBody["cache_salt"].(string)
 	sb, _ := b.ExtraBody["cache_salt"].(string)
 	if !strings.HasPrefix(sa, "servebench-") || sa == sb || a.ExtraBody["priority"] != 1.0 {
 		t.Errorf("salts %q and %q, extra body %v: want two different servebench- salts beside priority", sa, sb, a.ExtraBody)
 	}
-	if s, _ := c.sampling(); s.ExtraBody["cache_salt"] != nil {
+	if s, _ := c.Sampling(); s.ExtraBody["cache_salt"] != nil {
 		t.Error("the workload's sampling (hashed) carries the salt")
 	}
 	c.ExtraBody = `{"cache_salt": "mine"}`
-	if _, err := c.runSampling(); err == nil {
+	if _, err := c.RunSampling(); err == nil {
 		t.Error("--cache-salt per-run beside a cache_salt in --extra-body was accepted")
 	}
 

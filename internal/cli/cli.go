@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"servebench/bench"
+	"servebench/runspec"
 )
 
 // Exit codes, documented in README.md.
@@ -63,11 +66,12 @@ func hardStop(ctx context.Context) context.Context {
 type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	args           []string // the command line, for the records header
 }
 
 // Main runs servebench with args (without the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	std := &streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	std := &streams{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
 	root := newRoot(std)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -78,9 +82,21 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return ExitOK
 	}
 	fmt.Fprintln(stderr, "servebench: "+oneLine(err.Error()))
+	return exitCode(err)
+}
+
+// exitCode maps an error to its documented exit code: the orchestrator's typed errors, this
+// package's own, and cobra's unknown command; every other failure is a tool error.
+func exitCode(err error) int {
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var gate *bench.GateError
+	switch {
+	case errors.As(err, &ee):
 		return ee.code
+	case runspec.IsUsage(err):
+		return ExitUsage
+	case errors.As(err, &gate):
+		return ExitSLO
 	}
 	if strings.HasPrefix(err.Error(), "unknown command ") {
 		return ExitUsage // cobra's own, before any flag or argument is parsed

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"servebench/compare"
+	"servebench/metrics"
 	"servebench/report"
 )
 
@@ -84,7 +85,10 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 	return nil
 }
 
-func sloSet(s *compare.Side) bool { return headerOptions(s.Header).SLO.Any() }
+func sloSet(s *compare.Side) bool {
+	o, _ := metrics.HeaderOptions(s.Header) // read once already, by readSide
+	return o.SLO.Any()
+}
 
 func regressedList(r *compare.Result) string {
 	var names []string
@@ -104,7 +108,11 @@ func readSide(path string, stderr io.Writer) (*compare.Side, error) {
 		return nil, err
 	}
 	defer ins[0].close()
-	s := compare.NewSide(ins[0].hdr, headerOptions(ins[0].hdr))
+	opt, err := metrics.HeaderOptions(ins[0].hdr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s := compare.NewSide(ins[0].hdr, opt)
 	for r, err := range ins[0].records(stderr) {
 		if err != nil {
 			return nil, err

@@ -13,6 +13,8 @@ import (
 
 	"servebench/client"
 	"servebench/conditions"
+	"servebench/conditions/capture"
+	"servebench/runspec"
 	"servebench/report"
 )
 
@@ -64,7 +66,7 @@ value and its source: detected (asked of the server or this machine), declared (
 // envConditions detects and merges the conditions as run would record them (without the
 // workload and load, which only a run has).
 func envConditions(ctx context.Context, c *envConfig) (conditions.Set, error) {
-	declared, err := declaredConditions(&runConfig{Conditions: c.declared, ConditionsFile: c.file})
+	declared, err := (&runspec.Spec{Conditions: c.declared, ConditionsFile: c.file}).Declared()
 	if err != nil {
 		return nil, err
 	}
@@ -74,18 +76,18 @@ func envConditions(ctx context.Context, c *envConfig) (conditions.Set, error) {
 		if key == "" {
 			key = os.Getenv("OPENAI_API_KEY")
 		}
-		hdr, err := parseHeaders(c.headers)
+		hdr, err := runspec.ParseHeaders(c.headers)
 		if err != nil {
 			return nil, err
 		}
 		t := client.Target{BaseURL: strings.TrimRight(c.url, "/"), APIKey: key, Header: hdr, HTTP: client.NewHTTPClient(4, c.insecure)}
 		// a server that is not there is an error, not a table of unknowns
 		if err := client.WaitReady(ctx, t, c.readyTimeout); err != nil {
-			return nil, errors.New(redactSecret(err.Error(), key))
+			return nil, errors.New(runspec.RedactSecrets(err.Error(), key))
 		}
-		detected = conditions.Detect(ctx, t)
+		detected = capture.Detect(ctx, t)
 	}
-	return conditions.Complete(conditions.Merge(conditions.Host(Version), detected, declared)), nil
+	return conditions.Complete(conditions.Merge(capture.Host(Version), detected, declared)), nil
 }
 
 func writeConditions(w io.Writer, format string, cs conditions.Set) error {

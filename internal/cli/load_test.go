@@ -80,7 +80,7 @@ func TestFailBelowExitCode(t *testing.T) {
 	dir := t.TempDir()
 	run := func(slo string) (int, string, string) {
 		return runMain(t, "run", "--url", url, "--requests", "6", "--concurrency", "2", "--input-tokens", "16",
-			"--output-tokens", "4", "--slo", slo, "--fail-below", "99%", "-o", filepath.Join(dir, "r.jsonl"))
+			"--output-tokens", "4", "--slo", slo, "--fail-below", "99%", "--force", "-o", filepath.Join(dir, "r.jsonl"))
 	}
 	code, out, errs := run("ttft=10s")
 	if code != 0 || !strings.Contains(out, "attainment  100.00%") || !strings.Contains(errs, "SLO gate passed") {
@@ -197,7 +197,7 @@ func TestTraceAndRamp(t *testing.T) {
 		}
 	}
 	code, _, errs = runMain(t, "run", "-q", "--url", url, "--ramp", "linear:10..40", "--duration", "500ms",
-		"--input-tokens", "16", "--output-tokens", "2", "-o", p)
+		"--input-tokens", "16", "--output-tokens", "2", "--force", "-o", p)
 	if _, recs := readRecords(t, p); code != 0 || len(recs) < 5 || len(recs) > 20 {
 		t.Errorf("ramp: exit %d, %d records (want ≈ 12): %s", code, len(recs), errs)
 	}

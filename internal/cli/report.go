@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"servebench/internal/output"
+
 	"servebench/metrics"
 	"servebench/record"
 	"servebench/report"
@@ -41,7 +43,10 @@ split run (run --shard i/n): same workload and configuration, every shard presen
 			if !contains(reportFormats, format) {
 				return usageErr("--format %q: want one of %s", format, strings.Join(reportFormats, ", "))
 			}
-			return writeOutput(out, st.stdout, func(w io.Writer) error {
+			if err := output.NotInput("-o", out, args...); err != nil {
+				return codeErr(ExitUsage, err)
+			}
+			return output.WriteFile(out, st.stdout, func(w io.Writer) error {
 				return reportFiles(w, st.stderr, format, args)
 			})
 		},
@@ -95,23 +100,27 @@ func htmlReport(w, stderr io.Writer, ins []*input) error {
 	runs := make([]report.Run, len(ins))
 	for i, in := range ins {
 		var series report.Series
-		per := newPerRun(in.hdr)
-		s, err := in.summarise(stderr, func(r *record.Record) { series.Add(r); per.add(r) })
+		opt, err := metrics.HeaderOptions(in.hdr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.label, err)
+		}
+		per := metrics.NewRuns(in.hdr, opt)
+		s, err := in.summarise(stderr, func(r *record.Record) { series.Add(r); per.Add(r) })
 		if err != nil {
 			return err
 		}
 		runs[i] = report.Run{Label: in.label, Header: in.hdr, Summary: s, Series: &series}
-		if rs := per.summaries(); len(rs) > 1 {
+		if rs := per.Summaries(); len(rs) > 1 {
 			// several runs (sweep points, repeats): the tables show the last run, as the text
 			// report does, and the per-point charts show them all
-			runs[i].Summary = rs[len(rs)-1].sum
-			runs[i].Label = fmt.Sprintf("%s (tables: run %d of %d)", in.label, rs[len(rs)-1].run, len(rs))
+			runs[i].Summary = rs[len(rs)-1].Summary
+			runs[i].Label = fmt.Sprintf("%s (tables: run %d of %d)", in.label, rs[len(rs)-1].Run, len(rs))
 			for _, r := range rs {
-				label := r.label
+				label := r.Label
 				if label == "" {
-					label = fmt.Sprintf("run %d", r.run)
+					label = fmt.Sprintf("run %d", r.Run)
 				}
-				runs[i].Points = append(runs[i].Points, report.Point{Label: label, Summary: r.sum})
+				runs[i].Points = append(runs[i].Points, report.Point{Label: label, Summary: r.Summary})
 			}
 		}
 	}
@@ -221,7 +230,11 @@ func (in *input) records(stderr io.Writer) iter.Seq2[*record.Record, error] {
 
 // summarise reads every record into an accumulator, and into also when it is not nil.
 func (in *input) summarise(stderr io.Writer, also func(*record.Record)) (*metrics.Summary, error) {
-	acc := metrics.NewAccumulator(headerOptions(in.hdr)) // the run's SLOs and window (slo.go)
+	opt, err := metrics.HeaderOptions(in.hdr) // the run's SLOs and window
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.where(), err)
+	}
+	acc := metrics.NewAccumulator(opt)
 	acc.SetHeader(in.hdr)
 	for r, err := range in.records(stderr) {
 		if err != nil {
@@ -238,7 +251,7 @@ func (in *input) summarise(stderr io.Writer, also func(*record.Record)) (*metric
 // summariseFile reads a records file, streaming, into one accumulator per run (runs.go).
 // Invalid lines (the cut last line of an interrupted run, or a corrupt one) are reported on
 // stderr with their line number and skipped; every valid record is used.
-func summariseFile(path string, stderr io.Writer) (*record.Header, []runSummary, error) {
+func summariseFile(path string, stderr io.Writer) (*record.Header, []metrics.RunSummary, error) {
 	ins, err := openInputs([]string{path}, false)
 	if err != nil {
 		return nil, nil, err
@@ -251,17 +264,21 @@ func summariseFile(path string, stderr io.Writer) (*record.Header, []runSummary,
 	return ins[0].hdr, runs, nil
 }
 
-// runs reads every record into one accumulator per run (runs.go): a file, or merged shards,
-// of several runs (--repeat, sweep points) is summarised run by run, as run printed it.
-func (in *input) runs(stderr io.Writer) ([]runSummary, error) {
-	per := newPerRun(in.hdr)
+// runs reads every record into one accumulator per run: a file, or merged shards, of several
+// runs (--repeat, sweep points) is summarised run by run, as run printed it.
+func (in *input) runs(stderr io.Writer) ([]metrics.RunSummary, error) {
+	opt, err := metrics.HeaderOptions(in.hdr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.where(), err)
+	}
+	per := metrics.NewRuns(in.hdr, opt)
 	for r, err := range in.records(stderr) {
 		if err != nil {
 			return nil, err
 		}
-		per.add(r)
+		per.Add(r)
 	}
-	return per.summaries(), nil
+	return per.Summaries(), nil
 }
 
 // printSummary renders a summary: the one code path for `run` and `report` (text, json, md).
@@ -273,26 +290,4 @@ func printSummary(w io.Writer, format string, h *record.Header, s *metrics.Summa
 		return report.Markdown(w, h, s)
 	}
 	return report.Text(w, h, s)
-}
-
-func writeSummaryFile(path, format string, h *record.Header, s *metrics.Summary) error {
-	return writeOutput(path, nil, func(w io.Writer) error { return printSummary(w, format, h, s) })
-}
-
-// writeOutput runs render on the file path (created), or on stdout when path is empty. A
-// render error leaves no half-written file behind.
-func writeOutput(path string, stdout io.Writer, render func(io.Writer) error) error {
-	if path == "" {
-		return render(stdout)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := render(f); err != nil {
-		f.Close()
-		os.Remove(path)
-		return err
-	}
-	return f.Close()
 }

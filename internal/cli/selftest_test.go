@@ -7,12 +7,14 @@ import (
 	"os/signal"
 	"strconv"
 	"testing"
+
+	"servebench/selftest"
 )
 
 // TestMain lets selftest re-execute the test binary as its simulator process: with
-// SelftestChildEnv set, the binary runs Main on its arguments instead of the tests.
+// selftest.ChildEnv set, the binary runs Main on its arguments instead of the tests.
 func TestMain(m *testing.M) {
-	if os.Getenv(SelftestChildEnv) != "" {
+	if os.Getenv(selftest.ChildEnv) != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		stop()
@@ -22,13 +24,13 @@ func TestMain(m *testing.M) {
 }
 
 // selftestRun runs selftest with args and returns its JSON rows.
-func selftestRun(t *testing.T, args ...string) []selftestPoint {
+func selftestRun(t *testing.T, args ...string) []selftest.Point {
 	t.Helper()
 	code, out, errs := runMain(t, append([]string{"selftest", "--json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var res struct{ Points []selftestPoint }
+	var res struct{ Points []selftest.Point }
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -73,14 +75,5 @@ func TestSelftestHolds4096Streams(t *testing.T) {
 	t.Logf("4096 streams: %.0f events/s, max in flight %d", r.EventsPerSec, r.MaxInFlight)
 	if !r.Held || r.Failed != 0 || r.Events != 4*r.Requests {
 		t.Errorf("held %v, failed %d, %d events for %d requests, max in flight %d", r.Held, r.Failed, r.Events, r.Requests, r.MaxInFlight)
-	}
-}
-
-func TestPointAccMaxInFlight(t *testing.T) {
-	if got := maxInFlight([][2]int64{{1, 5}, {2, 3}, {3, 4}, {5, 6}}); got != 2 { // an end and a start at the same instant do not overlap
-		t.Errorf("max in flight %d, want 2", got)
-	}
-	if got := quantile7([]float64{1, 2, 3, 4}, 0.5); got != 2.5 {
-		t.Errorf("p50 of 1..4 = %v, want 2.5", got)
 	}
 }

@@ -65,7 +65,12 @@ func startRun(t *testing.T) (*exec.Cmd, string, *bytes.Buffer, *bytes.Buffer) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		b, _ := os.ReadFile(p)
+		// the records are written to a partial file beside the target until the run ends
+		partial, _ := filepath.Glob(p + ".*.partial")
+		var b []byte
+		if len(partial) > 0 {
+			b, _ = os.ReadFile(partial[0])
+		}
 		if bytes.Count(b, []byte("\n")) >= 2 { // the header and a record: requests are in flight
 			return cmd, p, &out, &errb
 		}

@@ -1,7 +1,6 @@
-package cli
+package sweep
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -13,16 +12,16 @@ import (
 // maximum throughput (every request at once, or --max-concurrency users), then --points
 // rates evenly between the two throughputs. With SLOs it then bisects between the highest
 // rate that met the attainment target and the lowest above it that did not.
-func (sw *sweeper) auto(ctx context.Context) error {
-	total := 2 + sw.sc.points
+func (sw *sweeper) auto() error {
+	total := 2 + sw.c.Points
 	step := func(i int, p point) (*metrics.Summary, error) {
-		return sw.run(ctx, p, fmt.Sprintf("point %d/%d %s", i, total, p.label()))
+		return sw.run(p, fmt.Sprintf("point %d/%d %s", i, total, p.label()))
 	}
 	sync, err := step(1, point{users: 1, kind: "synchronous"})
 	if err != nil {
 		return err
 	}
-	users := sw.b.cfg.MaxConcurrency
+	users := sw.spec.MaxConcurrency
 	if users == 0 {
 		users = max(sw.base.Requests, 1) // every measured request in flight at once
 	}
@@ -32,33 +31,33 @@ func (sw *sweeper) auto(ctx context.Context) error {
 	}
 	lo, hi := deref(sync.RequestThroughput), deref(peak.RequestThroughput)
 	if !(hi > lo) || lo <= 0 {
-		sw.b.logf("maximum throughput %.3g req/s is not above synchronous %.3g req/s: no rates between", hi, lo)
+		sw.logf("maximum throughput %.3g req/s is not above synchronous %.3g req/s: no rates between", hi, lo)
 		return nil
 	}
-	for i := 1; i <= sw.sc.points; i++ {
-		r := lo + (hi-lo)*float64(i)/float64(sw.sc.points+1)
+	for i := 1; i <= sw.c.Points; i++ {
+		r := lo + (hi-lo)*float64(i)/float64(sw.c.Points+1)
 		if _, err := step(2+i, point{rate: r}); err != nil {
 			return err
 		}
 	}
-	if !sw.b.opts.SLO.Any() {
+	if !sw.b.Options().SLO.Any() {
 		return nil
 	}
-	return sw.search(ctx)
+	return sw.search()
 }
 
 // search bisects on rate for the highest load whose SLO attainment stays at or above the
 // target, between the bracket the points so far give.
-func (sw *sweeper) search(ctx context.Context) error {
-	target, _ := parsePercent("--target-attainment", sw.sc.target)
+func (sw *sweeper) search() error {
+	target, _ := metrics.ParseShare("--target-attainment", sw.c.Target)
 	pass, fail, ok := sw.bracket(target)
 	if !ok {
 		return nil // no passing load, or every load passed: nothing to search between
 	}
-	for i := 1; i <= sw.sc.steps; i++ {
+	for i := 1; i <= sw.c.Steps; i++ {
 		mid := (pass + fail) / 2
 		p := point{rate: mid, kind: "search"}
-		s, err := sw.run(ctx, p, fmt.Sprintf("search %d/%d %s", i, sw.sc.steps, p.label()))
+		s, err := sw.run(p, fmt.Sprintf("search %d/%d %s", i, sw.c.Steps, p.label()))
 		if err != nil {
 			return err
 		}
@@ -95,7 +94,7 @@ func meets(s *metrics.Summary, target float64) bool {
 
 // offered is a point's load as a rate: its arrival rate, or for a closed loop its achieved
 // throughput (the rate that many users offered).
-func offered(r sweepRow) float64 {
+func offered(r row) float64 {
 	if r.pt.rate > 0 {
 		return r.pt.rate
 	}
@@ -103,10 +102,10 @@ func offered(r sweepRow) float64 {
 }
 
 // byLoad returns the rows ordered by offered load (listed sweeps keep their order).
-func (sw *sweeper) byLoad() []sweepRow {
+func (sw *sweeper) byLoad() []row {
 	rows := slices.Clone(sw.rows)
-	if sw.sc.auto {
-		slices.SortStableFunc(rows, func(a, b sweepRow) int {
+	if sw.c.Auto {
+		slices.SortStableFunc(rows, func(a, b row) int {
 			if a.pt.kind == "throughput" || b.pt.kind == "throughput" {
 				return map[bool]int{true: 1, false: -1}[a.pt.kind == "throughput"]
 			}

@@ -1,4 +1,4 @@
-package cli
+package selftest
 
 import (
 	"bufio"
@@ -16,13 +16,14 @@ import (
 	"time"
 
 	"servebench/load"
+	"servebench/metrics"
 	"servebench/record"
 )
 
-// SelftestChildEnv is set in the environment of the simulator process that selftest starts.
+// ChildEnv is set in the environment of the simulator process that selftest starts.
 // The real binary ignores it; a test binary's TestMain uses it to run Main instead of tests,
 // because os.Executable is then the test binary.
-const SelftestChildEnv = "SERVEBENCH_SELFTEST_CHILD"
+const ChildEnv = "SERVEBENCH_SELFTEST_CHILD"
 
 // simProcess is a `servebench sim` child process.
 type simProcess struct {
@@ -42,7 +43,7 @@ func startSimProcess(ctx context.Context, flags []string) (*simProcess, error) {
 		return nil, fmt.Errorf("selftest: %w", err)
 	}
 	cmd := exec.Command(exe, append([]string{"sim", "--addr", "127.0.0.1:0", "--seed", "1"}, flags...)...)
-	cmd.Env = append(os.Environ(), SelftestChildEnv+"=1")
+	cmd.Env = append(os.Environ(), ChildEnv+"=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -128,7 +129,7 @@ func readTruth(path string) (map[string][]int64, error) {
 // selftestRows reads the records file and the truth log back and computes one row per point
 // (run). Events/s count every request of the point; timestamp errors only measured ones. A client event is paired with the truth event of the same request id and the same
 // index among its content events; a request whose counts differ is left unpaired.
-func selftestRows(records, truthPath string, t0 time.Time, c *selftestConfig, itl time.Duration) ([]selftestPoint, error) {
+func rowsOf(records, truthPath string, t0 time.Time, c *Config, itl time.Duration) ([]Point, error) {
 	truth, err := readTruth(truthPath)
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func selftestRows(records, truthPath string, t0 time.Time, c *selftestConfig, it
 			acc[rec.Run].add(&rec, truth[load.RequestID(rec.Run, rec.ID)], wall0)
 		}
 	}
-	rows := make([]selftestPoint, len(c.Points))
+	rows := make([]Point, len(c.Points))
 	for i, n := range c.Points {
 		rows[i] = acc[i].row(itl, n)
 	}
@@ -211,8 +212,8 @@ func maxInFlight(spans [][2]int64) int {
 	return m
 }
 
-func (a *pointAcc) row(itl time.Duration, streams int) selftestPoint {
-	p := selftestPoint{ITL: itl, Streams: streams, Requests: a.requests, Failed: a.failed,
+func (a *pointAcc) row(itl time.Duration, streams int) Point {
+	p := Point{ITL: itl, Streams: streams, Requests: a.requests, Failed: a.failed,
 		Events: a.events, Matched: len(a.errs)}
 	if a.last > a.first {
 		p.Seconds = float64(a.last-a.first) / 1e9
@@ -220,18 +221,7 @@ func (a *pointAcc) row(itl time.Duration, streams int) selftestPoint {
 	}
 	if len(a.errs) > 0 {
 		slices.Sort(a.errs)
-		p.ErrP50Ms, p.ErrP99Ms, p.ErrMaxMs = quantile7(a.errs, 0.50), quantile7(a.errs, 0.99), a.errs[len(a.errs)-1]
+		p.ErrP50Ms, p.ErrP99Ms, p.ErrMaxMs = metrics.Quantile(a.errs, 50), metrics.Quantile(a.errs, 99), a.errs[len(a.errs)-1]
 	}
 	return p
-}
-
-// quantile7 is the p-quantile of sorted values, interpolated between closest ranks
-// (Hyndman–Fan type 7, as package metrics computes every percentile).
-func quantile7(sorted []float64, p float64) float64 {
-	h := p * float64(len(sorted)-1)
-	i := int(h)
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }

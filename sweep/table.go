@@ -1,4 +1,4 @@
-package cli
+package sweep
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ const kneeShare = 0.9
 // knee, the point of maximum goodput and, after a search, the highest load meeting the SLOs.
 func (sw *sweeper) printTable(w io.Writer) {
 	rows := sw.byLoad()
-	slo := sw.b.opts.SLO
+	slo := sw.b.Options().SLO
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	head := "run\tload\treq/s\tout tok/s\tTTFT p50\tTTFT p99\tTPOT p50\tTPOT p99\tE2E p99\tfailed\t"
 	if slo.Any() {
@@ -44,13 +44,13 @@ func (sw *sweeper) printTable(w io.Writer) {
 }
 
 // findings are the named points under the table.
-func (sw *sweeper) findings(rows []sweepRow) []string {
+func (sw *sweeper) findings(rows []row) []string {
 	var out []string
 	if k, peak, ok := knee(rows); ok {
 		out = append(out, fmt.Sprintf("saturation knee: run %d, %s (%.2f req/s, %.0f%% of the peak %.2f req/s)",
 			rows[k].run, rows[k].pt.label(), deref(rows[k].sum.RequestThroughput), 100*deref(rows[k].sum.RequestThroughput)/peak, peak))
 	}
-	if !sw.b.opts.SLO.Any() {
+	if !sw.b.Options().SLO.Any() {
 		return out
 	}
 	best := -1
@@ -61,15 +61,15 @@ func (sw *sweeper) findings(rows []sweepRow) []string {
 	}
 	if best >= 0 {
 		out = append(out, fmt.Sprintf("max goodput: run %d, %s (%.2f req/s meeting %s)",
-			rows[best].run, rows[best].pt.label(), *rows[best].sum.RequestGoodput, sw.b.opts.SLO))
+			rows[best].run, rows[best].pt.label(), *rows[best].sum.RequestGoodput, sw.b.Options().SLO))
 	}
-	target, _ := parsePercent("--target-attainment", sw.sc.target)
+	target, _ := metrics.ParseShare("--target-attainment", sw.c.Target)
 	out = append(out, highestMeeting(rows, target))
 	return out
 }
 
 // knee returns the index of the lightest row reaching kneeShare of the peak throughput.
-func knee(rows []sweepRow) (int, float64, bool) {
+func knee(rows []row) (int, float64, bool) {
 	peak := 0.0
 	for _, r := range rows {
 		peak = max(peak, deref(r.sum.RequestThroughput))
@@ -86,7 +86,7 @@ func knee(rows []sweepRow) (int, float64, bool) {
 }
 
 // highestMeeting names the heaviest load whose SLO attainment met the target.
-func highestMeeting(rows []sweepRow, target float64) string {
+func highestMeeting(rows []row, target float64) string {
 	best := -1
 	for i, r := range rows {
 		if meets(r.sum, target) {

@@ -1,4 +1,6 @@
-package cli
+// Package progress is the live progress line of a run on stderr: redrawn every second on a
+// terminal, a new line every 10 s in a log.
+package progress
 
 import (
 	"fmt"
@@ -19,10 +21,10 @@ const (
 	ttftRing = 512 // TTFT p50 "so far" is over the last this many completed requests
 )
 
-// progress is the live progress line on stderr. The sink feeds it (cheap counters under a
-// mutex on the writer goroutine, never on a request's); a ticker renders it. A nil progress
-// (--quiet) does nothing.
-type progress struct {
+// Line is the live progress line. The records writer feeds it (cheap counters under a mutex
+// on the writer goroutine, never on a request's); a ticker renders it. It implements
+// bench.Progress.
+type Line struct {
 	w     io.Writer
 	tty   bool
 	every time.Duration
@@ -41,12 +43,9 @@ type progress struct {
 	stop, stopped      chan struct{}
 }
 
-// newProgress returns the progress line for stderr w, or nil with quiet.
-func newProgress(w io.Writer, quiet bool) *progress {
-	if quiet {
-		return nil
-	}
-	p := &progress{w: w, tty: isTerminal(w), every: logEvery}
+// New returns the progress line for stderr w.
+func New(w io.Writer) *Line {
+	p := &Line{w: w, tty: isTerminal(w), every: logEvery}
 	if p.tty {
 		p.every = ttyEvery
 	}
@@ -63,9 +62,9 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// begin resets the counters for a run of total measured requests (or dur) and starts the
+// Begin resets the counters for a run of total measured requests (or dur) and starts the
 // ticker. point names the sweep point ("" for a plain run).
-func (p *progress) begin(point string, total int, dur time.Duration) {
+func (p *Line) Begin(point string, total int, dur time.Duration) {
 	if p == nil {
 		return
 	}
@@ -78,7 +77,7 @@ func (p *progress) begin(point string, total int, dur time.Duration) {
 	go p.loop()
 }
 
-func (p *progress) loop() {
+func (p *Line) loop() {
 	defer close(p.stopped)
 	t := time.NewTicker(p.every)
 	defer t.Stop()
@@ -92,8 +91,8 @@ func (p *progress) loop() {
 	}
 }
 
-// add counts one finished request (called by the sink).
-func (p *progress) add(r *record.Record) {
+// Add counts one finished request (called by the records writer).
+func (p *Line) Add(r *record.Record) {
 	if p == nil || !r.Measured() {
 		return
 	}
@@ -117,7 +116,7 @@ func (p *progress) add(r *record.Record) {
 }
 
 // render writes the line: on a terminal redrawn in place, in a log as a new line.
-func (p *progress) render(now time.Time) {
+func (p *Line) render(now time.Time) {
 	p.mu.Lock()
 	line := p.line(now)
 	p.mu.Unlock()
@@ -129,7 +128,7 @@ func (p *progress) render(now time.Time) {
 }
 
 // line formats the progress figures; the rates are over the last interval. Holds p.mu.
-func (p *progress) line(now time.Time) string {
+func (p *Line) line(now time.Time) string {
 	s := ""
 	if p.point != "" {
 		s = "[" + p.point + "] "
@@ -152,8 +151,8 @@ func (p *progress) line(now time.Time) string {
 	return s + fmt.Sprintf("  TTFT p50 %s  errors %d", ttft, p.failed)
 }
 
-// end stops the ticker and, on a terminal, clears the line.
-func (p *progress) end() {
+// End stops the ticker and, on a terminal, clears the line.
+func (p *Line) End() {
 	if p == nil || p.stop == nil {
 		return
 	}

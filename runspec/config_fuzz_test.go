@@ -1,16 +1,16 @@
-package cli
+package runspec
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// FuzzRunConfig feeds arbitrary YAML to the --config parser and validation: it must never
-// panic, and every rejection must be a usage error (exit 2) on one line.
-func FuzzRunConfig(f *testing.F) {
+// FuzzSpecFile feeds arbitrary YAML to the --config parser and validation: it must never
+// panic, never change the spec in Validate, and every rejection must be a usage error on one
+// line.
+func FuzzSpecFile(f *testing.F) {
 	for _, s := range []string{
 		"url: http://127.0.0.1:8000\napi: tgi\ninput-tokens: 16\n",
 		"rate: 2\nconcurrency: 3\n",
@@ -18,6 +18,7 @@ func FuzzRunConfig(f *testing.F) {
 		"request-timeout: 30s\nidle-timeout: -1s\n",
 		"tokenizer: /nonexistent.json\napi: auto\n",
 		"extra-body: '{\"a\":1}'\ntemperature: x\n",
+		"concurrency: 0\n", "requests: -1\n", "url: ftp://127.0.0.1:1\n",
 		"input-tokns: 1\n", "- a\n- b\n", "{", "",
 	} {
 		f.Add([]byte(s))
@@ -28,14 +29,20 @@ func FuzzRunConfig(f *testing.F) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg := defaultRunConfig()
-		cmd := newRunCmd(&streams{})
-		_, err := effectiveRunConfig(cmd, &cfg, path)
+		s := Default()
+		err := s.LoadFile(path)
+		if err == nil {
+			before := s.clone()
+			err = s.Validate()
+			if s.Value("concurrency") != before.Value("concurrency") || s.Value("warmup") != before.Value("warmup") ||
+				s.Value("requests") != before.Value("requests") || s.Value("cache-salt") != before.Value("cache-salt") {
+				t.Fatal("Validate changed the spec")
+			}
+		}
 		if err == nil {
 			return
 		}
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != ExitUsage {
+		if !IsUsage(err) {
 			t.Fatalf("config error is not a usage error: %v", err)
 		}
 		if strings.TrimSpace(err.Error()) == "" {

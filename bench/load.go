@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"os"
+
+	"servebench/load"
+	"servebench/load/pacer"
+	"servebench/metrics"
+	"servebench/runspec"
+)
+
+// LoadConfig is the load shape of a resolved spec: closed loop, or an open-loop schedule
+// (constant/Poisson/gamma rate, ramp, or a trace whose arrivals are returned too), narrowed
+// to this process's shard.
+func LoadConfig(s *runspec.Spec) (load.Config, []pacer.Arrival, error) {
+	lc := load.Config{Concurrency: s.Concurrency, MaxConcurrency: s.MaxConcurrency, Warmup: s.Warmup,
+		Requests: s.Requests, Duration: s.Duration, Grace: s.Grace, RequestTimeout: s.RequestTimeout,
+		WarmupDuration: s.WarmupDuration, CooldownDuration: s.CooldownDuration, MaxErrors: s.MaxErrors}
+	if s.MaxErrorRate != "" {
+		lc.MaxErrorRate, _ = metrics.ParseShare("--max-error-rate", s.MaxErrorRate) // validated
+	}
+	sh, err := s.ShardOf()
+	if err != nil {
+		return lc, nil, err
+	}
+	var as []pacer.Arrival
+	switch {
+	case s.Rate > 0:
+		if lc.Pacer, err = pacer.New(s.Arrival, s.Rate, s.Burstiness, s.Seed); err != nil {
+			return lc, nil, runspec.Usage(err)
+		}
+	case s.Ramp != "":
+		unit, err := pacer.New(s.Arrival, 1, s.Burstiness, s.Seed)
+		if err != nil {
+			return lc, nil, runspec.Usage(err)
+		}
+		if lc.Pacer, err = pacer.ParseRamp(s.Ramp, s.Duration, unit); err != nil {
+			return lc, nil, runspec.Usage(err)
+		}
+	case s.Trace != "":
+		f, err := os.Open(s.Trace)
+		if err != nil {
+			return lc, nil, runspec.Usagef("--trace: %v", err)
+		}
+		defer f.Close()
+		if as, err = pacer.ReadTrace(f, s.Trace); err != nil {
+			return lc, nil, runspec.Usagef("--trace: %v", err)
+		}
+		lc.Pacer = pacer.NewTrace(as)
+		if lc.Requests == 0 && lc.Duration == 0 {
+			lc.Requests = max(len(as)-lc.Warmup, 1)
+		}
+	}
+	return lc, as, shard(sh).apply(s, &lc, as)
+}
+
+// shard is this process's part of a run split across n load generators (--shard i/n).
+// Request k of the workload goes to shard k mod n, so the shards together send exactly the
+// unsplit run's requests; each shard takes its share of the users (or of the arrival rate),
+// and `servebench report shard-*.jsonl` merges the files back into one run.
+type shard runspec.Shard
+
+// Split reports whether the run is split at all.
+func (s shard) Split() bool { return s.N > 1 }
+
+// share is how many of x items k = 0..x−1 fall to this shard (k mod n = i).
+func (s shard) share(x int) int {
+	if !s.Split() {
+		return x
+	}
+	if x <= s.I {
+		return 0
+	}
+	return (x - s.I + s.N - 1) / s.N
+}
+
+// apply turns the whole run's load shape into this shard's: its share of users, cap, warmup
+// and requests, and 1/n of the arrival rate (seeded per shard, so the shards' arrivals are
+// independent and together form the unsplit process: n Poisson streams of rate r/n are one of
+// rate r). A trace is split like the workload, arrival k to shard k mod n, exactly.
+func (s shard) apply(sp *runspec.Spec, lc *load.Config, arrivals []pacer.Arrival) error {
+	if !s.Split() {
+		return nil
+	}
+	lc.Concurrency, lc.MaxConcurrency = s.share(lc.Concurrency), s.share(lc.MaxConcurrency)
+	// the whole run sends warmup requests k < W and measured ones W <= k < W+R; this shard
+	// sends those with k mod n = i: share(W) warmup, then share(W+R) − share(W) measured
+	w, r := lc.Warmup, lc.Requests
+	lc.Warmup = s.share(w)
+	if r > 0 {
+		lc.Requests = s.share(w+r) - lc.Warmup
+	}
+	switch {
+	case sp.Rate > 0:
+		p, err := pacer.New(sp.Arrival, sp.Rate/float64(s.N), sp.Burstiness, sp.Seed+int64(s.I))
+		if err != nil {
+			return runspec.Usage(err)
+		}
+		lc.Pacer = p
+	case arrivals != nil:
+		var out []pacer.Arrival
+		for k := s.I; k < len(arrivals); k += s.N {
+			out = append(out, arrivals[k])
+		}
+		lc.Pacer = pacer.NewTrace(out)
+	}
+	return nil
+}
+
+// id maps this shard's j-th request to its index in the whole run.
+func (s shard) id(j int) int {
+	if !s.Split() {
+		return j
+	}
+	return j*s.N + s.I
+}

@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"context"
+	"time"
+
+	"servebench/client"
+	"servebench/load"
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// runner is the load runner for the session's target and workload.
+func (b *Session) runner() (*load.Runner, error) {
+	s := &b.spec
+	be, err := b.backend()
+	if err != nil {
+		return nil, err
+	}
+	samp, err := s.RunSampling() // each run its own cache salt (--cache-salt per-run)
+	if err != nil {
+		return nil, err
+	}
+	promptSrc := record.SourceRequested
+	if b.exact {
+		promptSrc = record.SourceTokenizer
+	}
+	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id,
+		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel",
+		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}, nil
+}
+
+// RunPoint runs one load shape as run end.Run of the records file, with live progress and
+// measurement-quality sampling, then writes the run's run-end line and returns its summary.
+// label names the run on the progress line ("" for a plain run). hard is the context whose
+// cancellation (a second Ctrl-C) cancels in-flight requests; ctx's own stops sending.
+func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record.RunEnd, label string) (*metrics.Summary, error) {
+	r, err := b.runner()
+	if err != nil {
+		return nil, err
+	}
+	lc.Run = end.Run
+	// the schedule starts after prewarmed connections are open
+	if prewarmed := b.prewarm(ctx, lc); end.Run > 0 || prewarmed {
+		// a later run of the file: its schedule starts now, not at the file's t0 (the first
+		// run's starts at t0 exactly, so a trace's offsets are the records' scheduled times)
+		lc.Offset = time.Since(b.t0)
+	}
+	var out load.Outcome
+	r.OnEnd = func(o load.Outcome) { out = o }
+	b.acc = metrics.NewAccumulator(b.mopt)
+	b.acc.SetHeader(b.hdr)
+	var q load.QualitySampler
+	q.Start()
+	if p := b.opt.Progress; p != nil {
+		p.Begin(label, lc.Requests, lc.Duration)
+	}
+	err = r.Run(ctx, hard, b.t0, lc)
+	if p := b.opt.Progress; p != nil {
+		p.End()
+	}
+	end.Stop, end.StopDetail, end.Unsent = out.Stop, out.StopDetail, out.Unsent
+	end.Quality = q.Stop()
+	end.Quality.InProcessServer = b.sim != nil
+	end.Quality.Stamps, end.Quality.ReadStamps = out.Stamps, out.ReadStamps
+	if end.StopDetail != "" {
+		b.logf("%s", end.StopDetail)
+	}
+	if werr := b.w.WriteRunEnd(&end); werr != nil && err == nil {
+		err = b.writeErr(werr)
+	}
+	if ferr := b.flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	if ctx.Err() != nil {
+		b.logf("interrupted: partial results")
+	}
+	b.hdr.Ends = append(b.hdr.Ends, end)
+	sum := b.acc.Summary()
+	b.runs = append(b.runs, metrics.RunSummary{Run: end.Run, Label: end.Label, Summary: sum})
+	return sum, err
+}
+
+// sink is the single writer of records: to the file, into the accumulator and the progress.
+// It runs on the runner's writer goroutine, never on a request's.
+func (b *Session) sink(r *record.Record) error {
+	r.Shard = b.shard.I
+	if err := b.w.Write(r); err != nil {
+		return b.writeErr(err)
+	}
+	b.pending++
+	b.acc.Add(r)
+	if p := b.opt.Progress; p != nil {
+		p.Add(r)
+	}
+	if time.Since(b.flushed) > time.Second {
+		b.flushed = time.Now()
+		return b.flush()
+	}
+	return nil
+}
+
+// continuousUsage resolves --continuous-usage-stats: auto asks only the simulator, which is
+// known to support it; other servers may reject an unknown stream option, so they are asked
+// only when the user says so.
+func (b *Session) continuousUsage() bool {
+	switch b.spec.ContinuousUsage {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return b.simulated
+}
+
+// prewarm opens the connections of a run before it starts, when --prewarm-connections asks:
+// one per closed-loop user or per --max-concurrency slot, 64 for an uncapped open loop. The
+// requests then find their connections ready, so connection set-up (recorded per request as
+// Record.Connect when it happens) stays out of TTFT. It reports whether it ran.
+func (b *Session) prewarm(ctx context.Context, lc load.Config) bool {
+	if !b.spec.Prewarm {
+		return false
+	}
+	n := max(lc.Concurrency, lc.MaxConcurrency)
+	if n == 0 {
+		n = 64
+	}
+	start := time.Now()
+	opened := client.Prewarm(ctx, b.target, n)
+	b.logf("prewarm: %d of %d connections opened in %v", opened, n, time.Since(start).Round(time.Millisecond))
+	return true
+}

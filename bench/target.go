@@ -1,0 +1,184 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"servebench/client"
+	"servebench/client/apis"
+	"servebench/record"
+	"servebench/runspec"
+	"servebench/sim"
+	"servebench/tokenizer"
+	"servebench/workload"
+)
+
+// startTarget starts the simulator when no URL was given, waits for the server, resolves
+// --api auto and picks the model.
+func (b *Session) startTarget(ctx context.Context) error {
+	s := &b.spec
+	if s.URL == "" {
+		srv, err := sim.New(sim.DefaultConfig())
+		if err != nil {
+			return fmt.Errorf("start simulator: %w", err)
+		}
+		url, err := srv.Start("127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("start simulator: %w", err)
+		}
+		b.sim, s.URL = srv, url
+		b.logf("no --url: benchmarking the built-in SIMULATED server at %s (not a real server)", url)
+	}
+	hdr, err := runspec.ParseHeaders(s.Headers)
+	if err != nil {
+		return err
+	}
+	conns := max(s.Concurrency, s.MaxConcurrency, 64)
+	b.target = client.Target{BaseURL: strings.TrimRight(s.URL, "/"), APIKey: s.APIKey, Header: hdr,
+		HTTP: client.NewHTTPClientClock(conns, s.Insecure, s.ArrivalClock == "kernel")}
+	if err := client.WaitReady(ctx, b.target, s.ReadyTimeout); err != nil {
+		return errors.New(s.Redact(err.Error()))
+	}
+	if err := b.resolveAPI(ctx); err != nil {
+		return err
+	}
+	b.simulated = b.sim != nil || detectSimulator(ctx, b.target)
+	if s.Model == "" {
+		models, err := client.ListModels(ctx, b.target)
+		if err != nil || len(models) == 0 {
+			msg := "empty list"
+			if err != nil {
+				msg = err.Error()
+			}
+			return fmt.Errorf("no --model given and %s/v1/models listed none: %s", runspec.RedactURL(b.target.BaseURL), s.Redact(msg))
+		}
+		s.Model = models[0]
+	}
+	return nil
+}
+
+// resolveAPI replaces --api auto with the family the server's endpoints reveal, and checks
+// what an API needs before any model lookup.
+func (b *Session) resolveAPI(ctx context.Context) error {
+	s := &b.spec
+	if s.API == "auto" {
+		s.API = apis.Detect(ctx, b.target)
+		b.logf("--api auto: the server speaks %s", s.API)
+	}
+	if needsModel(s.API) && s.Model == "" {
+		return runspec.Usagef("--model is required with --api %s (it lists no models), e.g. --model ensemble", s.API)
+	}
+	return nil
+}
+
+// detectSimulator asks the server whether it is servebench's simulator (its /version answer
+// says so), so that a run against a standalone `servebench sim` is labelled simulated too.
+func detectSimulator(ctx context.Context, t client.Target) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := t.NewRequest(ctx, http.MethodGet, "/version", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := t.Client().Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Simulator bool `json:"simulator"`
+	}
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v) == nil && v.Simulator
+}
+
+// promptTokenizer returns the tokenizer prompt lengths are measured with, and names it for
+// the records header: the local --tokenizer file when given, else the server's tokenize
+// endpoint, else nil (lengths are approximate; Ollama and Triton have no endpoint).
+func (b *Session) promptTokenizer(ctx context.Context) (workload.Tokenizer, error) {
+	s := &b.spec
+	if s.Tokenizer != "" {
+		tk, err := tokenizer.Load(s.Tokenizer)
+		if err != nil {
+			return nil, runspec.Usagef("--tokenizer: %v", err)
+		}
+		b.tokName = "local:" + filepath.Base(s.Tokenizer)
+		return tk, nil
+	}
+	tok := workload.TokenizerFunc(func(ctx context.Context, text string) (int, error) {
+		return client.Tokenize(ctx, b.target, s.Model, text)
+	})
+	if _, err := tok.Count(ctx, "hello"); errors.Is(err, client.ErrNoTokenizer) {
+		b.logf("the server has no tokenize endpoint: prompt lengths are approximate (--tokenizer FILE makes them exact)")
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("tokenize: %s", s.Redact(err.Error()))
+	}
+	b.tokName = "server:/tokenize"
+	return tok, nil
+}
+
+// backend returns the run's backend, watched so that a run in which every request failed can
+// say why (see allFailed).
+func (b *Session) backend() (client.Backend, error) {
+	be, err := newBackend(b.target, b.spec.API, b.spec.Model, b.spec.IdleTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if b.watch == nil {
+		b.watch = &watchedBackend{}
+	}
+	b.watch.Backend = be
+	return b.watch, nil
+}
+
+// watchedBackend remembers whether any request succeeded and the first failure's message.
+type watchedBackend struct {
+	client.Backend
+	mu    sync.Mutex
+	ok    bool
+	first string
+}
+
+// Do implements client.Backend.
+func (w *watchedBackend) Do(ctx context.Context, req *client.Request, obs client.Observer) error {
+	err := w.Backend.Do(ctx, req, obs)
+	var ce *client.Error
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case err == nil:
+		w.ok = true
+	case w.first == "" && errors.As(err, &ce) && ce.Class != record.ErrCancelled:
+		w.first = ce.Error()
+	}
+	return err
+}
+
+// AllFailedError is a run in which not one request succeeded: an exit status of 0 with
+// nothing measured would let a CI job pass on a misconfigured run (a wrong model name, a
+// wrong --api), and the first failure carries the server's own message.
+type AllFailedError struct{ First string }
+
+func (e *AllFailedError) Error() string { return "every request failed; the first: " + e.First }
+
+// allFailed is the session's AllFailedError, or nil when a request succeeded (or none failed).
+func (b *Session) allFailed() error {
+	w := b.watch
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ok || w.first == "" {
+		return nil
+	}
+	return &AllFailedError{First: b.spec.Redact(w.first)}
+}

@@ -1,0 +1,226 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"servebench/client"
+	"servebench/client/apis"
+	"servebench/conditions"
+	"servebench/conditions/capture"
+	"servebench/record"
+	"servebench/runspec"
+	"servebench/workload"
+)
+
+// prepareLoad resolves the load shape before the workload is built: a trace decides how many
+// requests there are (and maybe their lengths).
+func (b *Session) prepareLoad(context.Context) error {
+	lc, as, err := LoadConfig(&b.spec)
+	if err != nil {
+		return err
+	}
+	b.lc, b.arrivals = lc, as
+	if as != nil && b.spec.Requests == 0 && b.spec.Duration == 0 {
+		// recorded in the header as what was sent: the whole run's count, also for a shard
+		b.spec.Requests = max(len(as)-b.spec.Warmup, 1)
+	}
+	sh, err := b.spec.ShardOf()
+	b.shard = shard(sh)
+	return err
+}
+
+// buildWorkload materialises the prompts (the baseline's for --like, from a file, or
+// synthetic, built against the server's tokenizer when it has one) and hashes the workload.
+func (b *Session) buildWorkload(ctx context.Context) error {
+	s := &b.spec
+	var err error
+	switch like := b.opt.Like; {
+	case like != nil && like.Requests != nil:
+		b.reqs, b.exact = like.Requests, like.Exact // the baseline's very prompts
+	case b.arrivals != nil && s.Prompts == "":
+		b.reqs, b.exact, err = b.traceWorkload(ctx)
+	case s.Prompts != "":
+		if b.reqs, err = workload.ReadFile(s.Prompts, s.OutputTokens); err != nil {
+			err = runspec.Usage(err)
+		}
+	default:
+		b.reqs, b.exact, err = b.synthetic(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if s.SaveWorkload != "" {
+		if err := workload.Save(s.SaveWorkload, b.reqs); err != nil {
+			return err
+		}
+	}
+	samp, _ := s.Sampling()
+	hash, err := workload.Hash(b.reqs, workloadSettings{API: s.API, Sampling: samp, FixedOutput: s.FixedOutput, Seed: s.Seed})
+	if err != nil {
+		return err
+	}
+	b.hdr = b.header(hash)
+	// a shard sends its part of the workload, but the hash and the embedded workload are the
+	// whole run's, so that `report` can check that shard files belong together
+	if b.shard.Split() {
+		b.hdr.Shard = s.Shard
+	}
+	return nil
+}
+
+// workloadSettings are the request settings that belong to the workload's identity.
+type workloadSettings struct {
+	API         string          `json:"api"`
+	Sampling    client.Sampling `json:"sampling"`
+	FixedOutput bool            `json:"fixed_output"`
+	Seed        int64           `json:"seed"`
+}
+
+// synthetic builds seeded prompts of exact length with the server's tokenizer, or approximate
+// ones when the server has no tokenize endpoint.
+func (b *Session) synthetic(ctx context.Context) ([]workload.Request, bool, error) {
+	s := &b.spec
+	syn := workload.Synthetic{Count: s.WorkloadSize(), InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+		RangeRatio: s.RangeRatio, Seed: s.Seed, Chat: apis.IsChat(s.API)}
+	if err := syn.Validate(); err != nil {
+		return nil, false, runspec.Usage(err)
+	}
+	tok, err := b.promptTokenizer(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	start := time.Now()
+	reqs, exact, err := syn.Generate(ctx, tok)
+	if err != nil {
+		return nil, false, fmt.Errorf("build workload: %s", s.Redact(err.Error()))
+	}
+	b.logf("built %d prompts in %v (lengths %s)", len(reqs), time.Since(start).Round(time.Millisecond), map[bool]string{true: "exact", false: "approximate"}[exact])
+	return reqs, exact, nil
+}
+
+// traceWorkload builds one request per trace arrival. Arrivals without lengths take
+// --input-tokens and --output-tokens; arrivals with lengths get prompts of exactly that many
+// tokens (when the server can tokenize), built per distinct length pair with a seed derived
+// from --seed so the workload, and its hash, are reproducible.
+func (b *Session) traceWorkload(ctx context.Context) ([]workload.Request, bool, error) {
+	s := &b.spec
+	type pair struct{ in, out int }
+	groups := map[pair][]int{}
+	var order []pair
+	for i, a := range b.arrivals {
+		p := pair{s.InputTokens, s.OutputTokens}
+		if a.InputTokens > 0 {
+			p.in = a.InputTokens
+		}
+		if a.OutputTokens > 0 {
+			p.out = a.OutputTokens
+		}
+		if _, ok := groups[p]; !ok {
+			order = append(order, p)
+		}
+		groups[p] = append(groups[p], i)
+	}
+	tok, err := b.promptTokenizer(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	reqs := make([]workload.Request, len(b.arrivals))
+	exact := true
+	for gi, p := range order {
+		syn := workload.Synthetic{Count: len(groups[p]), InputTokens: p.in, OutputTokens: p.out,
+			RangeRatio: s.RangeRatio, Seed: s.Seed + int64(gi), Chat: apis.IsChat(s.API)}
+		if err := syn.Validate(); err != nil {
+			return nil, false, runspec.Usagef("--trace: %w", err)
+		}
+		rs, ex, err := syn.Generate(ctx, tok)
+		if err != nil {
+			return nil, false, fmt.Errorf("build workload: %s", s.Redact(err.Error()))
+		}
+		exact = exact && ex
+		for k, i := range groups[p] {
+			reqs[i] = rs[k]
+			reqs[i].ID = i
+		}
+	}
+	b.logf("built %d prompts for the trace's arrivals (%d distinct lengths)", len(reqs), len(order))
+	return reqs, exact, nil
+}
+
+// header is the records file's first line.
+func (b *Session) header(hash string) *record.Header {
+	s := &b.spec
+	src, lengths := "synthetic", "approximate"
+	if s.Prompts != "" {
+		src = filepath.Base(s.Prompts) // the file, wherever this run found it
+	}
+	if b.exact {
+		lengths = "exact"
+	}
+	args := b.opt.Args
+	if args == nil {
+		args = os.Args[1:]
+	}
+	h := &record.Header{
+		Version: b.opt.Version, GoVersion: runtime.Version(),
+		Command: append([]string{"servebench"}, runspec.RedactArgs(args)...),
+		Target:  record.Target{URL: runspec.RedactURL(b.target.BaseURL), API: s.API, Model: s.Model, Simulated: b.simulated},
+		Workload: record.Workload{Hash: hash, Source: src, Count: len(b.reqs), Seed: s.Seed,
+			PromptLengths: lengths, File: s.SaveWorkload},
+		Config:    s.Record(),
+		ConfigSet: s.SetKeys(),
+	}
+	if h.ConfigSet == nil {
+		h.ConfigSet = []string{} // recorded as "nothing set", not absent (an older file)
+	}
+	if b.exact {
+		h.Workload.Tokenizer = b.tokName
+	}
+	return h
+}
+
+// recordConditions completes the header before it is written: the conditions (from the
+// configuration, this machine, the server's own answers and the user's declarations, in
+// increasing precedence, unknowns listed), the embedded workload, and for --like the baseline
+// and the changes.
+func (b *Session) recordConditions(ctx context.Context) error {
+	declared, err := b.spec.Declared()
+	if err != nil {
+		return err
+	}
+	detected := capture.Detect(ctx, b.target)
+	b.hdr.Conditions = conditions.Complete(conditions.Merge(conditions.FromHeader(b.hdr), capture.Host(b.opt.Version), detected, declared))
+	if b.spec.EmbedPrompts {
+		if b.hdr.Workload.Requests, err = runspec.EncodeRequests(b.reqs); err != nil {
+			return err
+		}
+	}
+	like := b.opt.Like
+	if like == nil {
+		return nil
+	}
+	b.hdr.Like = &record.Like{File: like.Path, Hash: like.Header.Workload.Hash, Changes: like.Changes}
+	if like.Requests != nil {
+		// replayed prompts were measured by the baseline's tokenizer, not rebuilt here
+		b.hdr.Workload.Tokenizer = like.Header.Workload.Tokenizer
+	}
+	for _, ch := range like.Changes {
+		b.logf("--like %s: changed: --%s %s (baseline: %s)", like.Path, ch.Key, ch.Value, ch.Base)
+	}
+	if b.hdr.Workload.Hash != like.Header.Workload.Hash && !like.Rebuilt {
+		b.logf("warning: the workload differs from the baseline's (hash %s, baseline %s): compare will call the runs not comparable",
+			short(b.hdr.Workload.Hash), short(like.Header.Workload.Hash))
+	}
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 19 {
+		return h[:19]
+	}
+	return h
+}

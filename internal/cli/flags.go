@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"servebench/runspec"
+)
+
+// bindRunFlags registers every run flag on fs, bound to s. Each flag's name is its key in a
+// --config file and in runspec.Spec.
+func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
+	fs.StringVar(&s.URL, "url", s.URL, "server base URL, e.g. http://127.0.0.1:8000 (default: the built-in simulator)")
+	fs.StringVar(&s.API, "api", s.API, "API family: "+strings.Join(runspec.APINames(), " | ")+" (auto: detect from the server's endpoints)")
+	fs.StringVar(&s.Model, "model", s.Model, "model name (default: the first id from GET /v1/models)")
+	fs.StringVar(&s.APIKey, "api-key", s.APIKey, "API key sent as a Bearer token (default $OPENAI_API_KEY); never written anywhere")
+	fs.StringArrayVar(&s.Headers, "header", s.Headers, "extra request header K=V (repeatable)")
+	fs.DurationVar(&s.ReadyTimeout, "ready-timeout", s.ReadyTimeout, "how long to wait for the server to answer before the run")
+	fs.BoolVar(&s.Insecure, "insecure", s.Insecure, "skip TLS certificate verification")
+	fs.StringVar(&s.Tokenizer, "tokenizer", s.Tokenizer, "Hugging Face tokenizer.json for exact prompt lengths (default: the server's tokenize endpoint)")
+	fs.IntVar(&s.InputTokens, "input-tokens", s.InputTokens, "synthetic prompt length in tokens")
+	fs.IntVar(&s.OutputTokens, "output-tokens", s.OutputTokens, "output length in tokens (max_tokens)")
+	fs.Float64Var(&s.RangeRatio, "range-ratio", s.RangeRatio, "lengths uniform in [L(1-r), L(1+r)] (vLLM's meaning)")
+	fs.StringVar(&s.Prompts, "prompts", s.Prompts, `JSONL prompts file: {"prompt": ...} or {"messages": [...]}, optional "output_tokens"`)
+	fs.IntVar(&s.NumPrompts, "num-prompts", s.NumPrompts, "distinct prompts to build (default: warmup + requests, or 1000 for --duration)")
+	fs.BoolVar(&s.FixedOutput, "fixed-output", s.FixedOutput, "ask for exactly --output-tokens (ignore_eos + min_tokens)")
+	fs.StringVar(&s.Temperature, "temperature", s.Temperature, "sampling temperature (default: the server's)")
+	fs.StringVar(&s.TopP, "top-p", s.TopP, "nucleus sampling top_p (default: the server's)")
+	fs.StringVar(&s.ExtraBody, "extra-body", s.ExtraBody, "JSON object merged into every request body")
+	fs.StringVar(&s.CacheSalt, "cache-salt", s.CacheSalt, "per-run: send a fresh cache_salt with every request of each run (vLLM, OpenAI-compatible APIs), so a --repeat, --like or sweep point cannot reuse an earlier run's prefix cache; none: send none")
+	fs.StringVar(&s.SaveWorkload, "save-workload", s.SaveWorkload, "write the materialised prompts to this JSONL file (replay with --prompts)")
+	fs.BoolVar(&s.EmbedPrompts, "embed-prompts", s.EmbedPrompts, "copy the prompts into the records header, so run --like replays them exactly; --embed-prompts=false keeps private prompts out of the records (--like then rebuilds them from the same settings or --prompts file, checked by hash)")
+	fs.Int64Var(&s.Seed, "seed", s.Seed, "seed for prompts and arrivals")
+	fs.IntVar(&s.Concurrency, "concurrency", s.Concurrency, "closed loop: N users, each sends its next request when its last finished (default 16)")
+	fs.Float64Var(&s.Rate, "rate", s.Rate, "open loop: arrival rate in requests/s")
+	fs.StringVar(&s.Arrival, "arrival", s.Arrival, "open-loop arrivals: poisson | constant | gamma")
+	fs.Float64Var(&s.Burstiness, "burstiness", s.Burstiness, "gamma arrivals shape: 1 = Poisson, <1 burstier, >1 more regular")
+	fs.IntVar(&s.MaxConcurrency, "max-concurrency", s.MaxConcurrency, "open loop: cap on requests in flight (0: no cap)")
+	fs.IntVar(&s.Requests, "requests", s.Requests, "measured requests (default 200 unless --duration)")
+	fs.DurationVar(&s.Duration, "duration", s.Duration, "send measured requests for this long")
+	fs.IntVar(&s.Warmup, "warmup", s.Warmup, "warmup requests, discarded from statistics; 0: none (default: one per concurrency slot)")
+	fs.StringVar(&s.Shard, "shard", s.Shard, "run shard i of n of the workload (request k goes to shard k mod n; users and rate are divided by n); merge with servebench report")
+	fs.DurationVar(&s.Grace, "grace", s.Grace, "after Ctrl-C, how long in-flight requests may finish (0: cancel them at once)")
+	fs.DurationVar(&s.RequestTimeout, "request-timeout", s.RequestTimeout, "per-request timeout (0: none)")
+	fs.DurationVar(&s.IdleTimeout, "idle-timeout", s.IdleTimeout, "abort a stream that sends nothing for this long (0: none)")
+	fs.StringVar(&s.ContinuousUsage, "continuous-usage-stats", s.ContinuousUsage, "ask for usage on every chunk (vLLM's stream_options.continuous_usage_stats) for per-event token counts and ITL (token): auto (on for the simulator), true or false")
+	fs.BoolVar(&s.Prewarm, "prewarm-connections", s.Prewarm, "open one connection per user (or per --max-concurrency slot; 64 for an uncapped rate) before sending, so connection set-up stays out of TTFT")
+	fs.StringVar(&s.ArrivalClock, "arrival-clock", s.ArrivalClock, "stamp stream events with the kernel's receive time of their bytes (kernel: servebench's own scheduling delay left out; Linux only, elsewhere read) or when servebench read them (read)")
+	fs.StringVar(&s.Ramp, "ramp", s.Ramp, "open loop: rate ramp over --duration, linear:FROM..TO or exp:FROM..TO req/s (arrivals per --arrival)")
+	fs.StringVar(&s.Trace, "trace", s.Trace, `open loop: replay arrivals from a JSONL file of {"t": seconds} lines, optionally with "input_tokens" and "output_tokens"`)
+	fs.IntVar(&s.MaxErrors, "max-errors", s.MaxErrors, "stop sending after this many failed requests (0: never)")
+	fs.StringVar(&s.MaxErrorRate, "max-error-rate", s.MaxErrorRate, "stop sending when more than this share of requests failed, e.g. 5% (judged after 20)")
+	fs.DurationVar(&s.WarmupDuration, "warmup-duration", s.WarmupDuration, "steady state: requests sent in the first D of --duration are warmup")
+	fs.DurationVar(&s.CooldownDuration, "cooldown-duration", s.CooldownDuration, "steady state: requests sent in the last D of --duration are not measured")
+	fs.StringArrayVar(&s.SLO, "slo", s.SLO, "service-level objective NAME=DURATION for goodput and attainment: ttft, tpot, itl or e2e (repeatable)")
+	fs.StringVar(&s.FailBelow, "fail-below", s.FailBelow, "exit with code 3 when SLO attainment is below this, e.g. 99% or 0.99")
+	fs.StringVar(&s.Like, "like", s.Like, "replay an earlier run's workload and load settings (its records file); flags given beside it override them, and every setting that differs is printed and recorded as a change")
+	fs.IntVar(&s.Repeat, "repeat", s.Repeat, "run the same workload N times into one file (warmup before each), so run-to-run variation is measured")
+	fs.StringArrayVar(&s.Conditions, "condition", s.Conditions, "declare a condition key=value that detection cannot see, e.g. gpu.name=H100 (repeatable)")
+	fs.StringVar(&s.ConditionsFile, "conditions", s.ConditionsFile, "YAML file of declared conditions (key: value, nested maps flatten to dotted keys)")
+	fs.StringVarP(&s.Output, "output", "o", s.Output, "records file (default servebench-<UTC time>.jsonl); an existing file is refused unless --force")
+	fs.BoolVar(&s.Force, "force", s.Force, "let -o replace an existing records file (never one of the run's inputs)")
+	fs.StringVar(&s.JSON, "json", s.JSON, "also write the JSON summary to this file")
+	fs.BoolVarP(&s.Quiet, "quiet", "q", s.Quiet, "print nothing but errors and the summary")
+}
+
+// userSpec is the spec the user asked for: defaults, then the --config YAML file, then the
+// flags given on the command line (which override the file), each marked as set; validated,
+// not resolved. Flags named in own belong to the command, not to the spec.
+func userSpec(cmd *cobra.Command, flags *runspec.Spec, path string, own ...string) (runspec.Spec, error) {
+	s := *flags
+	if path != "" {
+		s = runspec.Default()
+		if err := s.LoadFile(path); err != nil {
+			return s, err
+		}
+	}
+	keys := runspec.Keys()
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if slices.Contains(keys, f.Name) && !slices.Contains(own, f.Name) {
+			s.Copy(flags, f.Name)
+		}
+	})
+	if s.APIKey == "" {
+		s.APIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	return s, s.Validate()
+}

@@ -1,0 +1,48 @@
+package progress
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/record"
+)
+
+// TestLine renders the line at a chosen instant instead of waiting for the ticker, so the
+// figures are exact and the test cannot depend on how busy the machine is.
+func TestLine(t *testing.T) {
+	var buf bytes.Buffer
+	p := New(&buf)
+	if p.tty || p.every != logEvery {
+		t.Errorf("a buffer is not a terminal: tty %v every %v", p.tty, p.every)
+	}
+	p.every = time.Hour // no tick during the test: it renders by hand below
+	p.Begin("point 2/5 rate 4 req/s", 10, 0)
+	for i := range 4 {
+		p.Add(&record.Record{Phase: record.PhaseMeasure, Sent: 1, Events: []record.Event{{T: int64(i+1) * 1e6}}, OutputTokens: 8})
+	}
+	p.Add(&record.Record{Phase: record.PhaseMeasure, ErrorClass: record.ErrHTTP5xx})
+	p.Add(&record.Record{Phase: record.PhaseWarmup}) // not counted
+	p.render(p.start.Add(2 * time.Second))
+	p.End()
+	line := strings.Split(strings.TrimSpace(buf.String()), "\n")[0]
+	for _, want := range []string{"[point 2/5 rate 4 req/s]", "5/10 requests", "2.0 req/s", "16 out tok/s", "TTFT p50 3.0 ms", "errors 1"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("progress line %q lacks %q", line, want)
+		}
+	}
+}
+
+// TestLineDuration shows elapsed time against --duration when there is no request count.
+func TestLineDuration(t *testing.T) {
+	var buf bytes.Buffer
+	p := New(&buf)
+	p.every = time.Hour
+	p.Begin("", 0, time.Minute)
+	p.render(p.start.Add(3 * time.Second))
+	p.End()
+	if got := buf.String(); !strings.Contains(got, "3s/1m0s") || !strings.Contains(got, "TTFT p50 —") {
+		t.Errorf("duration line %q", got)
+	}
+}

@@ -1,0 +1,143 @@
+// Package runspec is the whole intent of a benchmark run as one typed value: its defaults,
+// what the user set (flags and a YAML file), Validate (which never mutates), Resolve (the
+// values derived from the others, kept apart from what was set) and Like (a run made like an
+// earlier one, with the list of what changed).
+//
+// A field's YAML key is its flag's name, so a --config file and the command line say the same
+// things; its JSON key is what a records header's config holds.
+package runspec
+
+import (
+	"maps"
+	"slices"
+	"time"
+)
+
+// Spec is the configuration of `servebench run` (and of each point of a sweep).
+type Spec struct {
+	// target
+	URL          string        `yaml:"url" json:"url"`
+	API          string        `yaml:"api" json:"api"`
+	Model        string        `yaml:"model" json:"model"`
+	APIKey       string        `yaml:"-" json:"-"` // never recorded
+	Headers      []string      `yaml:"header" json:"header,omitempty"`
+	ReadyTimeout time.Duration `yaml:"ready-timeout" json:"ready_timeout"`
+	Insecure     bool          `yaml:"insecure" json:"insecure,omitempty"`
+	Tokenizer    string        `yaml:"tokenizer" json:"tokenizer,omitempty"` // local tokenizer.json
+
+	// workload
+	InputTokens  int     `yaml:"input-tokens" json:"input_tokens"`
+	OutputTokens int     `yaml:"output-tokens" json:"output_tokens"`
+	RangeRatio   float64 `yaml:"range-ratio" json:"range_ratio"`
+	Prompts      string  `yaml:"prompts" json:"prompts,omitempty"`
+	NumPrompts   int     `yaml:"num-prompts" json:"num_prompts,omitempty"`
+	FixedOutput  bool    `yaml:"fixed-output" json:"fixed_output"`
+	Temperature  string  `yaml:"temperature" json:"temperature,omitempty"`
+	TopP         string  `yaml:"top-p" json:"top_p,omitempty"`
+	ExtraBody    string  `yaml:"extra-body" json:"extra_body,omitempty"`
+	// CacheSalt is none or per-run: a fresh cache_salt in every request body of each run,
+	// so that a repeat or replay cannot reuse the prefix cache of an earlier one (vLLM).
+	CacheSalt    string `yaml:"cache-salt" json:"cache_salt"`
+	SaveWorkload string `yaml:"save-workload" json:"save_workload,omitempty"`
+	// EmbedPrompts copies the prompts into the records header (for run --like); off for
+	// prompts that must not travel with the records.
+	EmbedPrompts bool  `yaml:"embed-prompts" json:"embed_prompts"`
+	Seed         int64 `yaml:"seed" json:"seed"`
+
+	// load
+	Concurrency    int           `yaml:"concurrency" json:"concurrency,omitempty"`
+	Rate           float64       `yaml:"rate" json:"rate,omitempty"`
+	Arrival        string        `yaml:"arrival" json:"arrival,omitempty"`
+	Burstiness     float64       `yaml:"burstiness" json:"burstiness,omitempty"`
+	MaxConcurrency int           `yaml:"max-concurrency" json:"max_concurrency,omitempty"`
+	Requests       int           `yaml:"requests" json:"requests,omitempty"`
+	Duration       time.Duration `yaml:"duration" json:"duration,omitempty"`
+	// Warmup is the number of warmup requests; 0 is none. Unset, it is one per concurrency
+	// slot (DefaultWarmup): that is why it is tracked as set or not rather than by value.
+	Warmup         int           `yaml:"warmup" json:"warmup"`
+	Grace          time.Duration `yaml:"grace" json:"grace"`
+	Shard          string        `yaml:"shard" json:"shard,omitempty"`
+	RequestTimeout time.Duration `yaml:"request-timeout" json:"request_timeout,omitempty"`
+	IdleTimeout    time.Duration `yaml:"idle-timeout" json:"idle_timeout,omitempty"`
+	// ContinuousUsage is auto (on for the simulator), true or false.
+	ContinuousUsage string `yaml:"continuous-usage-stats" json:"continuous_usage_stats"`
+	// Prewarm opens the connections before each run (see client.Prewarm).
+	Prewarm bool `yaml:"prewarm-connections" json:"prewarm_connections,omitempty"`
+	// ArrivalClock is how stream events are stamped: kernel (the kernel's receive time of
+	// their bytes, where the platform gives it; see client.Arrivals) or read (when servebench
+	// read them). The records header keeps what was used.
+	ArrivalClock string `yaml:"arrival-clock" json:"arrival_clock"`
+
+	// arrival profiles, stop rules, steady state and SLOs
+	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
+	Trace            string        `yaml:"trace" json:"trace,omitempty"`
+	MaxErrors        int           `yaml:"max-errors" json:"max_errors,omitempty"`
+	MaxErrorRate     string        `yaml:"max-error-rate" json:"max_error_rate,omitempty"`
+	WarmupDuration   time.Duration `yaml:"warmup-duration" json:"warmup_duration,omitempty"`
+	CooldownDuration time.Duration `yaml:"cooldown-duration" json:"cooldown_duration,omitempty"`
+	SLO              []string      `yaml:"slo" json:"slo,omitempty"`
+	FailBelow        string        `yaml:"fail-below" json:"fail_below,omitempty"`
+
+	// baselines
+	Like           string   `yaml:"like" json:"-"`
+	Repeat         int      `yaml:"repeat" json:"repeat,omitempty"`
+	Conditions     []string `yaml:"condition" json:"condition,omitempty"`
+	ConditionsFile string   `yaml:"conditions" json:"conditions_file,omitempty"`
+
+	// output
+	Output string `yaml:"output" json:"-"`
+	JSON   string `yaml:"json" json:"-"`
+	Quiet  bool   `yaml:"quiet" json:"-"`
+	// Force lets the records file replace an existing file (never one of the run's inputs).
+	Force bool `yaml:"force" json:"-"`
+
+	// set holds the keys (flag names) the user set, by flag or config file.
+	set map[string]bool
+}
+
+// Default is what `servebench run` does with no flags: the built-in simulator, 512-token
+// prompts, 128-token outputs, 200 measured requests from 16 users (the last two derived in
+// Resolve, so that another load shape can replace them).
+func Default() Spec {
+	return Spec{
+		API: "openai-completions", ReadyTimeout: 60 * time.Second,
+		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto",
+		ArrivalClock: "kernel", EmbedPrompts: true, CacheSalt: "none",
+		Arrival: "poisson", Burstiness: 1, Grace: 30 * time.Second,
+	}
+}
+
+// Defaults of the derived settings (Resolve).
+const (
+	DefaultConcurrency = 16  // closed-loop users when no load shape is given
+	DefaultRequests    = 200 // measured requests when neither --requests, --duration nor --trace is
+)
+
+// MarkSet records that the user set key (a flag name), by flag or config file.
+func (s *Spec) MarkSet(keys ...string) {
+	if s.set == nil {
+		s.set = map[string]bool{}
+	}
+	for _, k := range keys {
+		s.set[k] = true
+	}
+}
+
+// unset forgets that the user set key.
+func (s *Spec) unset(key string) { delete(s.set, key) }
+
+// IsSet reports whether the user set key.
+func (s *Spec) IsSet(key string) bool { return s.set[key] }
+
+// SetKeys are the keys the user set, sorted.
+func (s *Spec) SetKeys() []string { return slices.Sorted(maps.Keys(s.set)) }
+
+// clone is a copy that shares nothing mutable with s.
+func (s Spec) clone() Spec {
+	s.set = maps.Clone(s.set)
+	s.Headers, s.SLO, s.Conditions = slices.Clone(s.Headers), slices.Clone(s.SLO), slices.Clone(s.Conditions)
+	return s
+}
+
+// OpenLoop reports whether the run is an open loop: an arrival schedule, not N users.
+func (s *Spec) OpenLoop() bool { return s.Rate > 0 || s.Ramp != "" || s.Trace != "" }

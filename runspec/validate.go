@@ -1,0 +1,250 @@
+package runspec
+
+import (
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"servebench/load/pacer"
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// Validate checks every setting and how they combine, and never changes s. A zero or
+// negative value that means nothing is an error naming its flag, whether the user wrote it on
+// the command line or in a config file; where 0 does mean something (--warmup 0: no warmup,
+// --max-concurrency 0: no cap, --request-timeout 0: none) the flag's help says so.
+func (s *Spec) Validate() error {
+	for _, check := range []func() error{s.validateTarget, s.validateWorkload, s.validateCounts,
+		s.validateLoad, s.validateSampling, s.validateModes, s.validateShard} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	_, err := s.Declared()
+	return err
+}
+
+// validateTarget checks where the server is and how to reach it. A URL that cannot be a
+// server's is refused at once, not after the whole ready timeout.
+func (s *Spec) validateTarget() error {
+	if s.URL != "" {
+		u, err := url.Parse(s.URL)
+		switch {
+		case err != nil:
+			return Usagef("--url %q: %v", RedactURL(s.URL), unwrapURLError(err))
+		case u.Scheme != "http" && u.Scheme != "https":
+			return Usagef("--url %q: want an http:// or https:// URL", RedactURL(s.URL))
+		case u.Host == "" || u.Hostname() == "":
+			return Usagef("--url %q: no host", RedactURL(s.URL))
+		}
+		if p := u.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				return Usagef("--url %q: port %s is not in 1..65535", RedactURL(s.URL), p)
+			}
+		}
+	}
+	if !knownAPI(s.API) {
+		return Usagef("--api %q: want one of %s", s.API, strings.Join(APINames(), ", "))
+	}
+	if s.ReadyTimeout <= 0 {
+		return Usagef("--ready-timeout %v: want a positive duration", s.ReadyTimeout)
+	}
+	_, err := ParseHeaders(s.Headers)
+	return err
+}
+
+func unwrapURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// validateWorkload checks the prompt and output lengths.
+func (s *Spec) validateWorkload() error {
+	switch {
+	case s.InputTokens < 1:
+		return Usagef("--input-tokens %d: want at least 1", s.InputTokens)
+	case s.OutputTokens < 1:
+		return Usagef("--output-tokens %d: want at least 1", s.OutputTokens)
+	case !(s.RangeRatio >= 0 && s.RangeRatio < 1):
+		return Usagef("--range-ratio %v: want a ratio in [0, 1)", s.RangeRatio)
+	case s.IsSet("num-prompts") && s.NumPrompts < 1, s.NumPrompts < 0:
+		return Usagef("--num-prompts %d: want at least 1", s.NumPrompts)
+	}
+	return nil
+}
+
+// positive lists the count and time settings that must be above zero when set: for each,
+// zero means nothing (unset, it takes its default).
+func (s *Spec) positive() []struct {
+	key string
+	ok  bool
+	val any
+} {
+	type check = struct {
+		key string
+		ok  bool
+		val any
+	}
+	return []check{
+		{"concurrency", s.Concurrency >= 1, s.Concurrency},
+		{"rate", s.Rate > 0 && !math.IsInf(s.Rate, 0), s.Rate},
+		{"requests", s.Requests >= 1, s.Requests},
+		{"duration", s.Duration > 0, s.Duration},
+		{"repeat", s.Repeat >= 1, s.Repeat},
+	}
+}
+
+// validateCounts refuses zero or negative counts, rates and timeouts.
+func (s *Spec) validateCounts() error {
+	for _, c := range s.positive() {
+		if !c.ok && (s.IsSet(c.key) || !isZero(c.val)) {
+			return Usagef("--%s %v: want a positive value (leave it out for the default)", c.key, c.val)
+		}
+	}
+	for _, c := range []struct {
+		key string
+		v   time.Duration
+	}{{"request-timeout", s.RequestTimeout}, {"idle-timeout", s.IdleTimeout}, {"grace", s.Grace},
+		{"warmup-duration", s.WarmupDuration}, {"cooldown-duration", s.CooldownDuration}} {
+		if c.v < 0 {
+			return Usagef("--%s %v: must not be negative", c.key, c.v)
+		}
+	}
+	for _, c := range []struct {
+		key string
+		v   int
+	}{{"warmup", s.Warmup}, {"max-concurrency", s.MaxConcurrency}, {"max-errors", s.MaxErrors}} {
+		if c.v < 0 {
+			return Usagef("--%s %d: must not be negative", c.key, c.v)
+		}
+	}
+	if !(s.Burstiness > 0) || math.IsInf(s.Burstiness, 0) {
+		return Usagef("--burstiness %v: want a positive shape", s.Burstiness)
+	}
+	return nil
+}
+
+func isZero(v any) bool {
+	switch x := v.(type) {
+	case int:
+		return x == 0
+	case float64:
+		return x == 0
+	case time.Duration:
+		return x == 0
+	}
+	return false
+}
+
+// validateLoad checks the load shape: closed or open loop, stop rules, steady state, SLOs.
+func (s *Spec) validateLoad() error {
+	n := 0
+	for _, set := range []bool{s.Rate > 0, s.Ramp != "", s.Trace != ""} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return Usagef("--rate, --ramp and --trace exclude each other")
+	case n == 1 && s.Concurrency > 0:
+		return Usagef("--concurrency (closed loop) and --rate, --ramp or --trace (open loop) exclude each other (use --max-concurrency to cap an open loop)")
+	case s.Ramp != "" && s.Duration <= 0:
+		return Usagef("--ramp needs --duration: the ramp lasts the whole duration")
+	case (s.WarmupDuration > 0 || s.CooldownDuration > 0) && s.Duration <= 0:
+		return Usagef("--warmup-duration and --cooldown-duration need --duration")
+	case s.Duration > 0 && s.WarmupDuration+s.CooldownDuration >= s.Duration:
+		return Usagef("--warmup-duration + --cooldown-duration must be shorter than --duration")
+	case s.FailBelow != "" && len(s.SLO) == 0:
+		return Usagef("--fail-below needs at least one --slo")
+	}
+	if _, err := pacer.New(s.Arrival, 1, s.Burstiness, s.Seed); err != nil {
+		return Usagef("--arrival: %v", err)
+	}
+	if s.Ramp != "" {
+		if _, err := pacer.ParseRamp(s.Ramp, s.Duration, nil); err != nil {
+			return Usagef("--ramp: %v", err)
+		}
+	}
+	for _, p := range []struct{ flag, val string }{{"--max-error-rate", s.MaxErrorRate}, {"--fail-below", s.FailBelow}} {
+		if p.val != "" {
+			if _, err := metrics.ParseShare(p.flag, p.val); err != nil {
+				return Usage(err)
+			}
+		}
+	}
+	_, err := metrics.ParseSLOs(s.SLO)
+	return Usage(err)
+}
+
+// validateSampling checks the sampling settings and the request body additions.
+func (s *Spec) validateSampling() error {
+	_, err := s.Sampling()
+	return err
+}
+
+// validateModes checks the settings that take one of a few words.
+func (s *Spec) validateModes() error {
+	switch s.CacheSalt {
+	case "", "none":
+	case "per-run":
+		// vLLM's field: other servers ignore it at best, reject every request at worst
+		if s.API != "auto" && !strings.HasPrefix(s.API, "openai") {
+			return Usagef("--cache-salt per-run sends vLLM's cache_salt: use it with an OpenAI-compatible --api, not %s", s.API)
+		}
+	default:
+		return Usagef("--cache-salt %q: want per-run or none", s.CacheSalt)
+	}
+	switch s.ArrivalClock {
+	case "kernel", "read":
+	default:
+		return Usagef("--arrival-clock %q: want kernel or read", s.ArrivalClock)
+	}
+	switch s.ContinuousUsage {
+	case "", "auto", "true", "false":
+	default:
+		return Usagef("--continuous-usage-stats %q: want auto, true or false", s.ContinuousUsage)
+	}
+	return nil
+}
+
+// validateShard refuses splits that cannot be made fairly.
+func (s *Spec) validateShard() error {
+	sh, err := s.ShardOf()
+	if err != nil || !sh.Split() {
+		return err
+	}
+	switch {
+	case s.Ramp != "":
+		return Usagef("--shard with --ramp is not supported: split a constant --rate or a --trace instead")
+	case s.Concurrency > 0 && s.Concurrency < sh.N:
+		return Usagef("--concurrency %d is fewer users than the %d shards", s.Concurrency, sh.N)
+	case s.MaxConcurrency > 0 && s.MaxConcurrency < sh.N:
+		return Usagef("--max-concurrency %d is smaller than the %d shards", s.MaxConcurrency, sh.N)
+	}
+	return nil
+}
+
+// Shard is this process's part of a run split across N load generators (--shard I/N).
+// Request k of the workload goes to shard k mod N. The zero Shard is the whole run.
+type Shard struct{ I, N int }
+
+// ShardOf parses --shard.
+func (s *Spec) ShardOf() (Shard, error) {
+	if s.Shard == "" {
+		return Shard{}, nil
+	}
+	i, n, err := record.ParseShard(s.Shard)
+	if err != nil {
+		return Shard{}, Usagef("--shard: %v", err)
+	}
+	return Shard{i, n}, nil
+}
+
+// Split reports whether the run is split at all.
+func (sh Shard) Split() bool { return sh.N > 1 }
