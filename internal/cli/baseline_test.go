@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"servebench/conditions"
-	"servebench/runspec"
 	"servebench/record"
+	"servebench/runspec"
 	"servebench/sim"
 )
 

@@ -14,8 +14,8 @@ import (
 	"servebench/client"
 	"servebench/conditions"
 	"servebench/conditions/capture"
-	"servebench/runspec"
 	"servebench/report"
+	"servebench/runspec"
 )
 
 const envExamples = `  servebench env                                        # this machine only
