@@ -209,13 +209,22 @@ func (b *Session) recordConditions(ctx context.Context) error {
 		b.hdr.Workload.Tokenizer = like.Header.Workload.Tokenizer
 	}
 	for _, ch := range like.Changes {
-		b.logf("--like %s: changed: --%s %s (baseline: %s)", like.Path, ch.Key, ch.Value, ch.Base)
+		b.logf("--like %s: changed --%s: %s → %s", like.Path, ch.Key, orNone(ch.Base), orNone(ch.Value))
 	}
 	if b.hdr.Workload.Hash != like.Header.Workload.Hash && !like.Rebuilt {
 		b.logf("warning: the workload differs from the baseline's (hash %s, baseline %s): compare will call the runs not comparable",
 			short(b.hdr.Workload.Hash), short(like.Header.Workload.Hash))
 	}
 	return nil
+}
+
+// orNone shows a setting that is not set (a zero count, rate or duration) as none.
+func orNone(v string) string {
+	switch v {
+	case "", "0", "0s", "[]":
+		return "none"
+	}
+	return v
 }
 
 func short(h string) string {
