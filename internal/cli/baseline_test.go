@@ -13,7 +13,7 @@ import (
 	"servebench/sim"
 )
 
-// TestBaselineCompareSimulator is the acceptance test against the simulator in fixed
+// TestBaselineCompareSimulator is the baseline-to-compare acceptance test against the simulator in fixed
 // mode: the same configuration twice is "no significant change" (exit 0); ITL 20 ms vs 25 ms,
 // 6 runs each, is "regressed" (exit 4); a different --output-tokens is "not comparable" naming
 // that condition (exit 5), and with --expect-change the same pair is compared.

@@ -68,7 +68,7 @@ func TestEveryFaultThroughRun(t *testing.T) {
 	}
 }
 
-// TestBadInputBackends covers the bad input of issue 7 that TestBadInput does not: a wrong
+// TestBadInputBackends covers the bad input that TestBadInput does not: a wrong
 // model name ends with the server's own message, a bad --tokenizer or a Triton run without a
 // model is a usage error naming the flag.
 func TestBadInputBackends(t *testing.T) {
