@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"servebench/metrics"
 )
 
 // block is the requests of one time window of one run: the unit the bootstrap resamples.
@@ -22,7 +24,7 @@ func blocksPerRun(n int) int { return min(max(n/8, 2), 20) }
 func (s *Side) blocks() []block {
 	var out []block
 	for _, r := range s.Runs() {
-		reqs := s.runs[r.Run].reqs
+		reqs := s.reqs[r.Run]
 		if len(reqs) == 0 {
 			continue
 		}
@@ -102,28 +104,16 @@ func bootstrapRow(m Metric, base, cand []block, rounds int, seed uint64) (Row, b
 		}
 	}
 	p := math.Min(1, 2*float64(min(below, above))/float64(len(deltas)))
+	slices.Sort(deltas)
 	r := Row{Base: ci(b0, bb, len(base)), Cand: ci(c0, cb, len(cand)), Delta: c0/b0 - 1, P: p,
-		DeltaLo: quantile(deltas, 2.5), DeltaHi: quantile(deltas, 97.5)}
+		DeltaLo: metrics.Quantile(deltas, 2.5), DeltaHi: metrics.Quantile(deltas, 97.5)}
 	r.Significant = r.DeltaLo > 0 || r.DeltaHi < 0
 	return r, true
 }
 
+// ci is a side's estimate: its pooled value and the 2.5th to 97.5th percentile of its
+// bootstrap rounds (sorted here, in place).
 func ci(center float64, rounds []float64, n int) Estimate {
-	return Estimate{Center: center, Lo: quantile(rounds, 2.5), Hi: quantile(rounds, 97.5), N: n}
-}
-
-// quantile returns percentile p of xs (sorted in place): exact, linear between closest ranks
-// (Hyndman–Fan type 7, numpy's default), as in package metrics.
-func quantile(xs []float64, p float64) float64 {
-	slices.Sort(xs)
-	n := len(xs)
-	if n == 0 {
-		return math.NaN()
-	}
-	h := p / 100 * float64(n-1)
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return xs[n-1]
-	}
-	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
+	slices.Sort(rounds)
+	return Estimate{Center: center, Lo: metrics.Quantile(rounds, 2.5), Hi: metrics.Quantile(rounds, 97.5), N: n}
 }

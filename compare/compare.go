@@ -7,6 +7,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"servebench/conditions"
+	"servebench/metrics"
 	"servebench/record"
 )
 
@@ -145,7 +146,7 @@ func sideConditions(s *Side) conditions.Set {
 
 // uTest compares the run-level values of each metric with benchmath's Mann-Whitney U test and
 // summarises each side by its median and a distribution-free 95% interval.
-func uTest(ms []Metric, br, cr []RunSummary, opt Options, res *Result) []Row {
+func uTest(ms []Metric, br, cr []metrics.RunSummary, opt Options, res *Result) []Row {
 	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
 	var rows []Row
 	for _, m := range ms {
@@ -169,7 +170,7 @@ func uTest(ms []Metric, br, cr []RunSummary, opt Options, res *Result) []Row {
 	return rows
 }
 
-func runValues(m Metric, runs []RunSummary) []float64 {
+func runValues(m Metric, runs []metrics.RunSummary) []float64 {
 	var out []float64
 	for _, r := range runs {
 		if v, ok := m.FromSummary(r.Summary); ok && !math.IsNaN(v) {
@@ -222,7 +223,7 @@ const prefixCacheKey = "measurement.prefix_cache"
 
 // prefixCache returns both sides' prefix-cache condition when either side's server reported
 // cached prompt tokens, in coarse classes so that noise does not flip it.
-func prefixCache(br, cr []RunSummary) (b, c record.Condition, ok bool) {
+func prefixCache(br, cr []metrics.RunSummary) (b, c record.Condition, ok bool) {
 	bs, bc := cacheShare(br)
 	cs, cc := cacheShare(cr)
 	if bc == 0 && cc == 0 {
@@ -233,7 +234,7 @@ func prefixCache(br, cr []RunSummary) (b, c record.Condition, ok bool) {
 }
 
 // cacheShare is Σ cached prompt tokens / Σ prompt tokens over runs, and the cached total.
-func cacheShare(rs []RunSummary) (float64, int64) {
+func cacheShare(rs []metrics.RunSummary) (float64, int64) {
 	var cached, in int64
 	for _, r := range rs {
 		cached += r.Summary.CachedPromptTokens

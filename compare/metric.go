@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"slices"
 
 	"servebench/metrics"
 )
@@ -68,7 +69,8 @@ func latency(name string, p float64, stat func(*metrics.Summary) metrics.Stat, v
 			if len(xs) == 0 {
 				return 0, false
 			}
-			return quantile(xs, p) / 1e6, true
+			slices.Sort(xs)
+			return metrics.Quantile(xs, p) / 1e6, true
 		}}
 }
 

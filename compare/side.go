@@ -14,26 +14,21 @@ package compare
 
 import (
 	"math"
-	"slices"
 
 	"servebench/metrics"
 	"servebench/record"
 )
 
 // Side is one records file (or one set of runs) being compared: accumulate it record by
-// record with Add, like a metrics.Accumulator. Records are split by their Run index; every run
-// gets its own Accumulator, because run-level figures (throughput, percentiles) of pooled runs
-// would mix the gaps between runs into the window.
+// record with Add, like a metrics.Accumulator. Records are split by their Run index with
+// metrics.Runs (every run its own Accumulator, because run-level figures of pooled runs would
+// mix the gaps between runs into the window); beside them the Side keeps, per run, what the
+// bootstrap needs of each measured request.
 type Side struct {
 	Header *record.Header
 	opt    metrics.Options
-	runs   map[int]*runData
-}
-
-// runData is one run's accumulator and, for the bootstrap, its completed requests' figures.
-type runData struct {
-	acc  *metrics.Accumulator
-	reqs []obs
+	runs   *metrics.Runs
+	reqs   map[int][]obs // by Record.Run
 }
 
 // obs is what the bootstrap needs of one measured request. Latencies are ns; NaN = undefined.
@@ -47,18 +42,12 @@ type obs struct {
 
 // NewSide starts a side with the records file's header. opt sets the SLOs for goodput.
 func NewSide(h *record.Header, opt metrics.Options) *Side {
-	return &Side{Header: h, opt: opt, runs: map[int]*runData{}}
+	return &Side{Header: h, opt: opt, runs: metrics.NewRuns(h, opt), reqs: map[int][]obs{}}
 }
 
 // Add adds one record. The record may be reused by the caller afterwards.
 func (s *Side) Add(r *record.Record) {
-	rd := s.runs[r.Run]
-	if rd == nil {
-		rd = &runData{acc: metrics.NewAccumulator(s.opt)}
-		rd.acc.SetHeader(s.Header)
-		s.runs[r.Run] = rd
-	}
-	rd.acc.Add(r)
+	s.runs.Add(r)
 	if !r.Measured() {
 		return
 	}
@@ -77,7 +66,7 @@ func (s *Side) Add(r *record.Record) {
 			o.gaps = append(o.gaps, float64(r.Events[i].T-r.Events[i-1].T))
 		}
 	}
-	rd.reqs = append(rd.reqs, o)
+	s.reqs[r.Run] = append(s.reqs[r.Run], o)
 }
 
 func opt(o metrics.Opt) float64 {
@@ -104,22 +93,12 @@ func (s *Side) meetsSLO(m metrics.RequestMetrics) bool {
 		within(m.ITLMax, int64(slo.ITL), true) && within(m.E2E, int64(slo.E2E), false)
 }
 
-// RunSummary is one run's summary with its Run index.
-type RunSummary struct {
-	Run     int
-	Summary *metrics.Summary
-}
-
-// Runs returns every run's summary, in Run order.
-func (s *Side) Runs() []RunSummary {
-	idx := make([]int, 0, len(s.runs))
-	for i := range s.runs {
-		idx = append(idx, i)
+// Runs returns every run's summary, in Run order, labelled as metrics.Runs labels them; nil
+// when no record was added (metrics.Runs would report one empty run, which a comparison
+// must not count as a run).
+func (s *Side) Runs() []metrics.RunSummary {
+	if len(s.runs.Indexes()) == 0 {
+		return nil
 	}
-	slices.Sort(idx)
-	out := make([]RunSummary, len(idx))
-	for i, r := range idx {
-		out[i] = RunSummary{Run: r, Summary: s.runs[r].acc.Summary()}
-	}
-	return out
+	return s.runs.Summaries()
 }

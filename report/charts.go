@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"servebench/metrics"
 )
 
 // clipQ is the quantile at which distribution charts end their x axis, so that one stall does
@@ -33,7 +35,7 @@ func msVals(r *reservoir) []float64 {
 func distRange(ds []dist) (end, maxV float64) {
 	for _, d := range ds {
 		if n := len(d.vals); n > 0 {
-			end = max(end, quantileSorted(d.vals, clipQ))
+			end = max(end, metrics.Quantile(d.vals, 100*clipQ))
 			maxV = max(maxV, d.vals[n-1])
 		}
 	}
@@ -53,7 +55,7 @@ func cdfPlot(id, title, xLabel string, ds []dist) *plot {
 			if n > 1 {
 				q = float64(k) / float64(n-1)
 			}
-			if x := quantileSorted(d.vals, q); x <= end {
+			if x := metrics.Quantile(d.vals, 100*q); x <= end {
 				pts = append(pts, [2]float64{x, q})
 			}
 		}
@@ -158,17 +160,6 @@ func charts(runs []Run) []*plot {
 		timePlot("inflight-time", "Requests in flight", "requests in flight",
 			"mean in flight over each 1 s bucket (sent → done)", runs, (*Series).inFlight),
 	}, pointCharts(runs)...)
-}
-
-// quantileSorted is quantile q (0..1) of sorted values, linear between closest ranks
-// (Hyndman–Fan type 7, as package metrics): only used to place points on a picture.
-func quantileSorted(v []float64, q float64) float64 {
-	h := q * float64(len(v)-1)
-	lo := int(math.Floor(h))
-	if lo >= len(v)-1 {
-		return v[len(v)-1]
-	}
-	return v[lo] + (h-float64(lo))*(v[lo+1]-v[lo])
 }
 
 // approx prints a figure for a note with about three significant digits: 1234, 56.7, 0.123.
