@@ -100,3 +100,12 @@ func Records(recs []record.Record) iter.Seq2[*record.Record, error] {
 		}
 	}
 }
+
+// renderCSV is the csv format: CSV over the input's records, streaming.
+func renderCSV(w io.Writer, ins []Input) error {
+	recs, err := ins[0].records("csv")
+	if err != nil {
+		return err
+	}
+	return CSV(w, ins[0].Header, recs)
+}

@@ -8,6 +8,7 @@ import (
 
 	"servebench/compare"
 	"servebench/conditions"
+	"servebench/metrics"
 	"servebench/record"
 )
 
@@ -19,7 +20,10 @@ import (
 // The iteration count is the run's completed requests. File-level "key: value" lines carry
 // the conditions that identify the run, so benchstat groups and labels by them. Undefined
 // figures are left out of the line rather than written as 0.
-func GoBench(w io.Writer, h *record.Header, runs []compare.RunSummary) error {
+func GoBench(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
+	if h == nil {
+		h = &record.Header{}
+	}
 	var b strings.Builder
 	cs := conditions.Merge(conditions.FromHeader(h), h.Conditions)
 	for _, k := range []string{conditions.Model, conditions.ServerFamily, conditions.ServerVer, conditions.GPUName, conditions.WorkloadHash} {
@@ -32,13 +36,16 @@ func GoBench(w io.Writer, h *record.Header, runs []compare.RunSummary) error {
 	}
 	name := "BenchmarkServe/model=" + benchName(h.Target.Model) + "/api=" + benchName(h.Target.API) + "/load=" + loadName(cs)
 	for _, r := range runs {
-		fmt.Fprintf(&b, "%s\t%d", name, r.Summary.Completed)
+		var vals strings.Builder
 		for _, u := range goBenchUnits {
 			if v, ok := u.m.FromSummary(r.Summary); ok {
-				fmt.Fprintf(&b, "\t%.6g %s", v, u.unit)
+				fmt.Fprintf(&vals, "\t%.6g %s", v, u.unit)
 			}
 		}
-		b.WriteString("\n")
+		if vals.Len() == 0 {
+			continue // a benchmark line needs a value: a run with no figure (no request) has no line
+		}
+		fmt.Fprintf(&b, "%s\t%d%s\n", name, r.Summary.Completed, vals.String())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -74,4 +81,13 @@ func loadName(cs conditions.Set) string {
 		return "rate" + r
 	}
 	return "c" + cs.Value("load.concurrency")
+}
+
+// renderGoBench is the gobench format: GoBench over every run of the input.
+func renderGoBench(w io.Writer, ins []Input) error {
+	runs, err := ins[0].summaries("gobench")
+	if err != nil {
+		return err
+	}
+	return GoBench(w, ins[0].Header, runs)
 }

@@ -162,3 +162,31 @@ func cautions(a, b *record.Header) []string {
 	}
 	return out
 }
+
+// renderHTML is the html format: each input read once into its summary and chart series,
+// then HTMLRuns. An input of several runs (sweep points, --repeat) shows its last run in the
+// tables, as the text report does, and every run in the per-point charts.
+func renderHTML(w io.Writer, ins []Input) error {
+	runs := make([]Run, len(ins))
+	for i, in := range ins {
+		var series Series
+		per, err := in.read("html", series.Add)
+		if err != nil {
+			return err
+		}
+		rs := per.Summaries()
+		last := rs[len(rs)-1]
+		runs[i] = Run{Label: in.label(), Header: in.Header, Summary: last.Summary, Series: &series}
+		if len(rs) > 1 {
+			runs[i].Label = fmt.Sprintf("%s (tables: run %d of %d)", in.label(), last.Run, len(rs))
+			for _, r := range rs {
+				label := r.Label
+				if label == "" {
+					label = fmt.Sprintf("run %d", r.Run)
+				}
+				runs[i].Points = append(runs[i].Points, Point{Label: label, Summary: r.Summary})
+			}
+		}
+	}
+	return HTMLRuns(w, runs)
+}

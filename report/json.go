@@ -225,3 +225,13 @@ func pct(v *float64) *float64 {
 	p := 100 * *v
 	return &p
 }
+
+// renderJSON is the json format: the last run's summary, as `run --json` writes it, so that a
+// file of several runs still gives one object with vLLM's keys.
+func renderJSON(w io.Writer, ins []Input) error {
+	runs, err := ins[0].summaries("json")
+	if err != nil {
+		return err
+	}
+	return JSON(w, ins[0].Header, runs[len(runs)-1].Summary)
+}

@@ -134,3 +134,8 @@ func mdEsc(s string) string {
 
 // mdCode makes s safe inside a code span: backticks and pipes cannot be escaped there.
 func mdCode(s string) string { return strings.NewReplacer("`", "'", "|", "¦").Replace(s) }
+
+// renderMarkdown is the md format: the layout of renderText in Markdown.
+func renderMarkdown(w io.Writer, ins []Input) error {
+	return withRunTable(w, ins[0], "md", mdRuns, Markdown)
+}

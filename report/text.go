@@ -227,3 +227,25 @@ func optPct(v *float64) string {
 	}
 	return fmt.Sprintf("%.2f%%", 100**v)
 }
+
+// renderText is the text format: the summary of a one-run input; for several runs, the run
+// table first, then the last run's summary.
+func renderText(w io.Writer, ins []Input) error {
+	return withRunTable(w, ins[0], "text", textRuns, Text)
+}
+
+// withRunTable renders an input's runs: the run table when there are several, then the last
+// run's summary, with the header as it stands after reading the records.
+func withRunTable(w io.Writer, in Input, format string, table func(io.Writer, []metrics.RunSummary) error,
+	summary func(io.Writer, *record.Header, *metrics.Summary) error) error {
+	runs, err := in.summaries(format)
+	if err != nil {
+		return err
+	}
+	if len(runs) > 1 {
+		if err := table(w, runs); err != nil {
+			return err
+		}
+	}
+	return summary(w, in.Header, runs[len(runs)-1].Summary)
+}

@@ -1,0 +1,157 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"iter"
+	"path/filepath"
+	"strings"
+
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// Format is one output format of `servebench report`: its name (the --format value), the file
+// extension that selects it from `-o FILE`, a line of help, and its renderer. The formats are
+// the rows of one table, formats below: a new format is one file holding its renderer and one
+// line in that table.
+type Format struct {
+	Name string // --format value
+	Ext  string // file extension with its dot: ".html"
+	Desc string // one line for --help
+	// Inputs is the most inputs the format draws at once: 0 or 1 means one; the HTML page
+	// draws two, base and candidate.
+	Inputs int
+	render func(w io.Writer, ins []Input) error
+}
+
+// formats is the registry, in the order of the help text.
+var formats = []Format{
+	{Name: "text", Ext: ".txt", Desc: "the terminal summary; several runs: a table of runs first", render: renderText},
+	{Name: "json", Ext: ".json", Desc: "the (last) run's summary under vLLM-compatible keys", render: renderJSON},
+	{Name: "md", Ext: ".md", Desc: "Markdown tables to paste into a pull request or an issue", render: renderMarkdown},
+	{Name: "csv", Ext: ".csv", Desc: "one row per request, for a spreadsheet", render: renderCSV},
+	{Name: "html", Ext: ".html", Desc: "one self-contained page with charts; two inputs are drawn as base and candidate", Inputs: 2, render: renderHTML},
+	{Name: "gobench", Ext: ".bench", Desc: "one Go benchmark line per run, for benchstat", render: renderGoBench},
+}
+
+// Input is one run to render: one records file, or the merged shard files of one split run.
+// Reading the records (opening files, merging shards, reporting skipped lines) is the
+// caller's; every format is a function of what it is handed here.
+type Input struct {
+	// Label names the input in legends and tables (usually the file name); "run" when empty.
+	Label string
+	// Header is the records file's header. Reading Records may complete it (run-end lines add
+	// to Header.Ends, which label the runs), so formats read it after Records.
+	Header *record.Header
+	// Records yields the records in file order. A format reads it at most once; an error it
+	// yields ends the rendering with that error.
+	Records iter.Seq2[*record.Record, error]
+	// Summaries, when not empty, are the input's runs already summarised (the end of `run`,
+	// which has them): the formats that need only summaries (text, json, md, gobench) use them
+	// and do not read Records, which may then be nil.
+	Summaries []metrics.RunSummary
+}
+
+// Formats returns the format names in the order of the help text.
+func Formats() []string { return names(formats, func(f Format) string { return f.Name }) }
+
+// Lookup returns the format called name.
+func Lookup(name string) (Format, bool) { return find(formats, func(f Format) bool { return f.Name == name }) }
+
+// ByExtension returns the format whose extension ends path (case-insensitive), so that
+// `-o run.html` can choose html without --format.
+func ByExtension(path string) (Format, bool) {
+	ext := strings.ToLower(filepath.Ext(path))
+	return find(formats, func(f Format) bool { return ext != "" && f.Ext == ext })
+}
+
+// Render renders ins in the format called name.
+func Render(w io.Writer, name string, ins ...Input) error {
+	f, ok := Lookup(name)
+	if !ok {
+		return fmt.Errorf("unknown format %q: want one of %s", name, strings.Join(Formats(), ", "))
+	}
+	return f.Render(w, ins...)
+}
+
+// Render renders ins, refusing more inputs than the format draws.
+func (f Format) Render(w io.Writer, ins ...Input) error {
+	if len(ins) == 0 {
+		return fmt.Errorf("%s: nothing to render", f.Name)
+	}
+	if n := max(f.Inputs, 1); len(ins) > n {
+		return fmt.Errorf("%s renders %s, not %d: draw two runs over each other with html, or judge them with compare",
+			f.Name, cmpPlural(n, "one input", fmt.Sprintf("at most %d inputs", n)), len(ins))
+	}
+	return f.render(w, ins)
+}
+
+func (in Input) label() string {
+	if in.Label == "" {
+		return "run"
+	}
+	return in.Label
+}
+
+// records returns the input's records, or an error naming the format that needs them.
+func (in Input) records(format string) (iter.Seq2[*record.Record, error], error) {
+	if in.Records == nil {
+		return nil, fmt.Errorf("%s: the %s format needs the records, not only summaries: render it from the records file", in.label(), format)
+	}
+	return in.Records, nil
+}
+
+// summaries returns the input's runs: Summaries when given, otherwise its records read into
+// metrics.Runs (one accumulator per run, with the options the header asks for).
+func (in Input) summaries(format string) ([]metrics.RunSummary, error) {
+	if len(in.Summaries) > 0 {
+		return in.Summaries, nil
+	}
+	per, err := in.read(format, nil)
+	if err != nil {
+		return nil, err
+	}
+	return per.Summaries(), nil
+}
+
+// read reads every record into metrics.Runs, and into also when it is not nil.
+func (in Input) read(format string, also func(*record.Record)) (*metrics.Runs, error) {
+	recs, err := in.records(format)
+	if err != nil {
+		return nil, err
+	}
+	opt, err := metrics.HeaderOptions(in.Header) // the run's SLOs and window
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.label(), err)
+	}
+	per := metrics.NewRuns(in.Header, opt)
+	for r, err := range recs {
+		if err != nil {
+			return nil, err
+		}
+		per.Add(r)
+		if also != nil {
+			also(r)
+		}
+	}
+	return per, nil
+}
+
+func names[T any](list []T, name func(T) string) []string {
+	out := make([]string, len(list))
+	for i, v := range list {
+		out[i] = name(v)
+	}
+	return out
+}
+
+func find[T any](list []T, match func(T) bool) (T, bool) {
+	for _, v := range list {
+		if match(v) {
+			return v, true
+		}
+	}
+	var zero T
+	return zero, false
+}
