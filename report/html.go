@@ -29,8 +29,9 @@ var htmlTemplate string
 
 var pageTmpl = template.Must(template.New("page").Parse(htmlTemplate))
 
-// HTML writes a self-contained HTML report of one run: the summary and latency tables, the
-// conditions, the charts (SVG, drawn in Go: see svg.go for why) and the warnings. The page
+// HTML writes a self-contained HTML report of one run, in reading order: the SIMULATED banner
+// and the warnings, then the summary and latency tables, the charts (SVG, drawn in Go: see
+// svg.go for why), and last the conditions, folded (a run records dozens). The page
 // loads nothing: no script, no font, no image, and a Content-Security-Policy that forbids any
 // request, so it opens offline and leaks nothing. Colours follow the reader's light or dark
 // preference. h may be nil; series may be nil (the charts are then empty).
@@ -75,7 +76,7 @@ type htmlPlot struct {
 // page is the template's data.
 type page struct {
 	Title      string
-	Simulated  []string // labels of simulated runs
+	Simulated  string   // the SIMULATED banner's words, when any run measured the simulator
 	Cautions   []string // why two runs may not be comparable
 	Runs       []runInfo
 	Two        bool
@@ -83,6 +84,7 @@ type page struct {
 	Latency    []latencyRow
 	Pcts       []string
 	Conditions []condRow
+	CondDiffer bool // a condition differs between the two runs: the folded table opens
 	Plots      []htmlPlot
 }
 
@@ -112,16 +114,18 @@ type condRow struct {
 
 func pageData(runs []Run, plots []htmlPlot) page {
 	p := page{Two: len(runs) == 2, Plots: plots}
+	var sim []string
 	for i, r := range runs {
 		h := r.Header
 		if h == nil {
 			h = &record.Header{}
 		}
 		if r.Summary.Simulated || h.Target.Simulated {
-			p.Simulated = append(p.Simulated, r.Label)
+			sim = append(sim, r.Label)
 		}
 		p.Runs = append(p.Runs, runInfoOf(i, r.Label, h, r.Summary))
 	}
+	p.Simulated = simulatedBanner(sim, len(runs))
 	p.Title = "servebench report"
 	if m := p.Runs[0].Model; m != "" {
 		p.Title += " — " + m
@@ -132,7 +136,25 @@ func pageData(runs []Run, plots []htmlPlot) page {
 	p.Summary = summaryRows(runs)
 	p.Pcts, p.Latency = latencyRows(runs)
 	p.Conditions = conditionRows(runs)
+	for _, c := range p.Conditions {
+		p.CondDiffer = p.CondDiffer || c.Differs
+	}
 	return p
+}
+
+// simulatedBanner says which figures came from the built-in simulator: those of the page, of
+// both runs, or of the one run named; empty when none did.
+func simulatedBanner(sim []string, runs int) string {
+	const what = "measured against servebench's built-in simulator, not a real server"
+	switch {
+	case len(sim) == 0:
+		return ""
+	case runs == 1:
+		return "these figures were " + what
+	case len(sim) == runs:
+		return "the figures of both runs were " + what
+	}
+	return fmt.Sprintf("the figures of %s were %s", sim[0], what)
 }
 
 func runInfoOf(i int, label string, h *record.Header, s *metrics.Summary) runInfo {
