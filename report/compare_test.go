@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,23 +39,6 @@ func fakeSide(runs int, ttft, itl, step float64, conds ...record.Condition) *com
 	return s
 }
 
-func goldenFile(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (UPDATE_GOLDEN=1 writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
 func TestCompareTextGolden(t *testing.T) {
 	gpu := func(v string) record.Condition {
 		return record.Condition{Key: "gpu.name", Value: v, Source: "declared"}
@@ -84,7 +65,7 @@ func TestCompareTextGolden(t *testing.T) {
 			if err := CompareText(&b, res, "base.jsonl", "cand.jsonl"); err != nil {
 				t.Fatal(err)
 			}
-			goldenFile(t, tc.name, b.String())
+			golden(t, tc.name, b.Bytes())
 		})
 	}
 }
@@ -99,7 +80,7 @@ func TestConditionsGolden(t *testing.T) {
 	if err := Conditions(&b, conditions.Complete(s)); err != nil {
 		t.Fatal(err)
 	}
-	goldenFile(t, "env.golden", b.String())
+	golden(t, "env.golden", b.Bytes())
 }
 
 // TestGoBenchReadByBenchfmt checks that benchstat's own parser reads our lines: one result per

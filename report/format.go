@@ -57,7 +57,9 @@ type Input struct {
 func Formats() []string { return names(formats, func(f Format) string { return f.Name }) }
 
 // Lookup returns the format called name.
-func Lookup(name string) (Format, bool) { return find(formats, func(f Format) bool { return f.Name == name }) }
+func Lookup(name string) (Format, bool) {
+	return find(formats, func(f Format) bool { return f.Name == name })
+}
 
 // ByExtension returns the format whose extension ends path (case-insensitive), so that
 // `-o run.html` can choose html without --format.

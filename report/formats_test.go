@@ -19,7 +19,7 @@ func TestMarkdownGolden(t *testing.T) {
 			if err := Markdown(&b, f.h, summarise(f.h, f.opt, f.recs)); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, f.name+".md", b.Bytes())
+			golden(t, f.name+".md.golden", b.Bytes())
 		})
 	}
 }
@@ -31,7 +31,7 @@ func TestCSVGolden(t *testing.T) {
 			if err := CSV(&b, f.h, Records(f.recs)); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, f.name+".csv", b.Bytes())
+			golden(t, f.name+".csv.golden", b.Bytes())
 		})
 	}
 }

@@ -67,9 +67,10 @@ func summarise(h *record.Header, opt metrics.Options, recs []record.Record) *met
 	return a.Summary()
 }
 
+// golden compares got with testdata/golden/name; go test ./report -update rewrites it.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	path := filepath.Join("testdata", "golden", name)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -78,10 +79,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
+		t.Fatalf("%v (go test ./report -update creates it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; got:\n%s", name, got)
+		t.Errorf("%s differs from the golden file (go test ./report -update rewrites it); got:\n%s", name, got)
 	}
 }
 
@@ -123,8 +124,8 @@ func TestGolden(t *testing.T) {
 			if err := JSON(&jb, f.h, s); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, f.name+".txt", tb.Bytes())
-			golden(t, f.name+".json", jb.Bytes())
+			golden(t, f.name+".text.golden", tb.Bytes())
+			golden(t, f.name+".json.golden", jb.Bytes())
 		})
 	}
 }

@@ -1,4 +1,6 @@
-// Package report renders a metrics.Summary for people (Text) and for programs (JSON).
+// Package report renders records files for people and for programs: one registry of output
+// formats (format.go: text, json, md, csv, html, gobench), each a function of an Input (a
+// header and its records, or its runs' summaries), and the comparison formats of compare.
 //
 // Renderers only format: every figure comes from package metrics. Output is deterministic
 // (no clock is read; the only time of day printed is the header's run start), so golden
