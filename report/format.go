@@ -42,7 +42,7 @@ type Input struct {
 	// Label names the input in legends and tables (usually the file name); "run" when empty.
 	Label string
 	// Header is the records file's header. Reading Records may complete it (run-end lines add
-	// to Header.Ends, which label the runs), so formats read it after Records.
+	// to Header.Ends, which label the runs), so formats read it after Records. May be nil.
 	Header *record.Header
 	// Records yields the records in file order. A format reads it at most once; an error it
 	// yields ends the rendering with that error.
@@ -109,6 +109,9 @@ func (in Input) records(format string) (iter.Seq2[*record.Record, error], error)
 func (in Input) summaries(format string) ([]metrics.RunSummary, error) {
 	if len(in.Summaries) > 0 {
 		return in.Summaries, nil
+	}
+	if in.Records == nil {
+		return nil, fmt.Errorf("%s: no run to render (neither records nor summaries)", in.label())
 	}
 	per, err := in.read(format, nil)
 	if err != nil {
