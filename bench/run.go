@@ -16,14 +16,6 @@ type Result struct {
 	Output string // the records file
 }
 
-// Last is the summary printed for the file: its last run's.
-func (r *Result) Last() *metrics.Summary {
-	if len(r.Runs) == 0 {
-		return nil
-	}
-	return r.Runs[len(r.Runs)-1].Summary
-}
-
 // Run is `servebench run`: open a session for the resolved spec s, run the load --repeat
 // times (once by default) as runs 0..N−1 of one records file, each with its own warmup, and
 // put the file in place. hard cancels in-flight requests (second Ctrl-C); ctx stops sending.

@@ -39,8 +39,8 @@ Exit codes: 0 no regression, 4 regressed, 5 not comparable (1 and 2 as usual).`,
 		Example: compareExamples,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if c.format != "text" && c.format != "json" {
-				return usageErr("--format %q: want text or json", c.format)
+			if _, ok := report.LookupCompare(c.format); !ok {
+				return usageErr("--format %q: want one of %s", c.format, strings.Join(report.CompareFormats(), ", "))
 			}
 			if c.threshold < 0 || c.threshold >= 100 {
 				return usageErr("--threshold %g: want a percentage in [0, 100)", c.threshold)
@@ -50,7 +50,7 @@ Exit codes: 0 no regression, 4 regressed, 5 not comparable (1 and 2 as usual).`,
 	}
 	cmd.Flags().StringArrayVar(&c.expect, "expect-change", nil, "a condition you meant to change (key, group or last key segment; repeatable)")
 	cmd.Flags().Float64Var(&c.threshold, "threshold", 5, "smallest change in percent that counts as improved or regressed")
-	cmd.Flags().StringVar(&c.format, "format", "text", "text | json")
+	cmd.Flags().StringVar(&c.format, "format", "text", strings.Join(report.CompareFormats(), " | "))
 	return cmd
 }
 
@@ -69,11 +69,7 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 		opt.Threshold = 1e-9 // the user asked for every significant change to count
 	}
 	res := compare.Compare(base, cand, opt)
-	render := report.CompareText
-	if c.format == "json" {
-		render = report.CompareJSON
-	}
-	if err := render(st.stdout, res, basePath, candPath); err != nil {
+	if err := report.RenderCompare(st.stdout, c.format, res, basePath, candPath); err != nil {
 		return err
 	}
 	switch res.Verdict {
@@ -120,13 +116,4 @@ func readSide(path string, stderr io.Writer) (*compare.Side, error) {
 		s.Add(r)
 	}
 	return s, nil
-}
-
-// reportGoBench writes `report --format gobench`: one benchmark line per run of the file.
-func reportGoBench(w, stderr io.Writer, path string) error {
-	s, err := readSide(path, stderr)
-	if err != nil {
-		return err
-	}
-	return report.GoBench(w, s.Header, s.Runs())
 }

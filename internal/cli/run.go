@@ -75,11 +75,11 @@ func runRun(ctx context.Context, std *streams, s runspec.Spec, like *runspec.Bas
 	if res == nil {
 		return err
 	}
-	if perr := printRuns(std.stdout, "text", res.Header, res.Runs); perr != nil && err == nil {
+	if perr := report.Render(std.stdout, "text", report.Input{Header: res.Header, Summaries: res.Runs}); perr != nil && err == nil {
 		err = perr
 	}
 	if s.JSON != "" {
-		jerr := output.WriteFile(s.JSON, nil, func(w io.Writer) error { return report.JSON(w, res.Header, res.Last()) })
+		jerr := output.WriteFile(s.JSON, nil, func(w io.Writer) error { return report.Render(w, "json", report.Input{Header: res.Header, Summaries: res.Runs}) })
 		if jerr != nil && err == nil {
 			err = fmt.Errorf("--json: %w", jerr)
 		}
