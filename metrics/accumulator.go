@@ -52,6 +52,7 @@ type counts struct {
 	itlTokenReqs, itlTokenSkipped       int   // requests with / without per-event counts (≥ 2 events)
 	promptMismatch                      int   // server prompt tokens ≠ requested input tokens
 	cachedPrompt                        int64 // prompt tokens the server says it took from its prefix cache
+	cachedReported                      int   // completed requests whose server reported a cached count
 }
 
 // NewAccumulator returns an Accumulator with the given options. Validate them first

@@ -18,7 +18,10 @@ func (a *Accumulator) addTokens(r *record.Record) int {
 	if r.FixedOutput && r.MaxTokens > 0 && out < r.MaxTokens {
 		a.n.short++
 	}
-	a.n.cachedPrompt += cachedPromptTokens(r)
+	if c, ok := cachedPromptTokens(r); ok {
+		a.n.cachedPrompt += c
+		a.n.cachedReported++
+	}
 	// Server-reported prompt lengths, and their difference from what the workload asked for.
 	if psrc == record.SourceServer {
 		a.promptServer.add(float64(in))
@@ -128,12 +131,14 @@ func (a *Accumulator) meetsSLO(r *record.Record, out int) bool {
 // llama.cpp's timings, SGLang's meta_info, OpenAI usage.prompt_tokens_details (vLLM).
 var cachedKeys = []string{"timings.cache_n", "meta_info.cached_tokens", "usage.cached_tokens"}
 
-// cachedPromptTokens is the prompt tokens the server reports it took from its prefix cache.
-func cachedPromptTokens(r *record.Record) int64 {
+// cachedPromptTokens is the prompt tokens the server reports it took from its prefix cache,
+// and whether it reported them at all: a server that says nothing (vLLM without
+// --enable-prompt-tokens-details, TGI, Ollama) has not said 0.
+func cachedPromptTokens(r *record.Record) (int64, bool) {
 	for _, k := range cachedKeys {
-		if v, ok := r.Server[k]; ok && v > 0 {
-			return int64(v)
+		if v, ok := r.Server[k]; ok && v >= 0 {
+			return int64(v), true
 		}
 	}
-	return 0
+	return 0, false
 }

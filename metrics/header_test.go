@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +62,30 @@ func TestRunsGroupsByRun(t *testing.T) {
 	}
 	if empty := NewRuns(nil, Options{}).Summaries(); len(empty) != 1 || empty[0].Summary == nil {
 		t.Fatalf("an empty file has no run: %+v", empty)
+	}
+}
+
+// A server that reports 0 cached tokens has said so; one that reports nothing has not.
+func TestCachedTokensReportedOrNot(t *testing.T) {
+	rec := func(server map[string]float64) *record.Record {
+		return &record.Record{Phase: record.PhaseMeasure, Sent: 1, Headers: 2, Done: 10, OutputTokens: 2, PromptTokens: 8,
+			Events: []record.Event{{T: 5, N: 1}, {T: 9, N: 1}}, Server: server}
+	}
+	for _, c := range []struct {
+		server   map[string]float64
+		reported int
+		cached   int64
+	}{{nil, 0, 0}, {map[string]float64{"usage.cached_tokens": 0}, 1, 0}, {map[string]float64{"timings.cache_n": 6}, 1, 6}} {
+		a := NewAccumulator(Options{})
+		a.SetHeader(&record.Header{Target: record.Target{API: "openai-completions"}})
+		a.Add(rec(c.server))
+		s := a.Summary()
+		if s.CachedReported != c.reported || s.CachedPromptTokens != c.cached {
+			t.Errorf("server %v: reported %d cached %d, want %d %d", c.server, s.CachedReported, s.CachedPromptTokens, c.reported, c.cached)
+		}
+		noted := strings.Contains(strings.Join(s.Warnings, "\n"), "--enable-prompt-tokens-details")
+		if noted != (c.reported == 0) {
+			t.Errorf("server %v: note about turning reporting on = %v", c.server, noted)
+		}
 	}
 }

@@ -40,8 +40,12 @@ type Summary struct {
 	PromptMismatches   int            // requests where that delta is not zero
 	// CachedPromptTokens is how many prompt tokens of completed requests the server says it
 	// served from its prefix cache (llama.cpp timings.cache_n, SGLang cached_tokens): TTFT then
-	// measures cache hits, not prefill.
+	// measures cache hits, not prefill. It is only a figure when CachedReported > 0: a server
+	// that reports nothing has not said that nothing was cached.
 	CachedPromptTokens int64
+	// CachedReported is how many completed requests carried a cached-token count from the
+	// server (0: not reported, which is not the same as 0 cached).
+	CachedReported int
 
 	// Window: "from the first sent of a measured request to the last done of a measured
 	// request". WindowStart and WindowEnd are ns since t0.
@@ -129,7 +133,7 @@ func (a *Accumulator) Summary() *Summary {
 		PromptTokens:       a.promptServer.stat(ps),
 		PromptDelta:        a.promptDelta.stat(ps),
 		PromptMismatches:   a.n.promptMismatch,
-		CachedPromptTokens: a.n.cachedPrompt,
+		CachedPromptTokens: a.n.cachedPrompt, CachedReported: a.n.cachedReported,
 		SLO:                a.opt.SLO,
 		GoodRequests:       a.n.good,
 		Lateness:           a.lateness.stat(ps),

@@ -74,6 +74,9 @@ func tokenWarnings(s *Summary, h *record.Header) []string {
 		w = append(w, fmt.Sprintf("the server served %d of %d prompt tokens (%.0f%%) from its prefix cache: TTFT measures cache hits, not prefill. A workload replayed on a server that has seen it (run --like, --repeat, a second run with the same --seed) is faster for that reason alone: restart the server, or change --seed, to measure cold prefill",
 			s.CachedPromptTokens, s.InputTokens, 100*float64(s.CachedPromptTokens)/float64(s.InputTokens)))
 	}
+	if s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && h != nil && strings.HasPrefix(h.Target.API, "openai") {
+		w = append(w, "the server reported no cached prompt tokens, so whether TTFT measured prefix-cache hits is unknown (not 0): vLLM reports them when started with --enable-prompt-tokens-details (usage.prompt_tokens_details.cached_tokens); llama.cpp and SGLang report them by default")
+	}
 	if s.PeakUnknownEvents > 0 {
 		w = append(w, fmt.Sprintf("peak output tokens/s counts one token per event for %d events whose token count was unknown", s.PeakUnknownEvents))
 	}

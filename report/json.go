@@ -89,7 +89,11 @@ func jsonRun(o *object, s *metrics.Summary) {
 	o.set("completed", s.Completed)
 	o.set("failed", s.Failed)
 	o.set("cancelled", s.Cancelled)
-	o.set("cached_prompt_tokens", s.CachedPromptTokens)
+	if s.CachedReported > 0 {
+		o.set("cached_prompt_tokens", s.CachedPromptTokens)
+	} else {
+		o.set("cached_prompt_tokens", nil) // not reported by the server, which is not 0
+	}
 	o.set("total_input_tokens", s.InputTokens)
 	o.set("total_output_tokens", s.OutputTokens)
 	o.set("request_throughput", s.RequestThroughput)
