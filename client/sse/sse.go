@@ -12,7 +12,13 @@
 //     and supporting it would cost a byte-by-byte scan;
 //   - at end of input, a pending event whose last line was complete is still dispatched
 //     (the spec discards it); a server that closes right after "data: ...\n" has sent the
-//     whole event, and dropping it would turn a complete stream into a truncated one.
+//     whole event, and dropping it would turn a complete stream into a truncated one;
+//   - an "error" field is read as the data of an event of type "error" (the spec ignores
+//     unknown fields). llama.cpp reports a failure inside a 200 stream as the line
+//     `error: {"code":500,"message":"...","type":"server_error"}` (its native /completion
+//     stream, and the OpenAI routes of older builds); ignoring it would lose the server's
+//     message and turn a failed request into a merely truncated one. Every other unknown
+//     field is still ignored, as the spec says.
 package sse
 
 import (
@@ -40,6 +46,7 @@ type Reader struct {
 	br      *bufio.Reader
 	data    []byte // data of the event being assembled; returned by Next
 	typ     []byte // event type ("event:" field) of the event being assembled
+	errLine bool   // the event has an "error:" field: its type is "error" whatever "event:" says
 	long    []byte // a line that did not fit in br's buffer
 	hasData bool   // at least one data field was seen (data may still be empty)
 	started bool   // the first line was read (a UTF-8 BOM is only skipped there)
@@ -59,15 +66,16 @@ func NewReaderSize(r io.Reader, size int) *Reader {
 func (r *Reader) Reset(rd io.Reader) {
 	r.br.Reset(rd)
 	r.data, r.typ, r.long = r.data[:0], r.typ[:0], r.long[:0]
-	r.hasData, r.started, r.err = false, false, nil
+	r.hasData, r.started, r.errLine, r.err = false, false, false, nil
 }
 
 // Type returns the event type ("event:" field) of the event last returned by Next; empty
-// means the default type, "message". Valid until the next call to Next.
+// means the default type, "message", and "error" also marks an event that had an "error:"
+// field (see the package comment). Valid until the next call to Next.
 func (r *Reader) Type() []byte { return r.typ }
 
-// Next returns the data of the next event: its data fields joined by "\n". Events without a
-// data field (comments such as ": keep-alive", bare "event:" or "id:" blocks) are skipped.
+// Next returns the data of the next event: its data fields (and "error:" fields) joined by
+// "\n". Events without a data field (comments such as ": keep-alive", bare "event:" or "id:" blocks) are skipped.
 // The returned slice is valid until the next call to Next or Reset.
 //
 // At the clean end of input Next returns io.EOF. When input ends in the middle of a line
@@ -77,7 +85,7 @@ func (r *Reader) Next() ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	r.data, r.typ, r.hasData = r.data[:0], r.typ[:0], false
+	r.data, r.typ, r.hasData, r.errLine = r.data[:0], r.typ[:0], false, false
 	for {
 		line, err := r.readLine()
 		if err != nil {
@@ -87,7 +95,7 @@ func (r *Reader) Next() ([]byte, error) {
 			if r.hasData {
 				return r.event(), nil
 			}
-			r.typ = r.typ[:0] // an event without data is not dispatched (spec)
+			r.typ, r.errLine = r.typ[:0], false // an event without data is not dispatched (spec)
 			continue
 		}
 		if err := r.field(line); err != nil {
@@ -130,16 +138,27 @@ func (r *Reader) field(line []byte) error {
 	}
 	switch string(name) { // no allocation: the compiler compares in place
 	case "data":
-		if len(r.data)+len(value)+1 > r.maxSize() {
-			return ErrEventTooLarge
-		}
-		r.data = append(r.data, value...)
-		r.data = append(r.data, '\n')
-		r.hasData = true
+		return r.appendData(value)
+	case "error": // llama.cpp's failure line, see the package comment
+		r.typ, r.errLine = append(r.typ[:0], "error"...), true
+		return r.appendData(value)
 	case "event":
-		r.typ = append(r.typ[:0], value...)
+		if !r.errLine {
+			r.typ = append(r.typ[:0], value...)
+		}
 	}
 	// "id" and "retry" only matter for reconnection, which a benchmark must not do.
+	return nil
+}
+
+// appendData adds one data line to the pending event; the spec appends "\n" after each.
+func (r *Reader) appendData(value []byte) error {
+	if len(r.data)+len(value)+1 > r.maxSize() {
+		return ErrEventTooLarge
+	}
+	r.data = append(r.data, value...)
+	r.data = append(r.data, '\n')
+	r.hasData = true
 	return nil
 }
 

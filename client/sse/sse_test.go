@@ -46,6 +46,13 @@ func TestReader(t *testing.T) {
 		{"empty data", "data:\n\n", []event{{"", ""}}, io.EOF},
 		{"field without colon", "data\n\n", []event{{"", ""}}, io.EOF},
 		{"unknown field", "foo: bar\ndata: a\n\n", []event{{"", "a"}}, io.EOF},
+		{"unknown field only", "foo: bar\n\ndata: a\n\n", []event{{"", "a"}}, io.EOF},
+		// llama.cpp's mid-stream failure (server_sent_event(sink, "error", ...))
+		{"error field", "data: a\n\nerror: {\"code\":500,\"message\":\"boom\"}\n\n", []event{{"", "a"}, {"error", `{"code":500,"message":"boom"}`}}, io.EOF},
+		{"error field wins over event", "error: x\nevent: message\n\ndata: b\n\n", []event{{"error", "x"}, {"", "b"}}, io.EOF},
+		{"error field not sticky", "event: e\nerror: x\n\nevent: f\ndata: y\n\n", []event{{"error", "x"}, {"f", "y"}}, io.EOF},
+		{"error field at eof", "error: {\"message\":\"m\"}\n", []event{{"error", `{"message":"m"}`}}, io.EOF},
+		{"errors field ignored", "errors: x\nerror_: y\ndata: a\n\n", []event{{"", "a"}}, io.EOF},
 		{"bom", "\xEF\xBB\xBFdata: a\n\n", []event{{"", "a"}}, io.EOF},
 		{"big", "data: " + big + "\n\ndata: b\n\n", []event{{"", big}, {"", "b"}}, io.EOF},
 		{"big crlf", "data: " + big + "\r\n\r\n", []event{{"", big}}, io.EOF},
@@ -173,7 +180,7 @@ func ref(in string) parsed {
 	rest := lines[len(lines)-1] // text after the last LF: an incomplete line
 	lines = lines[:len(lines)-1]
 	var data []string
-	typ, has := "", false
+	typ, has, errLine := "", false, false
 	for i, l := range lines {
 		l = strings.TrimSuffix(l, "\r")
 		if i == 0 {
@@ -184,7 +191,7 @@ func ref(in string) parsed {
 			if has {
 				p.events = append(p.events, event{typ, strings.Join(data, "\n")})
 			}
-			data, typ, has = nil, "", false
+			data, typ, has, errLine = nil, "", false, false
 		case l[0] == ':':
 		default:
 			name, value, _ := strings.Cut(l, ":")
@@ -192,8 +199,12 @@ func ref(in string) parsed {
 			switch name {
 			case "data":
 				data, has = append(data, value), true
+			case "error":
+				data, has, errLine, typ = append(data, value), true, true, "error"
 			case "event":
-				typ = value
+				if !errLine {
+					typ = value
+				}
 			}
 		}
 	}
@@ -212,6 +223,7 @@ func FuzzReader(f *testing.F) {
 	for _, s := range []string{
 		"data: a\n\n", "data:a\r\n\r\n", ": c\ndata: x\ndata: y\n\n", "event: error\ndata: e\n\n",
 		"data: [DONE]\n\n", "data: cut", "\xEF\xBB\xBFdata: a\n", "data\n\n\n", "data: a\r\r\n\n",
+		"error: {\"message\":\"m\"}\nevent: x\n\n", "event: x\nerror\n\n",
 	} {
 		f.Add(s)
 	}
