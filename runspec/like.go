@@ -83,8 +83,8 @@ func Like(user *Spec, h *record.Header, path string) (Spec, *Base, error) {
 			continue
 		}
 		s.Copy(&baseCfg, k)
-		if !baseSet[k] {
-			s.unset(k)
+		if v, _ := field(&s, k); !baseSet[k] || (v.IsZero() && k != "warmup") {
+			s.unset(k) // a zero count or duration in a header is "not set", never a setting
 		}
 	}
 	for _, k := range OwnKeys {

@@ -1,6 +1,7 @@
 package runspec
 
 import (
+	"encoding/base64"
 	"net/url"
 	"strings"
 )
@@ -66,8 +67,9 @@ func RedactURL(raw string) string {
 	return scheme + "://" + auth
 }
 
-// Secrets are the values that must never be written anywhere: the API key and the URL's
-// password (and user name).
+// Secrets are the values that must never be written anywhere: the API key, the values of
+// credential-bearing headers, and the URL's password (with its Basic Authorization encoding)
+// and user name.
 func (s *Spec) Secrets() []string {
 	var out []string
 	if s.APIKey != "" {
@@ -75,7 +77,9 @@ func (s *Spec) Secrets() []string {
 	}
 	if u, err := url.Parse(s.URL); err == nil && u.User != nil {
 		if p, ok := u.User.Password(); ok && p != "" {
-			out = append(out, p, url.QueryEscape(p))
+			// the Basic Authorization value Go sends for it, which a server may echo back
+			basic := base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + p))
+			out = append(out, p, url.QueryEscape(p), basic)
 		}
 		if n := u.User.Username(); len(n) > 3 {
 			out = append(out, n)
