@@ -58,6 +58,17 @@ func Create(path string, opt Options) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))
 	}
+	// CreateTemp makes the file private; an output is as readable as os.Create would make it,
+	// or keeps the mode of the file it replaces
+	mode := os.FileMode(0o644)
+	if fi != nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))
+	}
 	return &File{path: path, tmp: f.Name(), f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
 }
 
