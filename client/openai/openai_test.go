@@ -75,6 +75,26 @@ var transcriptCases = []struct {
 		"event choice content 0 ×2", "event choice usage 3/2", "event done"}, "", ""},
 	{"invalid-json.sse", APICompletions, []string{"event choice content 0", "event"},
 		record.ErrDecode, "event 2"},
+	// vLLM continuous_usage_stats with chunks whose text is empty while completion_tokens
+	// grows (the second byte token of "é" held back, then a special token): their tokens are
+	// carried to the next content event, so the counts 1+2+3 are completion_tokens but for
+	// the final end-of-sequence token, which no content event follows.
+	{"vllm-completions-continuous-usage-held-back.sse", APICompletions, []string{
+		"event choice content 1 usage 7/1", "event choice usage 7/2", "event choice content 2 usage 7/3",
+		"event choice usage 7/4", "event choice content 3 usage 7/6", "event choice usage 7/7",
+		"event usage 7/7", "event done"}, "", ""},
+	// A tool-calling answer streams only delta.tool_calls: each piece is generated output.
+	{"vllm-chat-tool-calls.sse", APIChat, []string{
+		"event choice", "event choice content 0 ×3", "event choice", "event usage 120/11", "event done"}, "", ""},
+	// Ollama's OpenAI route: a reasoning delta, then the whole call in one delta.
+	{"ollama-0.17-chat-tool-calls.sse", APIChat, []string{
+		"event choice content 0 ×2", "event choice", "event usage 140/23", "event done"}, "", ""},
+	// llama.cpp builds whose OpenAI routes report a failure as an "error:" SSE line.
+	{"llamacpp-error-line-chat.sse", APIChat, []string{"event choice", "event choice content 0", "event"},
+		record.ErrStreamErrorEvent, "Input prompt is too big compared to KV size"},
+	// SGLang's OpenAI route when the scheduler aborts the request: finish_reason "abort".
+	{"sglang-openai-abort.sse", APIChat, []string{"event choice content 0", "event choice"},
+		record.ErrStreamErrorEvent, `finish_reason "abort"`},
 }
 
 func TestTranscripts(t *testing.T) {

@@ -80,7 +80,9 @@ func (s *scanner) choices(c *chunk) bool {
 			case "text":
 				return s.flag(&ch.Text)
 			case "finish_reason":
-				return s.flag(&ch.FinishReason)
+				start, ok := s.Value()
+				ch.FinishReason = finishOf(s.B[start:s.I])
+				return ok
 			case "delta":
 				return s.delta(&ch.Delta)
 			}
@@ -104,13 +106,17 @@ func (s *scanner) delta(dl *delta) bool {
 			return s.flag(&dl.ReasoningContent)
 		case "reasoning":
 			return s.flag(&dl.Reasoning)
+		case "tool_calls":
+			start, ok := s.Value()
+			dl.ToolCalls = listOf(s.B[start:s.I])
+			return ok
 		}
 		_, ok := s.Value()
 		return ok
 	})
 }
 
-var deltaKeys = []string{"content", "reasoning_content", "reasoning"}
+var deltaKeys = []string{"content", "reasoning_content", "reasoning", "tool_calls"}
 
 // flag sets f as flag.UnmarshalJSON does: any value but null and "".
 func (s *scanner) flag(f *flag) bool {
@@ -219,6 +225,8 @@ func knownBit(key []byte) (uint, bool) {
 		return 14, true
 	case "cached_tokens":
 		return 15, true
+	case "tool_calls":
+		return 16, true
 	}
 	return 0, false
 }

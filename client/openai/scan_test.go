@@ -9,6 +9,7 @@ import (
 // scanSeeds are payloads the fast path must take (servers' real chunk shapes) followed by
 // edge cases it must either decode exactly as encoding/json does or hand over to it.
 var scanSeeds = []string{
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\": \""}}]},"logprobs":null,"finish_reason":"abort"}]}`,
 	`{"choices":[],"usage":{"prompt_tokens":64,"completion_tokens":1,"total_tokens":65,"prompt_tokens_details":{"cached_tokens":48,"audio_tokens":null}}}`,
 	`{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":null}],"usage":null}`,
 	`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
@@ -25,11 +26,13 @@ var scanSeeds = []string{
 	`{"usage":{"prompt_tokens":99999999999999999999}}`, `{"choices":{}}`, `null`, `[]`, `{"a":01}`,
 	`{"a":"\x01"}`, `{"a":tru}`, `{"a":1}x`, `{"a":[1,]}`, `{"a":"\q"}`, `{"usage":"x"}`, `{"choices":[1]}`,
 	`{"choices":[{"delta":"x"}]}`, `{"object":"\u0065rror"}`, `{"text":"x"}`, "{\"a\":\"\xff\"}",
+	`{"choices":[{"delta":{"tool_calls":[ ],"Tool_Calls":[1]}}]}`, `{"choices":[{"delta":{"tool_calls":{}},"finish_reason":"\u0061bort"}]}`,
+	`{"choices":[{"delta":{"tool_calls":[],"tool_calls":[1]}}]}`, `{"usage":{"completion_tokens":-5}}`,
 }
 
 // TestFastPathTaken checks that real chunk shapes do not silently fall back to encoding/json.
 func TestFastPathTaken(t *testing.T) {
-	payloads := append([]string{}, scanSeeds[:9]...)
+	payloads := append([]string{}, scanSeeds[:10]...)
 	for _, ev := range benchEvents {
 		payloads = append(payloads, ev)
 	}

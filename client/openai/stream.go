@@ -80,13 +80,13 @@ func (b *Backend) end(ctx context.Context, d *decoder, err error, o client.Obser
 // decoder turns event payloads into Observer calls. Only the fields servebench needs are
 // decoded, into reused storage: flag types record "non-empty" without allocating the text.
 type decoder struct {
-	src            bytes.Reader
-	dec            *json.Decoder
-	c              chunk
-	prevCompletion int  // completion_tokens of the last non-zero usage
-	finished       bool // a non-null finish_reason was seen
-	events         int  // events decoded, for messages
-	timings        map[string]any
+	src        bytes.Reader
+	dec        *json.Decoder
+	c          chunk
+	attributed int  // completion_tokens already carried by content events (see report)
+	finished   bool // a non-null finish_reason was seen
+	events     int  // events decoded, for messages
+	timings    map[string]any
 }
 
 // chunk is the subset of a streamed completion/chat chunk that matters.
@@ -99,15 +99,19 @@ type chunk struct {
 }
 
 type choice struct {
-	Text         flag  `json:"text"` // completions
-	Delta        delta `json:"delta"`
-	FinishReason flag  `json:"finish_reason"`
+	Text         flag   `json:"text"` // completions
+	Delta        delta  `json:"delta"`
+	FinishReason finish `json:"finish_reason"`
 }
 
 type delta struct {
 	Content          flag `json:"content"`
 	ReasoningContent flag `json:"reasoning_content"` // vLLM, SGLang, DeepSeek
 	Reasoning        flag `json:"reasoning"`         // Ollama, OpenRouter, newer vLLM
+	// ToolCalls is generated output too: a tool-calling model may answer with nothing but a
+	// streamed call (vLLM, SGLang, llama.cpp and Ollama send its name and arguments in
+	// pieces), and without it TTFT would be missing or wait for the first plain text.
+	ToolCalls list `json:"tool_calls"`
 }
 
 type usage struct {
@@ -135,6 +139,54 @@ type flag bool
 func (f *flag) UnmarshalJSON(b []byte) error {
 	*f = flag(string(b) != "null" && string(b) != `""`)
 	return nil
+}
+
+// list is true when a JSON value is present and neither null, "" nor an empty array.
+type list bool
+
+// UnmarshalJSON implements json.Unmarshaler without copying the value.
+func (l *list) UnmarshalJSON(b []byte) error {
+	*l = listOf(b)
+	return nil
+}
+
+// listOf classifies one JSON value's bytes as list.UnmarshalJSON does; the fast path shares it.
+func listOf(b []byte) list {
+	if len(b) > 0 && b[0] == '[' {
+		rest := bytes.TrimLeft(b[1:], " \t\r\n")
+		return list(len(rest) > 0 && rest[0] != ']')
+	}
+	return list(string(b) != "null" && string(b) != `""`)
+}
+
+// finish is a choice's finish_reason: none (null or ""), a normal end, or "abort".
+type finish uint8
+
+const (
+	finishNone finish = iota
+	finishEnd
+	// finishAbort: the server gave up on the request (SGLang's OpenAI routes when the
+	// scheduler aborts it, vLLM when the engine does). The stream still ends in order, so
+	// without this the failure would be counted as a complete, short answer.
+	finishAbort
+)
+
+// UnmarshalJSON implements json.Unmarshaler without copying the value.
+func (f *finish) UnmarshalJSON(b []byte) error {
+	*f = finishOf(b)
+	return nil
+}
+
+// finishOf classifies one JSON value's bytes as finish.UnmarshalJSON does; the fast path
+// shares it.
+func finishOf(b []byte) finish {
+	switch string(b) {
+	case "null", `""`:
+		return finishNone
+	case `"abort"`:
+		return finishAbort
+	}
+	return finishEnd
 }
 
 // rawValue keeps a JSON value that is not null, in a buffer reused between events.
@@ -184,7 +236,7 @@ func (d *decoder) unmarshal(data []byte) error {
 }
 
 func (d *decoder) reset() {
-	d.prevCompletion, d.finished, d.events = 0, false, 0
+	d.attributed, d.finished, d.events = 0, false, 0
 }
 
 // event decodes one payload and reports it: Choice, then Content, then Usage, then server
@@ -205,8 +257,37 @@ func (d *decoder) event(data []byte, o client.Observer) *client.Error {
 		}
 		return &client.Error{Class: record.ErrStreamErrorEvent, Msg: msg}
 	}
+	if e := c.Usage.check(); e != "" {
+		return &client.Error{Class: record.ErrDecode, Msg: fmt.Sprintf("event %d: %s: %s", d.events, e, excerpt(data))}
+	}
 	d.report(o)
+	for i := range c.Choices {
+		if c.Choices[i].FinishReason == finishAbort {
+			return &client.Error{Class: record.ErrStreamErrorEvent, Msg: fmt.Sprintf("event %d: the server aborted the request (finish_reason \"abort\")", d.events)}
+		}
+	}
 	return nil
+}
+
+// MaxTokenCount bounds a token count a server reports: no context window comes near it, and
+// a larger value (1e23, an overflowed counter) is garbage that would swamp every throughput
+// figure. It also keeps per-event counts within record.Event's int32.
+const MaxTokenCount = 1 << 30
+
+// check returns why u is not a usage report ("usage.completion_tokens = -100 is not a token
+// count"), or "". encoding/json already refuses a string, fraction or exponent for these int
+// fields and names the field; this catches what an int holds but a count cannot be.
+func (u *usage) check() string {
+	for _, f := range [...]struct {
+		name string
+		v    int
+	}{{"prompt_tokens", u.Prompt}, {"completion_tokens", u.Completion}, {"total_tokens", u.Total},
+		{"prompt_tokens_details.cached_tokens", u.Details.Cached}} {
+		if f.v < 0 || f.v > MaxTokenCount {
+			return fmt.Sprintf("usage.%s = %d is not a token count", f.name, f.v)
+		}
+	}
+	return ""
 }
 
 // resetChunk empties d.c for the next payload, keeping its buffers.
@@ -223,23 +304,17 @@ func (d *decoder) report(o client.Observer) {
 	content := false
 	for i := range c.Choices {
 		ch := &c.Choices[i]
-		content = content || bool(ch.Text || ch.Delta.Content || ch.Delta.ReasoningContent || ch.Delta.Reasoning)
-		d.finished = d.finished || bool(ch.FinishReason)
+		dl := &ch.Delta
+		content = content || bool(ch.Text || dl.Content || dl.ReasoningContent || dl.Reasoning) || bool(dl.ToolCalls)
+		d.finished = d.finished || ch.FinishReason != finishNone
 	}
 	if len(c.Choices) > 0 {
 		o.Choice()
 	}
 	if content {
-		// With vLLM's continuous_usage_stats each chunk carries the running completion count,
-		// so its growth is the number of tokens this event carried. Otherwise: unknown (0).
-		tokens := 0
-		if c.Usage.nonZero() && c.Usage.Completion > d.prevCompletion {
-			tokens = c.Usage.Completion - d.prevCompletion
-		}
-		o.Content(tokens)
+		o.Content(d.tokens())
 	}
 	if c.Usage.nonZero() {
-		d.prevCompletion = c.Usage.Completion
 		o.Usage(c.Usage.Prompt, c.Usage.Completion)
 		if c.Usage.Details.Cached > 0 {
 			o.Server("usage.cached_tokens", float64(c.Usage.Details.Cached))
@@ -248,6 +323,26 @@ func (d *decoder) report(o client.Observer) {
 	if c.Timings.set {
 		d.reportTimings(o)
 	}
+}
+
+// tokens is the token count of the content event in d.c: with vLLM's
+// continuous_usage_stats every chunk carries the running completion_tokens, and the event
+// carries what that count grew by since the last content event. Chunks without text still
+// advance the count (a special token, or bytes of a multi-byte character the detokenizer
+// holds back until the character is whole); their tokens are carried to the next content
+// event rather than dropped, so the per-event counts add up to completion_tokens and ITL
+// (token) divides the whole gap among every token generated in it (METRICS.md) instead of
+// overstating it. Tokens after the last content event (an end-of-sequence token has no text)
+// are in the usage only: no later event carries them, and TTFT and ITL need none. Without a
+// count on the chunk the number is unknown (0).
+func (d *decoder) tokens() int {
+	u := &d.c.Usage
+	if !u.nonZero() || u.Completion <= d.attributed {
+		return 0
+	}
+	n := u.Completion - d.attributed
+	d.attributed = u.Completion
+	return n
 }
 
 // reportTimings passes on every numeric field of llama.cpp's "timings" object, in key order.

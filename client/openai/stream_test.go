@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,10 +73,17 @@ func FuzzDecodeEvent(f *testing.F) {
 	f.Add([]byte(`{"choices":[{"delta":{"content":1}}],"timings":[1]}`))
 	f.Add([]byte(`{"timings":{"a":"x","b":1e308}} `))
 	f.Add([]byte(`{"choices":[]}{"x":1}`))
+	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[ ]},"finish_reason":"abort"}],"usage":{"completion_tokens":-1}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var d decoder
 		first, err := decodeOnce(&d, data)
-		refErr := json.Unmarshal(data, &chunk{})
+		var ref chunk
+		refErr := json.Unmarshal(data, &ref)
+		if refErr == nil {
+			if msg := ref.Usage.check(); msg != "" {
+				refErr = errors.New(msg) // a count out of range is a decode error too
+			}
+		}
 		switch {
 		case refErr != nil && (err == nil || err.Class != record.ErrDecode):
 			t.Fatalf("%q: json.Unmarshal fails (%v) but decoder says %v", data, refErr, err)
@@ -174,5 +182,40 @@ func TestCachedPromptTokensReported(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(rec.calls, " "), "usage 64/1 usage.cached_tokens=48") {
 		t.Errorf("calls %v", rec.calls)
+	}
+}
+
+// TestUsageNotACount: a token count that is negative, fractional, a string, not JSON at all
+// or absurdly large is a malformed answer (class decode, naming the field), never a success
+// whose nonsense count enters the throughput.
+func TestUsageNotACount(t *testing.T) {
+	for _, tc := range []struct{ value, field string }{
+		{"-100", "usage.completion_tokens = -100"},
+		{"1e23", "usage.completion_tokens"},
+		{`"12"`, "usage.completion_tokens"},
+		{"12.5", "usage.completion_tokens"},
+		{"NaN", "invalid character"},
+		{"2000000000", "usage.completion_tokens = 2000000000"},
+		{"99999999999999999999", "usage.completion_tokens"},
+	} {
+		body := "data: {\"choices\":[{\"index\":0,\"text\":\" a\",\"finish_reason\":\"length\"}]}\n\n" +
+			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":" + tc.value + ",\"total_tokens\":4}}\n\n" +
+			"data: [DONE]\n\n"
+		srv := newServer(t, clienttest.Stream{Body: body})
+		rec, err := run(t, srv.target(), APICompletions, 0)
+		want := append(append([]string{}, start...), "event choice content 0", "event")
+		t.Run(tc.value, func(t *testing.T) { checkRun(t, rec, err, want, record.ErrDecode, tc.field) })
+	}
+	for _, field := range []string{"prompt_tokens", "total_tokens"} {
+		var d decoder
+		err := d.event([]byte(`{"choices":[],"usage":{"`+field+`":-1}}`), nopObserver{})
+		if err == nil || err.Class != record.ErrDecode || !strings.Contains(err.Msg, "usage."+field+" = -1") {
+			t.Errorf("%s = -1: %v", field, err)
+		}
+	}
+	var d decoder
+	err := d.event([]byte(`{"choices":[],"usage":{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":-3}}}`), nopObserver{})
+	if err == nil || !strings.Contains(err.Msg, "usage.prompt_tokens_details.cached_tokens = -3") {
+		t.Errorf("cached_tokens = -3: %v", err)
 	}
 }
