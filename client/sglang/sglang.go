@@ -3,17 +3,21 @@
 //
 //	data: {"text":"Hello world","meta_info":{"prompt_tokens":5,"completion_tokens":2,"finish_reason":null}}
 //
-// "text" is cumulative (the whole output so far) and meta_info.completion_tokens is the
-// running count, so each event's token count is the growth of that count. The final event's
-// finish_reason is non-null; its numeric meta_info fields (e2e_latency, cached_tokens ...)
-// are reported as server figures "meta_info.<key>".
+// "text" is cumulative (the whole output so far; only the new text with
+// --incremental-streaming-output) and meta_info.completion_tokens is the running count, so
+// each event's token count is the growth of that count. The final event's finish_reason is
+// non-null; its numeric meta_info fields (e2e_latency, cached_tokens ...) are reported as
+// server figures "meta_info.<key>". A finish_reason of type "abort" is a failure.
 package sglang
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"sort"
 
 	"servebench/client"
+	"servebench/record"
 )
 
 // API is the name accepted by New.
@@ -56,11 +60,17 @@ type event struct {
 
 // decoder implements client.EventDecoder for one stream.
 type decoder struct {
-	events     int
-	textLen    int // length of the cumulative text so far
-	completion int // running completion_tokens
-	finished   bool
+	events      int
+	prev        []byte // the text of the last event: new text is what extends it
+	incremental bool   // the server sends each event's new text only (see newText)
+	completion  int    // running completion_tokens
+	pending     int    // tokens no content event has carried yet
+	finished    bool
 }
+
+// maxTokenCount bounds a token count the server reports: no context window comes near it,
+// and a larger value is garbage that would swamp every throughput figure.
+const maxTokenCount = 1 << 30
 
 // Event implements client.EventDecoder.
 func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
@@ -75,28 +85,105 @@ func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 	if ev.Text == nil && ev.MetaInfo == nil {
 		return false, nil
 	}
+	prompt, e1 := d.count(ev.MetaInfo, "prompt_tokens", data)
+	completion, e2 := d.count(ev.MetaInfo, "completion_tokens", data)
+	_, e3 := d.count(ev.MetaInfo, "cached_tokens", data)
+	for _, e := range []*client.Error{e1, e2, e3} {
+		if e != nil {
+			return false, e
+		}
+	}
 	o.Choice()
-	prompt, _ := ev.MetaInfo["prompt_tokens"].(float64)
-	completion, _ := ev.MetaInfo["completion_tokens"].(float64)
-	n := 0
-	if int(completion) > d.completion {
-		n = int(completion) - d.completion
+	// completion_tokens is the running count: its growth since the last event is this
+	// event's tokens, carried to the next event with new text when this one has none (a
+	// multi-byte character's first bytes held back, a special token), so the per-event
+	// counts add up to completion_tokens and ITL (token) divides each gap over every token
+	// generated in it. Tokens after the last text (end of sequence) are in the usage only.
+	d.pending += max(completion-d.completion, 0)
+	d.completion = max(d.completion, completion)
+	if ev.Text != nil && d.newText(*ev.Text) {
+		o.Content(d.pending)
+		d.pending = 0
 	}
-	// the text is cumulative: new text is growth (stream_output servers send increments,
-	// which also grow the seen length)
-	if ev.Text != nil && len(*ev.Text) > 0 && (len(*ev.Text) != d.textLen || n > 0) {
-		o.Content(n)
-		d.textLen = len(*ev.Text)
-	}
-	d.completion = max(d.completion, int(completion))
 	if completion > 0 {
-		o.Usage(int(prompt), int(completion))
+		o.Usage(prompt, completion)
 	}
-	if fr, ok := ev.MetaInfo["finish_reason"]; ok && fr != nil {
-		d.finished = true
-		reportMeta(ev.MetaInfo, o)
+	fr, ok := ev.MetaInfo["finish_reason"]
+	if !ok || fr == nil {
+		return false, nil
 	}
+	if e := abort(fr, d.events); e != nil {
+		return false, e
+	}
+	d.finished = true
+	reportMeta(ev.MetaInfo, o)
 	return false, nil // the stream still ends with [DONE]
+}
+
+// newText reports whether text (an event's "text") holds generated text not seen before.
+// By default SGLang sends the whole output so far, which grows at every event with new text
+// and stays the same at one without (the detokenizer holds back an incomplete UTF-8
+// character); with --incremental-streaming-output it sends only the new text. A text that
+// does not extend the previous one shows the second form, and from then on every non-empty
+// text is new. (Until then an incremental text equal to the previous one is taken for an
+// unchanged cumulative one: two identical first pieces are rare, and either reading keeps
+// the tokens, only the event's stamp would move.)
+func (d *decoder) newText(text string) bool {
+	switch {
+	case text == "":
+		return false
+	case d.incremental:
+		return true
+	case len(text) > len(d.prev) && text[:len(d.prev)] == string(d.prev):
+		d.prev = append(d.prev[:0], text...)
+		return true
+	case text == string(d.prev):
+		return false
+	}
+	d.incremental = true
+	return true
+}
+
+// count reads the token count key of meta_info: absent or null is 0; anything but a
+// non-negative integer of sane size is a decode error naming the field.
+func (d *decoder) count(m map[string]any, key string, data []byte) (int, *client.Error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return 0, nil
+	}
+	f, isNum := v.(float64)
+	if !isNum || f != math.Trunc(f) || f < 0 || f > maxTokenCount {
+		return 0, client.DecodeError(d.events, fmt.Errorf("meta_info.%s = %v is not a token count", key, jsonValue(v)), data)
+	}
+	return int(f), nil
+}
+
+// jsonValue renders v as it was on the wire, for a message.
+func jsonValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// abort returns the stream_error_event of a finish_reason of type "abort": the scheduler
+// gave up on the request (out of memory, a bad request found late, /abort_request), said so
+// with a message, and still ended the 200 stream in order. Counting it as finished would
+// record a failure as a short success.
+func abort(fr any, event int) *client.Error {
+	m, ok := fr.(map[string]any)
+	if !ok || m["type"] != "abort" {
+		return nil
+	}
+	msg, _ := m["message"].(string)
+	if msg == "" {
+		msg = "the server aborted the request"
+	}
+	if code, ok := m["status_code"].(float64); ok {
+		msg = fmt.Sprintf("%s (status_code %g)", msg, code)
+	}
+	return &client.Error{Class: record.ErrStreamErrorEvent, Msg: fmt.Sprintf("event %d: finish_reason abort: %s", event, msg)}
 }
 
 // reportMeta passes on every numeric meta_info field, in key order.
