@@ -3,14 +3,16 @@
 //
 //	data:{"index":1,"token":{"id":1820,"text":" the","logprob":-0.4,"special":false},"generated_text":null,"details":null}
 //
-// Because every event names its token, the per-event token count is known exactly (1, or 0
-// for a special token such as end-of-sequence, which carries no text). The last event has
+// Because every event names its token, the per-event token count is known exactly: one per
+// event, carried to the next event with text when a token has none to show (a special token
+// such as <|python_tag|>, or the first bytes of a multi-byte character). The last event has
 // "generated_text" and "details" with generated_tokens (and input_length on TGI >= 2), which
 // are reported as usage. TGI sends no [DONE].
 package tgi
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"servebench/client"
 )
@@ -59,9 +61,14 @@ type event struct {
 
 // decoder implements client.EventDecoder for one stream.
 type decoder struct {
-	events int
-	done   bool
+	events  int
+	pending int // tokens no content event has carried yet
+	done    bool
 }
+
+// maxTokenCount bounds a token count the server reports: no context window comes near it,
+// and a larger value is garbage that would swamp every throughput figure.
+const maxTokenCount = 1 << 30
 
 // Event implements client.EventDecoder.
 func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
@@ -75,12 +82,30 @@ func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 	}
 	if ev.Token != nil {
 		o.Choice()
+		// A special token's text is markup, not generated text (TGI leaves it out of
+		// generated_text), and an empty text is a character still incomplete: neither is a
+		// content event, but the token is generated, so it is carried to the next content
+		// event. The per-event counts then add up to generated_tokens (but for a final
+		// end-of-sequence token, which no content event follows), and ITL (token) divides
+		// each gap over every token generated in it instead of overstating it.
+		d.pending++
 		if !ev.Token.Special && ev.Token.Text != "" {
-			o.Content(1) // one token object per event: the count is exact
+			o.Content(d.pending)
+			d.pending = 0
 		}
 	}
-	if ev.Details != nil && ev.Details.GeneratedTokens > 0 {
-		o.Usage(ev.Details.InputLength, ev.Details.GeneratedTokens)
+	if ev.Details != nil {
+		for _, c := range []struct {
+			name string
+			v    int
+		}{{"details.generated_tokens", ev.Details.GeneratedTokens}, {"details.input_length", ev.Details.InputLength}} {
+			if c.v < 0 || c.v > maxTokenCount {
+				return false, client.DecodeError(d.events, fmt.Errorf("%s = %d is not a token count", c.name, c.v), data)
+			}
+		}
+		if ev.Details.GeneratedTokens > 0 {
+			o.Usage(ev.Details.InputLength, ev.Details.GeneratedTokens)
+		}
 	}
 	d.done = ev.GeneratedText != nil || ev.Details != nil
 	return d.done, nil
