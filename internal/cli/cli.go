@@ -145,7 +145,10 @@ With no --url, servebench run benchmarks its built-in simulated server.`,
 	}
 	root.AddCommand(newRunCmd(std), newReportCmd(std), newSimCmd(std))
 	root.AddCommand(newEnvCmd(std), newCompareCmd(std))
-	root.AddCommand(newSweepCmd(std), newSelftestCmd(std))
+	root.AddCommand(newSweepCmd(std), newSelftestCmd(std), newVersionCmd(std))
+	versionFlag(root)
+	wordTypes(root)
+	completeValues(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: ExitUsage, err: err}
 	})

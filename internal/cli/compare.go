@@ -48,7 +48,7 @@ Exit codes: 0 no regression, 4 regressed, 5 not comparable (1 and 2 as usual).`,
 			return runCompare(st, &c, args[0], args[1])
 		},
 	}
-	cmd.Flags().StringArrayVar(&c.expect, "expect-change", nil, "a condition you meant to change (key, group or last key segment; repeatable)")
+	cmd.Flags().StringArrayVar(&c.expect, "expect-change", nil, "a condition you meant to change: a `key`, group or last key segment (repeatable)")
 	cmd.Flags().Float64Var(&c.threshold, "threshold", 5, "smallest change in percent that counts as improved or regressed")
 	cmd.Flags().StringVar(&c.format, "format", "text", strings.Join(report.CompareFormats(), " | "))
 	return cmd

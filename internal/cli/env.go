@@ -54,10 +54,10 @@ value and its source: detected (asked of the server or this machine), declared (
 	f := cmd.Flags()
 	f.StringVar(&c.url, "url", "", "server base URL (default: none, this machine only)")
 	f.StringVar(&c.apiKey, "api-key", "", "API key sent as a Bearer token (default $OPENAI_API_KEY)")
-	f.StringArrayVar(&c.headers, "header", nil, "extra request header K=V (repeatable)")
+	f.StringArrayVar(&c.headers, "header", nil, "extra request header `K=V` (repeatable)")
 	f.BoolVar(&c.insecure, "insecure", false, "skip TLS certificate verification")
 	f.DurationVar(&c.readyTimeout, "ready-timeout", 10*time.Second, "how long to wait for the server to answer")
-	f.StringArrayVar(&c.declared, "condition", nil, "declare a condition key=value (repeatable)")
+	f.StringArrayVar(&c.declared, "condition", nil, "declare a condition `key=value` (repeatable)")
 	f.StringVar(&c.file, "conditions", "", "YAML file of declared conditions")
 	f.StringVar(&c.format, "format", "text", "text | json")
 	return cmd

@@ -52,8 +52,18 @@ func New(w io.Writer) *Line {
 	return p
 }
 
-// isTerminal reports whether w is a character device (a terminal), not a file or a pipe.
+// plainAsked reports whether the environment asks for output without escape codes.
+func plainAsked() bool {
+	return os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb"
+}
+
+// isTerminal reports whether w is a character device (a terminal), not a file or a pipe, that
+// may be redrawn: a non-empty NO_COLOR (no-color.org) or TERM=dumb ask for plain lines, without the
+// escape codes of a redraw.
 func isTerminal(w io.Writer) bool {
+	if plainAsked() {
+		return false
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -2,6 +2,7 @@ package progress
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -44,5 +45,27 @@ func TestLineDuration(t *testing.T) {
 	p.End()
 	if got := buf.String(); !strings.Contains(got, "3s/1m0s") || !strings.Contains(got, "TTFT p50 —") {
 		t.Errorf("duration line %q", got)
+	}
+}
+
+// NO_COLOR and TERM=dumb never get escape codes, whatever the output is.
+func TestPlainWhenAsked(t *testing.T) {
+	t.Setenv("TERM", "xterm")
+	os.Unsetenv("NO_COLOR")
+	if plainAsked() {
+		t.Fatal("plain without NO_COLOR or TERM=dumb")
+	}
+	t.Setenv("TERM", "dumb")
+	if !plainAsked() {
+		t.Error("TERM=dumb is not plain")
+	}
+	t.Setenv("TERM", "xterm")
+	t.Setenv("NO_COLOR", "")
+	if plainAsked() {
+		t.Error("an empty NO_COLOR is plain (no-color.org: present and not empty)")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if !plainAsked() {
+		t.Error("NO_COLOR=1 is not plain")
 	}
 }

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestHelpSpeaksWords: no Go type name in any command's --help.
+func TestHelpSpeaksWords(t *testing.T) {
+	goTypes := regexp.MustCompile(`--[a-z-]+ (float64Slice|durationSlice|FaultList|stringArray|intSlice|float64|int64)\b`)
+	for _, c := range []string{"run", "sweep", "sim", "env", "compare", "report", "selftest"} {
+		_, out, _ := runMain(t, c, "--help")
+		if m := goTypes.FindAllString(out, -1); len(m) > 0 {
+			t.Errorf("%s --help shows Go types: %v", c, m)
+		}
+	}
+	_, out, _ := runMain(t, "selftest", "--help")
+	if !strings.Contains(out, "--itl durations") {
+		t.Errorf("selftest --help: %s", out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	if code, out, _ := runMain(t, "version"); code != 0 || !strings.HasPrefix(out, "servebench "+Version) {
+		t.Errorf("version: exit %d: %q", code, out)
+	}
+	if code, out, _ := runMain(t, "--version"); code != 0 || !strings.Contains(out, Version) {
+		t.Errorf("--version: exit %d: %q", code, out)
+	}
+	if code, _, _ := runMain(t, "-v"); code != ExitUsage {
+		t.Errorf("-v is not version (most tools read it as verbose): exit %d", code)
+	}
+}
+
+// TestCompletion: enumerated flags complete with their values, through cobra's __complete
+// (what every shell's script calls) and through the bash script itself.
+func TestCompletion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--api", ""}, []string{"openai-completions", "llamacpp", "auto"}},
+		{[]string{"run", "--arrival", ""}, []string{"poisson", "gamma"}},
+		{[]string{"report", "x.jsonl", "--format", ""}, []string{"html", "gobench", "csv"}},
+		{[]string{"compare", "a", "b", "--format", ""}, []string{"text", "json"}},
+		{[]string{"sim", "--hardware", ""}, []string{"h100", "l4"}},
+		{[]string{"sweep", "--cache-salt", ""}, []string{"per-run"}},
+	} {
+		_, out, errs := runMain(t, append([]string{"__complete"}, c.args...)...)
+		for _, w := range c.want {
+			if !strings.Contains(out, w+"\n") {
+				t.Errorf("complete %v: %q lacks %s (%s)", c.args, out, w, errs)
+			}
+		}
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash here")
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "servebench")
+	if out, err := exec.Command("go", "build", "-o", exe, "servebench/cmd/servebench").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v: %s", err, out)
+	}
+	// the generated script, sourced by bash, completes --api's values
+	// (bash-completion's _get_comp_words_by_ref, which the script uses, shimmed for a bare bash)
+	script := `_get_comp_words_by_ref() { cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+source <("$SB" completion bash)
+COMP_WORDS=(servebench run --api open); COMP_CWORD=3; COMP_LINE="servebench run --api open"; COMP_POINT=${#COMP_LINE}
+__start_servebench servebench open run
+printf '%s\n' "${COMPREPLY[@]}"`
+	cmd := exec.Command(bash, "-c", script)
+	cmd.Env = append(os.Environ(), "SB="+exe, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "openai-completions") || !strings.Contains(string(out), "openai-chat") {
+		t.Errorf("bash completion of --api open: %v: %q", err, out)
+	}
+}
