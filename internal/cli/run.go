@@ -79,7 +79,9 @@ func runRun(ctx context.Context, std *streams, s runspec.Spec, like *runspec.Bas
 		err = perr
 	}
 	if s.JSON != "" {
-		jerr := output.WriteFile(s.JSON, nil, func(w io.Writer) error { return report.Render(w, "json", report.Input{Header: res.Header, Summaries: res.Runs}) })
+		jerr := output.WriteFile(s.JSON, nil, func(w io.Writer) error {
+			return report.Render(w, "json", report.Input{Header: res.Header, Summaries: res.Runs})
+		})
 		if jerr != nil && err == nil {
 			err = fmt.Errorf("--json: %w", jerr)
 		}
