@@ -2,15 +2,11 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"servebench/client"
 	"servebench/client/apis"
@@ -43,7 +39,7 @@ func (b *Session) startTarget(ctx context.Context) error {
 	}
 	conns := max(s.Concurrency, s.MaxConcurrency, 64)
 	b.target = client.Target{BaseURL: strings.TrimRight(s.URL, "/"), APIKey: s.APIKey, Header: hdr,
-		HTTP: client.NewHTTPClientClock(conns, s.Insecure, s.ArrivalClock == "kernel")}
+		HTTP: client.NewHTTPClientClocks(conns, s.Insecure, client.Clocks{Arrivals: s.ArrivalClock == "kernel", Sends: s.SendClock == "kernel"})}
 	if err := client.WaitReady(ctx, b.target, s.ReadyTimeout); err != nil {
 		return errors.New(s.Redact(err.Error()))
 	}
@@ -79,25 +75,11 @@ func (b *Session) resolveAPI(ctx context.Context) error {
 	return nil
 }
 
-// detectSimulator asks the server whether it is servebench's simulator (its /version answer
+// simulatorProbe asks the server whether it is servebench's simulator (its /version answer
 // says so), so that a run against a standalone `servebench sim` is labelled simulated too.
-func detectSimulator(ctx context.Context, t client.Target) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := t.NewRequest(ctx, http.MethodGet, "/version", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := t.Client().Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	var v struct {
-		Simulator bool `json:"simulator"`
-	}
-	return resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v) == nil && v.Simulator
-}
+var simulatorProbe = client.Probe{Path: "/version", Key: "simulator"}
+
+func detectSimulator(ctx context.Context, t client.Target) bool { return simulatorProbe.Match(ctx, t) }
 
 // promptTokenizer returns the tokenizer prompt lengths are measured with, and names it for
 // the records header: the local --tokenizer file when given, else the server's tokenize
