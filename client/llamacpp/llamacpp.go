@@ -7,10 +7,15 @@
 // under speculative decoding). The final event has "stop": true, the counts
 // (tokens_evaluated includes the BOS token) and llama.cpp's own "timings", reported as
 // server figures "timings.<key>" exactly as the OpenAI backend reports them. No [DONE].
+//
+// A failure during generation arrives inside the 200 stream as an SSE line of its own field,
+// `error: {"code":500,"message":"...","type":"server_error"}`; package sse reads it as an
+// "error" event, which client.ReadEvents classes stream_error_event with the message.
 package llamacpp
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 
 	"servebench/client"
@@ -60,6 +65,10 @@ type event struct {
 	Error           json.RawMessage    `json:"error"`
 }
 
+// maxTokenCount bounds a token count the server reports: no context window comes near it,
+// and a larger value is garbage that would swamp every throughput figure.
+const maxTokenCount = 1 << 30
+
 // decoder implements client.EventDecoder for one stream.
 type decoder struct {
 	events    int
@@ -77,6 +86,14 @@ func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 	}
 	if e := client.ErrorPayload(ev.Error, data); e != nil {
 		return false, e
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"tokens_predicted", ev.TokensPredicted}, {"tokens_evaluated", ev.TokensEvaluated}} {
+		if c.v < 0 || c.v > maxTokenCount {
+			return false, client.DecodeError(d.events, fmt.Errorf("%s = %d is not a token count", c.name, c.v), data)
+		}
 	}
 	o.Choice()
 	// tokens listed by this event; older servers list none, then the growth of the running

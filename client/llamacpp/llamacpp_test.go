@@ -53,3 +53,38 @@ func TestSplitCharacterAndMissingStop(t *testing.T) {
 		t.Errorf("%s", got)
 	}
 }
+
+// TestErrorLine: llama.cpp reports a failure during generation as an "error:" SSE line (not
+// "data:"), carrying JSON: a stream_error_event with the server's own words, not truncated.
+func TestErrorLine(t *testing.T) {
+	for _, chunk := range []int{0, 1, 9} {
+		srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "llamacpp-error-line-native.sse"), Chunk: chunk})
+		b, _ := New(srv.Target())
+		rec := &clienttest.Recorder{}
+		err := b.Do(context.Background(), request(), rec)
+		if clienttest.Class(t, err) != "stream_error_event" || !strings.Contains(err.Error(), "failed to decode the batch: KV cache is full") {
+			t.Errorf("chunk %d: err %v", chunk, err)
+		}
+		want := "dispatch|headers 200|event choice content 1|event"
+		if got := strings.Join(rec.Events(), "|"); got != want {
+			t.Errorf("chunk %d: %s, want %s", chunk, got, want)
+		}
+	}
+}
+
+// TestCountNotAToken: a count that is not a count is a decode error naming the field.
+func TestCountNotAToken(t *testing.T) {
+	for _, tc := range []struct{ ev, msg string }{
+		{`"tokens_predicted":-100,"tokens_evaluated":3`, "tokens_predicted = -100 is not a token count"},
+		{`"tokens_predicted":3,"tokens_evaluated":-2`, "tokens_evaluated = -2"},
+		{`"tokens_predicted":2000000000`, "tokens_predicted = 2000000000"},
+		{`"tokens_predicted":1e23`, "tokens_predicted"},
+		{`"tokens_predicted":"12"`, "tokens_predicted"},
+	} {
+		d := &decoder{}
+		_, err := d.Event([]byte(`{"content":"","stop":true,`+tc.ev+`}`), &clienttest.Recorder{})
+		if err == nil || err.Class != "decode" || !strings.Contains(err.Msg, tc.msg) {
+			t.Errorf("%s: %v, want decode with %q", tc.ev, err, tc.msg)
+		}
+	}
+}
