@@ -70,11 +70,13 @@ func chatMessages(req *client.Request) any {
 
 // object is one line of the stream.
 type object struct {
-	Response string `json:"response"` // /api/generate
-	Thinking string `json:"thinking"` // /api/generate with think
-	Message  struct {
-		Content  string `json:"content"`
-		Thinking string `json:"thinking"`
+	Response  string            `json:"response"`   // /api/generate
+	Thinking  string            `json:"thinking"`   // /api/generate with think
+	ToolCalls []json.RawMessage `json:"tool_calls"` // /api/generate of newer servers
+	Message   struct {
+		Content   string            `json:"content"`
+		Thinking  string            `json:"thinking"`
+		ToolCalls []json.RawMessage `json:"tool_calls"`
 	} `json:"message"` // /api/chat
 	Done               bool            `json:"done"`
 	Error              json.RawMessage `json:"error"`
@@ -86,6 +88,10 @@ type object struct {
 	EvalDuration       int64           `json:"eval_duration"`
 }
 
+// maxTokenCount bounds a token count the server reports: no context window comes near it,
+// and a larger value is garbage that would swamp every throughput figure.
+const maxTokenCount = 1 << 30
+
 // decoder implements client.EventDecoder for one stream.
 type decoder struct {
 	events int
@@ -93,8 +99,8 @@ type decoder struct {
 }
 
 // Event implements client.EventDecoder. Every object before the final one is a generation
-// step; it carries text (Content with an unknown token count: Ollama does not say) or, for a
-// chat's first step, nothing at all.
+// step; it carries output (Content with an unknown token count: Ollama does not say) or, for
+// a chat's first step, nothing at all.
 func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 	d.events++
 	var obj object
@@ -104,7 +110,12 @@ func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 	if e := client.ErrorPayload(obj.Error, data); e != nil {
 		return false, e
 	}
-	text := obj.Response != "" || obj.Thinking != "" || obj.Message.Content != "" || obj.Message.Thinking != ""
+	// Generated output is text, thinking or a tool call: a reasoning model may think for a
+	// long time before its first word, and a tool-calling one may answer with nothing but a
+	// call (Ollama sends each call whole, in one object); either is the first token's time.
+	m := &obj.Message
+	text := obj.Response != "" || obj.Thinking != "" || len(obj.ToolCalls) > 0 ||
+		m.Content != "" || m.Thinking != "" || len(m.ToolCalls) > 0
 	if !obj.Done || text {
 		o.Choice()
 	}
@@ -113,6 +124,14 @@ func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 	}
 	if !obj.Done {
 		return false, nil
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"prompt_eval_count", obj.PromptEvalCount}, {"eval_count", obj.EvalCount}} {
+		if c.v < 0 || c.v > maxTokenCount {
+			return false, client.DecodeError(d.events, fmt.Errorf("%s = %d is not a token count", c.name, c.v), data)
+		}
 	}
 	d.done = true
 	if obj.PromptEvalCount > 0 || obj.EvalCount > 0 {

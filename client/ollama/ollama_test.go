@@ -23,6 +23,9 @@ func TestTranscripts(t *testing.T) {
 	}{
 		{"ollama-0.17-generate.ndjson", APIGenerate, "", []string{"dispatch", "headers 200", "event choice content 0 ×3", "event usage 12/3 done"}},
 		{"ollama-0.17-chat-thinking.ndjson", APIChat, "", []string{"dispatch", "headers 200", "event choice", "event choice content 0 ×2", "event usage 7/2 done"}},
+		// a reasoning model thinks, then answers with a tool call only: both are output
+		{"ollama-0.17-chat-tools.ndjson", APIChat, "", []string{"dispatch", "headers 200", "event choice", "event choice content 0 ×2", "event usage 30/12 done"}},
+		{"ollama-0.17-generate-thinking.ndjson", APIGenerate, "", []string{"dispatch", "headers 200", "event choice content 0 ×2", "event choice", "event usage 9/3 done"}},
 		{"ollama-error-midstream.ndjson", APIGenerate, "stream_error_event", []string{"dispatch", "headers 200", "event choice content 0", "event"}},
 		{"ollama-cut-midline.ndjson", APIGenerate, "truncated", []string{"dispatch", "headers 200", "event choice content 0", "event"}},
 	} {
@@ -67,5 +70,22 @@ func TestHTTPErrorKeepsServerMessage(t *testing.T) {
 	err := b.Do(context.Background(), request(), &clienttest.Recorder{})
 	if clienttest.Class(t, err) != "http_4xx" || !strings.Contains(err.Error(), "try pulling it first") {
 		t.Errorf("%v", err)
+	}
+}
+
+// TestCountNotAToken: a count that is not a count is a decode error naming the field.
+func TestCountNotAToken(t *testing.T) {
+	for _, tc := range []struct{ obj, msg string }{
+		{`"prompt_eval_count":5,"eval_count":-100`, "eval_count = -100 is not a token count"},
+		{`"prompt_eval_count":-1,"eval_count":3`, "prompt_eval_count = -1"},
+		{`"eval_count":2000000000`, "eval_count = 2000000000"},
+		{`"eval_count":1e23`, "eval_count"},
+		{`"eval_count":"12"`, "eval_count"},
+	} {
+		d := &decoder{}
+		_, err := d.Event([]byte(`{"response":"","done":true,`+tc.obj+`}`), &clienttest.Recorder{})
+		if err == nil || err.Class != "decode" || !strings.Contains(err.Msg, tc.msg) {
+			t.Errorf("%s: %v, want decode with %q", tc.obj, err, tc.msg)
+		}
 	}
 }
