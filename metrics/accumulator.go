@@ -35,6 +35,8 @@ type Accumulator struct {
 	lateness sample
 	// run level: see runlevel.go
 	run runAcc
+	// steady keeps what the steady-state check needs of each completed request (steady.go)
+	steady steadyAcc
 	// runs are the Record.Run values seen, to pick this run's RunEnd lines from the header
 	runs map[int]bool
 }
@@ -105,6 +107,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	out := a.addTokens(r)
 	a.addLatencies(r, out)
 	a.addITL(r)
+	a.steady.add(r, out)
 	a.run.addEvents(r.Events)
 	if a.meetsSLO(r, out) {
 		a.n.good++

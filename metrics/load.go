@@ -106,6 +106,10 @@ func qualityWarnings(prefix string, q *record.Quality) []string {
 		w = append(w, fmt.Sprintf("%s%.1f%% of event times (%d of %d) were taken when read, not when received: the kernel gave those reads no receive time (it was just turning timestamps on, or the connection is proxied or not TCP), so they include the client's own delays",
 			prefix, 100*float64(q.ReadStamps)/float64(q.Stamps), q.ReadStamps, q.Stamps))
 	}
+	if q.Sends > 0 && q.WriteSends*100 > q.Sends {
+		w = append(w, fmt.Sprintf("%s%.1f%% of send times (%d of %d) were taken when the write returned, not when the kernel sent the request: the kernel reported no transmit time for them (HTTP/2, not TCP, or a connection that stopped asking), so their TTFT includes the client's own delays",
+			prefix, 100*float64(q.WriteSends)/float64(q.Sends), q.WriteSends, q.Sends))
+	}
 	if q.CPUMax >= cpuSaturated {
 		who := "servebench"
 		if q.InProcessServer {

@@ -106,6 +106,8 @@ type Summary struct {
 	// not have per-event token counts for ITL (token).
 	ITLTokenRequests, ITLTokenSkipped int
 
+	// Steadiness is the steady-state check over the window (steady.go).
+	Steadiness *Steadiness
 	// Warnings are actionable notes for the reader, printed as footnotes.
 	Warnings []string
 }
@@ -147,9 +149,23 @@ func (a *Accumulator) Summary() *Summary {
 	a.runLevel(s)
 	a.attainment(s)
 	s.Ends = a.ends()
+	s.Steadiness = a.steady.check(s.WindowStart, s.WindowEnd, a.openLoop())
 	s.Warnings = warnings(s, a.hdr)
+	s.Warnings = append(s.Warnings, steadyWarning(s.Steadiness)...)
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	return s
+}
+
+// openLoop reports whether the header's run was an open loop (an arrival schedule).
+func (a *Accumulator) openLoop() bool {
+	if a.hdr == nil {
+		return false
+	}
+	c := a.hdr.Config
+	rate, _ := c["rate"].(float64)
+	ramp, _ := c["ramp"].(string)
+	trace, _ := c["trace"].(string)
+	return rate > 0 || ramp != "" || trace != "" || a.hdr.Sweep == "rate"
 }
 
 func (a *Accumulator) distributions(s *Summary, ps []float64) {
