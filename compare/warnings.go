@@ -2,8 +2,10 @@ package compare
 
 import (
 	"fmt"
+	"strings"
 
 	"servebench/conditions"
+	"servebench/metrics"
 )
 
 // conditionWarnings are the footnotes about what the two sides are: simulated targets,
@@ -34,6 +36,28 @@ func conditionWarnings(base, cand *Side, diffs []conditions.Difference) []string
 		if failed > 0 {
 			w = append(w, fmt.Sprintf("%s: %d of %d measured requests failed; failed requests are in no latency figure", s.name, failed, measured))
 		}
+		if runs := drifted(s.side.Runs()); runs != "" {
+			w = append(w, fmt.Sprintf("%s was not steady (%s): a difference may be the drift, not the change; find the cause (warmup, throttling, a queue above capacity) and measure again", s.name, runs))
+		}
 	}
 	return w
+}
+
+// drifted names the runs whose steady-state check found a drift or a growing queue.
+func drifted(runs []metrics.RunSummary) string {
+	var names []string
+	for _, r := range runs {
+		st := r.Summary.Steadiness
+		if st == nil || !st.Tested || st.Steady {
+			continue
+		}
+		what := "drift"
+		if st.Queueing {
+			what = "unbounded queueing"
+		} else if len(st.Drifts) > 0 {
+			what = st.Drifts[0].Metric + " " + st.Drifts[0].Direction
+		}
+		names = append(names, fmt.Sprintf("run %d: %s", r.Run, what))
+	}
+	return strings.Join(names, ", ")
 }
