@@ -71,6 +71,8 @@ type Row struct {
 	Significant      bool
 	// Change is "~" (not significant), "within threshold", Improved or Regressed.
 	Change string
+	// Power is what the test could detect with these runs (U test only; power.go).
+	Power *Power
 }
 
 // Result is a whole comparison.
@@ -149,7 +151,7 @@ func sideConditions(s *Side) conditions.Set {
 func uTest(ms []Metric, br, cr []metrics.RunSummary, opt Options, res *Result) []Row {
 	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
 	var rows []Row
-	for _, m := range ms {
+	for i, m := range ms {
 		bv, cv := runValues(m, br), runValues(m, cr)
 		if len(bv) < 2 || len(cv) < 2 {
 			continue
@@ -165,6 +167,7 @@ func uTest(ms []Metric, br, cr []metrics.RunSummary, opt Options, res *Result) [
 		if bsum.Center != 0 {
 			row.Delta = csum.Center/bsum.Center - 1
 		}
+		row.Power = power(bv, cv, opt.Alpha, opt.Threshold, uint64(i+1))
 		rows = append(rows, row)
 	}
 	return rows

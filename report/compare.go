@@ -29,6 +29,9 @@ func CompareText(w io.Writer, r *compare.Result, baseName, candName string) erro
 	writeDifferences(&b, r.Differences)
 	writeCmpRows(&b, r)
 	fmt.Fprintf(&b, "\nverdict: %s\n", cmpVerdict(r))
+	if s := cmpSensitivity(r); s != "" {
+		b.WriteString(s + "\n")
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\nNotes:\n")
 		for i, n := range r.Warnings {
@@ -92,16 +95,46 @@ func writeCmpRows(b *strings.Builder, r *compare.Result) {
 		fmt.Fprintf(b, "metrics: pooled value [95%% bootstrap CI]; block bootstrap over time windows, LOW CONFIDENCE\n")
 	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  metric\tbase\tcandidate\tdelta\tp, n\t")
+	head := "  metric\tbase\tcandidate\tdelta\tp, n\t"
+	if r.Method == compare.MannWhitney {
+		head += "detects\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, row := range r.Rows {
 		change := ""
 		if row.Change != "~" {
 			change = row.Change
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit),
-			cmpEstimate(row.Cand, row.Metric.Unit), cmpDelta(row), cmpPN(row), change)
+		detects := ""
+		if r.Method == compare.MannWhitney {
+			detects = cmpDetects(row.Power, r.Threshold) + "\t"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit),
+			cmpEstimate(row.Cand, row.Metric.Unit), cmpDelta(row), cmpPN(row), detects, change)
 	}
 	tw.Flush()
+	if r.Method == compare.MannWhitney {
+		fmt.Fprintf(b, "detects: the smallest change these runs detect with 80%% power, and the runs per side that detect %.4g%% (a simulation of the test; docs/metrics.md)\n", 100*r.Threshold)
+	}
+}
+
+// cmpDetects is what a row's test could detect: "≥4.5% (n≥10 for 5%)".
+func cmpDetects(p *compare.Power, threshold float64) string {
+	if p == nil {
+		return "—"
+	}
+	d := "none"
+	switch {
+	case p.Detectable <= 0.0025:
+		d = "≥0.25%" // the smallest change simulated: the spread is smaller still
+	case !math.IsInf(p.Detectable, 1):
+		d = fmt.Sprintf("≥%.2g%%", 100*p.Detectable)
+	}
+	n := "n>40"
+	if p.RunsNeeded > 0 {
+		n = fmt.Sprintf("n≥%d", p.RunsNeeded)
+	}
+	return fmt.Sprintf("%s (%s for %.4g%%)", d, n, 100*threshold)
 }
 
 func cmpEstimate(e compare.Estimate, unit string) string {
@@ -186,6 +219,10 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		P           float64 `json:"p"`
 		Significant bool    `json:"significant"`
 		Change      string  `json:"change"`
+		// Detectable is the smallest change detected with 80% power (null: none up to 200%,
+		// or no runs to tell); RunsNeeded the runs per side that detect the threshold (0: > 40).
+		Detectable *float64 `json:"detectable_change,omitempty"`
+		RunsNeeded *int     `json:"runs_needed,omitempty"`
 	}
 	finite := func(v float64) *float64 {
 		if math.IsInf(v, 0) || math.IsNaN(v) {
@@ -207,9 +244,52 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 	}{Base: baseName, Cand: candName, Verdict: r.Verdict, Method: r.Method, Threshold: r.Threshold,
 		Differences: r.Differences, Warnings: r.Warnings, Changes: r.Changes}
 	for _, x := range r.Rows {
-		out.Metrics = append(out.Metrics, row{x.Metric.Name, x.Metric.Unit, e(x.Base), e(x.Cand), x.Delta, x.P, x.Significant, x.Change})
+		rw := row{Metric: x.Metric.Name, Unit: x.Metric.Unit, Base: e(x.Base), Cand: e(x.Cand), Delta: x.Delta, P: x.P,
+			Significant: x.Significant, Change: x.Change}
+		if p := x.Power; p != nil {
+			if !math.IsInf(p.Detectable, 1) {
+				rw.Detectable = &p.Detectable
+			}
+			rw.RunsNeeded = &p.RunsNeeded
+		}
+		out.Metrics = append(out.Metrics, rw)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// cmpSensitivity says, after a "no significant change", what the runs could have detected:
+// the largest detectable change among the metrics, or that the threshold was out of reach.
+func cmpSensitivity(r *compare.Result) string {
+	if r.Verdict != compare.NoChange || r.Method != compare.MannWhitney {
+		return ""
+	}
+	worst, need := 0.0, 0
+	for _, row := range r.Rows {
+		if row.Power == nil {
+			continue
+		}
+		worst = max(worst, row.Power.Detectable)
+		if row.Power.RunsNeeded == 0 {
+			need = -1
+		} else if need >= 0 {
+			need = max(need, row.Power.RunsNeeded)
+		}
+	}
+	switch {
+	case worst == 0:
+		return ""
+	case math.IsInf(worst, 1) || worst > r.Threshold:
+		more := "more than 40"
+		if need > 0 {
+			more = fmt.Sprint(need)
+		}
+		what := "could not detect a change of"
+		if !math.IsInf(worst, 1) {
+			what = fmt.Sprintf("could only detect changes of %.2g%% or more, not", 100*worst)
+		}
+		return fmt.Sprintf("         but these runs %s %.4g%% (--threshold) on every metric: that needs %s runs per side (run --repeat)", what, 100*r.Threshold, more)
+	}
+	return fmt.Sprintf("         and these runs could detect a change of %.2g%% or more on every metric", 100*worst)
 }
