@@ -35,23 +35,26 @@ func ReadFile(path string, defaultOut int) ([]Request, error) {
 
 // Read is ReadFile on an open reader; name is used in error messages.
 func Read(r io.Reader, name string, defaultOut int) ([]Request, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	lr := newLineReader(r, DefaultMaxRecordBytes)
 	var reqs []Request
-	for n := 1; sc.Scan(); n++ {
-		b := bytes.TrimSpace(sc.Bytes())
+	for {
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, &InputError{File: name, Line: lr.line, Offset: -1, Err: err}
+		}
+		b := bytes.TrimSpace(line)
 		if len(b) == 0 {
 			continue
 		}
 		req, err := parseLine(b, defaultOut)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+			return nil, fmt.Errorf("%s:%d: %w", name, lr.line, err)
 		}
 		req.ID = len(reqs)
 		reqs = append(reqs, req)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	if len(reqs) == 0 {
 		return nil, fmt.Errorf("%s: no prompts", name)

@@ -1,0 +1,344 @@
+package workload
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"time"
+)
+
+// TracedRequest is a request of a replayed trace with its arrival.
+type TracedRequest struct {
+	Request
+	// At is the arrival offset from the trace's first request (which arrives at 0); pacer's
+	// Arrival.T is At.Seconds(), and pacer.Trace's Offsets are the At of each request.
+	At time.Duration `json:"at"`
+	// HashIDs are the request's prefix blocks as the trace gives them (nil when it has none).
+	HashIDs []int `json:"hash_ids,omitempty"`
+}
+
+// Trace is a materialised trace: requests in arrival order, IDs 0, 1, ….
+type Trace struct {
+	Requests []TracedRequest
+	// ReusableShare is the share of prompt tokens a prefix cache of unbounded size could reuse:
+	// the tokens of the leading run of a request's blocks that earlier requests already
+	// carried, summed, over all prompt tokens. Only a leading run counts, because a prefix
+	// cache keys each block on everything before it. 0 for traces without blocks.
+	ReusableShare float64
+	// Exact is true when every prompt has exactly its trace length in the tokenizer's tokens.
+	Exact bool
+	// Dropped counts rows that were skipped, not sent (BurstGPT's failed requests, rows of
+	// another model).
+	Dropped int
+}
+
+// Plain returns the requests without their arrivals, for Hash, Save and the sender.
+func (t *Trace) Plain() []Request {
+	out := make([]Request, len(t.Requests))
+	for i := range t.Requests {
+		out[i] = t.Requests[i].Request
+	}
+	return out
+}
+
+// Offsets returns each request's arrival offset, the schedule of a trace pacer.
+func (t *Trace) Offsets() []time.Duration {
+	out := make([]time.Duration, len(t.Requests))
+	for i := range t.Requests {
+		out[i] = t.Requests[i].At
+	}
+	return out
+}
+
+// HashTrace is Hash for a trace: the requests, then the arrivals and settings. Two traces
+// that send the same requests at other times hash differently.
+func HashTrace(t *Trace, settings any) (string, error) {
+	ns := make([]int64, len(t.Requests))
+	for i := range t.Requests {
+		ns[i] = int64(t.Requests[i].At)
+	}
+	return Hash(t.Plain(), struct {
+		ArrivalsNS []int64 `json:"arrivals_ns"`
+		Settings   any     `json:"settings"`
+	}{ns, settings})
+}
+
+// traceRow is one parsed row of a trace before its prompt is built.
+type traceRow struct {
+	line    int
+	atMS    float64 // as in the file; rebased when the trace is built
+	in, out int
+	hashIDs []int
+}
+
+// checkRow checks what every trace format requires of a row, naming the field at fault.
+// prev is the previous row's timestamp (ms), or NaN for the first row; msPerUnit is the
+// file's time unit, so that a message quotes the file's own numbers.
+func checkRow(r *traceRow, prev, msPerUnit float64, fields [4]string) (field string, err error) {
+	switch {
+	case math.IsNaN(r.atMS) || math.IsInf(r.atMS, 0) || r.atMS < 0:
+		return fields[0], fmt.Errorf("%v must be a non-negative time", r.atMS/msPerUnit)
+	case !math.IsNaN(prev) && r.atMS < prev:
+		return fields[0], fmt.Errorf("%v is before the previous row's %v (a trace is replayed as it is, not re-sorted)",
+			r.atMS/msPerUnit, prev/msPerUnit)
+	case r.in < 1:
+		return fields[1], fmt.Errorf("%d must be at least 1 token", r.in)
+	case r.out < 1:
+		return fields[2], fmt.Errorf("%d must be at least 1 token", r.out)
+	case r.in > maxTraceTokens:
+		return fields[1], fmt.Errorf("%d is over the %d-token limit", r.in, maxTraceTokens)
+	case r.out > maxTraceTokens:
+		return fields[2], fmt.Errorf("%d is over the %d-token limit", r.out, maxTraceTokens)
+	}
+	return "", nil
+}
+
+// Mooncake reads a Mooncake (FAST'25) or AIPerf mooncake_trace JSONL file: one request per
+// line, {"timestamp": MS, "input_length": N, "output_length": M, "hash_ids": [ID, …]}.
+//
+// Every prompt is exactly input_length tokens, and hash_ids are honoured as shared prefix
+// blocks of BlockTokens tokens: block k's text depends only on (Seed, k), so two requests
+// that share hash id k share exactly the same text for that block and a server's prefix
+// cache sees the trace's reuse. A prompt is its blocks' texts in order, the last block cut
+// (or continued with unique words) so the whole prompt has input_length tokens. Each block
+// text ends with a newline, which tokenizers keep as a token of its own, so that the tokens
+// of one block do not merge with the next; the whole prompt is measured and its last part
+// adjusted, so the length is exact even where a tokenizer does merge.
+type Mooncake struct {
+	BlockTokens int   `json:"block_tokens"` // 0 means 512, Mooncake's block size
+	Seed        int64 `json:"seed"`
+	Limit       int   `json:"limit,omitempty"` // read only the first Limit requests; 0 reads all
+	Chat        bool  `json:"chat,omitempty"`
+	// MaxRecordBytes bounds a line (0 means DefaultMaxRecordBytes); not part of the identity.
+	MaxRecordBytes int `json:"-"`
+}
+
+// WithDefaults returns the settings with a zero BlockTokens replaced by 512, the form to
+// give HashTrace.
+func (m Mooncake) WithDefaults() Mooncake {
+	if m.BlockTokens == 0 {
+		m.BlockTokens = 512
+	}
+	return m
+}
+
+// Validate checks the settings.
+func (m *Mooncake) Validate() error {
+	switch {
+	case m.BlockTokens < 0:
+		return errors.New("block size must be at least 1 token")
+	case m.Limit < 0:
+		return errors.New("request limit must not be negative")
+	}
+	return nil
+}
+
+// mooncakeLine is one line as decoded; pointers tell a missing field from a zero.
+type mooncakeLine struct {
+	Timestamp    *float64 `json:"timestamp"`
+	InputLength  *int     `json:"input_length"`
+	OutputLength *int     `json:"output_length"`
+	HashIDs      []int    `json:"hash_ids"`
+}
+
+var mooncakeFields = [4]string{`"timestamp"`, `"input_length"`, `"output_length"`, `"hash_ids"`}
+
+// ReadFile reads and builds the trace at path; see Read.
+func (m *Mooncake) ReadFile(ctx context.Context, path string, tok Tokenizer) (*Trace, error) {
+	return readFile(path, func(r io.Reader) (*Trace, error) { return m.Read(ctx, r, path, tok) })
+}
+
+// Read reads a trace stream (name is used in error messages) and builds its prompts. With
+// tok == nil lengths are approximate (one token per word) and Trace.Exact is false.
+func (m *Mooncake) Read(ctx context.Context, r io.Reader, name string, tok Tokenizer) (*Trace, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	b := m.WithDefaults().BlockTokens
+	rows, err := m.parse(r, name, b)
+	if err != nil {
+		return nil, err
+	}
+	tok, exact := orWords(tok)
+	blocks := &blockTexts{seed: m.Seed, size: b, texts: map[int]string{}}
+	t, err := buildTrace(ctx, rows, tok, m.Chat, func(ctx context.Context, f *fitter, row *traceRow) (string, int, bool, error) {
+		return blocks.prompt(ctx, f, row)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	t.Exact = t.Exact && exact
+	t.ReusableShare = reusableShare(rows, b)
+	return t, nil
+}
+
+// parse reads and checks every line.
+func (m *Mooncake) parse(r io.Reader, name string, block int) ([]traceRow, error) {
+	lr := newLineReader(r, m.MaxRecordBytes)
+	var rows []traceRow
+	prev := math.NaN()
+	for m.Limit == 0 || len(rows) < m.Limit {
+		b, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		bad := func(field string, err error) error {
+			return &InputError{File: name, Line: lr.line, Offset: -1, Field: field, Err: err}
+		}
+		if err != nil {
+			return nil, bad("", err)
+		}
+		if len(trimSpace(b)) == 0 {
+			continue
+		}
+		var l mooncakeLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			var typ *json.UnmarshalTypeError
+			if errors.As(err, &typ) {
+				return nil, bad(`"`+typ.Field+`"`, fmt.Errorf("want %s, found a JSON %s", typ.Type, typ.Value))
+			}
+			return nil, bad("", fmt.Errorf("invalid JSON: %v", err))
+		}
+		for i, p := range []bool{l.Timestamp == nil, l.InputLength == nil, l.OutputLength == nil} {
+			if p {
+				return nil, bad(mooncakeFields[i], errors.New("missing"))
+			}
+		}
+		row := traceRow{line: lr.line, atMS: *l.Timestamp, in: *l.InputLength, out: *l.OutputLength, hashIDs: l.HashIDs}
+		if field, err := checkRow(&row, prev, 1, mooncakeFields); err != nil {
+			return nil, bad(field, err)
+		}
+		if k := len(row.hashIDs); k > 0 && row.in <= (k-1)*block {
+			return nil, bad(mooncakeFields[3], fmt.Errorf("%d blocks of %d tokens need an input_length over %d, not %d",
+				k, block, (k-1)*block, row.in))
+		}
+		prev = row.atMS
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: no requests", name)
+	}
+	return rows, nil
+}
+
+// blockTexts builds and remembers the text of each hash id's block.
+type blockTexts struct {
+	seed  int64
+	size  int
+	mu    sync.Mutex
+	texts map[int]string
+}
+
+// maxBlockTexts bounds the remembered blocks; past it they are forgotten (a block's text is a
+// pure function of its id, so rebuilding one changes nothing but time).
+const maxBlockTexts = 1 << 14
+
+// words is block id's word draw: its full text is the longest prefix of it that fits, and a
+// last, cut block takes a shorter prefix of the same draw, so its text is a prefix of the
+// full block's.
+func (bt *blockTexts) words(id int) []string {
+	return drawWords(streamRNG(bt.seed, domainBlock, uint64(id)), wordsFor(bt.size))
+}
+
+// text is block id's text: bt.size tokens, ending in a newline.
+func (bt *blockTexts) text(ctx context.Context, f *fitter, id int) (string, error) {
+	bt.mu.Lock()
+	s, ok := bt.texts[id]
+	bt.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, _, _, err := f.fit(ctx, "", bt.words(id), "\n", bt.size)
+	if err != nil {
+		return "", err
+	}
+	bt.mu.Lock()
+	if len(bt.texts) >= maxBlockTexts {
+		clear(bt.texts)
+	}
+	bt.texts[id] = s
+	bt.mu.Unlock()
+	return s, nil
+}
+
+// prompt builds a row's prompt: its full blocks, then the last block's words and unique ones
+// fitted so the whole has row.in tokens.
+func (bt *blockTexts) prompt(ctx context.Context, f *fitter, row *traceRow) (string, int, bool, error) {
+	var head []byte
+	var words []string
+	last := row.in
+	if k := len(row.hashIDs); k > 0 {
+		for _, id := range row.hashIDs[:k-1] {
+			s, err := bt.text(ctx, f, id)
+			if err != nil {
+				return "", 0, false, err
+			}
+			head = append(head, s...)
+		}
+		last -= (k - 1) * bt.size
+		words = bt.words(row.hashIDs[k-1])
+	}
+	tail := drawWords(streamRNG(bt.seed, domainTail, uint64(row.line)), wordsFor(max(last-len(words), 0)))
+	return f.fit(ctx, string(head), append(words, tail...), "", row.in)
+}
+
+// reusableShare is Trace.ReusableShare for rows of blocks of the given size: a block of the
+// leading run already seen counts its tokens (the last one, its cut length).
+func reusableShare(rows []traceRow, block int) float64 {
+	seen := map[int]bool{}
+	reused, total := 0, 0
+	for i := range rows {
+		r := &rows[i]
+		total += r.in
+		for j, id := range r.hashIDs {
+			if !seen[id] {
+				break
+			}
+			reused += min(block, r.in-j*block)
+		}
+		for _, id := range r.hashIDs {
+			seen[id] = true
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return float64(reused) / float64(total)
+}
+
+// buildTrace builds every row's prompt in parallel (each depends only on its row and the
+// seed, so the result does not depend on the schedule) and sets the arrivals, rebased so
+// the first request arrives at 0.
+func buildTrace(ctx context.Context, rows []traceRow, tok Tokenizer, chat bool,
+	build func(context.Context, *fitter, *traceRow) (string, int, bool, error)) (*Trace, error) {
+	t := &Trace{Requests: make([]TracedRequest, len(rows)), Exact: true}
+	exact := make([]bool, len(rows))
+	errs := make([]error, len(rows))
+	fitters := [4]*fitter{newFitter(tok), newFitter(tok), newFitter(tok), newFitter(tok)}
+	parallelW(len(rows), len(fitters), func(w, i int) {
+		if errs[i] = ctx.Err(); errs[i] != nil {
+			return
+		}
+		row := &rows[i]
+		text, n, ok, err := build(ctx, fitters[w], row)
+		tr := TracedRequest{Request: Request{ID: i, InputTokens: n, OutputTokens: row.out},
+			At: time.Duration(math.Round((row.atMS - rows[0].atMS) * float64(time.Millisecond))), HashIDs: row.hashIDs}
+		if chat {
+			tr.Messages = []Message{{Role: "user", Content: text}}
+		} else {
+			tr.Prompt = text
+		}
+		t.Requests[i], exact[i], errs[i] = tr, ok, err
+	})
+	for i := range rows {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("line %d: %w", rows[i].line, errs[i])
+		}
+		t.Exact = t.Exact && exact[i]
+	}
+	return t, nil
+}
