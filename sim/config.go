@@ -24,6 +24,8 @@ type Config struct {
 	KVCacheTokens        int     // KV-cache capacity in tokens; 0 = derive from memory left after weights
 	MaxModelLen          int     // longest prompt+output accepted; 0 = the preset's max_position_embeddings
 	GPUMemoryUtilization float64 // share of device memory the engine may use (vLLM's default 0.9)
+	BlockSize            int     // KV-cache block size in tokens, the prefix cache's unit; 0 = DefaultBlockSize
+	NoPrefixCache        bool    // turn off the prefix cache (vLLM --no-enable-prefix-caching); fixed mode has none
 
 	StepOverhead    time.Duration // fixed CPU/launch cost of every engine step
 	BWEfficiency    float64       // achieved share of peak memory bandwidth
@@ -91,6 +93,8 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.IntVar(&c.KVCacheTokens, "kv-cache-tokens", c.KVCacheTokens, "KV-cache capacity in tokens (0 = memory left after weights)")
 	fs.IntVar(&c.MaxModelLen, "max-model-len", c.MaxModelLen, "maximum prompt+output tokens (0 = preset)")
 	fs.Float64Var(&c.GPUMemoryUtilization, "gpu-memory-utilization", c.GPUMemoryUtilization, "share of device memory the engine may use")
+	fs.IntVar(&c.BlockSize, "block-size", c.BlockSize, "KV-cache block size in tokens, the prefix cache's unit (0 = 16)")
+	fs.BoolVar(&c.NoPrefixCache, "no-prefix-cache", c.NoPrefixCache, "turn off the prefix cache (on by default, as in vLLM)")
 	fs.DurationVar(&c.StepOverhead, "step-overhead", c.StepOverhead, "fixed cost of every engine step")
 	fs.Float64Var(&c.BWEfficiency, "bw-efficiency", c.BWEfficiency, "achieved share of peak memory bandwidth")
 	fs.Float64Var(&c.FlopsEfficiency, "flops-efficiency", c.FlopsEfficiency, "achieved share of peak FLOPs")
@@ -130,7 +134,7 @@ func (c *Config) Validate() error {
 	}{
 		{"--tp", c.TP, 1}, {"--max-num-seqs", c.MaxNumSeqs, 1}, {"--max-num-batched-tokens", c.MaxNumBatchedTokens, 1},
 		{"--kv-cache-tokens", c.KVCacheTokens, 0}, {"--max-model-len", c.MaxModelLen, 0}, {"--layers", c.Layers, 0},
-		{"--kv-heads", c.KVHeads, 0}, {"--head-dim", c.HeadDim, 0}, {"--hidden", c.Hidden, 0},
+		{"--kv-heads", c.KVHeads, 0}, {"--head-dim", c.HeadDim, 0}, {"--hidden", c.Hidden, 0}, {"--block-size", c.BlockSize, 0},
 	} {
 		if chk.v < chk.min {
 			return fmt.Errorf("%s must be at least %d, got %d", chk.name, chk.min, chk.v)

@@ -44,6 +44,9 @@ func newEngine(c *Config, m *model, stats *simStats) *engine {
 			rng: rand.New(rand.NewPCG(uint64(c.Seed), 0x51b))}
 	} else {
 		e.sched = newScheduler(m, c.MaxNumSeqs, c.MaxNumBatchedTokens)
+		if !c.NoPrefixCache {
+			e.sched.cache = newPrefixCache()
+		}
 	}
 	return e
 }
@@ -175,8 +178,10 @@ func (e *engine) publishGauges() {
 	s := e.sched
 	e.stats.running.Store(int64(len(s.running)))
 	e.stats.waiting.Store(int64(len(s.waiting)))
-	e.stats.kvUsed.Store(int64(s.kvUsed))
+	e.stats.kvUsed.Store(int64(s.kvInUse()))
 	e.stats.preemptions.Store(s.preemptions)
+	e.stats.prefixQueries.Store(s.queries)
+	e.stats.prefixHits.Store(s.hits)
 }
 
 // release makes the tokens of one step visible to their stream handlers.

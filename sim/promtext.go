@@ -47,6 +47,8 @@ type simStats struct {
 	promptTokens     atomic.Int64
 	genTokens        atomic.Int64
 	preemptions      atomic.Int64
+	prefixQueries    atomic.Int64 // prompt tokens looked up in the prefix cache
+	prefixHits       atomic.Int64 // of which found cached
 	finishedLength   atomic.Int64
 	finishedStop     atomic.Int64
 	finishedAbort    atomic.Int64
@@ -113,6 +115,18 @@ func (s *Server) writeMetrics() []byte {
 	p.metric("vllm:gpu_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", usage)
 	p.metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", usage)
 	p.metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemptions from the engine.", float64(st.preemptions.Load()))
+	// vLLM V1's counters are in tokens; the hit rate gauge is V0's, kept because older
+	// dashboards read it (here hits over queries since start).
+	// Hits are loaded before queries, which the engine stores first, so hits ≤ queries.
+	hits := st.prefixHits.Load()
+	queries := st.prefixQueries.Load()
+	p.metric("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", float64(queries))
+	p.metric("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", float64(hits))
+	rate := 0.0
+	if queries > 0 {
+		rate = float64(hits) / float64(queries)
+	}
+	p.metric("vllm:gpu_prefix_cache_hit_rate", "gauge", "GPU prefix cache block hit rate.", rate)
 	p.metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", float64(st.promptTokens.Load()))
 	p.metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", float64(st.genTokens.Load()))
 	p.header("vllm:request_success_total", "counter", "Count of successfully processed requests.")

@@ -16,6 +16,7 @@ type model struct {
 	weightBytes     float64 // params · dtype_bytes, whole model
 	kvBytesPerToken float64 // 2 (K and V) · layers · kv_heads · head_dim · dtype_bytes
 	kvCapacity      int     // tokens the KV cache holds
+	blockSize       int     // tokens per KV-cache block: the prefix cache hashes and reuses whole blocks
 	maxModelLen     int
 	overhead        time.Duration
 	flopsPerSec     float64 // achieved FLOP/s of the TP group (peak · efficiency · tp)
@@ -48,7 +49,7 @@ func newModel(c *Config) (*model, error) {
 	hw.MemoryGB = pickF(c.MemoryGB, hw.MemoryGB)
 	m := &model{
 		spec: spec, hw: hw, tp: c.TP, dtypeBytes: pickF(c.DTypeBytes, 2),
-		maxModelLen: spec.MaxModelLen, overhead: c.StepOverhead,
+		maxModelLen: spec.MaxModelLen, overhead: c.StepOverhead, blockSize: pickI(c.BlockSize, DefaultBlockSize),
 		flopsPerSec: hw.TFLOPs * 1e12 * c.FlopsEfficiency * float64(c.TP),
 		bytesPerSec: hw.BandwidthTB * 1e12 * c.BWEfficiency * float64(c.TP),
 	}

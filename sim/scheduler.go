@@ -14,6 +14,7 @@ type seq struct {
 	chunk    int    // tokens released per event (1, or k with the multi_token fault)
 	textSeed uint64 // picks the output words
 	arrival  time.Time
+	hasher   blockHasher // prefix cache: the prompt's block hashes, extended as tokens are generated (size 0: off)
 
 	// Engine-owned state.
 	generated     int
@@ -25,16 +26,23 @@ type seq struct {
 	due           time.Time // fixed mode: next release time
 	heapIndex     int
 
+	// Engine-owned prefix-cache state.
+	blocks  []*cacheBlock // the leading blocks of q's KV, held in the cache
+	queried bool          // the cache was consulted (at first admission)
+
 	// Shared with the stream handler.
 	released  atomic.Int64  // tokens the client may now see
 	finished  atomic.Bool   // released == target: no more tokens will come
 	cancelled atomic.Bool   // the client went away: drop the sequence, free its KV
+	cached    atomic.Int64  // prompt tokens found in the prefix cache at first admission; −1 = cache off
 	notify    chan struct{} // capacity 1: a wake-up, never blocks the engine
 }
 
 func newSeq(id string, prompt, target, chunk int, textSeed uint64, arrival time.Time) *seq {
-	return &seq{id: id, prompt: prompt, target: target, chunk: max(chunk, 1), textSeed: textSeed,
+	q := &seq{id: id, prompt: prompt, target: target, chunk: max(chunk, 1), textSeed: textSeed,
 		arrival: arrival, notify: make(chan struct{}, 1)}
+	q.cached.Store(-1)
+	return q
 }
 
 // wake notifies the handler without blocking: if a wake-up is already pending the handler
@@ -58,6 +66,11 @@ type planned struct {
 // sequence (recompute: back to the front of the queue, KV freed) while the KV cache cannot
 // hold the step's new tokens, then (2) admits waiting sequences while max-num-seqs, the
 // max-num-batched-tokens budget and the KV cache allow, unless it preempted this step.
+//
+// With the prefix cache on, a sequence admitted with its computed count at 0 starts from the
+// longest cached run of its leading blocks, and every full block it computes is cached.
+// kvUsed counts every cached block, held or free, plus each running sequence's tokens beyond
+// the blocks it holds; free cached blocks are evicted before anything is refused or preempted.
 type scheduler struct {
 	m           *model
 	maxSeqs     int
@@ -68,6 +81,11 @@ type scheduler struct {
 	preemptions int64
 	plan        []planned
 	emitted     []*seq // sequences that produced tokens in the last step
+
+	cache   *prefixCache // nil = prefix caching off
+	hit     []*cacheBlock
+	queries int64 // prompt tokens looked up in the prefix cache (vLLM counts first admissions)
+	hits    int64 // of which found
 }
 
 func newScheduler(m *model, maxSeqs, maxTokens int) *scheduler {
@@ -115,7 +133,7 @@ func (s *scheduler) scheduleRunning(budget *int) (preempted bool) {
 		} else if n > *budget {
 			continue
 		}
-		for !q.done && s.kvUsed+n > s.m.kvCapacity {
+		for !q.done && !s.makeRoom(n) {
 			preempted = s.preemptLast() || preempted
 		}
 		if q.done { // q itself was the last running sequence and went back to the queue
@@ -137,8 +155,8 @@ func (s *scheduler) preemptLast() bool {
 	if v.done { // cancelled earlier in this step: already freed, nothing to requeue
 		return false
 	}
-	s.kvUsed -= v.computed
-	v.computed, v.prefillTarget, v.prefilling = 0, v.prompt+v.generated, true
+	s.releaseKV(v)
+	v.prefillTarget, v.prefilling = v.prompt+v.generated, true
 	v.done = true // "not running" for the rest of this step; cleared on re-admission
 	s.waiting = append([]*seq{v}, s.waiting...)
 	s.preemptions++
@@ -153,11 +171,14 @@ func (s *scheduler) admitWaiting(budget *int) {
 			s.waiting = s.waiting[1:]
 			continue
 		}
-		n := min(q.prefillTarget-q.computed, *budget)
-		if s.kvUsed+n > s.m.kvCapacity {
+		hit, freeHit := s.matchPrefix(q)
+		n := min(q.prefillTarget-len(hit)*s.m.blockSize, *budget)
+		if !s.fits(n, freeHit) {
 			return // head-of-line: wait for KV to be freed, as vLLM does
 		}
 		s.waiting = s.waiting[1:]
+		s.holdPrefix(q, hit)
+		s.makeRoom(n)
 		q.done = false
 		s.running = append(s.running, q)
 		s.plan = append(s.plan, planned{q, n, q.computed})
@@ -170,13 +191,22 @@ func (s *scheduler) admitWaiting(budget *int) {
 func (s *scheduler) apply(p planned) {
 	q := p.q
 	q.computed += p.n
+	if s.cache != nil {
+		s.cacheBlocks(q)
+	}
 	if q.prefilling {
 		if q.computed < q.prefillTarget {
 			return
 		}
 		q.prefilling = false // the last prefill chunk samples the next token
 	}
+	prev := q.generated
 	q.generated += min(q.chunk, q.target-q.generated)
+	if q.hasher.size > 0 {
+		for i := prev; i < q.generated; i++ {
+			q.hasher.add(outputIDs[outputWord(q.textSeed, i)])
+		}
+	}
 	s.emitted = append(s.emitted, q)
 	if q.generated >= q.target {
 		s.free(q)
@@ -186,8 +216,8 @@ func (s *scheduler) apply(p planned) {
 // free releases a finished or cancelled sequence's KV cache.
 func (s *scheduler) free(q *seq) {
 	if !q.done {
-		s.kvUsed -= q.computed
-		q.computed, q.done = 0, true
+		s.releaseKV(q)
+		q.done = true
 	}
 }
 
@@ -201,4 +231,46 @@ func (s *scheduler) compactRunning() {
 	}
 	clear(s.running[len(kept):])
 	s.running = kept
+}
+
+// makeRoom reports whether n more tokens fit in the KV cache, first evicting free cached
+// blocks, least recently used first, as far as needed.
+func (s *scheduler) makeRoom(n int) bool {
+	if !s.fits(n, 0) {
+		return false
+	}
+	for s.kvUsed+n > s.m.kvCapacity && s.cache.evict() {
+		s.kvUsed -= s.m.blockSize
+	}
+	return true
+}
+
+// fits reports whether n more tokens would fit after evicting every free cached block but
+// the keep free ones a newcomer is about to hold.
+func (s *scheduler) fits(n, keep int) bool {
+	evictable := 0
+	if s.cache != nil {
+		evictable = s.cache.free - keep
+	}
+	return s.kvUsed-evictable*s.m.blockSize+n <= s.m.kvCapacity
+}
+
+// releaseKV frees q's KV: its own tokens go, the cached blocks it held stay cached but free
+// to be evicted. The tail blocks are released first so that they are evicted first: the
+// head of a prompt is the part other requests are likeliest to share (vLLM's order).
+func (s *scheduler) releaseKV(q *seq) {
+	s.kvUsed -= q.computed - len(q.blocks)*s.m.blockSize
+	for i := len(q.blocks) - 1; i >= 0; i-- {
+		s.cache.release(q.blocks[i])
+	}
+	clear(q.blocks)
+	q.blocks, q.computed = q.blocks[:0], 0
+}
+
+// kvInUse is the KV the running sequences hold: vLLM counts free cached blocks as free.
+func (s *scheduler) kvInUse() int {
+	if s.cache == nil {
+		return s.kvUsed
+	}
+	return s.kvUsed - s.cache.free*s.m.blockSize
 }

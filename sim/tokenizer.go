@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"hash/fnv"
 	"strings"
 	"sync"
 	"unicode"
@@ -136,9 +135,17 @@ func pieceID(piece string, space bool) (id int, hashed bool) {
 	if i, ok := vocabIndex[piece]; ok {
 		return i<<1 | sp, false
 	}
-	h := fnv.New32a()
-	h.Write([]byte(piece))
-	return (len(vocab)+int(h.Sum32()%hashSpace))<<1 | sp, true
+	return (len(vocab)+int(fnv32a(piece)%hashSpace))<<1 | sp, true
+}
+
+// fnv32a is hash/fnv's 32-bit FNV-1a of s, inlined: through the hash.Hash32 interface every
+// hashed piece cost an allocation, and the prefix cache hashes every prompt token.
+func fnv32a(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return h
 }
 
 // scanTokens splits s by the rules above, calling emit (when non-nil) for every piece, and
