@@ -50,6 +50,12 @@ type Quality struct {
 	// or the connection is proxied or not TCP). Zero with the read clock.
 	Stamps     int64 `json:"stamps,omitempty"`
 	ReadStamps int64 `json:"read_stamps,omitempty"`
+	// Sends and WriteSends, with the kernel send clock (run --send-clock kernel): how many
+	// measured requests were stamped sent, and how many of them at the write hook because the
+	// kernel reported no transmit time for their last write (not TCP, HTTP/2, or the
+	// connection stopped asking). Zero with the write clock.
+	Sends      int64 `json:"sends,omitempty"`
+	WriteSends int64 `json:"write_sends,omitempty"`
 }
 
 // runEndLine wraps a RunEnd so that a reader tells it from a record at a glance.
