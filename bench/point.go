@@ -85,6 +85,12 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 // It runs on the runner's writer goroutine, never on a request's.
 func (b *Session) sink(r *record.Record) error {
 	r.Shard = b.shard.I
+	if r.Error != "" {
+		// the last gate before the file, the summary and the progress line: a server may echo
+		// any credential it was sent (a --header value, the URL's password), and a backend
+		// redacts only the API key it knows of
+		r.Error = b.spec.Redact(r.Error)
+	}
 	if err := b.w.Write(r); err != nil {
 		return b.writeErr(err)
 	}

@@ -2,13 +2,17 @@ package client
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"servebench/client/ndjson"
 	"servebench/client/sse"
@@ -38,7 +42,7 @@ func (x *Exchange) Do(ctx context.Context, obs Observer) error {
 	defer cancel(nil)
 	o := NewSerial(obs)
 	defer o.Close()
-	hreq, err := x.Target.NewRequest(o.WithClientTrace(ctx), http.MethodPost, x.Path, bytes.NewReader(x.Body))
+	hreq, err := x.Target.NewRequest(o.WithClientTrace(withoutRedirects(ctx)), http.MethodPost, x.Path, bytes.NewReader(x.Body))
 	if err != nil {
 		return errors.New(x.Target.Redact(err.Error()))
 	}
@@ -61,33 +65,152 @@ func (x *Exchange) Do(ctx context.Context, obs Observer) error {
 	defer resp.Body.Close()
 	o.Headers(resp.StatusCode)
 	idle.Reset()
-	if e := x.check(resp); e != nil {
+	if e := x.check(resp, acceptsGzip(hreq.Header)); e != nil {
 		return e
 	}
-	if err := x.Read(ctx, idle.Reader(resp.Body), o); err != nil {
+	body := idle.Reader(resp.Body)
+	if contentEncoding(resp) == "gzip" { // asked for (check refused it otherwise)
+		gz, err := gzip.NewReader(body)
+		if err != nil {
+			if e := ContextError(ctx, x.Target, err); e != nil {
+				return e
+			}
+			return &Error{Class: record.ErrDecode, Status: resp.StatusCode, Msg: "Content-Encoding gzip: " + err.Error()}
+		}
+		body = gz
+	}
+	if err := x.Read(ctx, body, o); err != nil {
 		return err
 	}
 	Drain(resp.Body, cancel)
 	return nil
 }
 
-// check returns the error a response stands for before its stream is read, or nil. A JSON
-// answer to a streaming request means the server ignored "stream": it carries no timings.
-func (x *Exchange) check(resp *http.Response) *Error {
-	if resp.StatusCode/100 != 2 {
+// check returns the error a response stands for before its stream is read, or nil:
+//   - a redirect is not followed (see withoutRedirects) and names where it pointed;
+//   - any other non-2xx status is the server's error;
+//   - a Content-Encoding is refused unless it is gzip and gzip was asked for: servebench
+//     never asks by itself (compression buffers events and hides their arrival times), so a
+//     server that compresses anyway is not measured as if it streamed;
+//   - a body that is not a stream (a proxy's HTML page, a JSON answer from a server that
+//     ignored "stream") carries no timings: a decode error naming its type and its first bytes,
+//     or the server's own message when it is a JSON error object.
+func (x *Exchange) check(resp *http.Response, gzipOK bool) *Error {
+	switch {
+	case resp.StatusCode/100 == 3:
+		return RedirectError(x.Target, resp)
+	case resp.StatusCode/100 != 2:
 		return ResponseError(x.Target, resp)
 	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct == "application/json" && x.Accept != "application/json" {
-		what := "a stream"
-		if x.Accept == "text/event-stream" {
-			what = "an event stream"
-		}
-		e := ResponseError(x.Target, resp)
-		e.Class, e.Msg = record.ErrDecode, "expected "+what+", got application/json: "+e.Msg
-		return e
+	if enc := contentEncoding(resp); enc != "" && (enc != "gzip" || !gzipOK) {
+		return &Error{Class: record.ErrDecode, Status: resp.StatusCode,
+			Msg: fmt.Sprintf("server sent Content-Encoding %s that was not asked for", oneLine(excerpt([]byte(enc), 40)))}
 	}
-	return nil
+	raw := resp.Header.Get("Content-Type")
+	ct, _, err := mime.ParseMediaType(raw)
+	if err != nil && raw != "" {
+		ct = raw
+	}
+	if raw == "" || ct == x.Accept || streamTypes[strings.ToLower(ct)] {
+		return nil
+	}
+	what := "a stream"
+	if x.Accept == "text/event-stream" {
+		what = "an event stream"
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+	msg := fmt.Sprintf("expected %s, got %s: %s", what, oneLine(excerpt([]byte(ct), 80)), excerpt(b, bodyExcerpt))
+	if isJSON(ct) {
+		if m := jsonErrorMessage(b); m != "" {
+			msg = fmt.Sprintf("expected %s, got %s with the server's error: %s", what, ct, m)
+		} else {
+			msg = fmt.Sprintf("expected %s, got %s (did the server ignore \"stream\"?): %s", what, ct, excerpt(b, bodyExcerpt))
+		}
+	}
+	return &Error{Class: record.ErrDecode, Status: resp.StatusCode, Msg: x.Target.Redact(oneLine(msg))}
+}
+
+// streamTypes are the content types a stream is read from, whichever framing the backend
+// asked for: servers label streams loosely (llama.cpp, vLLM, SGLang, TGI and Triton send
+// text/event-stream, Ollama application/x-ndjson; a handler that sets none gets Go's sniffed
+// text/plain, some proxies say application/octet-stream), and a body in the wrong framing
+// still fails on its first payload. A response with no Content-Type at all is read too. Every
+// other type (text/html, application/json, XML, images) is not a stream.
+var streamTypes = map[string]bool{
+	"text/event-stream": true, "application/x-ndjson": true, "application/ndjson": true,
+	"application/jsonl": true, "application/x-jsonlines": true, "application/jsonlines": true,
+	"application/stream+json": true, "application/json-seq": true, "application/x-json-stream": true,
+	"text/plain": true, "application/octet-stream": true,
+}
+
+// bodyExcerpt is how much of an unexpected body a message quotes.
+const bodyExcerpt = 200
+
+func isJSON(ct string) bool {
+	ct = strings.ToLower(ct)
+	return ct == "application/json" || strings.HasSuffix(ct, "+json")
+}
+
+// jsonErrorMessage is the message of a JSON error object ({"error": ...}, {"message": ...},
+// {"detail": ...}), or "" when b is some other JSON (a whole non-streamed answer, say).
+func jsonErrorMessage(b []byte) string {
+	var v map[string]any
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	if m := messageOf(v); m != "" {
+		return oneLine(m)
+	}
+	return ""
+}
+
+// excerpt is the first n bytes of b as printable text: cut on a rune boundary, invalid UTF-8
+// and control characters (a binary or compressed body) shown as '?', so that the message is
+// one readable line in a record.
+func excerpt(b []byte, n int) string {
+	more := len(b) > n
+	if more {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
+		b = b[:cut]
+	}
+	s := strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || r == 0x7f || (r < ' ' && r != '\t' && r != '\n' && r != '\r') {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(string(b), "?"))
+	if more {
+		s += "…"
+	}
+	return s
+}
+
+// contentEncoding is the response's Content-Encoding, lower case, "" for none or identity.
+func contentEncoding(resp *http.Response) string {
+	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	if enc == "identity" {
+		return ""
+	}
+	return enc
+}
+
+// acceptsGzip reports whether a request's Accept-Encoding (only ever the user's --header:
+// the transport adds none) offers gzip. Go's transport then leaves the body compressed, so
+// Exchange decompresses it; event times are then when decompressed bytes were read, after
+// whatever buffering the server's compressor added.
+func acceptsGzip(h http.Header) bool {
+	for _, v := range h.Values("Accept-Encoding") {
+		for _, part := range strings.Split(v, ",") {
+			name, params, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(name), "gzip") && strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // After the end of a stream at most this much is read, for at most this long, before the

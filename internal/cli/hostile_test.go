@@ -148,3 +148,35 @@ func TestHostileURLPassword(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileConfigAndEnvSecrets: credentials from a --config file (a header, the URL's
+// password) and the key from $OPENAI_API_KEY are kept out of every output when the server
+// echoes them.
+func TestHostileConfigAndEnvSecrets(t *testing.T) {
+	const envKey, cfgHeader, cfgPw = "sk-ENVKEY-31337", "cfg-hdr-SECRET", "cfgpw-SECRET"
+	t.Setenv("OPENAI_API_KEY", envKey)
+	srv := hostile.Start()
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	base := strings.Replace(srv.URL(hostile.Echo401), "http://", "http://admin:"+cfgPw+"@", 1)
+	os.WriteFile(cfg, []byte("url: "+base+"\nheader: [\"X-Auth-Token="+cfgHeader+"\"]\nrequests: 2\nconcurrency: 1\n"), 0o644)
+	p, js := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.json")
+	var o hostileOut
+	o.code, o.stdout, o.stderr = runMain(t, "run", "--config", cfg, "--warmup", "0", "--input-tokens", "8",
+		"--output-tokens", "4", "-o", p, "--json", js)
+	if o.code != ExitError {
+		t.Errorf("exit %d, want %d: %s", o.code, ExitError, o.stderr)
+	}
+	_, o.recs = readRecords(t, p)
+	for _, r := range o.recs {
+		if r.ErrorClass != record.ErrHTTP4xx || !strings.Contains(r.Error, "X-Auth-Token=REDACTED") {
+			t.Errorf("record %d: %s: %s", r.ID, r.ErrorClass, r.Error)
+		}
+	}
+	b, _ := os.ReadFile(p)
+	o.recordsFile = string(b)
+	b, _ = os.ReadFile(js)
+	o.json = string(b)
+	o.noSecrets(t, envKey, cfgHeader, cfgPw)
+}
