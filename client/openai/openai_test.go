@@ -20,12 +20,12 @@ import (
 // start is what every fresh request reports before its first event.
 var start = []string{"dispatch", "connect", "connected", "headers 200"}
 
-const llamaTimingsCompletions = " timings.cache_n=0 timings.predicted_ms=3.955 timings.predicted_n=16" +
+const llamaTimingsCompletions = " usage.cached_tokens=0 timings.cache_n=0 timings.predicted_ms=3.955 timings.predicted_n=16" +
 	" timings.predicted_per_second=3792.6675094816687 timings.predicted_per_token_ms=0.26366666666666666" +
 	" timings.prompt_ms=1.593 timings.prompt_n=14 timings.prompt_per_second=8788.449466415568" +
 	" timings.prompt_per_token_ms=0.11378571428571428"
 
-const llamaTimingsChat = " timings.cache_n=0 timings.predicted_ms=1.919 timings.predicted_n=8" +
+const llamaTimingsChat = " usage.cached_tokens=0 timings.cache_n=0 timings.predicted_ms=1.919 timings.predicted_n=8" +
 	" timings.predicted_per_second=3647.7331943720687 timings.predicted_per_token_ms=0.27414285714285713" +
 	" timings.prompt_ms=2.366 timings.prompt_n=32 timings.prompt_per_second=13524.936601859677" +
 	" timings.prompt_per_token_ms=0.0739375"

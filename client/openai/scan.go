@@ -153,6 +153,7 @@ func (s *scanner) details(d *usageDetails) bool {
 	}
 	return s.Object(func(key []byte) bool {
 		if string(key) == "cached_tokens" {
+			d.hasCached = true
 			return s.Int(&d.Cached)
 		}
 		_, ok := s.Value()

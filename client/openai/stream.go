@@ -126,6 +126,23 @@ type usage struct {
 // usageDetails is OpenAI's usage.prompt_tokens_details.
 type usageDetails struct {
 	Cached int `json:"cached_tokens"`
+	// hasCached is true when the server sent cached_tokens at all: a vLLM started without
+	// --enable-prompt-tokens-details sends no details, which is "not reported", not 0.
+	hasCached bool
+}
+
+// UnmarshalJSON is encoding/json's path (the scanner's fallback) with the same presence rule.
+func (d *usageDetails) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Cached *int `json:"cached_tokens"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if v.Cached != nil {
+		d.Cached, d.hasCached = *v.Cached, true
+	}
+	return nil
 }
 
 // nonZero reports whether u is a real report: Ollama sends a zero-filled usage on every
@@ -316,7 +333,7 @@ func (d *decoder) report(o client.Observer) {
 	}
 	if c.Usage.nonZero() {
 		o.Usage(c.Usage.Prompt, c.Usage.Completion)
-		if c.Usage.Details.Cached > 0 {
+		if c.Usage.Details.hasCached {
 			o.Server("usage.cached_tokens", float64(c.Usage.Details.Cached))
 		}
 	}
