@@ -37,8 +37,10 @@ func ArrivalsOf(c net.Conn) Arrivals {
 	if t, ok := c.(*tls.Conn); ok {
 		c = t.NetConn()
 	}
-	a, _ := c.(Arrivals)
-	return a
+	if a, ok := c.(interface{ arrivalsOn() bool }); !ok || !a.arrivalsOn() {
+		return nil
+	}
+	return c.(Arrivals)
 }
 
 // ArrivalObserver is an Observer that also wants the Arrivals of the connection a request
@@ -52,14 +54,17 @@ type ArrivalObserver interface {
 // dialFunc is a Transport's DialContext.
 type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// withKernelArrivals wraps dial so that every TCP connection it makes reports kernel
-// receive times where the platform allows (see arrival_linux.go); elsewhere it is dial.
-func withKernelArrivals(dial dialFunc) dialFunc {
+// withKernelClocks wraps dial so that every TCP connection it makes reports the kernel
+// clocks k asks for where the platform allows (see arrival_linux.go); elsewhere it is dial.
+func withKernelClocks(dial dialFunc, k Clocks) dialFunc {
+	if !k.Arrivals && !k.Sends {
+		return dial
+	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return kernelArrivals(c), nil
+		return kernelClocks(c, k), nil
 	}
 }

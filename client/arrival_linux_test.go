@@ -24,7 +24,7 @@ func rxPair(t testing.TB, kernel bool) (srv net.Conn, cli net.Conn) {
 	defer ln.Close()
 	dial := (&net.Dialer{}).DialContext
 	if kernel {
-		dial = withKernelArrivals(dial)
+		dial = withKernelClocks(dial, Clocks{Arrivals: true})
 	}
 	acc := make(chan net.Conn, 1)
 	go func() { c, _ := ln.Accept(); acc <- c }()

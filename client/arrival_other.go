@@ -4,9 +4,9 @@ package client
 
 import "net"
 
-// kernelArrivals returns c: receive timestamps are read only on Linux (amd64, arm64).
-func kernelArrivals(c net.Conn) net.Conn { return c }
+// kernelClocks returns c: kernel receive and send times are read on Linux (amd64, arm64) only.
+func kernelClocks(c net.Conn, _ Clocks) net.Conn { return c }
 
 // KernelArrivalsSupported reports whether this platform stamps events with kernel receive
-// times.
+// times (and requests with kernel send times).
 const KernelArrivalsSupported = false

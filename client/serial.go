@@ -60,14 +60,21 @@ func (s *Serial) WithClientTrace(ctx context.Context) context.Context {
 	})
 }
 
-// gotConn passes the connection's kernel receive times to an ArrivalObserver.
+// gotConn passes the connection's kernel receive times to an ArrivalObserver and its kernel
+// send times to a SendObserver.
 func (s *Serial) gotConn(c net.Conn) {
-	a, ok := s.obs.(ArrivalObserver)
-	if !ok {
+	a, arrivals := s.obs.(ArrivalObserver)
+	t, sends := s.obs.(SendObserver)
+	if !arrivals && !sends {
 		return
 	}
 	if s.lock() {
-		a.Arrivals(ArrivalsOf(c))
+		if arrivals {
+			a.Arrivals(ArrivalsOf(c))
+		}
+		if sends {
+			t.Sends(SendsOf(c))
+		}
 	}
 	s.mu.Unlock()
 }

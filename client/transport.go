@@ -26,11 +26,7 @@ import (
 //   - large read and write buffers, 64 KiB per connection up to 1,024 connections: fewer
 //     syscalls for large prompts and fast streams. Beyond that they shrink to keep the
 //     buffers under 64 MiB per direction, never below 16 KiB (bufferSize): at 4,096 streams,
-//     64 KiB each would be 512 MiB, and an event is a few hundred bytes;
-//   - response headers bounded at 1 MiB (Go's default is 10 MiB): inference servers send a
-//     few hundred bytes, and a server whose headers never end fails fast, as class connect;
-//   - redirects never followed for benchmark requests, same host only for the rest (see
-//     checkRedirect).
+//     64 KiB each would be 512 MiB, and an event is a few hundred bytes.
 //
 // TLS certificates are verified unless insecure is set. Proxies are taken from the
 // environment as usual (Go never proxies loopback addresses).
@@ -38,16 +34,19 @@ func NewHTTPClient(maxConns int, insecure bool) *http.Client {
 	return NewHTTPClientClock(maxConns, insecure, true)
 }
 
-// NewHTTPClientClock is NewHTTPClient with the event clock chosen: with kernel set, its
-// connections report kernel receive times where the platform allows (see Arrivals); without,
-// events are stamped when they are read (run --arrival-clock read).
+// NewHTTPClientClock is NewHTTPClient with the kernel clocks on or off: with kernel set, its
+// connections report kernel receive and send times where the platform allows (see Arrivals
+// and Sends); without, events are stamped when they are read and requests when written.
 func NewHTTPClientClock(maxConns int, insecure, kernel bool) *http.Client {
+	return NewHTTPClientClocks(maxConns, insecure, Clocks{Arrivals: kernel, Sends: kernel})
+}
+
+// NewHTTPClientClocks is NewHTTPClient with each kernel clock chosen (run --arrival-clock,
+// --send-clock).
+func NewHTTPClientClocks(maxConns int, insecure bool, k Clocks) *http.Client {
 	idle := max(maxConns, 2)
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	dial := dialer.DialContext
-	if kernel {
-		dial = withKernelArrivals(dial)
-	}
+	dial := withKernelClocks(dialer.DialContext, k)
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           dial,
@@ -63,12 +62,8 @@ func NewHTTPClientClock(maxConns int, insecure, kernel bool) *http.Client {
 		WriteBufferSize:       bufferSize(idle),
 		TLSClientConfig:       &tls.Config{InsecureSkipVerify: insecure}, //nolint:gosec // user's explicit choice
 	}
-	tr.MaxResponseHeaderBytes = maxHeaderBytes
-	return &http.Client{Transport: tr, CheckRedirect: checkRedirect}
+	return &http.Client{Transport: tr}
 }
-
-// maxHeaderBytes bounds the response headers (see NewHTTPClient).
-const maxHeaderBytes = 1 << 20
 
 // bufferSize is the per-connection buffer for conns connections (see NewHTTPClient).
 func bufferSize(conns int) int {

@@ -39,6 +39,8 @@ func FromHeader(h *record.Header) Set {
 	// how events were stamped (client.Arrivals); files written before the kernel's receive
 	// times were used were stamped at the read
 	f.put("measurement.arrival_clock", stringOr(c, "arrival_clock", "read"))
+	// and how requests were stamped sent (client.Sends); before kernel send times, at the write
+	f.put("measurement.send_clock", stringOr(c, "send_clock", "write"))
 	return Set(f)
 }
 

@@ -77,6 +77,68 @@ func TestStampUsesKernelReceiveTime(t *testing.T) {
 	}
 }
 
+// slowWrite is the real stamp observer with a client whose writing goroutine waits for a
+// core after the WroteRequest hook, before the flush that puts the request on the wire.
+type slowWrite struct {
+	*stamp
+	stall time.Duration
+}
+
+func (s slowWrite) WroteRequest() { s.stamp.WroteRequest(); time.Sleep(s.stall) }
+
+// With the kernel clocks a request is stamped sent when the kernel sent its last byte, so a
+// writer's stall between the hook and the flush stays out of TTFT (the time from sent to the
+// answer); with the write clock it is in it.
+func TestStampUsesKernelSendTime(t *testing.T) {
+	if !client.KernelArrivalsSupported {
+		t.Skip("kernel send times are read on Linux (amd64, arm64) only")
+	}
+	body := `data: {"choices":[{"index":0,"text":"a"}]}` + "\n\n" + "data: [DONE]\n\n"
+	srv := clienttest.NewServer(t, clienttest.Stream{Body: body})
+	const stall = 100 * time.Millisecond
+	for _, kernel := range []bool{true, false} {
+		be, err := openai.New(primedClient(t, srv, kernel), "openai-completions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &record.Record{}
+		st := &stamp{t0: time.Now(), rec: rec}
+		req := &client.Request{Request: &workload.Request{Prompt: "x", OutputTokens: 1}, Model: "m"}
+		if err := be.Do(context.Background(), req, slowWrite{st, stall}); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Sent < rec.Dispatched || rec.Headers < rec.Sent {
+			t.Fatalf("kernel %v: dispatched %d, sent %d, headers %d: out of order", kernel, rec.Dispatched, rec.Sent, rec.Headers)
+		}
+		wait := time.Duration(rec.Headers - rec.Sent)
+		t.Logf("kernel clocks %v: headers %v after sent (writer stalled %v before its flush), kernel stamp %v", kernel, wait, stall, st.kernelSent)
+		switch {
+		case kernel && !st.kernelSent:
+			t.Log("the kernel gave this loopback write no transmit time: stamped at the hook")
+		case kernel && wait > stall/2:
+			t.Errorf("kernel clock: headers %v after sent; the server answered at once (the %v stall is the client's)", wait, stall)
+		case !kernel && (wait < stall || st.kernelSent):
+			t.Errorf("write clock: headers %v after sent (kernel %v), want the writer's %v stall in it", wait, st.kernelSent, stall)
+		}
+	}
+}
+
+// A run asked for kernel send times counts its send stamps and those taken at the hook; the
+// fake backend's connection-less requests all fall back.
+func TestRunnerCountsWriteSends(t *testing.T) {
+	c := &collector{}
+	r := newRunner(&fakeBackend{gap: time.Millisecond}, c, 3)
+	r.KernelSends = true
+	var sends, write int64 = -1, -1
+	r.OnEnd = func(o Outcome) { sends, write = o.Sends, o.WriteSends }
+	if err := r.Run(context.Background(), context.Background(), time.Now(), Config{Concurrency: 2, Requests: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if sends != 4 || write != 4 {
+		t.Errorf("sends %d, at the hook %d; want 4 and 4 (4 requests, no kernel send times)", sends, write)
+	}
+}
+
 // Events that arrived in one segment share its receive time exactly: converting the same
 // kernel time twice must not set them nanoseconds apart (an ITL of 20 ns would be noise).
 func TestEventsOfOneReadShareTheirStamp(t *testing.T) {

@@ -23,14 +23,22 @@ type stamp struct {
 	rx         client.Arrivals // the connection's kernel receive times; nil: stamp at the read
 	rxK, rxT   int64           // the last receive time used (Unix ns) and the stamp it gave
 	readStamps int             // content events stamped at the read (the runner sums them per run)
+	tx         client.Sends    // the connection's kernel send times; nil: stamp at the write hook
+	txMark     uint32          // the end of the request's last write (Sends.LastWrite)
+	txPending  bool            // the kernel had not reported that write when its hook ran
+	kernelSent bool            // Sent is the kernel's send time
 }
 
 // clockCount counts a run's measured content-event stamps and those that fell back to the
-// read time although the kernel clock was asked for (see record.Quality.ReadStamps). The
-// runner adds each request's counts once, when it returns.
-type clockCount struct{ total, read atomic.Int64 }
+// read time although the kernel clock was asked for (see record.Quality.ReadStamps), and
+// likewise its send stamps and those taken at the write hook (record.Quality.WriteSends).
+// The runner adds each request's counts once, when it returns.
+type clockCount struct{ total, read, sends, writeSends atomic.Int64 }
 
-var _ client.ArrivalObserver = (*stamp)(nil)
+var (
+	_ client.ArrivalObserver = (*stamp)(nil)
+	_ client.SendObserver    = (*stamp)(nil)
+)
 
 func (s *stamp) now() int64 { return int64(time.Since(s.t0)) }
 
@@ -67,6 +75,9 @@ func (s *stamp) arrived(floor int64) (t int64, kernel bool) {
 // Arrivals implements client.ArrivalObserver.
 func (s *stamp) Arrivals(a client.Arrivals) { s.rx = a }
 
+// Sends implements client.SendObserver.
+func (s *stamp) Sends(t client.Sends) { s.tx = t }
+
 func (s *stamp) Dispatched()   { s.rec.Dispatched = s.now() }
 func (s *stamp) ConnectStart() { s.connStart = s.now() }
 func (s *stamp) ConnectDone() {
@@ -75,20 +86,58 @@ func (s *stamp) ConnectDone() {
 	}
 }
 
-// WroteRequest stamps the end of the request write. Over HTTP/2 the hook can run after the
-// response headers were stamped (their receive time): the request was written before its
-// answer arrived, so a later stamp is the hook's delay and is capped at the headers.
+// WroteRequest stamps the end of the request write. The hook runs on the writing goroutine
+// once the request is in the connection's buffer, just before the flush that writes its end
+// (later when that goroutine waited for a core): with the connection's kernel send times the
+// stamp is replaced by when the kernel sent the request's last byte, looked up once the
+// flush can have happened (sendDone). Over HTTP/2 the hook can run after the response
+// headers were stamped (their receive time): the request was written before its answer
+// arrived, so a later stamp is the hook's delay and is capped at the headers.
 func (s *stamp) WroteRequest() {
-	s.rec.Sent = s.now()
+	s.rec.Sent, s.kernelSent, s.txPending = s.now(), false, false
+	if s.tx != nil {
+		s.txMark, s.txPending = s.tx.LastWrite(), true
+	}
 	if s.rec.Headers != 0 {
 		s.rec.Sent = min(s.rec.Sent, s.rec.Headers)
 	}
 }
+
+// sendDone looks up the kernel's send time of the request's last byte, if still pending: at
+// the headers, the first event or the end, each of which comes after the flush (the server
+// answered), though the flushing goroutine may not have counted its write yet when the
+// headers come. It moves Sent to that time by its age at now (as arrived converts receive
+// times), between the dispatch and the headers; a time before the dispatch is an earlier
+// request's write (this one's was not counted yet) and is not used.
+func (s *stamp) sendDone(final bool) {
+	if !s.txPending {
+		return
+	}
+	now := time.Now()
+	k := s.tx.SentAfter(s.txMark)
+	age := now.UnixNano() - k
+	if k == 0 || age < 0 || age >= int64(maxArrivalAge) {
+		s.txPending = !final
+		return
+	}
+	t := int64(now.Sub(s.t0)) - age
+	if t < s.rec.Dispatched {
+		s.txPending = !final
+		return
+	}
+	if s.rec.Headers != 0 {
+		t = min(t, s.rec.Headers)
+	}
+	s.rec.Sent, s.kernelSent, s.txPending = t, true, false
+}
+
 func (s *stamp) Headers(status int) {
+	s.sendDone(false)
 	s.rec.Headers, _ = s.arrived(s.rec.Sent)
 	s.rec.Status = status
 }
 func (s *stamp) EventRead() {
+	s.sendDone(false)
 	var kernel bool
 	s.lastEvent, kernel = s.arrived(max(s.rec.Headers, s.lastEvent))
 	s.readStamp = !kernel
@@ -111,7 +160,10 @@ func (s *stamp) Server(name string, v float64) {
 	}
 	s.rec.Server[name] = v
 }
-func (s *stamp) Done() { s.rec.Done, _ = s.arrived(max(s.rec.Headers, s.lastEvent)) }
+func (s *stamp) Done() {
+	s.sendDone(true)
+	s.rec.Done, _ = s.arrived(max(s.rec.Headers, s.lastEvent))
+}
 
 // finish fills the token counts, each with its source (METRICS.md): the server's usage first,
 // then per-event counts when every event had one, then one token per event.

@@ -100,6 +100,10 @@ type Runner struct {
 	// --arrival-clock kernel): event stamps that had to fall back to the read time are
 	// counted (Outcome.ReadStamps).
 	KernelClock bool
+	// KernelSends says the connections were asked for kernel send times (run --send-clock
+	// kernel): send stamps that had to fall back to the write hook are counted
+	// (Outcome.WriteSends).
+	KernelSends bool
 	// Finished, when set, is called with each record on its request's goroutine as soon as
 	// the backend has returned, before the record is queued for Sink (selftest counts the
 	// streams held open with it). Calls are concurrent.
@@ -116,6 +120,9 @@ type Outcome struct {
 	// Stamps and ReadStamps count measured content events and those stamped at the read,
 	// with KernelClock (record.Quality); zero without it.
 	Stamps, ReadStamps int64
+	// Sends and WriteSends count measured requests' send stamps and those taken at the write
+	// hook, with KernelSends (record.Quality); zero without it.
+	Sends, WriteSends int64
 }
 
 // Run sends requests until a stop rule is met or soft is cancelled (first Ctrl-C: stop
@@ -153,7 +160,8 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 	close(out)
 	err := <-sinkErr
 	if r.OnEnd != nil {
-		out := Outcome{Unsent: unsent, Stamps: st.clock.total.Load(), ReadStamps: st.clock.read.Load()}
+		out := Outcome{Unsent: unsent, Stamps: st.clock.total.Load(), ReadStamps: st.clock.read.Load(),
+			Sends: st.clock.sends.Load(), WriteSends: st.clock.writeSends.Load()}
 		out.Stop, out.StopDetail = st.stopper.why()
 		r.OnEnd(out)
 	}
@@ -396,6 +404,12 @@ func (s *state) send(i int, phase string, sched int64) {
 	if s.r.KernelClock && rec.Measured() { // warmup absorbs the kernel turning timestamps on
 		s.clock.total.Add(int64(len(rec.Events)))
 		s.clock.read.Add(int64(st.readStamps))
+	}
+	if s.r.KernelSends && rec.Measured() && rec.Sent != 0 {
+		s.clock.sends.Add(1)
+		if !st.kernelSent {
+			s.clock.writeSends.Add(1)
+		}
 	}
 	if s.r.Finished != nil {
 		s.r.Finished(rec)

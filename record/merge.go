@@ -163,9 +163,9 @@ func configDiff(a, b map[string]any, sim bool) (string, bool) {
 	}
 	sorted := make([]string, 0, len(keys))
 	for k := range keys {
-		// arrival_clock follows each shard's platform (read where the kernel gives no receive
-		// times); it stays visible as the condition measurement.arrival_clock
-		if k != "shard" && k != "arrival_clock" && !(sim && k == "url") {
+		// arrival_clock and send_clock follow each shard's platform (read and write where the
+		// kernel gives no times); they stay visible as the conditions measurement.*_clock
+		if k != "shard" && k != "arrival_clock" && k != "send_clock" && !(sim && k == "url") {
 			sorted = append(sorted, k)
 		}
 	}

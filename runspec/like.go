@@ -141,6 +141,9 @@ func baseline(h *record.Header, path string) (Spec, map[string]bool, error) {
 	if _, ok := h.Config["arrival_clock"]; !ok {
 		c.ArrivalClock = "read" // a baseline from before kernel receive times: measure as it did
 	}
+	if _, ok := h.Config["send_clock"]; !ok {
+		c.SendClock = "write" // likewise before kernel send times
+	}
 	set := map[string]bool{}
 	if h.ConfigSet != nil {
 		for _, k := range h.ConfigSet {

@@ -42,6 +42,9 @@ func (s Spec) Resolve() Spec {
 	if r.ArrivalClock == "kernel" && !client.KernelArrivalsSupported {
 		r.ArrivalClock = "read" // recorded as what was done
 	}
+	if r.SendClock == "kernel" && !client.KernelArrivalsSupported {
+		r.SendClock = "write"
+	}
 	return r
 }
 

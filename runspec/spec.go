@@ -8,6 +8,7 @@
 package runspec
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"time"
@@ -67,6 +68,17 @@ type Spec struct {
 	// their bytes, where the platform gives it; see client.Arrivals) or read (when servebench
 	// read them). The records header keeps what was used.
 	ArrivalClock string `yaml:"arrival-clock" json:"arrival_clock"`
+	// SendClock is how a request's sent is stamped: kernel (the kernel's transmit time of its
+	// last byte, where the platform gives it; see client.Sends) or write (when net/http had
+	// it in its write buffer: the WroteRequest hook). The records header keeps what was used.
+	SendClock string `yaml:"send-clock" json:"send_clock"`
+
+	// server telemetry (package telemetry): the server family's Prometheus endpoint, and
+	// every --scrape URL, sampled every ScrapeInterval during each run
+	Scrape         ScrapeURLs    `yaml:"scrape" json:"scrape,omitempty"`
+	ScrapeInterval time.Duration `yaml:"scrape-interval" json:"scrape_interval"`
+	ScrapeAll      bool          `yaml:"scrape-all" json:"scrape_all,omitempty"` // every family, not only those that explain serving
+	NoScrape       bool          `yaml:"no-scrape" json:"no_scrape,omitempty"`
 
 	// arrival profiles, stop rules, steady state and SLOs
 	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
@@ -102,9 +114,21 @@ func Default() Spec {
 	return Spec{
 		API: "openai-completions", ReadyTimeout: 60 * time.Second,
 		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto",
-		ArrivalClock: "kernel", EmbedPrompts: true, CacheSalt: "none",
-		Arrival: "poisson", Burstiness: 1, Grace: 30 * time.Second,
+		ArrivalClock: "kernel", SendClock: "kernel", EmbedPrompts: true, CacheSalt: "none",
+		Arrival: "poisson", Burstiness: 1, Grace: 30 * time.Second, ScrapeInterval: time.Second,
 	}
+}
+
+// ScrapeURLs are --scrape endpoints; a records header holds them without credentials.
+type ScrapeURLs []string
+
+// MarshalJSON writes the URLs with their user information redacted (RedactURL).
+func (u ScrapeURLs) MarshalJSON() ([]byte, error) {
+	out := make([]string, len(u))
+	for i, s := range u {
+		out[i] = RedactURL(s)
+	}
+	return json.Marshal(out)
 }
 
 // Defaults of the derived settings (Resolve).

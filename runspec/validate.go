@@ -190,6 +190,9 @@ func (s *Spec) validateSampling() error {
 
 // validateModes checks the settings that take one of a few words.
 func (s *Spec) validateModes() error {
+	if err := s.validateScrape(); err != nil {
+		return err
+	}
 	switch s.CacheSalt {
 	case "", "none":
 	case "per-run":
@@ -204,6 +207,11 @@ func (s *Spec) validateModes() error {
 	case "kernel", "read":
 	default:
 		return Usagef("--arrival-clock %q: want kernel or read", s.ArrivalClock)
+	}
+	switch s.SendClock {
+	case "kernel", "write":
+	default:
+		return Usagef("--send-clock %q: want kernel or write", s.SendClock)
 	}
 	switch s.ContinuousUsage {
 	case "", "auto", "true", "false":
@@ -248,3 +256,16 @@ func (s *Spec) ShardOf() (Shard, error) {
 
 // Split reports whether the run is split at all.
 func (sh Shard) Split() bool { return sh.N > 1 }
+
+// validateScrape checks the telemetry settings: a positive interval and http(s) endpoints.
+func (s *Spec) validateScrape() error {
+	if s.ScrapeInterval <= 0 {
+		return Usagef("--scrape-interval %v: want a positive duration", s.ScrapeInterval)
+	}
+	for _, raw := range s.Scrape {
+		if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Usagef("--scrape %q: want an http:// or https:// URL", RedactURL(raw))
+		}
+	}
+	return nil
+}
