@@ -26,7 +26,7 @@ func (b *Session) runner() (*load.Runner, error) {
 		promptSrc = record.SourceTokenizer
 	}
 	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id,
-		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel",
+		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel", KernelSends: s.SendClock == "kernel",
 		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}, nil
 }
 
@@ -63,6 +63,7 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	end.Quality = q.Stop()
 	end.Quality.InProcessServer = b.sim != nil
 	end.Quality.Stamps, end.Quality.ReadStamps = out.Stamps, out.ReadStamps
+	end.Quality.Sends, end.Quality.WriteSends = out.Sends, out.WriteSends
 	if end.StopDetail != "" {
 		b.logf("%s", end.StopDetail)
 	}
