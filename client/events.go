@@ -56,3 +56,9 @@ func (b *EventBackend) Do(ctx context.Context, req *Request, obs Observer) error
 		}}
 	return x.Do(ctx, obs)
 }
+
+// MaxTokenCount bounds a token count a server reports: no context window comes near it, and
+// a larger value (1e23, an overflowed counter) is garbage that would swamp every throughput
+// figure. It also keeps per-event counts within record.Event's int32. Every backend refuses
+// a count outside [0, MaxTokenCount] as a decode error naming the field.
+const MaxTokenCount = 1 << 30

@@ -262,13 +262,18 @@ func ReadEvents(ctx context.Context, t Target, f Frames, d EventDecoder, o Obser
 			return endOfEvents(ctx, t, d, events, err, o)
 		}
 		data = bytes.TrimSpace(data)
-		if len(data) == 0 {
-			continue // keep-alive
+		isErr := string(f.Type()) == "error"
+		if len(data) == 0 && !isErr {
+			continue // keep-alive; an error line says something even when it is empty
 		}
 		o.EventRead() // stamp first: decoding time is the client's, not the server's
 		events++
-		if string(f.Type()) == "error" {
-			return &Error{Class: record.ErrStreamErrorEvent, Msg: t.Redact(ErrorMessage(data))}
+		if isErr {
+			msg := ErrorMessage(data)
+			if len(data) == 0 {
+				msg = "the server sent an error event with no message"
+			}
+			return &Error{Class: record.ErrStreamErrorEvent, Msg: t.Redact(msg)}
 		}
 		if string(data) == "[DONE]" {
 			o.Done()

@@ -88,10 +88,6 @@ type object struct {
 	EvalDuration       int64           `json:"eval_duration"`
 }
 
-// maxTokenCount bounds a token count the server reports: no context window comes near it,
-// and a larger value is garbage that would swamp every throughput figure.
-const maxTokenCount = 1 << 30
-
 // decoder implements client.EventDecoder for one stream.
 type decoder struct {
 	events int
@@ -129,7 +125,7 @@ func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 		name string
 		v    int
 	}{{"prompt_eval_count", obj.PromptEvalCount}, {"eval_count", obj.EvalCount}} {
-		if c.v < 0 || c.v > maxTokenCount {
+		if c.v < 0 || c.v > client.MaxTokenCount {
 			return false, client.DecodeError(d.events, fmt.Errorf("%s = %d is not a token count", c.name, c.v), data)
 		}
 	}

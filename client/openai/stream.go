@@ -286,11 +286,6 @@ func (d *decoder) event(data []byte, o client.Observer) *client.Error {
 	return nil
 }
 
-// MaxTokenCount bounds a token count a server reports: no context window comes near it, and
-// a larger value (1e23, an overflowed counter) is garbage that would swamp every throughput
-// figure. It also keeps per-event counts within record.Event's int32.
-const MaxTokenCount = 1 << 30
-
 // check returns why u is not a usage report ("usage.completion_tokens = -100 is not a token
 // count"), or "". encoding/json already refuses a string, fraction or exponent for these int
 // fields and names the field; this catches what an int holds but a count cannot be.
@@ -300,7 +295,7 @@ func (u *usage) check() string {
 		v    int
 	}{{"prompt_tokens", u.Prompt}, {"completion_tokens", u.Completion}, {"total_tokens", u.Total},
 		{"prompt_tokens_details.cached_tokens", u.Details.Cached}} {
-		if f.v < 0 || f.v > MaxTokenCount {
+		if f.v < 0 || f.v > client.MaxTokenCount {
 			return fmt.Sprintf("usage.%s = %d is not a token count", f.name, f.v)
 		}
 	}

@@ -68,10 +68,6 @@ type decoder struct {
 	finished    bool
 }
 
-// maxTokenCount bounds a token count the server reports: no context window comes near it,
-// and a larger value is garbage that would swamp every throughput figure.
-const maxTokenCount = 1 << 30
-
 // Event implements client.EventDecoder.
 func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 	d.events++
@@ -152,7 +148,7 @@ func (d *decoder) count(m map[string]any, key string, data []byte) (int, *client
 		return 0, nil
 	}
 	f, isNum := v.(float64)
-	if !isNum || f != math.Trunc(f) || f < 0 || f > maxTokenCount {
+	if !isNum || f != math.Trunc(f) || f < 0 || f > client.MaxTokenCount {
 		return 0, client.DecodeError(d.events, fmt.Errorf("meta_info.%s = %v is not a token count", key, jsonValue(v)), data)
 	}
 	return int(f), nil

@@ -66,10 +66,6 @@ type decoder struct {
 	done    bool
 }
 
-// maxTokenCount bounds a token count the server reports: no context window comes near it,
-// and a larger value is garbage that would swamp every throughput figure.
-const maxTokenCount = 1 << 30
-
 // Event implements client.EventDecoder.
 func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 	d.events++
@@ -99,7 +95,7 @@ func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 			name string
 			v    int
 		}{{"details.generated_tokens", ev.Details.GeneratedTokens}, {"details.input_length", ev.Details.InputLength}} {
-			if c.v < 0 || c.v > maxTokenCount {
+			if c.v < 0 || c.v > client.MaxTokenCount {
 				return false, client.DecodeError(d.events, fmt.Errorf("%s = %d is not a token count", c.name, c.v), data)
 			}
 		}
