@@ -28,7 +28,8 @@ type Format struct {
 // formats is the registry, in the order of the help text.
 var formats = []Format{
 	{Name: "text", Ext: ".txt", Desc: "the terminal summary; several runs: a table of runs first", render: renderText},
-	{Name: "json", Ext: ".json", Desc: "the (last) run's summary under vLLM-compatible keys", render: renderJSON},
+	{Name: "json", Ext: ".json", Desc: "the summary under vLLM-compatible keys; several runs: the last at the top, every run under \"runs\"", render: renderJSON},
+	{Name: "vllm", Ext: ".vllm.json", Desc: "vllm bench serve --save-result --save-detailed JSON, one line per run", render: renderVLLM},
 	{Name: "md", Ext: ".md", Desc: "Markdown tables to paste into a pull request or an issue", render: renderMarkdown},
 	{Name: "csv", Ext: ".csv", Desc: "one row per request, for a spreadsheet", render: renderCSV},
 	{Name: "html", Ext: ".html", Desc: "one self-contained page with charts; two inputs are drawn as base and candidate", Inputs: 2, render: renderHTML},
@@ -62,10 +63,17 @@ func Lookup(name string) (Format, bool) {
 }
 
 // ByExtension returns the format whose extension ends path (case-insensitive), so that
-// `-o run.html` can choose html without --format.
+// `-o run.html` can choose html without --format. The longest match wins, so that
+// `-o run.vllm.json` chooses vllm and `-o run.json` json.
 func ByExtension(path string) (Format, bool) {
-	ext := strings.ToLower(filepath.Ext(path))
-	return find(formats, func(f Format) bool { return ext != "" && f.Ext == ext })
+	name := strings.ToLower(filepath.Base(path))
+	var best Format
+	for _, f := range formats {
+		if strings.HasSuffix(name, f.Ext) && len(name) > len(f.Ext) && len(f.Ext) > len(best.Ext) {
+			best = f
+		}
+	}
+	return best, best.Ext != ""
 }
 
 // Render renders ins in the format called name.

@@ -2,11 +2,12 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
 	"servebench/compare"
-	"servebench/metrics"
 )
 
 // TestEveryFormatGolden renders every registered format of every fixture records file, as
@@ -70,7 +71,7 @@ func TestSummariesInput(t *testing.T) {
 		}
 		golden(t, "repeat."+name+".golden", b.Bytes())
 	}
-	for _, name := range []string{"csv", "html"} {
+	for _, name := range []string{"csv", "html", "vllm"} {
 		if err := Render(&bytes.Buffer{}, name, done); err == nil || !strings.Contains(err.Error(), "needs the records") {
 			t.Errorf("%s without records: err %v", name, err)
 		}
@@ -98,22 +99,69 @@ func TestRunTableOnlyForSeveralRuns(t *testing.T) {
 	}
 }
 
-// TestJSONIsTheLastRun checks that json of a file of several runs is its last run's summary.
-func TestJSONIsTheLastRun(t *testing.T) {
+// TestJSONRuns checks the JSON of a file of several runs: the top level is the last run's
+// JSON (the keys a one-run reader expects, with the same values) plus summary_run and runs,
+// which holds every run with its own figures; and a one-run file's JSON has no runs key.
+func TestJSONRuns(t *testing.T) {
 	in := fileInput(t, "repeat.jsonl")
 	runs, err := in.summaries("test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want, got bytes.Buffer
-	if err := JSON(&want, in.Header, runs[len(runs)-1].Summary); err != nil {
+	var lastOnly, all bytes.Buffer
+	if err := JSON(&lastOnly, in.Header, runs[len(runs)-1].Summary); err != nil {
 		t.Fatal(err)
 	}
-	if err := Render(&got, "json", Input{Header: in.Header, Summaries: []metrics.RunSummary{runs[len(runs)-1]}}); err != nil {
+	if err := Render(&all, "json", Input{Header: in.Header, Summaries: runs}); err != nil {
 		t.Fatal(err)
 	}
-	if got.String() != want.String() {
-		t.Errorf("json of the last run differs from JSON of its summary")
+	var want, got map[string]any
+	if err := json.Unmarshal(lastOnly.Bytes(), &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(all.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range want {
+		if !reflect.DeepEqual(got[k], v) {
+			t.Errorf("top-level %s = %v, want the last run's %v", k, got[k], v)
+		}
+	}
+	if got["summary_run"] != 2.0 {
+		t.Errorf("summary_run = %v, want 2", got["summary_run"])
+	}
+	list, _ := got["runs"].([]any)
+	if len(list) != 3 {
+		t.Fatalf("runs has %d entries, want 3", len(list))
+	}
+	for i, e := range list {
+		r := e.(map[string]any)
+		s := runs[i].Summary
+		if r["run"] != float64(i) || r["label"] != runs[i].Label || r["completed"] != float64(s.Completed) ||
+			r["request_throughput"] != *s.RequestThroughput || r["max_concurrency"] != 4.0 || r["request_rate"] != "inf" {
+			t.Errorf("runs[%d] = run %v label %v completed %v req/s %v max_concurrency %v request_rate %v",
+				i, r["run"], r["label"], r["completed"], r["request_throughput"], r["max_concurrency"], r["request_rate"])
+		}
+		if _, ok := r["mean_ttft_ms"]; !ok {
+			t.Errorf("runs[%d] has no mean_ttft_ms", i)
+		}
+	}
+
+	var one bytes.Buffer
+	base := fileInput(t, "base.jsonl")
+	baseRuns, err := base.summaries("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(&one, "json", Input{Header: base.Header, Summaries: baseRuns}); err != nil {
+		t.Fatal(err)
+	}
+	var single bytes.Buffer
+	if err := JSON(&single, base.Header, baseRuns[0].Summary); err != nil {
+		t.Fatal(err)
+	}
+	if one.String() != single.String() || strings.Contains(one.String(), `"runs"`) {
+		t.Error("a one-run file's json is not JSON of its summary, or has a runs key")
 	}
 }
 

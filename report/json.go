@@ -47,13 +47,58 @@ func (o *object) MarshalJSON() ([]byte, error) {
 // mean_ttft_ms, p99_itl_ms, ...), and the same pattern for our extra figures
 // (mean_ttft_first_event_ms, p99_itl_token_ms, mean_decode_rate_tok_s, ...).
 // Undefined figures are null, never 0. h may be nil.
+//
+// The load keys are vLLM's too: num_prompts, request_rate ("inf" for a closed loop, which
+// vLLM runs as an infinite rate capped at max_concurrency), burstiness and max_concurrency.
 func JSON(w io.Writer, h *record.Header, s *metrics.Summary) error {
+	return writeIndented(w, jsonObject(h, s))
+}
+
+// JSONRuns writes the runs of one records file. One run is written exactly as JSON writes
+// it, with no "runs" key, so a one-run file reads as it always did. Several runs (--repeat,
+// sweep points) are one object whose top-level keys are the last run's, as JSON writes it,
+// so that a reader of one-run files still finds every key; "summary_run" says which run that
+// is, and "runs" holds every run in file order, each with its run index, label, load and
+// summary keys (the header's keys are not repeated). The last run, not the pooled runs, is
+// at the top: pooling would count the gaps between runs in the window and mix different loads.
+func JSONRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("json: no run")
+	}
+	last := runs[len(runs)-1]
+	if len(runs) == 1 {
+		return JSON(w, h, last.Summary)
+	}
+	o := jsonObject(h, last.Summary)
+	o.set("summary_run", last.Run)
+	list := make([]*object, len(runs))
+	for i, r := range runs {
+		ro := &object{}
+		ro.set("run", r.Run)
+		ro.set("label", r.Label)
+		setLoadKeys(ro, h, r.Summary)
+		jsonRun(ro, r.Summary)
+		jsonDistributions(ro, r.Summary)
+		jsonExtras(ro, r.Summary)
+		list[i] = ro
+	}
+	o.set("runs", list)
+	return writeIndented(w, o)
+}
+
+// jsonObject is JSON's object: the header's keys, the run's load, its figures.
+func jsonObject(h *record.Header, s *metrics.Summary) *object {
 	o := &object{}
 	jsonHeader(o, h, s)
+	setLoadKeys(o, h, s)
 	jsonRun(o, s)
 	jsonDistributions(o, s)
 	jsonExtras(o, s)
-	b, err := json.MarshalIndent(o, "", "  ")
+	return o
+}
+
+func writeIndented(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -73,6 +118,7 @@ func jsonHeader(o *object, h *record.Header, s *metrics.Summary) {
 	o.set("date", date)
 	o.set("backend", h.Target.API)
 	o.set("model_id", h.Target.Model) // vLLM's name
+	o.set("tokenizer_id", tokenizerID(h))
 	o.set("model", h.Target.Model)
 	o.set("url", h.Target.URL)
 	o.set("workload_hash", h.Workload.Hash)
@@ -230,12 +276,12 @@ func pct(v *float64) *float64 {
 	return &p
 }
 
-// renderJSON is the json format: the last run's summary, as `run --json` writes it, so that a
-// file of several runs still gives one object with vLLM's keys.
+// renderJSON is the json format: JSONRuns of the input's runs, as `run --json` writes them
+// (run hands its summaries to the same function, so the two agree).
 func renderJSON(w io.Writer, ins []Input) error {
 	runs, err := ins[0].summaries("json")
 	if err != nil {
 		return err
 	}
-	return JSON(w, ins[0].Header, runs[len(runs)-1].Summary)
+	return JSONRuns(w, ins[0].Header, runs)
 }

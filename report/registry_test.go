@@ -42,7 +42,7 @@ func TestToyFormat(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	if got, want := Formats(), []string{"text", "json", "md", "csv", "html", "gobench"}; !slices.Equal(got, want) {
+	if got, want := Formats(), []string{"text", "json", "vllm", "md", "csv", "html", "gobench"}; !slices.Equal(got, want) {
 		t.Errorf("Formats() = %v, want %v", got, want)
 	}
 	if got, want := CompareFormats(), []string{"text", "json"}; !slices.Equal(got, want) {
@@ -59,6 +59,11 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("ByExtension(%s) = %s, %v", f.Ext, g.Name, ok)
 		}
 	}
+	for p, want := range map[string]string{"run.json": "json", "run.vllm.json": "vllm", "RUN.VLLM.JSON": "vllm", "d.vllm.json/r.json": "json"} {
+		if f, ok := ByExtension(p); !ok || f.Name != want {
+			t.Errorf("ByExtension(%s) = %s, %v; want %s", p, f.Name, ok, want)
+		}
+	}
 	for _, p := range []string{"report", "report.pdf", "dir.html/report"} {
 		if f, ok := ByExtension(p); ok {
 			t.Errorf("ByExtension(%s) = %s", p, f.Name)
@@ -67,7 +72,7 @@ func TestRegistry(t *testing.T) {
 	if _, ok := Lookup("pdf"); ok {
 		t.Error("Lookup(pdf) found a format")
 	}
-	if err := Render(io.Discard, "pdf", Input{}); err == nil || !strings.Contains(err.Error(), "text, json, md") {
+	if err := Render(io.Discard, "pdf", Input{}); err == nil || !strings.Contains(err.Error(), "text, json, vllm, md") {
 		t.Errorf("unknown format: err %v", err)
 	}
 	if err := RenderCompare(io.Discard, "md", nil, "a", "b"); err == nil {

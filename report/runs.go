@@ -11,7 +11,8 @@ import (
 
 // A records file may hold several runs (--repeat, sweep points). Text and Markdown then show
 // one line of key figures per run, and below it the last run's full summary, as `run` printed
-// it; JSON holds the last run's summary only, as `run --json` writes it.
+// it; JSON holds the last run's summary at its top level and every run under "runs"
+// (JSONRuns), as `run --json` writes it.
 
 // runFigures are the columns of the run table: a heading and the cell of one run.
 var runFigures = []struct {
@@ -33,7 +34,7 @@ var runFigures = []struct {
 
 // lastRunNote says whose summary follows the run table.
 func lastRunNote(runs []metrics.RunSummary) string {
-	return fmt.Sprintf("the summary below is run %d's (the last); compare and report --format gobench use every run", runs[len(runs)-1].Run)
+	return fmt.Sprintf("the summary below is run %d's (the last); --format json holds every run under \"runs\", and compare and --format gobench use every run", runs[len(runs)-1].Run)
 }
 
 // textRuns writes the run table for the terminal, right-aligned, and the note.
