@@ -39,6 +39,9 @@ type Config struct {
 	// ArrivalClock is run's --arrival-clock: kernel (the default) or read, to see the
 	// client's own delay that the kernel's receive times leave out.
 	ArrivalClock string
+	// SendClock is run's --send-clock: kernel (the default) or write, to see the client's
+	// own delay that the kernel's send times leave out of TTFT.
+	SendClock string
 	// CPUProfile writes a pprof CPU profile of the client over every point (how the hot path
 	// was tuned).
 	CPUProfile string
@@ -48,7 +51,7 @@ type Config struct {
 // to 4,096 streams.
 func Default() Config {
 	return Config{Points: []int{1, 64, 256, 1024, 4096}, ITLs: []time.Duration{0, 50 * time.Millisecond},
-		TTFT: 5 * time.Millisecond, Tokens: 48, Rounds: 2, ArrivalClock: "kernel"}
+		TTFT: 5 * time.Millisecond, Tokens: 48, Rounds: 2, ArrivalClock: "kernel", SendClock: "kernel"}
 }
 
 // Validate checks the configuration.
@@ -96,6 +99,17 @@ type Point struct {
 	ErrP50Ms float64 `json:"error_p50_ms"`
 	ErrP99Ms float64 `json:"error_p99_ms"`
 	ErrMaxMs float64 `json:"error_max_ms"`
+	// TTFTMatched requests were paired with the simulator's own TTFT: from when it read the
+	// request's first bytes to when it wrote the first content event. The errors are client
+	// TTFT (first content event − sent) − that, in ms.
+	TTFTMatched  int     `json:"ttft_matched"`
+	TTFTErrP50Ms float64 `json:"ttft_error_p50_ms"`
+	TTFTErrP99Ms float64 `json:"ttft_error_p99_ms"`
+	TTFTErrMaxMs float64 `json:"ttft_error_max_ms"`
+	// ITLErrP99Ms and ITLErrMaxMs are |client ITL − simulator ITL| over consecutive content
+	// events of the paired requests, in ms.
+	ITLErrP99Ms float64 `json:"itl_error_p99_ms"`
+	ITLErrMaxMs float64 `json:"itl_error_max_ms"`
 }
 
 // Run runs every ITL mode against its own simulator process and prints the rows to stdout
@@ -208,7 +222,7 @@ func mode(ctx context.Context, c *Config, itl time.Duration, prefix string) ([]P
 // transport sized for the largest point, and begins the file.
 func session(ctx context.Context, c *Config, url, out string, finished func(*record.Record)) (*bench.Session, error) {
 	s := runspec.Default()
-	s.URL, s.Output, s.Quiet, s.Prewarm, s.ArrivalClock = url, out, true, true, c.ArrivalClock
+	s.URL, s.Output, s.Quiet, s.Prewarm, s.ArrivalClock, s.SendClock = url, out, true, true, c.ArrivalClock, c.SendClock
 	s.InputTokens, s.OutputTokens, s.NumPrompts = 16, c.Tokens, 64
 	s.Concurrency, s.Requests, s.Warmup = slices.Max(c.Points), 1, 0
 	s.MarkSet("warmup")
@@ -228,8 +242,9 @@ func session(ctx context.Context, c *Config, url, out string, finished func(*rec
 
 // Print writes the rows as a table.
 func Print(w io.Writer, rows []Point) {
-	fmt.Fprintf(w, "%-6s %8s %10s %5s %10s %11s %5s %9s %9s %9s\n",
-		"itl", "streams", "in flight", "held", "events/s", "cpu/event", "cpu", "err p50", "err p99", "err max")
+	fmt.Fprintf(w, "%-6s %8s %10s %5s %10s %11s %5s %9s %9s %9s %9s %9s %9s %9s\n",
+		"itl", "streams", "in flight", "held", "events/s", "cpu/event", "cpu", "err p50", "err p99", "err max",
+		"ttft p50", "ttft p99", "ttft max", "itl p99")
 	for _, r := range rows {
 		itl := "max"
 		if r.ITL > 0 {
@@ -239,8 +254,10 @@ func Print(w io.Writer, rows []Point) {
 		if !r.Held {
 			held = "NO"
 		}
-		fmt.Fprintf(w, "%-6s %8d %10d %5s %10.0f %9.2fµs %4.0f%% %7.2fms %7.2fms %7.2fms\n",
-			itl, r.Streams, r.MaxInFlight, held, r.EventsPerSec, r.CPUPerEvent/1e3, 100*r.CPUShare, r.ErrP50Ms, r.ErrP99Ms, r.ErrMaxMs)
+		fmt.Fprintf(w, "%-6s %8d %10d %5s %10.0f %9.2fµs %4.0f%% %7.2fms %7.2fms %7.2fms %7.2fms %7.2fms %7.2fms %7.2fms\n",
+			itl, r.Streams, r.MaxInFlight, held, r.EventsPerSec, r.CPUPerEvent/1e3, 100*r.CPUShare, r.ErrP50Ms, r.ErrP99Ms, r.ErrMaxMs,
+			r.TTFTErrP50Ms, r.TTFTErrP99Ms, r.TTFTErrMaxMs, r.ITLErrP99Ms)
 	}
-	fmt.Fprintf(w, "(%d cores shared by servebench and the simulator process; error = client arrival − simulator write time)\n", runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "(%d cores shared by servebench and the simulator process; err = client arrival − simulator write time; "+
+		"ttft = client TTFT − simulator first-byte-read to first-token-written; itl = |client ITL − simulator ITL|)\n", runtime.GOMAXPROCS(0))
 }

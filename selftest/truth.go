@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -98,39 +99,52 @@ func (p *simProcess) stop() error {
 	return p.err
 }
 
-// readTruth returns the write times (Unix ns) of every content event of the truth log, by
-// request id, in event order.
-func readTruth(path string) (map[string][]int64, error) {
+// truth is the simulator's truth log: the write times (Unix ns) of every content event by
+// request id, in event order, and when each request's first bytes were read.
+type truth struct {
+	events map[string][]int64
+	read   map[string]int64
+}
+
+// readTruth reads the truth log at path.
+func readTruth(path string) (*truth, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	out := make(map[string][]int64)
+	out := &truth{events: make(map[string][]int64), read: make(map[string]int64)}
 	sc := bufio.NewScanner(bufio.NewReaderSize(f, 1<<20))
 	var ev struct {
 		RequestID string `json:"request_id"`
 		Written   int64  `json:"written_ns"`
+		Read      int64  `json:"read_ns"`
 		Kind      string `json:"kind"`
 	}
 	for sc.Scan() {
 		line := sc.Bytes()
-		if !strings.Contains(string(line), `"kind":"content"`) {
+		content := strings.Contains(string(line), `"kind":"content"`)
+		if !content && !strings.Contains(string(line), `"kind":"request"`) {
 			continue
 		}
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return nil, fmt.Errorf("truth log %s: %w", path, err)
 		}
-		out[ev.RequestID] = append(out[ev.RequestID], ev.Written)
+		if content {
+			out.events[ev.RequestID] = append(out.events[ev.RequestID], ev.Written)
+		} else {
+			out.read[ev.RequestID] = ev.Read
+		}
 	}
 	return out, sc.Err()
 }
 
-// selftestRows reads the records file and the truth log back and computes one row per point
-// (run). Events/s count every request of the point; timestamp errors only measured ones. A client event is paired with the truth event of the same request id and the same
-// index among its content events; a request whose counts differ is left unpaired.
+// rowsOf reads the records file and the truth log back and computes one row per point (run).
+// Events/s count every request of the point; timestamp errors only measured ones. A client
+// event is paired with the truth event of the same request id and the same index among its
+// content events; a request whose counts differ is left unpaired.
 func rowsOf(records, truthPath string, t0 time.Time, c *Config, itl time.Duration) ([]Point, error) {
-	truth, err := readTruth(truthPath)
+	tr, err := readTruth(truthPath)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +167,8 @@ func rowsOf(records, truthPath string, t0 time.Time, c *Config, itl time.Duratio
 			return nil, err
 		}
 		if rec.Run >= 0 && rec.Run < len(acc) {
-			acc[rec.Run].add(&rec, truth[load.RequestID(rec.Run, rec.ID)], wall0)
+			id := load.RequestID(rec.Run, rec.ID)
+			acc[rec.Run].add(&rec, tr.events[id], tr.read[id], wall0)
 		}
 	}
 	rows := make([]Point, len(c.Points))
@@ -167,10 +182,12 @@ func rowsOf(records, truthPath string, t0 time.Time, c *Config, itl time.Duratio
 type pointAcc struct {
 	requests, failed, events int
 	first, last              int64
-	errs                     []float64 // ms
+	errs, ttftErrs, itlErrs  []float64 // ms
 }
 
-func (a *pointAcc) add(r *record.Record, truth []int64, wall0 int64) {
+// add counts r, and pairs a measured request with the truth: events (written, Unix ns) and
+// read, when the simulator read its first bytes (Unix ns, 0 unknown).
+func (a *pointAcc) add(r *record.Record, events []int64, read int64, wall0 int64) {
 	a.requests++
 	if !r.OK() {
 		a.failed++
@@ -180,11 +197,20 @@ func (a *pointAcc) add(r *record.Record, truth []int64, wall0 int64) {
 		a.first = r.Dispatched
 	}
 	a.last = max(a.last, r.Done)
-	if !r.Measured() || len(truth) != len(r.Events) {
+	if !r.Measured() || len(events) != len(r.Events) || len(events) == 0 {
 		return // warmup: the start of a point, all streams connecting at once, is not steady state
 	}
 	for i, e := range r.Events {
-		a.errs = append(a.errs, float64(wall0+e.T-truth[i])/1e6)
+		a.errs = append(a.errs, float64(wall0+e.T-events[i])/1e6)
+		if i > 0 {
+			client, server := e.T-r.Events[i-1].T, events[i]-events[i-1]
+			a.itlErrs = append(a.itlErrs, math.Abs(float64(client-server))/1e6)
+		}
+	}
+	// TTFT on each side's own clock: the client's monotonic stamps, the simulator's wall clock
+	if read != 0 && r.Sent != 0 {
+		client, server := r.Events[0].T-r.Sent, events[0]-read
+		a.ttftErrs = append(a.ttftErrs, float64(client-server)/1e6)
 	}
 }
 
@@ -219,9 +245,18 @@ func (a *pointAcc) row(itl time.Duration, streams int) Point {
 		p.Seconds = float64(a.last-a.first) / 1e9
 		p.EventsPerSec = float64(a.events) / p.Seconds
 	}
-	if len(a.errs) > 0 {
-		slices.Sort(a.errs)
-		p.ErrP50Ms, p.ErrP99Ms, p.ErrMaxMs = metrics.Quantile(a.errs, 50), metrics.Quantile(a.errs, 99), a.errs[len(a.errs)-1]
-	}
+	p.ErrP50Ms, p.ErrP99Ms, p.ErrMaxMs = spread(a.errs)
+	p.TTFTMatched = len(a.ttftErrs)
+	p.TTFTErrP50Ms, p.TTFTErrP99Ms, p.TTFTErrMaxMs = spread(a.ttftErrs)
+	_, p.ITLErrP99Ms, p.ITLErrMaxMs = spread(a.itlErrs)
 	return p
+}
+
+// spread is the p50, p99 and maximum of xs (sorted in place); zeros when it is empty.
+func spread(xs []float64) (p50, p99, most float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(xs)
+	return metrics.Quantile(xs, 50), metrics.Quantile(xs, 99), xs[len(xs)-1]
 }

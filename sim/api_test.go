@@ -184,6 +184,7 @@ func TestTruthFile(t *testing.T) {
 	f, _ := os.Open(c.TruthFile)
 	defer f.Close()
 	kinds, tokens := []string{}, 0
+	var read int64
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var ev struct {
@@ -191,10 +192,19 @@ func TestTruthFile(t *testing.T) {
 			Seq       int    `json:"seq"`
 			Tokens    int    `json:"tokens"`
 			WrittenNs int64  `json:"written_ns"`
+			ReadNs    int64  `json:"read_ns"`
 			Kind      string `json:"kind"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil || ev.RequestID != "t-1" || ev.Seq != len(kinds) {
+		err := json.Unmarshal(sc.Bytes(), &ev)
+		if err == nil && ev.Kind == "request" && read == 0 && len(kinds) == 0 && ev.RequestID == "t-1" {
+			read = ev.ReadNs // the first line: when the request's first bytes were read
+			continue
+		}
+		if err != nil || ev.RequestID != "t-1" || ev.Seq != len(kinds) {
 			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if len(kinds) == 0 && (read == 0 || ev.WrittenNs-read < int64(2*time.Millisecond)) {
+			t.Errorf("request read at %d, first event written at %d: want a read time at least the 2 ms TTFT before", read, ev.WrittenNs)
 		}
 		if d := time.Since(time.Unix(0, ev.WrittenNs)); d < 0 || d > time.Minute {
 			t.Fatalf("written_ns %d is not a recent unix time", ev.WrittenNs)

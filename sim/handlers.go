@@ -99,6 +99,9 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 		arrival := time.Now() // before parsing: the request's delays start when it arrives
 		id := s.requestID(r, chat)
 		w.Header().Set("X-Request-Id", id)
+		if read := requestRead(r); read != 0 && s.truthLog != nil {
+			s.truthLog.writeRequest(id, read)
+		}
 		fault, err := s.requestFault(r)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "X-Sim-Fault: "+err.Error())

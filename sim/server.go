@@ -109,6 +109,10 @@ func (s *Server) Start(addr string) (string, error) {
 		return "", fmt.Errorf("listen %s: %w", addr, err)
 	}
 	s.srv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 30 * time.Second}
+	if s.truthLog != nil { // the truth log records when each request's first bytes were read
+		ln = readListener{ln}
+		s.srv.Handler, s.srv.ConnContext = nextRequest(s.mux), withReadConn
+	}
 	go s.srv.Serve(ln) //nolint:errcheck // Serve returns ErrServerClosed after Close
 	return "http://" + ln.Addr().String(), nil
 }

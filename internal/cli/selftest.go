@@ -20,7 +20,9 @@ func newSelftestCmd(std *streams) *cobra.Command {
 		Long: `selftest starts the simulator in a separate process (so that servebench's own CPU is
 measured apart from the server's), drives it through the real load path of servebench run at each
 concurrency point, and reports per point: content events/s ingested, client CPU per event, and the
-timestamp error (client arrival − simulator write time, from the simulator's truth log) p50/p99/max.`,
+timestamp error (client arrival − simulator write time, from the simulator's truth log) p50/p99/max,
+the TTFT error (client TTFT − the simulator's own, from reading the request's first bytes to
+writing the first token) p50/p99/max, and the ITL error (|client ITL − simulator ITL|) p99.`,
 		Example: selftestExamples,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -38,6 +40,7 @@ timestamp error (client arrival − simulator write time, from the simulator's t
 	f.IntVar(&c.Rounds, "rounds", c.Rounds, "measured requests per stream at each point (after one warmup request each)")
 	f.BoolVar(&c.Sync, "sync", c.Sync, "no jitter: every stream emits at the same instants (default: ±ITL/2 jitter)")
 	f.StringVar(&c.ArrivalClock, "arrival-clock", c.ArrivalClock, "how servebench stamps events, as in run: kernel (receive time) or read (when read)")
+	f.StringVar(&c.SendClock, "send-clock", c.SendClock, "how servebench stamps requests sent, as in run: kernel (transmit time) or write (when the write returned)")
 	f.BoolVar(&c.JSON, "json", c.JSON, "print the results as JSON instead of a table")
 	f.StringVar(&c.Dir, "dir", c.Dir, "keep the records and truth files in this directory (default: a temporary one, removed)")
 	f.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the client to this file")

@@ -50,8 +50,8 @@ func TestSelftestHolds1024PacedStreams(t *testing.T) {
 	}
 	rows := selftestRun(t, "--points", "1,1024", "--itl", itl, "--ttft", "20ms", "--tokens", strconv.Itoa(tokens), "--rounds", "1")
 	for _, r := range rows {
-		t.Logf("%d streams: %.0f events/s, %.1f µs CPU/event, error p50 %.2f p99 %.2f max %.2f ms",
-			r.Streams, r.EventsPerSec, r.CPUPerEvent/1e3, r.ErrP50Ms, r.ErrP99Ms, r.ErrMaxMs)
+		t.Logf("%d streams: %.0f events/s, %.1f µs CPU/event, error p50 %.2f p99 %.2f max %.2f ms, TTFT error p50 %.2f p99 %.2f ms",
+			r.Streams, r.EventsPerSec, r.CPUPerEvent/1e3, r.ErrP50Ms, r.ErrP99Ms, r.ErrMaxMs, r.TTFTErrP50Ms, r.TTFTErrP99Ms)
 		if !r.Held || r.Requests != 2*r.Streams || r.Events != tokens*r.Requests {
 			t.Errorf("%d streams: held %v, %d requests, %d events, max in flight %d", r.Streams, r.Held, r.Requests, r.Events, r.MaxInFlight)
 		}
@@ -60,6 +60,14 @@ func TestSelftestHolds1024PacedStreams(t *testing.T) {
 		}
 		if r.ErrP99Ms > bound || r.ErrP50Ms < -1 {
 			t.Errorf("%d streams: timestamp error p50 %.2f ms p99 %.2f ms, want within [-1, %.0f] ms", r.Streams, r.ErrP50Ms, r.ErrP99Ms, bound)
+		}
+		// every measured request is paired with the simulator's own TTFT (its read of the
+		// request's first bytes is in the truth log), and the client's TTFT is close to it
+		if r.TTFTMatched != r.Requests/2 {
+			t.Errorf("%d streams: %d of %d measured requests paired with the simulator's TTFT", r.Streams, r.TTFTMatched, r.Requests/2)
+		}
+		if r.TTFTErrP50Ms > bound || r.TTFTErrP50Ms < -bound {
+			t.Errorf("%d streams: TTFT error p50 %.2f ms, want within ±%.0f ms", r.Streams, r.TTFTErrP50Ms, bound)
 		}
 	}
 }
