@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
@@ -116,40 +115,23 @@ func benchNames(t *testing.T, s string) []string {
 	return names
 }
 
-var benchstat struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// benchstatBinary builds the real benchstat, at the golang.org/x/perf version of go.mod.
-func benchstatBinary(t *testing.T) string {
+// buildBenchstat builds the real benchstat, at the golang.org/x/perf version of go.mod, into
+// a directory removed at the end of the test.
+func buildBenchstat(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds benchstat")
 	}
-	benchstat.once.Do(func() {
-		dir, err := os.MkdirTemp("", "servebench-benchstat")
-		if err != nil {
-			benchstat.err = err
-			return
-		}
-		benchstat.path = filepath.Join(dir, "benchstat")
-		out, err := exec.Command("go", "build", "-o", benchstat.path, "golang.org/x/perf/cmd/benchstat").CombinedOutput()
-		if err != nil {
-			benchstat.err = fmt.Errorf("%v: %s", err, out)
-		}
-	})
-	if benchstat.err != nil {
-		t.Skipf("cannot build benchstat (golang.org/x/perf/cmd/benchstat): %v", benchstat.err)
+	path := filepath.Join(t.TempDir(), "benchstat")
+	if out, err := exec.Command("go", "build", "-o", path, "golang.org/x/perf/cmd/benchstat").CombinedOutput(); err != nil {
+		t.Skipf("cannot build benchstat (golang.org/x/perf/cmd/benchstat): %v: %s", err, out)
 	}
-	return benchstat.path
+	return path
 }
 
 // runBenchstat renders base and cand as gobench files and returns benchstat's table.
-func runBenchstat(t *testing.T, base, cand Input) string {
+func runBenchstat(t *testing.T, bin string, base, cand Input) string {
 	t.Helper()
-	bin := benchstatBinary(t)
 	dir := t.TempDir()
 	var args []string
 	for _, in := range []struct {
@@ -197,12 +179,19 @@ func unitRows(t *testing.T, out, unit string) map[string]string {
 
 var verdict = regexp.MustCompile(`(~|[-+]\d+\.\d+%) \(p=(\d\.\d+) n=(\d+)\)`)
 
-// TestBenchstatSweeps runs the real benchstat on two two-point sweeps: one row per point in
-// every unit's table, each with a verdict; with six runs a point, the candidate's lower TTFT
-// is a significant negative change and its higher output rate a positive one, n=6.
-func TestBenchstatSweeps(t *testing.T) {
+// TestBenchstat runs the real benchstat on our files.
+func TestBenchstat(t *testing.T) {
+	bin := buildBenchstat(t)
+	t.Run("sweeps", func(t *testing.T) { benchstatSweeps(t, bin) })
+	t.Run("repeats", func(t *testing.T) { benchstatRepeats(t, bin) })
+}
+
+// benchstatSweeps compares two two-point sweeps: one row per point in every unit's table,
+// each with a verdict; with six runs a point, the candidate's lower TTFT is a significant
+// negative change and its higher output rate a positive one, n=6.
+func benchstatSweeps(t *testing.T, bin string) {
 	const conc4, conc8 = "Serve/model=llama-3.1-8b-instruct/api=openai-completions/conc=4", "Serve/model=llama-3.1-8b-instruct/api=openai-completions/conc=8"
-	out := runBenchstat(t, sweepFixture(t, []int{4, 8}, 1, 40, 12, 1), sweepFixture(t, []int{4, 8}, 1, 30, 10, 2))
+	out := runBenchstat(t, bin, sweepFixture(t, []int{4, 8}, 1, 40, 12, 1), sweepFixture(t, []int{4, 8}, 1, 30, 10, 2))
 	t.Logf("benchstat, one run a point:\n%s", out)
 	for _, unit := range []string{"ttft-p50-ms", "out-tok/s"} {
 		rows := unitRows(t, out, unit)
@@ -216,7 +205,7 @@ func TestBenchstatSweeps(t *testing.T) {
 		}
 	}
 
-	out = runBenchstat(t, sweepFixture(t, []int{4, 8}, 6, 40, 12, 3), sweepFixture(t, []int{4, 8}, 6, 30, 10, 4))
+	out = runBenchstat(t, bin, sweepFixture(t, []int{4, 8}, 6, 40, 12, 3), sweepFixture(t, []int{4, 8}, 6, 30, 10, 4))
 	t.Logf("benchstat, six runs a point:\n%s", out)
 	for unit, sign := range map[string]string{"ttft-p50-ms": "-", "ttft-p99-ms": "-", "itl-p50-ms": "-", "out-tok/s": "+", "req/s": "+"} {
 		rows := unitRows(t, out, unit)
@@ -232,9 +221,9 @@ func TestBenchstatSweeps(t *testing.T) {
 	}
 }
 
-// TestBenchstatRepeats runs the real benchstat on two six-run --repeat files: one row, n=6.
-func TestBenchstatRepeats(t *testing.T) {
-	out := runBenchstat(t, sweepFixture(t, nil, 6, 40, 12, 5), sweepFixture(t, nil, 6, 30, 10, 6))
+// benchstatRepeats compares two six-run --repeat files: one row, n=6.
+func benchstatRepeats(t *testing.T, bin string) {
+	out := runBenchstat(t, bin, sweepFixture(t, nil, 6, 40, 12, 5), sweepFixture(t, nil, 6, 30, 10, 6))
 	t.Logf("benchstat:\n%s", out)
 	rows := unitRows(t, out, "ttft-p50-ms")
 	if len(rows) != 1 {
