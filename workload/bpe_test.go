@@ -64,28 +64,30 @@ func TestExactWithBPE(t *testing.T) {
 func BenchmarkShareGPT(b *testing.B) {
 	tok := bpe(b)
 	for _, n := range []int{10_000, 100_000} {
-		path := filepath.Join(b.TempDir(), "sg.json")
-		writeShareGPT(b, path, n)
-		st, _ := os.Stat(path)
-		for _, count := range []int{1000, 5000} {
-			b.Run(fmt.Sprintf("conversations=%dk/count=%d", n/1000, count), func(b *testing.B) {
-				var calls atomic.Int64
-				counting := workload.TokenizerFunc(func(ctx context.Context, s string) (int, error) {
-					calls.Add(1)
-					return tok.Count(ctx, s)
-				})
-				b.SetBytes(st.Size())
-				peak := watchHeap()
-				for i := 0; b.Loop(); i++ {
-					s := workload.ShareGPT{Count: count, Seed: int64(i)}
-					if _, _, err := s.ReadFile(context.Background(), path, counting); err != nil {
-						b.Fatal(err)
+		b.Run(fmt.Sprintf("conversations=%dk", n/1000), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "sg.json")
+			writeShareGPT(b, path, n)
+			st, _ := os.Stat(path)
+			for _, count := range []int{1000, 5000} {
+				b.Run(fmt.Sprintf("count=%d", count), func(b *testing.B) {
+					var calls atomic.Int64
+					counting := workload.TokenizerFunc(func(ctx context.Context, s string) (int, error) {
+						calls.Add(1)
+						return tok.Count(ctx, s)
+					})
+					b.SetBytes(st.Size())
+					peak := watchHeap()
+					for i := 0; b.Loop(); i++ {
+						s := workload.ShareGPT{Count: count, Seed: int64(i)}
+						if _, _, err := s.ReadFile(context.Background(), path, counting); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-				b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
-				b.ReportMetric(float64(calls.Load())/float64(b.N), "tokenize-calls/op")
-			})
-		}
+					b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
+					b.ReportMetric(float64(calls.Load())/float64(b.N), "tokenize-calls/op")
+				})
+			}
+		})
 	}
 }
 

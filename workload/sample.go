@@ -88,14 +88,19 @@ func sampleShareGPT[T any](ctx context.Context, s *ShareGPT, r io.Reader, name s
 		ok    bool
 		err   error
 	}
-	var batch []pending
-	flush := func() error {
-		parallel(len(batch), func(i int) {
-			p := &batch[i]
-			p.v, p.ok, p.err = measure(ctx, p.turns)
-		})
-		for i := range batch {
-			p := &batch[i]
+	// While one batch is measured the next is decoded, so reading the file and counting
+	// tokens overlap; the bound a candidate is checked against is then at most two batches
+	// stale, which only costs a few extra measurements (a stale bound is a higher one).
+	var batch, measuring []pending
+	var measured chan struct{} // closed when the batch in measuring is done; nil when none
+	finish := func() error {
+		if measured == nil {
+			return nil
+		}
+		<-measured
+		measured = nil
+		for i := range measuring {
+			p := &measuring[i]
 			if p.err != nil {
 				return fmt.Errorf("%s: item %d: count tokens: %w", name, p.idx, p.err)
 			}
@@ -103,8 +108,24 @@ func sampleShareGPT[T any](ctx context.Context, s *ShareGPT, r io.Reader, name s
 				keep.offer(p.key, p.v)
 			}
 		}
-		batch = batch[:0]
 		return ctx.Err()
+	}
+	defer finish() // on an early error, do not leave the measuring goroutines behind
+	flush := func() error {
+		if err := finish(); err != nil {
+			return err
+		}
+		measuring, batch = batch, measuring[:0]
+		done := make(chan struct{})
+		measured = done
+		go func(b []pending) {
+			parallel(len(b), func(i int) {
+				p := &b[i]
+				p.v, p.ok, p.err = measure(ctx, p.turns)
+			})
+			close(done)
+		}(measuring)
+		return nil
 	}
 	total := 0
 	err := scanShareGPT(r, name, s.MaxRecordBytes, func(idx int, it *sgItem) error {
@@ -125,6 +146,9 @@ func sampleShareGPT[T any](ctx context.Context, s *ShareGPT, r io.Reader, name s
 	})
 	if err == nil {
 		err = flush()
+	}
+	if err == nil {
+		err = finish()
 	}
 	if err != nil {
 		return nil, err
