@@ -36,12 +36,17 @@ func (s *Server) respondJSON(w http.ResponseWriter, r *http.Request, q *seq, p *
 	} else {
 		choice["text"] = text.String()
 	}
+	usage := map[string]any{"prompt_tokens": q.prompt, "completion_tokens": q.target, "total_tokens": q.prompt + q.target}
+	ev := TruthEvent{RequestID: id, Tokens: q.target, Kind: "response"}
+	if c := q.cached.Load(); c >= 0 { // the prefix cache is on (see appendUsage)
+		usage["prompt_tokens_details"] = map[string]int64{"cached_tokens": c}
+		ev.CachedTokens, ev.hasCached = int(c), true
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": id, "object": object, "created": s.created, "model": s.modelName,
-		"choices": []any{choice},
-		"usage":   map[string]int{"prompt_tokens": q.prompt, "completion_tokens": q.target, "total_tokens": q.prompt + q.target},
+		"choices": []any{choice}, "usage": usage,
 	})
-	s.truth([]TruthEvent{{RequestID: id, Tokens: q.target, Kind: "response"}}, time.Now())
+	s.truth([]TruthEvent{ev}, time.Now())
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {

@@ -35,6 +35,7 @@ type genParams struct {
 	maxTok   int
 	target   int
 	textSeed uint64
+	hasher   blockHasher // the prompt's block hashes when the prefix cache is on
 }
 
 // parseGen reads and validates a generation request; the error is the 4xx to return.
@@ -51,7 +52,11 @@ func (s *Server) parseGen(r *http.Request, chat bool) (*genParams, int, error) {
 		return nil, http.StatusBadRequest, err
 	}
 	p.prompt = idCount
-	if idCount == 0 {
+	switch {
+	case s.model != nil && !s.cfg.NoPrefixCache: // hashed here, so the engine goroutine only looks up
+		p.hasher = promptBlockHashes(text, p.req.Prompt, idCount, s.model.blockSize)
+		p.prompt = p.hasher.tokens // hashing the blocks counted the tokens
+	case idCount == 0:
 		p.prompt = countTokens(text)
 	}
 	p.maxTok = p.req.maxTokens(chat)
@@ -117,6 +122,7 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 			return
 		}
 		q := newSeq(id, p.prompt, p.target, 1, p.textSeed, arrival)
+		q.hasher = p.hasher
 		if fault.Kind == FaultMultiToken {
 			q.chunk = fault.Count
 		}

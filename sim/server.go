@@ -32,6 +32,12 @@ type TruthEvent struct {
 	Tokens    int // generated tokens the event carries
 	Written   time.Time
 	Kind      string
+
+	// CachedTokens is the request's prompt tokens found in the prefix cache, carried by its
+	// first content event and its response event while the prefix cache is on (0 on the
+	// others, and with the cache off).
+	CachedTokens int
+	hasCached    bool // CachedTokens is carried: the truth log writes it, a 0 included
 }
 
 // Server is a simulated inference server. Create it with New; serve it with Start or mount
@@ -206,6 +212,7 @@ func (s *Server) buildDescribe() map[string]string {
 		"kv_cache_tokens": strconv.Itoa(m.kvCapacity), "max_model_len": strconv.Itoa(m.maxModelLen),
 		"gpu_memory_utilization": ftoa(c.GPUMemoryUtilization), "step_overhead": c.StepOverhead.String(),
 		"bw_efficiency": ftoa(c.BWEfficiency), "flops_efficiency": ftoa(c.FlopsEfficiency),
+		"prefix_cache": strconv.FormatBool(!c.NoPrefixCache), "block_size": strconv.Itoa(m.blockSize),
 	} {
 		d[k] = v
 	}

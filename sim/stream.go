@@ -149,19 +149,31 @@ func (st *streamer) appendContent(n int, last bool) {
 	b = append(b, `}]`...)
 	switch {
 	case st.fault.Kind == FaultZeroUsage:
-		b = appendUsage(b, 0, 0)
-	case st.contUse:
-		b = appendUsage(b, st.q.prompt, st.written)
+		b = appendUsage(b, 0, 0, -1)
+	case st.contUse: // vLLM leaves the prompt details out of continuous usage
+		b = appendUsage(b, st.q.prompt, st.written, -1)
 	}
 	st.buf = append(b, "}\n\n"...)
 	st.note(n, "content")
+	if st.written == n { // the first tokens: the prefill that produced them knew its cache hit
+		st.noteCached()
+	}
+}
+
+// noteCached puts the request's prefix-cache hit on the event just noted, when the prefix
+// cache is on.
+func (st *streamer) noteCached() {
+	if c := st.q.cached.Load(); c >= 0 {
+		ev := &st.pending[len(st.pending)-1]
+		ev.CachedTokens, ev.hasCached = int(c), true
+	}
 }
 
 // appendUsageChunk appends the final `choices: []` chunk with the real usage.
 func (st *streamer) appendUsageChunk() {
 	b := append(st.buf, st.head...)
 	b = append(b, `"choices":[]`...)
-	b = appendUsage(b, st.q.prompt, st.written)
+	b = appendUsage(b, st.q.prompt, st.written, int(st.q.cached.Load()))
 	st.buf = append(b, "}\n\n"...)
 	st.note(0, "usage")
 }
@@ -171,13 +183,22 @@ func (st *streamer) appendDone() {
 	st.note(0, "done")
 }
 
-func appendUsage(b []byte, prompt, completion int) []byte {
+// appendUsage appends the usage object, with prompt_tokens_details.cached_tokens unless
+// cached is negative (the prefix cache is off). vLLM writes the details only when started
+// with --enable-prompt-tokens-details and the count is not 0; the simulator always reports
+// them while its cache is on, so that a 0 is known to be a miss, not unreported.
+func appendUsage(b []byte, prompt, completion, cached int) []byte {
 	b = append(b, `,"usage":{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(prompt), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(prompt+completion), 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(completion), 10)
+	if cached >= 0 {
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(cached), 10)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 

@@ -13,9 +13,11 @@ import (
 //
 //	{"request_id":"cmpl-1","seq":0,"tokens":1,"written_ns":1712345678901234567,"kind":"content"}
 //
-// written_ns is Unix nanoseconds of the wall clock right after the flush. Lines are
-// formatted by hand because this sits on the per-event path. The buffer is flushed every
-// second and on close so that a crash loses at most about a second of truth.
+// written_ns is Unix nanoseconds of the wall clock right after the flush. A request's first
+// content event (or its response event) adds "cached_tokens":N while the prefix cache is
+// on: its prompt tokens found in the cache. Lines are formatted by hand because this sits
+// on the per-event path. The buffer is flushed every second and on close so that a crash
+// loses at most about a second of truth.
 type truthLog struct {
 	mu     sync.Mutex
 	f      *os.File
@@ -72,6 +74,10 @@ func (t *truthLog) write(evs []TruthEvent) {
 		b = strconv.AppendInt(b, ev.Written.UnixNano(), 10)
 		b = append(b, `,"kind":`...)
 		b = appendJSONString(b, ev.Kind)
+		if ev.hasCached {
+			b = append(b, `,"cached_tokens":`...)
+			b = strconv.AppendInt(b, int64(ev.CachedTokens), 10)
+		}
 		b = append(b, "}\n"...)
 		t.line = b
 		if _, err := t.w.Write(b); err != nil {
