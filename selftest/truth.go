@@ -102,8 +102,9 @@ func (p *simProcess) stop() error {
 // truth is the simulator's truth log: the write times (Unix ns) of every content event by
 // request id, in event order, and when each request's first bytes were read.
 type truth struct {
-	events map[string][]int64
-	read   map[string]int64
+	events  map[string][]int64
+	read    map[string]int64
+	arrived map[string]int64 // the kernel's receive time of the request's first bytes (Linux)
 }
 
 // readTruth reads the truth log at path.
@@ -113,12 +114,13 @@ func readTruth(path string) (*truth, error) {
 		return nil, err
 	}
 	defer f.Close()
-	out := &truth{events: make(map[string][]int64), read: make(map[string]int64)}
+	out := &truth{events: make(map[string][]int64), read: make(map[string]int64), arrived: make(map[string]int64)}
 	sc := bufio.NewScanner(bufio.NewReaderSize(f, 1<<20))
 	var ev struct {
 		RequestID string `json:"request_id"`
 		Written   int64  `json:"written_ns"`
 		Read      int64  `json:"read_ns"`
+		Arrived   int64  `json:"arrived_ns"`
 		Kind      string `json:"kind"`
 	}
 	for sc.Scan() {
@@ -133,7 +135,8 @@ func readTruth(path string) (*truth, error) {
 		if content {
 			out.events[ev.RequestID] = append(out.events[ev.RequestID], ev.Written)
 		} else {
-			out.read[ev.RequestID] = ev.Read
+			out.read[ev.RequestID], out.arrived[ev.RequestID] = ev.Read, ev.Arrived
+			ev.Arrived = 0
 		}
 	}
 	return out, sc.Err()
@@ -168,7 +171,7 @@ func rowsOf(records, truthPath string, t0 time.Time, c *Config, itl time.Duratio
 		}
 		if rec.Run >= 0 && rec.Run < len(acc) {
 			id := load.RequestID(rec.Run, rec.ID)
-			acc[rec.Run].add(&rec, tr.events[id], tr.read[id], wall0)
+			acc[rec.Run].add(&rec, tr.events[id], tr.read[id], tr.arrived[id], wall0)
 		}
 	}
 	rows := make([]Point, len(c.Points))
@@ -183,11 +186,13 @@ type pointAcc struct {
 	requests, failed, events int
 	first, last              int64
 	errs, ttftErrs, itlErrs  []float64 // ms
+	wireErrs                 []float64 // ms
 }
 
-// add counts r, and pairs a measured request with the truth: events (written, Unix ns) and
-// read, when the simulator read its first bytes (Unix ns, 0 unknown).
-func (a *pointAcc) add(r *record.Record, events []int64, read int64, wall0 int64) {
+// add counts r, and pairs a measured request with the truth: events (written, Unix ns), read,
+// when the simulator read its first bytes, and arrived, when the kernel received them at the
+// simulator (Unix ns, 0 unknown).
+func (a *pointAcc) add(r *record.Record, events []int64, read, arrived int64, wall0 int64) {
 	a.requests++
 	if !r.OK() {
 		a.failed++
@@ -211,6 +216,9 @@ func (a *pointAcc) add(r *record.Record, events []int64, read int64, wall0 int64
 	if read != 0 && r.Sent != 0 {
 		client, server := r.Events[0].T-r.Sent, events[0]-read
 		a.ttftErrs = append(a.ttftErrs, float64(client-server)/1e6)
+		if arrived != 0 {
+			a.wireErrs = append(a.wireErrs, float64(client-(events[0]-arrived))/1e6)
+		}
 	}
 }
 
@@ -248,6 +256,7 @@ func (a *pointAcc) row(itl time.Duration, streams int) Point {
 	p.ErrP50Ms, p.ErrP99Ms, p.ErrMaxMs = spread(a.errs)
 	p.TTFTMatched = len(a.ttftErrs)
 	p.TTFTErrP50Ms, p.TTFTErrP99Ms, p.TTFTErrMaxMs = spread(a.ttftErrs)
+	p.TTFTWireErrP50Ms, p.TTFTWireErrP99Ms, p.TTFTWireErrMaxMs = spread(a.wireErrs)
 	_, p.ITLErrP99Ms, p.ITLErrMaxMs = spread(a.itlErrs)
 	return p
 }

@@ -104,8 +104,8 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 		arrival := time.Now() // before parsing: the request's delays start when it arrives
 		id := s.requestID(r, chat)
 		w.Header().Set("X-Request-Id", id)
-		if read := requestRead(r); read != 0 && s.truthLog != nil {
-			s.truthLog.writeRequest(id, read)
+		if read, arrived := requestRead(r); read != 0 && s.truthLog != nil {
+			s.truthLog.writeRequest(id, read, arrived)
 		}
 		fault, err := s.requestFault(r)
 		if err != nil {

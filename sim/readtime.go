@@ -11,11 +11,13 @@ import (
 
 // writeRequest appends the line of a request's arrival:
 //
-//	{"request_id":"cmpl-1","kind":"request","read_ns":1712345678901234567}
+//	{"request_id":"cmpl-1","kind":"request","read_ns":1712345678901234567,"arrived_ns":1712345678901000000}
 //
 // read_ns is Unix nanoseconds of the wall clock when a read first returned bytes of the
-// request: with the first content event's written_ns, the server's own TTFT.
-func (t *truthLog) writeRequest(id string, read int64) {
+// request: with the first content event's written_ns, the server's own TTFT. arrived_ns
+// (Linux; absent elsewhere) is the kernel's receive time of those bytes: read_ns less the
+// simulator's own delay in getting to them.
+func (t *truthLog) writeRequest(id string, read, arrived int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed || t.err != nil {
@@ -25,6 +27,10 @@ func (t *truthLog) writeRequest(id string, read int64) {
 	b = appendJSONString(b, id)
 	b = append(b, `,"kind":"request","read_ns":`...)
 	b = strconv.AppendInt(b, read, 10)
+	if arrived != 0 {
+		b = append(b, `,"arrived_ns":`...)
+		b = strconv.AppendInt(b, arrived, 10)
+	}
 	b = append(b, "}\n"...)
 	t.line = b
 	if _, err := t.w.Write(b); err != nil {
@@ -40,7 +46,7 @@ func (l readListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := &readConn{Conn: c}
+	rc := &readConn{Conn: c, peek: arrivalClock(c)}
 	rc.idle.Store(true)
 	return rc, nil
 }
@@ -52,14 +58,22 @@ func (l readListener) Accept() (net.Conn, error) {
 // bytes read after a request's handler returned start the next request.
 type readConn struct {
 	net.Conn
-	idle atomic.Bool  // the next bytes read start a request
-	at   atomic.Int64 // Unix ns of the read that returned the current request's first bytes
+	idle    atomic.Bool  // the next bytes read start a request
+	at      atomic.Int64 // Unix ns of the read that returned the current request's first bytes
+	arrived atomic.Int64 // the kernel's receive time of those bytes (Unix ns; 0: unknown)
+	peek    func() int64 // arrivalClock; nil: no kernel receive times
 }
 
 func (c *readConn) Read(p []byte) (int, error) {
+	idle := c.idle.Load()
+	var arrived int64
+	if idle && c.peek != nil {
+		arrived = c.peek()
+	}
 	n, err := c.Conn.Read(p)
-	if n > 0 && c.idle.Load() {
+	if n > 0 && idle {
 		c.at.Store(time.Now().UnixNano())
+		c.arrived.Store(arrived)
 		c.idle.Store(false)
 	}
 	return n, err
@@ -83,12 +97,13 @@ func withReadConn(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// requestRead is when the first bytes of r were read (Unix ns), or 0 when unknown.
-func requestRead(r *http.Request) int64 {
+// requestRead is when the first bytes of r were read and when the kernel received them
+// (Unix ns), 0 when unknown.
+func requestRead(r *http.Request) (read, arrived int64) {
 	if rc, ok := r.Context().Value(readConnKey{}).(*readConn); ok {
-		return rc.at.Load()
+		return rc.at.Load(), rc.arrived.Load()
 	}
-	return 0
+	return 0, 0
 }
 
 // nextRequest wraps a handler so that, when it returns, its connection's next bytes start a
