@@ -16,7 +16,7 @@ import (
 // valueWords are the words --help shows for flag value types that pflag would print as Go
 // type names (float64Slice, durationSlice, FaultList).
 // (pflag words the others itself; a repeatable string flag names its value in its usage.)
-var valueWords = map[string]string{"durationSlice": "durations", "float64Slice": "numbers", "FaultList": "fault"}
+var valueWords = map[string]string{"durationSlice": "durations", "float64Slice": "numbers", "FaultList": "fault", "stringArray": "string"}
 
 // worded is a flag value whose type reads as a word in --help.
 type worded struct {
