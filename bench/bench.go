@@ -19,6 +19,7 @@ import (
 	"servebench/record"
 	"servebench/runspec"
 	"servebench/sim"
+	"servebench/telemetry"
 	"servebench/workload"
 )
 
@@ -75,6 +76,7 @@ type Session struct {
 	t0        time.Time
 	mopt      metrics.Options
 	runs      []metrics.RunSummary
+	tel       *telemetry.Scraper // nil: no server telemetry
 }
 
 // Open prepares a session for the resolved spec s: it refuses outputs that would overwrite an
@@ -165,6 +167,8 @@ func checkWritable(path string) error {
 // the file (repeat, sweep point) is timed from it.
 func (b *Session) Begin() error {
 	b.w = record.NewWriter(b.out)
+	b.tel = b.newScraper()
+	b.tel.Prime(context.Background()) // before t0, so the first sample precedes every request
 	b.t0 = time.Now()
 	b.hdr.Start = b.t0
 	b.hdr.Sweep = b.opt.Sweep

@@ -40,6 +40,9 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 		return nil, err
 	}
 	lc.Run = end.Run
+	// the run's first server sample, before its first request (the first run's was taken in
+	// Begin, before t0)
+	b.tel.Prime(ctx)
 	// the schedule starts after prewarmed connections are open
 	if prewarmed := b.prewarm(ctx, lc); end.Run > 0 || prewarmed {
 		// a later run of the file: its schedule starts now, not at the file's t0 (the first
@@ -55,6 +58,7 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	if p := b.opt.Progress; p != nil {
 		p.Begin(label, lc.Requests, lc.Duration)
 	}
+	b.tel.Start()
 	err = r.Run(ctx, hard, b.t0, lc)
 	if p := b.opt.Progress; p != nil {
 		p.End()
@@ -66,6 +70,9 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	end.Quality.Sends, end.Quality.WriteSends = out.Sends, out.WriteSends
 	if end.StopDetail != "" {
 		b.logf("%s", end.StopDetail)
+	}
+	if terr := b.writeTelemetry(end.Run, hard.Err() == nil); terr != nil && err == nil {
+		err = terr
 	}
 	if werr := b.w.WriteRunEnd(&end); werr != nil && err == nil {
 		err = b.writeErr(werr)

@@ -39,6 +39,8 @@ type Accumulator struct {
 	steady steadyAcc
 	// runs are the Record.Run values seen, to pick this run's RunEnd lines from the header
 	runs map[int]bool
+	// sents are the completed requests' sent times and TTFTs, for the server section (server.go)
+	sents []SentTTFT
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -106,6 +108,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	a.n.completed++
 	out := a.addTokens(r)
 	a.addLatencies(r, out)
+	a.addSent(r)
 	a.addITL(r)
 	a.steady.add(r, out)
 	a.run.addEvents(r.Events)

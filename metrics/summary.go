@@ -108,6 +108,10 @@ type Summary struct {
 
 	// Steadiness is the steady-state check over the window (steady.go).
 	Steadiness *Steadiness
+	// Server is the server's own view of the window from its Prometheus samples (server.go);
+	// nil when the file has none for this run.
+	Server *Server
+
 	// Warnings are actionable notes for the reader, printed as footnotes.
 	Warnings []string
 }
@@ -149,6 +153,7 @@ func (a *Accumulator) Summary() *Summary {
 	a.runLevel(s)
 	a.attainment(s)
 	s.Ends = a.ends()
+	s.Server = a.server(s)
 	s.Steadiness = a.steady.check(s.WindowStart, s.WindowEnd, a.openLoop())
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, steadyWarning(s.Steadiness)...)

@@ -153,6 +153,12 @@ func (r *Reader) Read(rec *Record) error {
 			r.hdr.Ends = append(r.hdr.Ends, *el.End)
 			continue
 		}
+		if bytes.HasPrefix(b, []byte(telemetryPrefix)) { // telemetry.go
+			if err := r.readTelemetry(b); err != nil {
+				return err
+			}
+			continue
+		}
 		ev := rec.Events[:0]
 		*rec = Record{Events: ev}
 		if !decodeFast(b, rec) { // decode.go; json.Unmarshal is the fallback and the oracle

@@ -85,6 +85,9 @@ type Header struct {
 	// follow their run's records, so the list is complete once Read returned io.EOF). Not
 	// part of the header line itself.
 	Ends []RunEnd `json:"-"`
+	// Telemetry are the server's Prometheus samples met so far by the Reader (each run's
+	// are written just before its run-end line). Not part of the header line itself.
+	Telemetry []Telemetry `json:"-"`
 	// Like names the baseline this run was made like (run --like) and the settings that were
 	// deliberately changed from it.
 	Like *Like `json:"like,omitempty"`

@@ -237,6 +237,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 		warnings = []string{}
 	}
 	o.set("warnings", warnings)
+	jsonServer(o, s) // server.go: only when the records hold telemetry
 }
 
 // sloObject writes the set objectives in ms (null when unset).

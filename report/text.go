@@ -31,6 +31,7 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	textRequests(&b, s)
 	b.WriteString("\n")
 	textLatency(&b, s)
+	textServer(&b, s) // server.go: only when the records hold telemetry
 	textNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
 	return err

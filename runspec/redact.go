@@ -111,7 +111,7 @@ func RedactSecrets(msg string, secrets ...string) string {
 }
 
 // RedactArgs returns a command line with secrets replaced: the value of --api-key, of
-// credential-bearing --header arguments and the user information of --url, in both
+// credential-bearing --header arguments and the user information of --url and --scrape, in both
 // "--flag value" and "--flag=value" forms.
 func RedactArgs(args []string) []string {
 	out := make([]string, len(args))
@@ -129,6 +129,11 @@ func RedactArgs(args []string) []string {
 			i++
 		case strings.HasPrefix(a, "--header="):
 			out[i] = "--header=" + RedactHeaderArg(strings.TrimPrefix(a, "--header="))
+		case a == "--scrape" && i+1 < len(out):
+			out[i+1] = RedactURL(out[i+1])
+			i++
+		case strings.HasPrefix(a, "--scrape="):
+			out[i] = "--scrape=" + RedactURL(strings.TrimPrefix(a, "--scrape="))
 		case a == "--url" && i+1 < len(out):
 			out[i+1] = RedactURL(out[i+1])
 			i++

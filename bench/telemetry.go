@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"servebench/conditions"
+	"servebench/runspec"
+	"servebench/telemetry"
+)
+
+// newScraper is the session's telemetry scraper: the server family's Prometheus endpoint
+// (when it has one) and every --scrape URL; nil with --no-scrape or nothing to scrape.
+func (b *Session) newScraper() *telemetry.Scraper {
+	s := &b.spec
+	if s.NoScrape {
+		return nil
+	}
+	var srcs []telemetry.Source
+	family := ""
+	for _, c := range b.hdr.Conditions {
+		if c.Key == conditions.ServerFamily && (c.Source == conditions.Detected || c.Source == conditions.Declared) {
+			family = c.Value
+		}
+	}
+	if src, note, ok := telemetry.DefaultSource(family, s.API, b.target.BaseURL); ok {
+		srcs = append(srcs, src)
+	} else if len(s.Scrape) == 0 {
+		b.logf("%s", note)
+	}
+	for _, u := range s.Scrape {
+		srcs = append(srcs, telemetry.Source{URL: u})
+	}
+	for i := range srcs {
+		srcs[i].Name = runspec.RedactURL(srcs[i].URL)
+	}
+	f := telemetry.DefaultFilter()
+	f.All = s.ScrapeAll
+	return telemetry.New(telemetry.Config{Sources: srcs, Interval: s.ScrapeInterval, Filter: f,
+		Insecure: s.Insecure, Note: func(n string) { b.logf("%s", n) }})
+}
+
+// writeTelemetry stops the run's scrapes (taking the last sample after its last request,
+// unless the run was cancelled hard) and writes its samples just before the run-end line.
+// They are written here, not as they are taken, because the records writer belongs to the
+// sink goroutine while the run lasts; so a crash during a run loses that run's telemetry (its
+// records are flushed every second), never an earlier run's.
+func (b *Session) writeTelemetry(run int, final bool) error {
+	samples := b.tel.Stop(final)
+	for _, smp := range samples {
+		t := smp.To(b.t0, run)
+		if err := b.w.WriteTelemetry(&t); err != nil {
+			return b.writeErr(err)
+		}
+		b.hdr.Telemetry = append(b.hdr.Telemetry, t)
+	}
+	return nil
+}

@@ -1,0 +1,278 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/internal/peertest"
+	"servebench/metrics"
+	"servebench/record"
+	"servebench/runspec"
+	"servebench/sim"
+)
+
+// simURL starts a simulator (the engine model, not fixed latencies) on 127.0.0.1.
+func simURL(t *testing.T, mod func(*sim.Config)) string {
+	t.Helper()
+	c := sim.DefaultConfig()
+	if mod != nil {
+		mod(&c)
+	}
+	s, err := sim.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return url
+}
+
+// runTo runs a spec against url and returns the run's summary as `report` computes it from
+// the records file (so the telemetry lines are read back, not taken from memory).
+func runTo(t *testing.T, url string, mod func(*runspec.Spec)) (*metrics.Summary, *record.Header) {
+	t.Helper()
+	s := runspec.Default()
+	s.URL, s.Output, s.Quiet = url, filepath.Join(t.TempDir(), "r.jsonl"), true
+	s.InputTokens, s.OutputTokens, s.Warmup = 256, 64, 0
+	s.MarkSet("warmup")
+	s.ScrapeInterval = 100 * time.Millisecond
+	mod(&s)
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := Run(ctx, ctx, s.Resolve(), Options{Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(s.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := record.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mopt, err := metrics.HeaderOptions(rd.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := metrics.NewAccumulator(mopt)
+	acc.SetHeader(rd.Header())
+	for {
+		var r record.Record
+		if err := rd.Read(&r); err != nil {
+			break
+		}
+		acc.Add(&r)
+	}
+	return acc.Summary(), rd.Header()
+}
+
+// Saturated (32 users against 8 sequences of 320 tokens and a KV cache of 1,500): the server's own
+// figures show the queue, a full cache and preemptions; its TTFT p50 agrees with ours.
+func TestTelemetrySaturatedSimulator(t *testing.T) {
+	url := simURL(t, func(c *sim.Config) { c.MaxNumSeqs, c.KVCacheTokens = 8, 1500 })
+	s, hdr := runTo(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests = 32, 64 })
+	sv := s.Server
+	if s.Completed != 64 || sv == nil {
+		t.Fatalf("%d completed, server section %v", s.Completed, sv)
+	}
+	if sv.Sources[0].OK != sv.Sources[0].Scrapes || sv.Sources[0].Scrapes < 5 {
+		t.Errorf("scrapes %+v", sv.Sources[0])
+	}
+	if hdr.Telemetry[0].T > 0 {
+		t.Errorf("first sample at %d ns: want it before any request (t ≤ 0)", hdr.Telemetry[0].T)
+	}
+	if sv.Waiting == nil || sv.Waiting.Max <= 0 {
+		t.Errorf("waiting %+v: want a queue", sv.Waiting)
+	}
+	// the simulator clamps usage at 1; a sample lands at the cap when it is full
+	if sv.KVUsage == nil || sv.KVUsage.Max < 0.95 {
+		t.Errorf("KV usage %+v: want it at its cap", sv.KVUsage)
+	}
+	if sv.Preemptions == nil || *sv.Preemptions <= 0 {
+		t.Errorf("preemptions %v: want some", sv.Preemptions)
+	}
+	checkTTFT(t, sv, s)
+	if a := sv.Attribution; a == nil || a.Slow == 0 {
+		t.Errorf("attribution %+v", a)
+	}
+}
+
+// checkTTFT: the simulator's histogram (vLLM's buckets) knows its TTFT only to its bucket.
+// The bound asserted: our p50 lies in the bucket holding the server's p50, widened by 5% of
+// ours; the server's clock starts when the request arrives and ours when it was sent, so the
+// two differ by the loopback's transit besides.
+func checkTTFT(t *testing.T, sv *metrics.Server, s *metrics.Summary) {
+	t.Helper()
+	h := sv.TTFT
+	if h == nil || !s.TTFT.Valid() {
+		t.Fatalf("server TTFT %+v", h)
+	}
+	ours := s.TTFT.Median / 1e9
+	slack := 0.05 * ours
+	if ours < h.P50Lo-slack || ours > h.P50Hi+slack {
+		t.Errorf("our TTFT p50 %.4f s outside the server's p50 bucket (%.3f, %.3f] ± 5%%", ours, h.P50Lo, h.P50Hi)
+	}
+	t.Logf("TTFT p50: server %.4f s (bucket %.3f–%.3f), ours %.4f s: %+.1f%%", h.P50, h.P50Lo, h.P50Hi, ours, 100*(h.P50-ours)/ours)
+}
+
+// Light (2 users, a roomy server): no queue, no full cache, no preemptions.
+func TestTelemetryLightSimulator(t *testing.T) {
+	url := simURL(t, nil)
+	s, _ := runTo(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests = 2, 16 })
+	sv := s.Server
+	if s.Completed != 16 || sv == nil {
+		t.Fatalf("%d completed, server section %v", s.Completed, sv)
+	}
+	// a new request waits up to one engine step before the scheduler admits it, so a sample
+	// may catch one waiting; a queue is what would last
+	if w := sv.Waiting; w == nil || w.P50 != 0 || w.Mean > 0.25 || w.Max > 1 {
+		t.Errorf("waiting %+v: want no queue", sv.Waiting)
+	}
+	if sv.KVUsage == nil || sv.KVUsage.Max > 0.5 {
+		t.Errorf("KV usage %+v: want far from its cap", sv.KVUsage)
+	}
+	if sv.Preemptions == nil || *sv.Preemptions != 0 {
+		t.Errorf("preemptions %v: want 0", sv.Preemptions)
+	}
+	if sv.TTFT == nil || sv.TTFT.Count < 16 {
+		t.Fatalf("server TTFT %+v", sv.TTFT)
+	}
+	checkTTFT(t, sv, s)
+}
+
+// hostileMetrics serves a broken metrics endpoint per path on 127.0.0.1.
+func hostileMetrics(t *testing.T) string {
+	var many bytes.Buffer
+	many.WriteString("# TYPE vllm:num_requests_waiting gauge\n")
+	for i := range 100000 {
+		fmt.Fprintf(&many, "vllm:num_requests_waiting{i=\"%d\"} 1\n", i)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) })
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+	mux.HandleFunc("/truncated", func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, _ := w.(http.Hijacker).Hijack()
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\nvllm:num_requests_waiting 3\nvllm:num_requ")
+		buf.Flush()
+	})
+	mux.HandleFunc("/nan", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("vllm:num_requests_waiting NaN NaN NaN\n"))
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat("# filler\n", 1<<13))
+		for n := 0; n < 1<<30; n += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/many", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(many.Bytes()) })
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A hostile endpoint beside the simulator's: the run's requests are as valid as without it,
+// every failure is counted in the summary, and the series cap holds.
+func TestTelemetryHostileEndpoints(t *testing.T) {
+	url := simURL(t, func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, 5*time.Millisecond })
+	bad := hostileMetrics(t)
+	paths := []string{"/500", "/hang", "/truncated", "/nan", "/big", "/many"}
+	s, hdr := runTo(t, url, func(s *runspec.Spec) {
+		s.Concurrency, s.Requests, s.OutputTokens = 4, 40, 100
+		s.ScrapeInterval = time.Second
+		for _, p := range paths {
+			s.Scrape = append(s.Scrape, bad+p)
+		}
+	})
+	if s.Completed != 40 || s.Failed != 0 {
+		t.Fatalf("%d completed, %d failed: the scrapes disturbed the run", s.Completed, s.Failed)
+	}
+	// fixed mode: TTFT 20 ms from the simulator; ours must not be delayed by the scrapes
+	if p50 := s.TTFT.Median / 1e6; p50 < 19 || p50 > 40 {
+		t.Errorf("TTFT p50 %.2f ms, want about 20", p50)
+	}
+	by := map[string]metrics.ScrapeStats{}
+	for _, src := range s.Server.Sources {
+		by[strings.TrimPrefix(src.Source, bad)] = src
+	}
+	for _, p := range []string{"/500", "/hang", "/truncated", "/nan", "/big"} {
+		if st := by[p]; st.Scrapes < 2 || st.OK != 0 {
+			t.Errorf("%s: %+v, want every scrape failed and counted", p, st)
+		}
+	}
+	if st := by["/many"]; st.MaxSeries > 20000 || (st.OK > 0 && st.Cut < 80000*st.OK) {
+		t.Errorf("/many: %+v, want at most 20000 series a scrape and the rest counted as cut", st)
+	}
+	for _, tm := range hdr.Telemetry {
+		if len(tm.Series) > 20000 {
+			t.Fatalf("a sample of %s holds %d series: the cap did not hold", tm.Source, len(tm.Series))
+		}
+	}
+	if sim := by[strings.TrimPrefix(url+"/metrics", bad)]; sim.OK == 0 {
+		t.Errorf("the simulator's own endpoint: %+v", sim)
+	}
+}
+
+// The real llama.cpp server, started with --metrics: its llamacpp:* families are recorded and
+// summarised.
+func TestTelemetryLlamaCpp(t *testing.T) {
+	url := peertest.Llama(t, "mini.gguf", "-t", "2", "-np", "4", "-c", "8192", "--metrics")
+	s, hdr := runTo(t, url, func(s *runspec.Spec) {
+		s.InputTokens, s.OutputTokens, s.Concurrency, s.Requests = 64, 32, 4, 16
+	})
+	names := map[string]bool{}
+	for _, tm := range hdr.Telemetry {
+		for _, sr := range tm.Series {
+			names[sr.Name] = true
+		}
+	}
+	var llama []string
+	for n := range names {
+		if strings.HasPrefix(n, "llamacpp:") {
+			llama = append(llama, n)
+		}
+	}
+	if len(llama) == 0 {
+		t.Fatalf("no llamacpp:* family recorded: %v", names)
+	}
+	sv := s.Server
+	if sv == nil || sv.Running == nil || sv.PromptTokens == nil || sv.GenerationTokens == nil {
+		t.Fatalf("server section %+v", sv)
+	}
+	// the server's own counters over the window: at least what the measured requests asked
+	if got := *sv.GenerationTokens; got < float64(s.OutputTokens) || math.IsNaN(got) {
+		t.Errorf("server generated %v tokens over the window, we counted %d", got, s.OutputTokens)
+	}
+	t.Logf("llamacpp families: %v; running max %v, prompt %v, generation %v", llama, sv.Running.Max, *sv.PromptTokens, *sv.GenerationTokens)
+}

@@ -1,0 +1,241 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"servebench/metrics"
+)
+
+// textServer writes the "server during the window" section: the server's own figures from
+// its Prometheus samples beside ours. Nothing when the records hold no telemetry.
+func textServer(b *strings.Builder, s *metrics.Summary) {
+	sv := s.Server
+	if sv == nil {
+		return
+	}
+	b.WriteString("\nserver during the window (its own Prometheus figures)\n")
+	for _, src := range sv.Sources {
+		line(b, "scrapes", "%s: %d, %d ok%s", src.Source, src.Scrapes, src.OK, scrapeTrouble(src))
+	}
+	if g := gaugeLine(sv); g != "" {
+		line(b, "queue", "%s", g)
+	}
+	if k := kvLine(sv); k != "" {
+		line(b, "kv cache", "%s", k)
+	}
+	if sv.PromptTokens != nil || sv.GenerationTokens != nil {
+		line(b, "tokens", "prompt %s, generation %s (server counters)", optCount(sv.PromptTokens), optCount(sv.GenerationTokens))
+	}
+	histLine(b, "server TTFT", sv.TTFT, "servebench TTFT", s.TTFT)
+	histLine(b, "server ITL", sv.ITL, "servebench ITL (chunk)", s.ITLChunk)
+	histLine(b, "server queue", sv.Queue, "", metrics.Stat{})
+	if a := attributionLine(sv); a != "" {
+		line(b, "attribution", "%s", a)
+	}
+}
+
+// scrapeTrouble lists failures, cut series, dropped values and thinning, or "".
+func scrapeTrouble(src metrics.ScrapeStats) string {
+	var parts []string
+	if n := src.Scrapes - src.OK; n > 0 {
+		reasons := make([]string, 0, len(src.Errors))
+		for _, k := range slices.Sorted(func(yield func(string) bool) {
+			for k := range src.Errors {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			reasons = append(reasons, fmt.Sprintf("%s %d", k, src.Errors[k]))
+		}
+		parts = append(parts, fmt.Sprintf("%d failed (%s)", n, strings.Join(reasons, ", ")))
+	}
+	if src.Cut > 0 {
+		parts = append(parts, fmt.Sprintf("%d series cut over the per-scrape cap", src.Cut))
+	}
+	if src.NonFinite > 0 {
+		parts = append(parts, fmt.Sprintf("%d NaN or infinite values dropped", src.NonFinite))
+	}
+	if src.Thinned > 0 {
+		parts = append(parts, fmt.Sprintf("%d samples thinned to bound memory", src.Thinned))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
+}
+
+func gaugeLine(sv *metrics.Server) string {
+	var parts []string
+	for _, g := range []struct {
+		what string
+		st   *metrics.GaugeStat
+	}{{"waiting", sv.Waiting}, {"running", sv.Running}} {
+		if g.st != nil {
+			parts = append(parts, fmt.Sprintf("%s mean %.1f, p50 %s, max %s", g.what, g.st.Mean, trimNum(g.st.P50), trimNum(g.st.Max)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	n := sv.Waiting
+	if n == nil {
+		n = sv.Running
+	}
+	return strings.Join(parts, "; ") + fmt.Sprintf(" (%d samples in the window)", n.N)
+}
+
+func kvLine(sv *metrics.Server) string {
+	var parts []string
+	if g := sv.KVUsage; g != nil {
+		parts = append(parts, fmt.Sprintf("usage mean %.0f%%, p50 %.0f%%, max %.0f%%", 100*g.Mean, 100*g.P50, 100*g.Max))
+	}
+	if sv.Preemptions != nil {
+		parts = append(parts, fmt.Sprintf("%s preemptions", optCount(sv.Preemptions)))
+	}
+	if sv.PrefixHitRate != nil {
+		parts = append(parts, fmt.Sprintf("prefix cache hit rate %.1f%% (%s of %s prompt tokens)",
+			100**sv.PrefixHitRate, optCount(sv.PrefixHits), optCount(sv.PrefixQueries)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// histLine writes a server histogram's p50 and p99 in ms, and ours beside them.
+func histLine(b *strings.Builder, label string, h *metrics.HistQuantiles, ours string, st metrics.Stat) {
+	if h == nil {
+		return
+	}
+	text := fmt.Sprintf("p50 %s ms (bucket %s–%s), p99 %s ms, n %s",
+		msSec(h.P50), msBound(h.P50Lo), msBound(h.P50Hi), msSec(h.P99), trimNum(h.Count))
+	if ours != "" {
+		text += fmt.Sprintf("; %s p50 %s, p99 %s ms", ours, msP(st, 50), msP(st, 99))
+	}
+	line(b, label, "%s", text)
+}
+
+// attributionLine: "TTFT above p90: 94% saw a waiting queue > 0 (others 3%); KV usage max
+// 100%, 41 preemptions in the window" — only the parts that were measured.
+func attributionLine(sv *metrics.Server) string {
+	a := sv.Attribution
+	if a == nil || a.Slow == 0 {
+		return ""
+	}
+	out := fmt.Sprintf("TTFT above p90 (%.2f ms): %.0f%% of %d saw a waiting queue > 0", a.P90/1e6, 100*float64(a.SlowWaiting)/float64(a.Slow), a.Slow)
+	if a.Rest > 0 {
+		out += fmt.Sprintf(" (others %.0f%% of %d)", 100*float64(a.RestWaiting)/float64(a.Rest), a.Rest)
+	}
+	var tail []string
+	if sv.KVUsage != nil {
+		tail = append(tail, fmt.Sprintf("KV usage max %.0f%%", 100*sv.KVUsage.Max))
+	}
+	if sv.Preemptions != nil {
+		tail = append(tail, optCount(sv.Preemptions)+" preemptions")
+	}
+	if len(tail) > 0 {
+		out += "; " + strings.Join(tail, ", ") + " in the window"
+	}
+	return out
+}
+
+// msSec formats seconds as ms with two decimals like ours, or ∞ for an unbounded value.
+func msSec(v float64) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "∞"
+	}
+	return fmt.Sprintf("%.2f", v*1e3)
+}
+
+// msBound formats a bucket bound in seconds as ms without trailing zeros ("250", "2.5").
+func msBound(v float64) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "∞"
+	}
+	return trimNum(v * 1e3)
+}
+
+func trimNum(v float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+}
+
+func optCount(v *float64) string {
+	if v == nil {
+		return dash
+	}
+	return trimNum(*v)
+}
+
+// jsonServer writes the server section as "server_metrics", only when the records hold
+// telemetry (so files without it render as before). Latencies are in ms like ours.
+func jsonServer(o *object, s *metrics.Summary) {
+	sv := s.Server
+	if sv == nil {
+		return
+	}
+	m := &object{}
+	var srcs []*object
+	for _, src := range sv.Sources {
+		so := &object{}
+		so.set("source", src.Source)
+		so.set("scrapes", src.Scrapes)
+		so.set("ok", src.OK)
+		so.set("errors", src.Errors)
+		so.set("cut_series", src.Cut)
+		so.set("nonfinite_dropped", src.NonFinite)
+		so.set("thinned", src.Thinned)
+		so.set("max_series", src.MaxSeries)
+		srcs = append(srcs, so)
+	}
+	m.set("sources", srcs)
+	m.set("waiting", sv.Waiting)
+	m.set("running", sv.Running)
+	m.set("kv_cache_usage", sv.KVUsage)
+	m.set("preemptions", sv.Preemptions)
+	m.set("prompt_tokens", sv.PromptTokens)
+	m.set("generation_tokens", sv.GenerationTokens)
+	m.set("prefix_cache_queries", sv.PrefixQueries)
+	m.set("prefix_cache_hits", sv.PrefixHits)
+	m.set("prefix_cache_hit_rate", sv.PrefixHitRate)
+	for _, h := range []struct {
+		k string
+		h *metrics.HistQuantiles
+	}{{"ttft", sv.TTFT}, {"itl", sv.ITL}, {"queue", sv.Queue}} {
+		m.set(h.k, histJSON(h.h))
+	}
+	if a := sv.Attribution; a != nil {
+		ao := &object{}
+		ao.set("ttft_p90_ms", a.P90/1e6)
+		ao.set("above_p90", a.Slow)
+		ao.set("above_p90_saw_waiting", a.SlowWaiting)
+		ao.set("others", a.Rest)
+		ao.set("others_saw_waiting", a.RestWaiting)
+		m.set("attribution", ao)
+	} else {
+		m.set("attribution", nil)
+	}
+	m.set("gauges", sv.Gauges)
+	m.set("counters", sv.Counters)
+	o.set("server_metrics", m)
+}
+
+func histJSON(h *metrics.HistQuantiles) *object {
+	if h == nil {
+		return nil
+	}
+	ms := func(v float64) *float64 {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil
+		}
+		return ptr(v * 1e3)
+	}
+	o := &object{}
+	o.set("name", h.Name)
+	o.set("count", h.Count)
+	o.set("mean_ms", ms(h.Mean))
+	o.set("p50_ms", ms(h.P50))
+	o.set("p99_ms", ms(h.P99))
+	o.set("p50_bucket_ms", []*float64{ms(h.P50Lo), ms(h.P50Hi)})
+	return o
+}
