@@ -140,11 +140,11 @@ func (a *Accumulator) Summary() *Summary {
 		PromptDelta:        a.promptDelta.stat(ps),
 		PromptMismatches:   a.n.promptMismatch,
 		CachedPromptTokens: a.n.cachedPrompt, CachedReported: a.n.cachedReported,
-		SLO:                a.opt.SLO,
-		GoodRequests:       a.n.good,
-		Lateness:           a.lateness.stat(ps),
-		ITLTokenRequests:   a.n.itlTokenReqs,
-		ITLTokenSkipped:    a.n.itlTokenSkipped,
+		SLO:              a.opt.SLO,
+		GoodRequests:     a.n.good,
+		Lateness:         a.lateness.stat(ps),
+		ITLTokenRequests: a.n.itlTokenReqs,
+		ITLTokenSkipped:  a.n.itlTokenSkipped,
 	}
 	if s.Measured > 0 {
 		s.FailureRate = float64(s.Failed) / float64(s.Measured)
