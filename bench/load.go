@@ -51,6 +51,9 @@ func LoadConfig(s *runspec.Spec) (load.Config, []pacer.Arrival, error) {
 			lc.Requests = max(len(as)-lc.Warmup, 1)
 		}
 	}
+	if s.TraceDataset() {
+		return lc, nil, nil // its arrivals and its shard come with the workload (dataset.go)
+	}
 	return lc, as, shard(sh).apply(s, &lc, as)
 }
 

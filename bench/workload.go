@@ -40,8 +40,12 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	s := &b.spec
 	var err error
 	switch like := b.opt.Like; {
-	case like != nil && like.Requests != nil:
+	case like != nil && like.Requests != nil && !s.TraceDataset():
+		// (a trace dataset is read again instead: its arrivals are the schedule, and its
+		// prompts are rebuilt exactly, checked by the hash)
 		b.reqs, b.exact = like.Requests, like.Exact // the baseline's very prompts
+	case s.Dataset != "" || s.PrefixGroups > 0:
+		b.reqs, b.exact, err = b.datasetWorkload(ctx)
 	case b.arrivals != nil && s.Prompts == "":
 		b.reqs, b.exact, err = b.traceWorkload(ctx)
 	case s.Prompts != "":
@@ -60,11 +64,18 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 		}
 	}
 	samp, _ := s.Sampling()
-	hash, err := workload.Hash(b.reqs, workloadSettings{API: s.API, Sampling: samp, FixedOutput: s.FixedOutput, Seed: s.Seed})
+	ws := workloadSettings{API: s.API, Sampling: samp, FixedOutput: s.FixedOutput, Seed: s.Seed}
+	if b.ds != nil {
+		ws.Arrivals = b.ds.arrivals
+	}
+	hash, err := workload.Hash(b.reqs, ws)
 	if err != nil {
 		return err
 	}
 	b.hdr = b.header(hash)
+	if b.ds != nil {
+		b.ds.describe(b)
+	}
 	// a shard sends its part of the workload, but the hash and the embedded workload are the
 	// whole run's, so that `report` can check that shard files belong together
 	if b.shard.Split() {
@@ -79,6 +90,11 @@ type workloadSettings struct {
 	Sampling    client.Sampling `json:"sampling"`
 	FixedOutput bool            `json:"fixed_output"`
 	Seed        int64           `json:"seed"`
+	// a trace's arrivals (absent otherwise, so the hash of every other workload is what it
+	// was). A dataset's identity is not hashed: the hash is what is sent, and the file's name
+	// and content hash are conditions of their own, so a --like replay of its embedded
+	// prompts has the baseline's hash.
+	Arrivals []int64 `json:"arrivals,omitempty"`
 }
 
 // synthetic builds seeded prompts of exact length with the server's tokenizer, or approximate

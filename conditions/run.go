@@ -1,6 +1,7 @@
 package conditions
 
 import (
+	"strconv"
 	"time"
 
 	"servebench/record"
@@ -20,6 +21,12 @@ func FromHeader(h *record.Header) Set {
 	f.put("workload.seed", w.Seed)
 	f.put("workload.prompt_lengths", w.PromptLengths)
 	f.put("workload.tokenizer", w.Tokenizer)
+	// a dataset by name and content, and the prefix reuse the workload itself implies
+	f.put("workload.dataset", w.Dataset)
+	f.put("workload.dataset_sha256", w.DatasetSHA256)
+	if w.ReusableShare > 0 {
+		f.put("workload.reusable_share", strconv.FormatFloat(w.ReusableShare, 'f', 4, 64))
+	}
 	c := h.Config
 	if c == nil {
 		return Set(f)
@@ -27,6 +34,9 @@ func FromHeader(h *record.Header) Set {
 	if w.Source == "synthetic" {
 		f.put("workload.input_tokens", c["input_tokens"])
 		f.put("workload.range_ratio", c["range_ratio"])
+	}
+	for _, k := range []string{"prefix_groups", "prefix_tokens", "prefix_order", "block_tokens"} {
+		f.put("workload."+k, c[k])
 	}
 	f.put("workload.output_tokens", c["output_tokens"])
 	f.put("workload.fixed_output", c["fixed_output"])

@@ -69,8 +69,19 @@ func tokenWarnings(s *Summary, h *record.Header) []string {
 		w = append(w, fmt.Sprintf("server-reported prompt tokens differ from the requested length for %d requests (mean %+.1f tokens): %s",
 			s.PromptMismatches, s.PromptDelta.Mean, cause))
 	}
+	reusable := 0.0
+	if h != nil {
+		reusable = h.Workload.ReusableShare
+	}
+	switch {
+	case reusable > 0 && s.CachedReported > 0 && s.InputTokens > 0:
+		w = append(w, fmt.Sprintf("the workload repeats %.1f%% of its prompt tokens as shared prefixes; the server reported %.1f%% of prompt tokens cached (%d of %d)",
+			100*reusable, 100*float64(s.CachedPromptTokens)/float64(s.InputTokens), s.CachedPromptTokens, s.InputTokens))
+	case reusable > 0 && s.Completed > 0:
+		w = append(w, fmt.Sprintf("the workload repeats %.1f%% of its prompt tokens as shared prefixes; the server reported no cached tokens, so how much it reused is unknown", 100*reusable))
+	}
 	// a token or so per request (a shared BOS) is always cached; warn past 5% of prompt tokens
-	if s.InputTokens > 0 && float64(s.CachedPromptTokens) > 0.05*float64(s.InputTokens) {
+	if reusable == 0 && s.InputTokens > 0 && float64(s.CachedPromptTokens) > 0.05*float64(s.InputTokens) {
 		w = append(w, fmt.Sprintf("the server served %d of %d prompt tokens (%.0f%%) from its prefix cache: TTFT measures cache hits, not prefill. A workload replayed on a server that has seen it (run --like, --repeat, a second run with the same --seed) is faster for that reason alone: restart the server, or change --seed, to measure cold prefill",
 			s.CachedPromptTokens, s.InputTokens, 100*float64(s.CachedPromptTokens)/float64(s.InputTokens)))
 	}

@@ -126,6 +126,13 @@ type Workload struct {
 	PromptLengths string `json:"prompt_lengths,omitempty"`
 	Tokenizer     string `json:"tokenizer,omitempty"` // e.g. "server:/tokenize"
 	File          string `json:"file,omitempty"`      // --save-workload path, when written
+	// Dataset is the dataset the prompts came from ("sharegpt:file.json", by file name) and
+	// DatasetSHA256 its content hash, so a different file of the same name is told apart.
+	Dataset       string `json:"dataset,omitempty"`
+	DatasetSHA256 string `json:"dataset_sha256,omitempty"`
+	// ReusableShare is the share of prompt tokens the workload itself repeats as shared
+	// prefixes (shared-prefix groups, a trace's hash ids): what a prefix cache could serve.
+	ReusableShare float64 `json:"reusable_share,omitempty"`
 	// Requests is the materialised workload itself, a JSON array of prompts-file lines
 	// ({"prompt" or "messages", "output_tokens", "input_tokens"}), so that run --like replays
 	// exactly what was sent even when no workload file travels with the records.

@@ -27,7 +27,7 @@ func (s Spec) Resolve() Spec {
 	if !r.OpenLoop() && r.Concurrency == 0 {
 		r.Concurrency = DefaultConcurrency
 	}
-	if r.Requests == 0 && r.Duration == 0 && r.Trace == "" {
+	if r.Requests == 0 && r.Duration == 0 && r.Trace == "" && !r.TraceDataset() {
 		r.Requests = DefaultRequests // a trace without --requests replays every arrival
 	}
 	if !r.IsSet("warmup") {
@@ -54,7 +54,7 @@ func (s *Spec) DefaultWarmup() int {
 	switch {
 	case s.Concurrency > 0:
 		return s.Concurrency
-	case s.Trace != "":
+	case s.Trace != "" || s.TraceDataset():
 		return 0
 	case s.MaxConcurrency > 0:
 		return s.MaxConcurrency

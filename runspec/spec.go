@@ -40,6 +40,17 @@ type Spec struct {
 	// so that a repeat or replay cannot reuse the prefix cache of an earlier one (vLLM).
 	CacheSalt    string `yaml:"cache-salt" json:"cache_salt"`
 	SaveWorkload string `yaml:"save-workload" json:"save_workload,omitempty"`
+	// Dataset is FORMAT:PATH of a dataset the prompts come from: sharegpt (prompt and answer
+	// length from each conversation), mooncake or burstgpt (a trace: arrival times and
+	// lengths, replayed as an open loop). BlockTokens is a Mooncake trace's hash-id block.
+	Dataset     string `yaml:"dataset" json:"dataset,omitempty"`
+	BlockTokens int    `yaml:"block-tokens" json:"block_tokens,omitempty"`
+	// PrefixGroups > 0 makes a shared-prefix workload: the prompts fall into that many
+	// groups whose first PrefixTokens tokens are the same (the rest of --input-tokens is each
+	// request's own), in PrefixOrder: interleaved (default), grouped or shuffled.
+	PrefixGroups int    `yaml:"prefix-groups" json:"prefix_groups,omitempty"`
+	PrefixTokens int    `yaml:"prefix-tokens" json:"prefix_tokens,omitempty"`
+	PrefixOrder  string `yaml:"prefix-order" json:"prefix_order,omitempty"`
 	// EmbedPrompts copies the prompts into the records header (for run --like); off for
 	// prompts that must not travel with the records.
 	EmbedPrompts bool  `yaml:"embed-prompts" json:"embed_prompts"`
@@ -164,4 +175,4 @@ func (s Spec) clone() Spec {
 }
 
 // OpenLoop reports whether the run is an open loop: an arrival schedule, not N users.
-func (s *Spec) OpenLoop() bool { return s.Rate > 0 || s.Ramp != "" || s.Trace != "" }
+func (s *Spec) OpenLoop() bool { return s.Rate > 0 || s.Ramp != "" || s.Trace != "" || s.TraceDataset() }

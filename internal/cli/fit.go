@@ -49,6 +49,7 @@ func enumerated() map[string][]string {
 		"api": runspec.APINames(), "arrival": {"poisson", "constant", "gamma"}, "arrival-clock": {"kernel", "read"},
 		"cache-salt": {"none", "per-run"}, "continuous-usage-stats": {"auto", "true", "false"},
 		"model-preset": sim.ModelPresets(), "hardware": sim.HardwarePresets(),
+		"prefix-order": {"interleaved", "grouped", "shuffled"}, "dataset": {"sharegpt:", "mooncake:", "burstgpt:"},
 	}
 }
 

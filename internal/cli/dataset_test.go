@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/sim"
+)
+
+// writeShareGPT writes n conversations whose answers have 5 + i%20 words.
+func writeShareGPT(t *testing.T, path string, n int) {
+	t.Helper()
+	type turn struct {
+		From  string `json:"from"`
+		Value string `json:"value"`
+	}
+	var convs []map[string]any
+	for i := range n {
+		q := strings.Repeat(fmt.Sprintf("question %d about serving ", i), 3)
+		a := strings.TrimSpace(strings.Repeat("answer ", 5+i%20))
+		convs = append(convs, map[string]any{"id": fmt.Sprint(i), "conversations": []turn{{"human", q}, {"gpt", a}}})
+	}
+	b, _ := json.Marshal(convs)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestShareGPTDataset: a ShareGPT file made here runs against the simulator; every output
+// length is the dataset's answer length in tokens, the workload hash is the same across two
+// runs, and --like replays it exactly.
+func TestShareGPTDataset(t *testing.T) {
+	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "sharegpt.json")
+	writeShareGPT(t, ds, 300)
+	run := func(out string, extra ...string) string {
+		args := append([]string{"run", "-q", "--url", url, "--dataset", "sharegpt:" + ds, "--requests", "20", "--concurrency", "4", "-o", out}, extra...)
+		if code, _, errs := runMain(t, args...); code != 0 {
+			t.Fatalf("run: exit %d: %s", code, errs)
+		}
+		return out
+	}
+	a, b := run(filepath.Join(dir, "a.jsonl")), run(filepath.Join(dir, "b.jsonl"))
+	ha, recs := readRecords(t, a)
+	hb, _ := readRecords(t, b)
+	if ha.Workload.Hash != hb.Workload.Hash || ha.Workload.Source != "sharegpt" || ha.Workload.Dataset != "sharegpt:sharegpt.json" || !strings.HasPrefix(ha.Workload.DatasetSHA256, "sha256:") {
+		t.Errorf("workload %+v vs %+v", ha.Workload, hb.Workload)
+	}
+	for _, r := range recs {
+		if r.OK() && r.OutputTokens != r.MaxTokens {
+			t.Errorf("request %d: %d output tokens, the dataset's answer has %d", r.ID, r.OutputTokens, r.MaxTokens)
+		}
+	}
+	_, _, errs := runMain(t, "run", "--url", url, "--like", a, "-o", filepath.Join(dir, "c.jsonl"))
+	hc, _ := readRecords(t, filepath.Join(dir, "c.jsonl"))
+	if hc.Workload.Hash != ha.Workload.Hash || strings.Contains(errs, "changed") {
+		t.Errorf("--like replay: hash %s vs %s: %s", hc.Workload.Hash, ha.Workload.Hash, errs)
+	}
+	// bad input: one line naming file and field, exit 2, before any request
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`[{"id": "1", "conversations": [{"from": "human", "value": "hi there friend"}, {"from": "gpt"}]},`), 0o644)
+	for _, f := range []string{bad, filepath.Join(dir, "missing.json")} {
+		code, _, errs := runMain(t, "run", "-q", "--url", url, "--dataset", "sharegpt:"+f, "-o", filepath.Join(dir, "bad.jsonl"))
+		if code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, filepath.Base(f)) {
+			t.Errorf("--dataset %s: exit %d: %q", f, code, errs)
+		}
+	}
+}
+
+// TestSharedPrefixWorkload: G groups sharing P-token prefixes; the header records the
+// reusable share the workload implies.
+func TestSharedPrefixWorkload(t *testing.T) {
+	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
+	out := filepath.Join(t.TempDir(), "sp.jsonl")
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--prefix-groups", "4", "--prefix-tokens", "96", "--input-tokens", "128",
+		"--output-tokens", "4", "--requests", "32", "--warmup", "0", "--concurrency", "4", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	h, recs := readRecords(t, out)
+	want := 4.0 * 7 * 96 / (4 * 8 * 128) // G·(N−1)·P / (G·N·(P+S))
+	if h.Workload.Source != "shared-prefix" || math.Abs(h.Workload.ReusableShare-want) > 1e-9 || len(recs) != 32 {
+		t.Errorf("workload %+v (want share %.4f), %d records", h.Workload, want, len(recs))
+	}
+	if code, _, _ := runMain(t, "run", "--prefix-groups", "2", "--prefix-tokens", "600"); code != ExitUsage {
+		t.Errorf("--prefix-tokens longer than --input-tokens: exit %d", code)
+	}
+}
+
+// TestMooncakeTrace replays a Mooncake trace: its arrival times, exact lengths, and hash ids
+// as shared blocks.
+func TestMooncakeTrace(t *testing.T) {
+	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "mooncake.jsonl")
+	var b strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 3, "hash_ids": [0, %d]}`+"\n", i*20, 40+i, i+1)
+	}
+	os.WriteFile(trace, []byte(b.String()), 0o644)
+	out := filepath.Join(dir, "mc.jsonl")
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--dataset", "mooncake:"+trace, "--block-tokens", "32", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	h, recs := readRecords(t, out)
+	if len(recs) != 20 || h.Workload.ReusableShare <= 0 {
+		t.Fatalf("%d records, workload %+v", len(recs), h.Workload)
+	}
+	for _, r := range recs {
+		if want := int64(r.ID) * 20e6; r.Scheduled != want || r.InputTokens != 40+r.ID || r.MaxTokens != 3 {
+			t.Errorf("request %d: scheduled %d (want %d), %d in, %d out", r.ID, r.Scheduled, want, r.InputTokens, r.MaxTokens)
+		}
+		if r.OK() && r.PromptTokens != r.InputTokens {
+			t.Errorf("request %d: the server counted %d prompt tokens, the trace asked %d", r.ID, r.PromptTokens, r.InputTokens)
+		}
+	}
+	os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": -3, "output_length": 3}`+"\n"), 0o644)
+	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--dataset", "mooncake:"+trace, "-o", filepath.Join(dir, "bad.jsonl")); code != ExitUsage || !strings.Contains(errs, "mooncake.jsonl:1") {
+		t.Errorf("negative length: exit %d: %s", code, errs)
+	}
+}
+
+// TestSharedPrefixHitsTheSimulatorCache: with the simulator's prefix cache (on by default) the
+// cached prompt tokens it reports come within 2% of the reusable share the workload implies
+// (rounded down to its blocks), and its TTFT is lower than with --no-prefix-cache.
+func TestSharedPrefixHitsTheSimulatorCache(t *testing.T) {
+	dir := t.TempDir()
+	run := func(noCache bool) (string, float64, float64) {
+		url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL, c.NoPrefixCache = 0, 0, noCache }) // the engine model: fixed mode has no cache
+		out := filepath.Join(dir, fmt.Sprintf("cache-%v.jsonl", noCache))
+		code, stdout, errs := runMain(t, "run", "--url", url, "--prefix-groups", "4", "--prefix-tokens", "512", "--input-tokens", "640",
+			"--output-tokens", "4", "--requests", "64", "--warmup", "0", "--concurrency", "1", "--num-prompts", "64", "-o", out)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		_, recs := readRecords(t, out)
+		var cached, in, ttft float64
+		for _, r := range recs {
+			cached += r.Server["usage.cached_tokens"]
+			in += float64(r.PromptTokens)
+			ttft += float64(r.Events[0].T - r.Sent)
+		}
+		return stdout, cached / in, ttft / float64(len(recs))
+	}
+	out, share, withCache := run(false)
+	want := 4.0 * 15 * 512 / (4 * 16 * 640)
+	if math.Abs(share-want) > 0.02 || !strings.Contains(out, "shared prefixes; the server reported") {
+		t.Errorf("cached share %.4f, want %.4f ± 0.02:\n%s", share, want, out)
+	}
+	_, none, without := run(true)
+	if none != 0 || !(withCache < without) {
+		t.Errorf("cache off: share %.3f; mean TTFT %.1f ms with the cache, %.1f ms without", none, withCache/1e6, without/1e6)
+	}
+	t.Logf("mean TTFT %.2f ms with the prefix cache, %.2f ms without (%.0f%% of prompt tokens cached)", withCache/1e6, without/1e6, 100*share)
+}
