@@ -63,7 +63,7 @@ type Session struct {
 	hdr       *record.Header
 	reqs      []workload.Request
 	exact     bool
-	ds        *dataset // a dataset or shared-prefix workload's identity (dataset.go)
+	ds        *dataset        // a dataset or shared-prefix workload's identity (dataset.go)
 	tokName   string          // what measured the prompt lengths, for the header
 	watch     *watchedBackend // says why when every request failed
 	out       *output.File

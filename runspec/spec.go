@@ -175,4 +175,6 @@ func (s Spec) clone() Spec {
 }
 
 // OpenLoop reports whether the run is an open loop: an arrival schedule, not N users.
-func (s *Spec) OpenLoop() bool { return s.Rate > 0 || s.Ramp != "" || s.Trace != "" || s.TraceDataset() }
+func (s *Spec) OpenLoop() bool {
+	return s.Rate > 0 || s.Ramp != "" || s.Trace != "" || s.TraceDataset()
+}
