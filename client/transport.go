@@ -26,7 +26,11 @@ import (
 //   - large read and write buffers, 64 KiB per connection up to 1,024 connections: fewer
 //     syscalls for large prompts and fast streams. Beyond that they shrink to keep the
 //     buffers under 64 MiB per direction, never below 16 KiB (bufferSize): at 4,096 streams,
-//     64 KiB each would be 512 MiB, and an event is a few hundred bytes.
+//     64 KiB each would be 512 MiB, and an event is a few hundred bytes;
+//   - response headers bounded at 1 MiB (Go's default is 10 MiB): inference servers send a
+//     few hundred bytes, and a server whose headers never end fails fast, as class connect;
+//   - redirects never followed for benchmark requests, same host only for the rest (see
+//     checkRedirect).
 //
 // TLS certificates are verified unless insecure is set. Proxies are taken from the
 // environment as usual (Go never proxies loopback addresses).
@@ -62,8 +66,12 @@ func NewHTTPClientClocks(maxConns int, insecure bool, k Clocks) *http.Client {
 		WriteBufferSize:       bufferSize(idle),
 		TLSClientConfig:       &tls.Config{InsecureSkipVerify: insecure}, //nolint:gosec // user's explicit choice
 	}
-	return &http.Client{Transport: tr}
+	tr.MaxResponseHeaderBytes = maxHeaderBytes
+	return &http.Client{Transport: tr, CheckRedirect: checkRedirect}
 }
+
+// maxHeaderBytes bounds the response headers (see NewHTTPClient).
+const maxHeaderBytes = 1 << 20
 
 // bufferSize is the per-connection buffer for conns connections (see NewHTTPClient).
 func bufferSize(conns int) int {
