@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"servebench/client/apis"
@@ -18,6 +19,7 @@ type dataset struct {
 	id       *workload.DatasetID
 	arrivals []int64 // a trace's arrival offsets (ns), for the workload hash
 	reusable float64 // the share of prompt tokens repeated as shared prefixes
+	sessions int     // multi-turn sessions built
 }
 
 // datasetWorkload builds the prompts of --dataset or --prefix-groups with the prompt
@@ -39,6 +41,9 @@ func (b *Session) buildDataset(ctx context.Context) ([]workload.Request, bool, e
 		return nil, false, err
 	}
 	chat := apis.IsChat(s.API)
+	if s.Sessions() {
+		return b.sessionWorkload(ctx, tok, chat)
+	}
 	if s.PrefixGroups > 0 {
 		n := s.WorkloadSize()
 		sp := workload.SharedPrefix{Groups: s.PrefixGroups, PerGroup: (n + s.PrefixGroups - 1) / s.PrefixGroups,
@@ -120,8 +125,12 @@ func (d *dataset) describe(b *Session) {
 		w.Source = d.id.Format
 		w.Dataset = d.id.Format + ":" + filepath.Base(d.id.File)
 		w.DatasetSHA256 = d.id.SHA256
-	} else {
+	} else if d.sessions == 0 {
 		w.Source = "shared-prefix"
+	}
+	if d.sessions > 0 {
+		w.Source += "+sessions"
+		w.Source = strings.TrimPrefix(w.Source, "+")
 	}
 }
 
@@ -130,4 +139,35 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// sessionWorkload builds multi-turn sessions: synthetic turns, or a ShareGPT file's
+// conversations, laid out turn by turn with the history sent again each turn.
+func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, chat bool) ([]workload.Request, bool, error) {
+	s := &b.spec
+	var sessions []workload.Session
+	var exact bool
+	var err error
+	if format, path := s.DatasetOf(); format == "sharegpt" {
+		id, ierr := workload.IdentifyFile(format, path)
+		if ierr != nil {
+			return nil, false, runspec.Usagef("--dataset: %v", ierr)
+		}
+		b.ds = &dataset{id: &id}
+		sg := workload.ShareGPT{Count: s.SessionCount(), Seed: s.Seed, Chat: chat, MaxTurns: s.Turns}
+		sessions, exact, err = sg.ReadSessionsFile(ctx, path, tok)
+	} else {
+		b.ds = &dataset{}
+		ss := workload.SyntheticSessions{Count: s.SessionCount(), Turns: s.Turns, UserTokens: s.InputTokens, OutputTokens: s.OutputTokens, Seed: s.Seed}
+		sessions, exact, err = ss.Generate(ctx, tok)
+	}
+	if err != nil {
+		return nil, false, b.inputErr("--turns", err)
+	}
+	reqs, err := workload.SessionRequests(ctx, sessions, chat, tok)
+	if err != nil {
+		return nil, false, fmt.Errorf("build sessions: %s", s.Redact(err.Error()))
+	}
+	b.ds.sessions = len(sessions)
+	return reqs, exact && !chat, nil
 }

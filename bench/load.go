@@ -16,6 +16,8 @@ func LoadConfig(s *runspec.Spec) (load.Config, []pacer.Arrival, error) {
 	lc := load.Config{Concurrency: s.Concurrency, MaxConcurrency: s.MaxConcurrency, Warmup: s.Warmup,
 		Requests: s.Requests, Duration: s.Duration, Grace: s.Grace, RequestTimeout: s.RequestTimeout,
 		WarmupDuration: s.WarmupDuration, CooldownDuration: s.CooldownDuration, MaxErrors: s.MaxErrors}
+	lc.ThinkTime, lc.ThinkExp, _ = s.Think() // validated
+	lc.ThinkSeed = s.Seed
 	if s.MaxErrorRate != "" {
 		lc.MaxErrorRate, _ = metrics.ParseShare("--max-error-rate", s.MaxErrorRate) // validated
 	}

@@ -44,7 +44,7 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 		// (a trace dataset is read again instead: its arrivals are the schedule, and its
 		// prompts are rebuilt exactly, checked by the hash)
 		b.reqs, b.exact = like.Requests, like.Exact // the baseline's very prompts
-	case s.Dataset != "" || s.PrefixGroups > 0:
+	case s.Dataset != "" || s.PrefixGroups > 0 || s.Sessions():
 		b.reqs, b.exact, err = b.datasetWorkload(ctx)
 	case b.arrivals != nil && s.Prompts == "":
 		b.reqs, b.exact, err = b.traceWorkload(ctx)

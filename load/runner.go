@@ -49,6 +49,12 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Run is written into every record (repeat or sweep index).
 	Run int
+	// ThinkTime is the pause between a session's answer and its next turn (multi-turn
+	// sessions); with ThinkExp each pause is drawn from an exponential distribution of that
+	// mean, seeded per session by ThinkSeed, so the pauses repeat exactly.
+	ThinkTime time.Duration
+	ThinkExp  bool
+	ThinkSeed int64
 	// Offset is where this run's arrival schedule starts, from t0: a sweep runs several
 	// points against one t0 (one records file), each point's schedule starting at its own
 	// offset.
@@ -151,9 +157,12 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 	stopSoft := context.AfterFunc(soft, func() { st.stopper.stop(StopInterrupted, "", true) })
 	defer stopSoft()
 	unsent := 0
-	if cfg.Pacer == nil {
+	switch {
+	case sessionsOf(r.Workload) != nil:
+		unsent = st.sessionLoop(sessionsOf(r.Workload))
+	case cfg.Pacer == nil:
 		st.closedLoop()
-	} else {
+	default:
 		unsent = st.openLoop()
 	}
 	st.inflight.Wait()
@@ -376,13 +385,18 @@ func (s *state) sleepUntil(timer *time.Timer, due time.Duration) bool {
 
 // send performs request i, scheduled at offset sched, and hands its record to the writer.
 func (s *state) send(i int, phase string, sched int64) {
-	defer s.inflight.Done()
 	id := s.r.recordID(i)
 	// the workload request is picked by the record ID, so a shard's request k is the unsplit
 	// run's request k, also when a duration run wraps around the workload
-	wreq := &s.r.Workload[id%len(s.r.Workload)]
+	s.sendReq(id, &s.r.Workload[id%len(s.r.Workload)], phase, sched)
+}
+
+// sendReq sends workload request wreq as record id and queues its record; it reports
+// whether the request succeeded.
+func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int64) bool {
+	defer s.inflight.Done()
 	rec := &record.Record{
-		ID: id, Run: s.cfg.Run, Phase: phase, Scheduled: sched,
+		ID: id, Run: s.cfg.Run, Phase: phase, Scheduled: sched, Session: wreq.Session, Turn: wreq.Turn,
 		InputTokens: wreq.InputTokens, MaxTokens: wreq.OutputTokens, FixedOutput: s.r.Template.FixedOutput,
 		Events: make([]record.Event, 0, wreq.OutputTokens+1),
 	}
@@ -414,7 +428,9 @@ func (s *state) send(i int, phase string, sched int64) {
 	if s.r.Finished != nil {
 		s.r.Finished(rec)
 	}
+	ok := rec.OK()
 	s.out <- rec
+	return ok
 }
 
 // classify stores a request failure in its record.

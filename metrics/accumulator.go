@@ -37,6 +37,8 @@ type Accumulator struct {
 	run runAcc
 	// steady keeps what the steady-state check needs of each completed request (steady.go)
 	steady steadyAcc
+	// sessions keeps the per-turn and per-session figures of a multi-turn run (sessions.go)
+	sessions sessionAcc
 	// runs are the Record.Run values seen, to pick this run's RunEnd lines from the header
 	runs map[int]bool
 	// sents are the completed requests' sent times and TTFTs, for the server section (server.go)
@@ -96,6 +98,7 @@ func (a *Accumulator) Add(r *record.Record) {
 		return
 	}
 	a.n.measured++
+	a.sessions.add(r)
 	if r.Dispatched > 0 {
 		a.lateness.add(float64(r.Dispatched - r.Scheduled))
 	}

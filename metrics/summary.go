@@ -106,6 +106,10 @@ type Summary struct {
 	// not have per-event token counts for ITL (token).
 	ITLTokenRequests, ITLTokenSkipped int
 
+	// Turns and Sessions are a multi-turn run's per-turn-index and per-session figures
+	// (sessions.go); nil otherwise.
+	Turns    []TurnSummary
+	Sessions *SessionSummary
 	// Steadiness is the steady-state check over the window (steady.go).
 	Steadiness *Steadiness
 	// Server is the server's own view of the window from its Prometheus samples (server.go);
@@ -154,6 +158,7 @@ func (a *Accumulator) Summary() *Summary {
 	a.attainment(s)
 	s.Ends = a.ends()
 	s.Server = a.server(s)
+	s.Turns, s.Sessions = a.sessions.summaries(ps)
 	s.Steadiness = a.steady.check(s.WindowStart, s.WindowEnd, a.openLoop())
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, steadyWarning(s.Steadiness)...)

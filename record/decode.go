@@ -66,6 +66,10 @@ func intField(key []byte, r *Record) *int {
 		return &r.Run
 	case "shard":
 		return &r.Shard
+	case "session":
+		return &r.Session
+	case "turn":
+		return &r.Turn
 	case "input_tokens":
 		return &r.InputTokens
 	case "max_tokens":
@@ -129,7 +133,7 @@ func knownBit(key []byte) (uint, bool) {
 var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatched", "connect", "sent",
 	"headers", "first_event", "done", "events", "input_tokens", "max_tokens", "fixed_output",
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
-	"error_class", "error", "server"}
+	"error_class", "error", "server", "session", "turn"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

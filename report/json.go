@@ -237,6 +237,8 @@ func jsonExtras(o *object, s *metrics.Summary) {
 		warnings = []string{}
 	}
 	o.set("warnings", warnings)
+	jsonSessions(o, s) // sessions.go: only for multi-turn runs
+	o.set("steady_state", s.Steadiness)
 	jsonServer(o, s) // server.go: only when the records hold telemetry
 }
 

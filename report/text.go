@@ -31,7 +31,8 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	textRequests(&b, s)
 	b.WriteString("\n")
 	textLatency(&b, s)
-	textServer(&b, s) // server.go: only when the records hold telemetry
+	textSessions(&b, s) // sessions.go: only for multi-turn runs
+	textServer(&b, s)   // server.go: only when the records hold telemetry
 	textNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
 	return err

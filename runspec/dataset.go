@@ -4,6 +4,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 )
 
 // DatasetFormats are the formats of --dataset.
@@ -39,6 +40,9 @@ func (s *Spec) validateDataset() error {
 			return Usagef("--dataset: %v", err)
 		}
 	}
+	if err := s.validateSessions(); err != nil {
+		return err
+	}
 	if s.BlockTokens < 0 || (s.IsSet("block-tokens") && s.BlockTokens < 1) {
 		return Usagef("--block-tokens %d: want at least 1", s.BlockTokens)
 	}
@@ -60,6 +64,41 @@ func (s *Spec) validateDataset() error {
 		return Usagef("--prefix-tokens %d: want at least 1 and fewer than --input-tokens %d (the rest is each request's own suffix)", s.PrefixTokens, s.InputTokens)
 	case s.Dataset != "" || s.Prompts != "" || s.Trace != "":
 		return Usagef("--prefix-groups builds its own prompts: leave out --dataset, --prompts and --trace")
+	}
+	return nil
+}
+
+// Sessions reports whether the workload is multi-turn sessions.
+func (s *Spec) Sessions() bool { return s.Turns > 1 }
+
+// Think parses --think-time: the pause and whether it is the mean of an exponential.
+func (s *Spec) Think() (time.Duration, bool, error) {
+	if s.ThinkTime == "" {
+		return 0, false, nil
+	}
+	v, exp := strings.CutPrefix(s.ThinkTime, "exp:")
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, false, Usagef("--think-time %q: want a duration such as 2s, or exp:2s for exponential pauses of that mean", s.ThinkTime)
+	}
+	return d, exp, nil
+}
+
+func (s *Spec) validateSessions() error {
+	if _, _, err := s.Think(); err != nil {
+		return err
+	}
+	switch f, _ := s.DatasetOf(); {
+	case s.Turns < 0 || (s.IsSet("turns") && s.Turns < 1):
+		return Usagef("--turns %d: want at least 1", s.Turns)
+	case !s.Sessions():
+		if s.ThinkTime != "" {
+			return Usagef("--think-time needs --turns 2 or more")
+		}
+	case s.Prompts != "" || s.Trace != "" || s.PrefixGroups > 0 || (s.Dataset != "" && f != "sharegpt"):
+		return Usagef("--turns builds sessions from synthetic turns or --dataset sharegpt: leave out --prompts, --trace and --prefix-groups")
+	case s.Shard != "":
+		return Usagef("--turns with --shard is not supported: a session's turns must go from one load generator")
 	}
 	return nil
 }

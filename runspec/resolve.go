@@ -65,6 +65,10 @@ func (s *Spec) DefaultWarmup() int {
 	}
 }
 
+// SessionCount is how many distinct sessions to build: the workload size in turns, divided
+// among sessions of Turns turns.
+func (s *Spec) SessionCount() int { return max(1, (s.WorkloadSize()+s.Turns-1)/s.Turns) }
+
 // WorkloadSize is how many distinct prompts to build (resolved spec).
 func (s *Spec) WorkloadSize() int {
 	switch {

@@ -51,6 +51,12 @@ type Spec struct {
 	PrefixGroups int    `yaml:"prefix-groups" json:"prefix_groups,omitempty"`
 	PrefixTokens int    `yaml:"prefix-tokens" json:"prefix_tokens,omitempty"`
 	PrefixOrder  string `yaml:"prefix-order" json:"prefix_order,omitempty"`
+	// Turns > 1 makes multi-turn sessions of that many turns (each turn --input-tokens new
+	// user tokens and --output-tokens answer tokens, the history sent again each turn; with
+	// --dataset sharegpt, the conversations' own turns, at most Turns); ThinkTime is the pause
+	// before each next turn, fixed ("2s") or exponential of that mean ("exp:2s").
+	Turns     int    `yaml:"turns" json:"turns,omitempty"`
+	ThinkTime string `yaml:"think-time" json:"think_time,omitempty"`
 	// EmbedPrompts copies the prompts into the records header (for run --like); off for
 	// prompts that must not travel with the records.
 	EmbedPrompts bool  `yaml:"embed-prompts" json:"embed_prompts"`

@@ -19,6 +19,8 @@ type fileLine struct {
 	Messages     []Message `json:"messages,omitempty"`
 	OutputTokens int       `json:"output_tokens,omitempty"`
 	InputTokens  int       `json:"input_tokens,omitempty"`
+	Session      int       `json:"session,omitempty"`
+	Turn         int       `json:"turn,omitempty"`
 }
 
 // ReadFile reads a JSONL prompts file: each line {"prompt": "..."} or {"messages": [...]},
@@ -76,7 +78,7 @@ func parseLine(b []byte, defaultOut int) (Request, error) {
 	case l.OutputTokens < 0:
 		return Request{}, errors.New(`"output_tokens" must be positive`)
 	}
-	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens}
+	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens, Session: l.Session, Turn: l.Turn}
 	if l.Prompt != nil {
 		req.Prompt = *l.Prompt
 	}
@@ -110,7 +112,7 @@ func encodeAll(w io.Writer, reqs []Request) error {
 	enc.SetEscapeHTML(false)
 	for i := range reqs {
 		r := &reqs[i]
-		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens}
+		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens, Session: r.Session, Turn: r.Turn}
 		if r.Messages == nil {
 			l.Prompt = &r.Prompt
 		}

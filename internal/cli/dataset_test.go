@@ -161,3 +161,52 @@ func TestSharedPrefixHitsTheSimulatorCache(t *testing.T) {
 	}
 	t.Logf("mean TTFT %.2f ms with the prefix cache, %.2f ms without (%.0f%% of prompt tokens cached)", withCache/1e6, without/1e6, 100*share)
 }
+
+// TestMultiTurnSessions: 4-turn sessions against the simulator's engine model, each turn 256
+// new user tokens. Without a prefix cache every turn prefills the whole history, so TTFT grows
+// with the turn; with the cache only the new turn is prefilled, so TTFT stays flat although
+// the prompt grows. Every record carries its session and turn.
+func TestMultiTurnSessions(t *testing.T) {
+	dir := t.TempDir()
+	run := func(noCache bool) (string, map[int][]float64) {
+		url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL, c.NoPrefixCache = 0, 0, noCache })
+		out := filepath.Join(dir, fmt.Sprintf("turns-%v.jsonl", noCache))
+		code, stdout, errs := runMain(t, "run", "--url", url, "--turns", "4", "--input-tokens", "256", "--output-tokens", "16",
+			"--concurrency", "2", "--requests", "32", "--warmup", "0", "--think-time", "1ms", "-o", out)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		_, recs := readRecords(t, out)
+		byTurn := map[int][]float64{}
+		for _, r := range recs {
+			if r.Turn < 1 || r.Turn > 4 {
+				t.Fatalf("record %d: session %d turn %d", r.ID, r.Session, r.Turn)
+			}
+			if r.OK() {
+				byTurn[r.Turn] = append(byTurn[r.Turn], float64(r.Events[0].T-r.Sent))
+			}
+		}
+		return stdout, byTurn
+	}
+	mean := func(v []float64) float64 {
+		s := 0.0
+		for _, x := range v {
+			s += x
+		}
+		return s / float64(len(v))
+	}
+	out, cached := run(false)
+	if !strings.Contains(out, "sessions") || !strings.Contains(out, "TTFT p50") {
+		t.Errorf("no sessions section:\n%s", out)
+	}
+	_, cold := run(true)
+	if !(mean(cold[4]) > 2*mean(cold[1])) {
+		t.Errorf("without the cache, turn-4 TTFT %.2f ms is not twice turn 1's %.2f ms (four times the prompt)", mean(cold[4])/1e6, mean(cold[1])/1e6)
+	}
+	if !(mean(cached[4]) < 1.3*mean(cached[1])) || !(mean(cached[4]) < 0.6*mean(cold[4])) {
+		t.Errorf("with the cache, turn-4 TTFT %.2f ms against turn 1's %.2f ms and %.2f ms without the cache", mean(cached[4])/1e6, mean(cached[1])/1e6, mean(cold[4])/1e6)
+	}
+	t.Logf("TTFT by turn, ms: cache %.2f %.2f %.2f %.2f; no cache %.2f %.2f %.2f %.2f",
+		mean(cached[1])/1e6, mean(cached[2])/1e6, mean(cached[3])/1e6, mean(cached[4])/1e6,
+		mean(cold[1])/1e6, mean(cold[2])/1e6, mean(cold[3])/1e6, mean(cold[4])/1e6)
+}
