@@ -17,6 +17,10 @@ func LoadConfig(s *runspec.Spec) (load.Config, []pacer.Arrival, error) {
 		Requests: s.Requests, Duration: s.Duration, Grace: s.Grace, RequestTimeout: s.RequestTimeout,
 		WarmupDuration: s.WarmupDuration, CooldownDuration: s.CooldownDuration, MaxErrors: s.MaxErrors}
 	lc.ThinkTime, lc.ThinkExp, _ = s.Think() // validated
+	if s.WarmupAuto {
+		lc.WarmupAuto, lc.WarmupMin, lc.WarmupMax, lc.WarmupTimeout, lc.WarmupTolerance =
+			true, s.DefaultWarmup(), s.WarmupMax, s.WarmupTimeout, s.WarmupTolerance
+	}
 	lc.ThinkSeed = s.Seed
 	if s.MaxErrorRate != "" {
 		lc.MaxErrorRate, _ = metrics.ParseShare("--max-error-rate", s.MaxErrorRate) // validated

@@ -64,6 +64,10 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 		p.End()
 	}
 	end.Stop, end.StopDetail, end.Unsent = out.Stop, out.StopDetail, out.Unsent
+	end.WarmupRequests, end.WarmupStop = out.WarmupRequests, out.WarmupStop
+	if end.WarmupStop != "" {
+		b.logf("--warmup auto: %d warmup requests, %s", end.WarmupRequests, end.WarmupStop)
+	}
 	end.Quality = q.Stop()
 	end.Quality.InProcessServer = b.sim != nil
 	end.Quality.Stamps, end.Quality.ReadStamps = out.Stamps, out.ReadStamps

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -61,6 +62,14 @@ func (b *Session) repeats(ctx, hard context.Context) error {
 
 // Describe is the load of a resolved spec in words.
 func Describe(s *runspec.Spec) string {
+	d := describe(s)
+	if s.WarmupAuto {
+		d = strings.TrimSuffix(d, fmt.Sprintf(" after %d warmup", s.Warmup)) + " after warming until steady (--warmup auto)"
+	}
+	return d
+}
+
+func describe(s *runspec.Spec) string {
 	stop := fmt.Sprintf("%d requests", s.Requests)
 	if s.Duration > 0 {
 		stop = fmt.Sprintf("for %v", s.Duration)

@@ -49,6 +49,15 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Run is written into every record (repeat or sweep index).
 	Run int
+	// WarmupAuto keeps warming, at the run's own load shape, until the warmup stops moving
+	// (warmup.go): at least WarmupMin requests, at most WarmupMax or WarmupTimeout, judged over
+	// windows of completed warmup requests whose TTFT, ITL and throughput must each stay
+	// within WarmupTolerance of the window before, twice in a row. Warmup is then unused.
+	WarmupAuto      bool
+	WarmupMin       int
+	WarmupMax       int
+	WarmupTimeout   time.Duration
+	WarmupTolerance float64
 	// ThinkTime is the pause between a session's answer and its next turn (multi-turn
 	// sessions); with ThinkExp each pause is drawn from an exponential distribution of that
 	// mean, seeded per session by ThinkSeed, so the pauses repeat exactly.
@@ -114,6 +123,8 @@ type Runner struct {
 	// the backend has returned, before the record is queued for Sink (selftest counts the
 	// streams held open with it). Calls are concurrent.
 	Finished func(*record.Record)
+
+	warmState *state // the run in progress, for the records writer's warmup observation
 }
 
 // Outcome is what a Run reports at its end (Runner.OnEnd).
@@ -129,6 +140,10 @@ type Outcome struct {
 	// Sends and WriteSends count measured requests' send stamps and those taken at the write
 	// hook, with KernelSends (record.Quality); zero without it.
 	Sends, WriteSends int64
+	// WarmupRequests and WarmupStop say, with Config.WarmupAuto, how many warmup requests were
+	// sent and why warming stopped ("converged", "max requests", "max time"; record.RunEnd).
+	WarmupRequests int
+	WarmupStop     string
 }
 
 // Run sends requests until a stop rule is met or soft is cancelled (first Ctrl-C: stop
@@ -148,6 +163,7 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 	defer stopSending()
 	out := make(chan *record.Record, 4096)
 	st := &state{r: r, cfg: cfg, t0: t0, sending: sending, reqCtx: reqCtx, out: out}
+	r.warmState = st
 	st.stopper = newStopper(cfg.Grace, stopSending, cancelReqs)
 	st.stopper.maxErrors, st.stopper.maxRate = cfg.MaxErrors, cfg.MaxErrorRate
 	defer st.stopper.disarm()
@@ -172,6 +188,7 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 		out := Outcome{Unsent: unsent, Stamps: st.clock.total.Load(), ReadStamps: st.clock.read.Load(),
 			Sends: st.clock.sends.Load(), WriteSends: st.clock.writeSends.Load()}
 		out.Stop, out.StopDetail = st.stopper.why()
+		out.WarmupRequests, out.WarmupStop = st.warm.result(st)
 		r.OnEnd(out)
 	}
 	return err
@@ -186,6 +203,7 @@ func (r *Runner) drain(out <-chan *record.Record, stp *stopper) error {
 			continue
 		}
 		stp.count(rec)
+		r.observeWarmup(rec)
 		if err = r.Sink(rec); err != nil {
 			stp.stop(StopSink, err.Error(), false)
 			stp.cancelReqs()
@@ -206,6 +224,7 @@ type state struct {
 	stopper *stopper
 
 	mu        sync.Mutex
+	warm      autoWarm // --warmup auto (warmup.go)
 	next      int   // next request index
 	mStart    int64 // ns since t0 when the first measured request was taken
 	measuring bool  // mStart is set (0 is a legitimate start: an open loop's first arrival)
@@ -225,7 +244,7 @@ func (s *state) take(now int64) (int, string, bool) {
 	}
 	i := s.next
 	phase := record.PhaseWarmup
-	if measured := i - s.cfg.Warmup; measured >= 0 {
+	if measured := i - s.warmupCount(now); measured >= 0 {
 		if s.cfg.Requests > 0 && measured >= s.cfg.Requests {
 			s.stopper.stop(StopRequests, "", false)
 			return 0, "", false

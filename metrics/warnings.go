@@ -40,6 +40,14 @@ func warnings(s *Summary, h *record.Header) []string {
 		add("%d fixed-length requests returned fewer tokens than max_tokens: the server ignored ignore_eos/min_tokens or stopped early, so the workload moved under the measurement",
 			s.ShortOutputs)
 	}
+	for _, e := range s.Ends {
+		switch e.WarmupStop {
+		case "max requests", "max time":
+			add("--warmup auto stopped at its cap (%s) after %d warmup requests without the warmup settling: the server may not have been warm when measuring began; raise --warmup-max or --warmup-timeout, or find what keeps it moving", e.WarmupStop, e.WarmupRequests)
+		case "not reached":
+			add("the run ended while still warming (--warmup auto, %d requests): nothing was measured warm", e.WarmupRequests)
+		}
+	}
 	w = append(w, tokenWarnings(s, h)...)
 	w = append(w, clientWarnings(s)...)
 	return w

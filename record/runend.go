@@ -22,6 +22,11 @@ type RunEnd struct {
 	// behind): they have no records, so without this count their waits would vanish from the
 	// run. Counted up to 1,048,576.
 	Unsent int `json:"unsent,omitempty"`
+	// WarmupRequests and WarmupStop, with --warmup auto: how many warmup requests the run
+	// sent, and why warming stopped: "converged", "max requests" or "max time" (caps: the
+	// server may not have been warm), or "not reached" (the run ended while warming).
+	WarmupRequests int    `json:"warmup_requests,omitempty"`
+	WarmupStop     string `json:"warmup_stop,omitempty"`
 	// Quality is the load generator's own health during the run.
 	Quality *Quality `json:"quality,omitempty"`
 }

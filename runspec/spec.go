@@ -72,11 +72,18 @@ type Spec struct {
 	Duration       time.Duration `yaml:"duration" json:"duration,omitempty"`
 	// Warmup is the number of warmup requests; 0 is none. Unset, it is one per concurrency
 	// slot (DefaultWarmup): that is why it is tracked as set or not rather than by value.
-	Warmup         int           `yaml:"warmup" json:"warmup"`
-	Grace          time.Duration `yaml:"grace" json:"grace"`
-	Shard          string        `yaml:"shard" json:"shard,omitempty"`
-	RequestTimeout time.Duration `yaml:"request-timeout" json:"request_timeout,omitempty"`
-	IdleTimeout    time.Duration `yaml:"idle-timeout" json:"idle_timeout,omitempty"`
+	Warmup int `yaml:"warmup" json:"warmup"`
+	// WarmupAuto (--warmup auto) warms until the warmup's TTFT, ITL and throughput stop
+	// moving (within WarmupTolerance), after at least one request per slot and at most
+	// WarmupMax requests or WarmupTimeout.
+	WarmupAuto      bool          `yaml:"warmup-auto" json:"warmup_auto,omitempty"`
+	WarmupMax       int           `yaml:"warmup-max" json:"warmup_max,omitempty"`
+	WarmupTimeout   time.Duration `yaml:"warmup-timeout" json:"warmup_timeout,omitempty"`
+	WarmupTolerance float64       `yaml:"warmup-tolerance" json:"warmup_tolerance,omitempty"`
+	Grace           time.Duration `yaml:"grace" json:"grace"`
+	Shard           string        `yaml:"shard" json:"shard,omitempty"`
+	RequestTimeout  time.Duration `yaml:"request-timeout" json:"request_timeout,omitempty"`
+	IdleTimeout     time.Duration `yaml:"idle-timeout" json:"idle_timeout,omitempty"`
 	// ContinuousUsage is auto (on for the simulator), true or false.
 	ContinuousUsage string `yaml:"continuous-usage-stats" json:"continuous_usage_stats"`
 	// Prewarm opens the connections before each run (see client.Prewarm).
@@ -132,7 +139,8 @@ func Default() Spec {
 		API: "openai-completions", ReadyTimeout: 60 * time.Second,
 		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto",
 		ArrivalClock: "kernel", SendClock: "kernel", EmbedPrompts: true, CacheSalt: "none",
-		Arrival: "poisson", Burstiness: 1, Grace: 30 * time.Second, ScrapeInterval: time.Second,
+		Arrival: "poisson", Burstiness: 1, Grace: 30 * time.Second,
+		WarmupMax: 2000, WarmupTimeout: 5 * time.Minute, WarmupTolerance: 0.1, ScrapeInterval: time.Second,
 	}
 }
 

@@ -123,6 +123,14 @@ func (s *Spec) validateCounts() error {
 			return Usagef("--%s %d: must not be negative", c.key, c.v)
 		}
 	}
+	switch {
+	case s.WarmupMax < 1:
+		return Usagef("--warmup-max %d: want at least 1", s.WarmupMax)
+	case s.WarmupTimeout <= 0:
+		return Usagef("--warmup-timeout %v: want a positive duration", s.WarmupTimeout)
+	case !(s.WarmupTolerance > 0 && s.WarmupTolerance < 1):
+		return Usagef("--warmup-tolerance %v: want a share in (0, 1), e.g. 0.1", s.WarmupTolerance)
+	}
 	if !(s.Burstiness > 0) || math.IsInf(s.Burstiness, 0) {
 		return Usagef("--burstiness %v: want a positive shape", s.Burstiness)
 	}
@@ -230,6 +238,8 @@ func (s *Spec) validateShard() error {
 	switch {
 	case s.Ramp != "":
 		return Usagef("--shard with --ramp is not supported: split a constant --rate or a --trace instead")
+	case s.WarmupAuto:
+		return Usagef("--shard with --warmup auto is not supported: each shard would stop warming at its own time; give --warmup N")
 	case s.Concurrency > 0 && s.Concurrency < sh.N:
 		return Usagef("--concurrency %d is fewer users than the %d shards", s.Concurrency, sh.N)
 	case s.MaxConcurrency > 0 && s.MaxConcurrency < sh.N:

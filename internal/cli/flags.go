@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"strconv"
 	"os"
 	"slices"
 	"strings"
@@ -49,7 +51,10 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.IntVar(&s.MaxConcurrency, "max-concurrency", s.MaxConcurrency, "open loop: cap on requests in flight (0: no cap)")
 	fs.IntVar(&s.Requests, "requests", s.Requests, "measured requests (default 200 unless --duration)")
 	fs.DurationVar(&s.Duration, "duration", s.Duration, "send measured requests for this long")
-	fs.IntVar(&s.Warmup, "warmup", s.Warmup, "warmup requests, discarded from statistics; 0: none (default: one per concurrency slot)")
+	fs.Var(&warmupValue{s}, "warmup", "warmup requests, discarded from statistics; 0: none; auto: warm until TTFT, ITL and throughput stop moving (default: one per concurrency slot)")
+	fs.IntVar(&s.WarmupMax, "warmup-max", s.WarmupMax, "--warmup auto: at most this many warmup requests")
+	fs.DurationVar(&s.WarmupTimeout, "warmup-timeout", s.WarmupTimeout, "--warmup auto: warm at most this long")
+	fs.Float64Var(&s.WarmupTolerance, "warmup-tolerance", s.WarmupTolerance, "--warmup auto: how close (a share) successive warmup windows must be, twice in a row")
 	fs.StringVar(&s.Shard, "shard", s.Shard, "run shard i of n of the workload (request k goes to shard k mod n; users and rate are divided by n); merge with servebench report")
 	fs.DurationVar(&s.Grace, "grace", s.Grace, "after Ctrl-C, how long in-flight requests may finish (0: cancel them at once)")
 	fs.DurationVar(&s.RequestTimeout, "request-timeout", s.RequestTimeout, "per-request timeout (0: none)")
@@ -95,6 +100,9 @@ func userSpec(cmd *cobra.Command, flags *runspec.Spec, path string, own ...strin
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if slices.Contains(keys, f.Name) && !slices.Contains(own, f.Name) {
 			s.Copy(flags, f.Name)
+			if f.Name == "warmup" { // one flag, two fields: a count or auto
+				s.Copy(flags, "warmup-auto")
+			}
 		}
 	})
 	if s.APIKey == "" {
@@ -102,3 +110,32 @@ func userSpec(cmd *cobra.Command, flags *runspec.Spec, path string, own ...strin
 	}
 	return s, s.Validate()
 }
+
+// warmupValue is --warmup: a count, or auto.
+type warmupValue struct{ s *runspec.Spec }
+
+func (w *warmupValue) String() string {
+	if w.s == nil {
+		return "0"
+	}
+	if w.s.WarmupAuto {
+		return "auto"
+	}
+	return strconv.Itoa(w.s.Warmup)
+}
+
+func (w *warmupValue) Set(v string) error {
+	if v == "auto" {
+		w.s.WarmupAuto = true
+		w.s.MarkSet("warmup-auto")
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("want a number of requests or auto")
+	}
+	w.s.Warmup, w.s.WarmupAuto = n, false
+	return nil
+}
+
+func (w *warmupValue) Type() string { return "count|auto" }

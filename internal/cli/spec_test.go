@@ -154,3 +154,32 @@ func TestLikeChangesLoadShape(t *testing.T) {
 		t.Errorf("a plain replay lists changes:\n%s", errs)
 	}
 }
+
+// TestWarmupAuto: --warmup auto against the simulator warms until its windows agree, records
+// every warmup request, and says in the run-end line how many were needed and why it stopped.
+func TestWarmupAuto(t *testing.T) {
+	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 5*time.Millisecond, time.Millisecond })
+	out := filepath.Join(t.TempDir(), "auto.jsonl")
+	code, _, errs := runMain(t, "run", "--url", url, "--warmup", "auto", "--requests", "20", "--concurrency", "4",
+		"--input-tokens", "16", "--output-tokens", "4", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	h, recs := readRecords(t, out)
+	warm := 0
+	for _, r := range recs {
+		if r.Phase == "warmup" {
+			warm++
+		}
+	}
+	e := h.Ends[0]
+	if e.WarmupStop != "converged" || e.WarmupRequests < 24 || warm < e.WarmupRequests || len(recs)-warm != 20 || !strings.Contains(errs, "--warmup auto:") {
+		t.Errorf("run end %+v, %d warmup and %d other records: %s", e, warm, len(recs)-warm, errs)
+	}
+	if code, _, _ := runMain(t, "run", "--warmup", "sometimes"); code != ExitUsage {
+		t.Errorf("--warmup sometimes: exit %d", code)
+	}
+	if code, _, _ := runMain(t, "run", "--warmup", "auto", "--warmup-max", "0"); code != ExitUsage {
+		t.Errorf("--warmup-max 0: exit %d", code)
+	}
+}
