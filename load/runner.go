@@ -225,10 +225,10 @@ type state struct {
 
 	mu        sync.Mutex
 	warm      autoWarm // --warmup auto (warmup.go)
-	next      int   // next request index
-	mStart    int64 // ns since t0 when the first measured request was taken
-	measuring bool  // mStart is set (0 is a legitimate start: an open loop's first arrival)
-	stopAt    int64 // ns since t0 after which no measured request is sent (0: not yet known)
+	next      int      // next request index
+	mStart    int64    // ns since t0 when the first measured request was taken
+	measuring bool     // mStart is set (0 is a legitimate start: an open loop's first arrival)
+	stopAt    int64    // ns since t0 after which no measured request is sent (0: not yet known)
 	inflight  sync.WaitGroup
 	clock     clockCount // event stamps, with KernelClock
 }

@@ -20,8 +20,8 @@ import (
 // autoWarm is the state of an automatic warmup, guarded by state.mu (start, done, end) and
 // by its own mutex (the records writer's observations).
 type autoWarm struct {
-	done  bool  // warming stopped
-	end   int   // the first measured request's index
+	done  bool // warming stopped
+	end   int  // the first measured request's index
 	why   string
 	start int64 // ns since t0 of the first warmup request
 
