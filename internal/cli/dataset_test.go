@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/internal/peertest"
 	"servebench/sim"
 )
 
@@ -209,4 +210,40 @@ func TestMultiTurnSessions(t *testing.T) {
 	t.Logf("TTFT by turn, ms: cache %.2f %.2f %.2f %.2f; no cache %.2f %.2f %.2f %.2f",
 		mean(cached[1])/1e6, mean(cached[2])/1e6, mean(cached[3])/1e6, mean(cached[4])/1e6,
 		mean(cold[1])/1e6, mean(cold[2])/1e6, mean(cold[3])/1e6, mean(cold[4])/1e6)
+}
+
+// TestDatasetsAgainstLlamaCpp: the ShareGPT workload against the real llama.cpp peer gives
+// every request its dataset answer length, and a shared-prefix run there reports the cached
+// prompt tokens llama.cpp's per-slot prompt cache served (timings.cache_n), summarised beside
+// the workload's reusable share.
+func TestDatasetsAgainstLlamaCpp(t *testing.T) {
+	url := peertest.Llama(t, "tiny.gguf", "-t", "2", "-np", "2", "-c", "8192")
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "sharegpt.json")
+	writeShareGPT(t, ds, 200)
+	out := filepath.Join(dir, "sg.jsonl")
+	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--dataset", "sharegpt:"+ds, "--requests", "12", "--concurrency", "2", "-o", out); code != 0 {
+		t.Fatalf("sharegpt: exit %d: %s", code, errs)
+	}
+	_, recs := readRecords(t, out)
+	for _, r := range recs {
+		if !r.OK() || r.OutputTokens != r.MaxTokens {
+			t.Errorf("request %d: %s, %d output tokens for an answer of %d", r.ID, r.ErrorClass, r.OutputTokens, r.MaxTokens)
+		}
+	}
+	sp := filepath.Join(dir, "sp.jsonl")
+	code, stdout, errs := runMain(t, "run", "--url", url, "--prefix-groups", "1", "--prefix-tokens", "200", "--input-tokens", "240",
+		"--output-tokens", "4", "--requests", "8", "--warmup", "0", "--concurrency", "1", "--prefix-order", "grouped", "-o", sp)
+	if code != 0 {
+		t.Fatalf("shared prefix: exit %d: %s", code, errs)
+	}
+	_, recs = readRecords(t, sp)
+	cached := 0.0
+	for _, r := range recs {
+		cached += r.Server["timings.cache_n"]
+	}
+	if cached == 0 || !strings.Contains(stdout, "shared prefixes; the server reported") {
+		t.Errorf("llama.cpp reported %v cached prompt tokens over %d requests:\n%s", cached, len(recs), stdout)
+	}
+	t.Logf("llama.cpp cached %.0f prompt tokens over %d shared-prefix requests", cached, len(recs))
 }
