@@ -61,6 +61,7 @@ func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {
 		"version": Version, "simulator": true,
 		"note":   "servebench built-in simulator: timings come from a model, not from a GPU",
 		"config": s.describe,
+		"phases": s.Phases().versionPhases(), // changes as the engine warms up and drifts
 	})
 }
 

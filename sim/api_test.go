@@ -260,7 +260,7 @@ func TestPresetLive(t *testing.T) {
 	}
 }
 
-var promLine = regexp.MustCompile(`^([a-z_:]+)(\{[^}]*\})? (\S+)$`)
+var promLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$`)
 
 // scrape reads /metrics into name → value (the first series of each name) and checks that
 // every line is valid exposition text.

@@ -52,6 +52,18 @@ type Config struct {
 	Jitter time.Duration
 	Seed   int64 // seeds EOS lengths, output words, jitter and fault draws
 
+	// Start-up costs and drift (model mode only; 0 turns each off). The first ColdSteps
+	// engine steps cost ColdFactor × their roofline time; the first step of each batch shape
+	// costs GraphCapture more, once; every step from ThrottleAfter after the first step on
+	// costs ThrottleFactor ×. ColdStart fills the cold-start three left at 0 from the preset
+	// profile (200 steps × 3, 30 ms per shape).
+	ColdStart      bool
+	ColdSteps      int
+	ColdFactor     float64
+	GraphCapture   time.Duration
+	ThrottleAfter  time.Duration
+	ThrottleFactor float64
+
 	FaultRate float64   // share of requests given one fault drawn uniformly from FaultKinds
 	Faults    FaultList // specific faults with their shares (--fault KIND=P, repeatable)
 
@@ -111,6 +123,12 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.DurationVar(&c.ITL, "itl", c.ITL, "fixed mode: inter-token latency")
 	fs.DurationVar(&c.Jitter, "jitter", c.Jitter, "fixed mode: uniform ± jitter on every delay")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for output lengths, words, jitter and faults")
+	fs.BoolVar(&c.ColdStart, "cold-start", c.ColdStart, "start cold with the preset profile: 200 steps × 3 and 30ms per new batch shape (each of the three flags below left at 0 takes the profile's figure)")
+	fs.IntVar(&c.ColdSteps, "cold-steps", c.ColdSteps, "the first N engine steps are slower by --cold-factor, as a fresh engine's JIT and autotuning make them (0 = off)")
+	fs.Float64Var(&c.ColdFactor, "cold-factor", c.ColdFactor, "slow-down of the --cold-steps first steps (0 = off)")
+	fs.DurationVar(&c.GraphCapture, "graph-capture", c.GraphCapture, "one-off cost of the first step of each batch shape (tokens rounded up to 1, 2, 4, … 512), as CUDA graph capture (0 = off)")
+	fs.DurationVar(&c.ThrottleAfter, "throttle-after", c.ThrottleAfter, "from this long after the first engine step on, every step is slower by --throttle-factor, as thermal throttling (0 = off)")
+	fs.Float64Var(&c.ThrottleFactor, "throttle-factor", c.ThrottleFactor, "slow-down of every step after --throttle-after (0 = off)")
 	fs.Float64Var(&c.FaultRate, "fault-rate", c.FaultRate, "share of requests given one random fault")
 	fs.Var(&c.Faults, "fault", "KIND=P or KIND:ARG=P, repeatable; kinds: "+strings.Join(FaultKinds, ", "))
 	fs.StringVar(&c.TruthFile, "truth", c.TruthFile, "write the ground-truth JSONL of every event written to FILE")
@@ -144,6 +162,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateDurations(); err != nil {
+		return err
+	}
+	if err := c.validateStartup(); err != nil {
 		return err
 	}
 	sum := 0.0

@@ -18,7 +18,9 @@ import (
 // We use one timer for the whole engine, not one per stream or per token: at 2,000 streams a
 // timer per token would be 100,000 timer wake-ups per second of their own.
 type engine struct {
-	sched  *scheduler // model mode
+	sched  *scheduler   // model mode
+	cost   *startupCost // model mode with a start-up cost or throttling on; nil otherwise
+	truth  *truthLog    // where phase changes are logged; nil = nowhere
 	fixed  *fixedClock
 	stats  *simStats
 	lag    lagRecorder
@@ -47,6 +49,7 @@ func newEngine(c *Config, m *model, stats *simStats) *engine {
 		if !c.NoPrefixCache {
 			e.sched.cache = newPrefixCache()
 		}
+		e.cost = newStartupCost(c)
 	}
 	return e
 }
@@ -164,12 +167,22 @@ func (e *engine) runModel() {
 			}
 			continue
 		}
+		var ph stepPhase
+		if e.cost != nil {
+			dur, ph = e.cost.next(dur, e.sched.stepTokens, t)
+		}
+		if ph.throttleStart {
+			e.markPhase("throttle_start", t)
+		}
 		end := t.Add(dur)
 		if !e.sleepUntil(end, false) {
 			return
 		}
 		e.lag.record(time.Since(end))
 		e.release(e.sched.emitted, end)
+		if ph.coldEnd { // after the release: the last cold step's tokens are out when it is logged
+			e.markPhase("cold_end", end)
+		}
 		t = end
 	}
 }

@@ -123,6 +123,7 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 		}
 		q := newSeq(id, p.prompt, p.target, 1, p.textSeed, arrival)
 		q.hasher = p.hasher
+		q.times.maxTokens = p.maxTok
 		if fault.Kind == FaultMultiToken {
 			q.chunk = fault.Count
 		}

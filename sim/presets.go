@@ -1,6 +1,19 @@
 package sim
 
-import "sort"
+import (
+	"sort"
+	"time"
+)
+
+// The --cold-start profile. A fresh vLLM runs its first requests several times slower while
+// torch.compile, Triton autotuning and the caching allocator warm up, and capturing one CUDA
+// graph takes tens of milliseconds (vLLM spends seconds on its ~67 capture sizes at start-up);
+// engines that capture lazily pay that on the first step of each new shape instead.
+const (
+	presetColdSteps    = 200
+	presetColdFactor   = 3.0
+	presetGraphCapture = 30 * time.Millisecond
+)
 
 // ModelSpec is the part of a model's architecture that the roofline needs. Figures come from
 // each model's Hugging Face config.json (num_hidden_layers, num_key_value_heads, head_dim or

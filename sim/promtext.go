@@ -4,32 +4,47 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
 
 // histogram is a Prometheus histogram with fixed buckets, lock-free so that the engine
-// goroutine never waits for a /metrics scrape.
+// goroutine never waits for a /metrics scrape. Values are whole units (nanoseconds or tokens),
+// so that a value on a bucket's bound always falls in that bucket.
 type histogram struct {
-	bounds []float64 // upper bounds in seconds
+	bounds []float64 // upper bounds as exposed: seconds or tokens
+	raw    []int64   // the same bounds in units
+	unit   float64   // exposed value of one unit: 1e-9 for durations, 1 for counts
 	counts []atomic.Uint64
-	sumNs  atomic.Int64
+	sum    atomic.Int64 // in units
 	count  atomic.Uint64
 }
 
-func newHistogram(bounds []float64) *histogram {
-	return &histogram{bounds: bounds, counts: make([]atomic.Uint64, len(bounds))}
+// newHistogram is a histogram of durations, bounds in seconds.
+func newHistogram(bounds []float64) *histogram { return newUnitHistogram(bounds, 1e-9) }
+
+// newCountHistogram is a histogram of counts (tokens, parameters).
+func newCountHistogram(bounds []float64) *histogram { return newUnitHistogram(bounds, 1) }
+
+func newUnitHistogram(bounds []float64, unit float64) *histogram {
+	h := &histogram{bounds: bounds, raw: make([]int64, len(bounds)), unit: unit, counts: make([]atomic.Uint64, len(bounds))}
+	for i, b := range bounds {
+		h.raw[i] = int64(math.Round(b / unit))
+	}
+	return h
 }
 
-func (h *histogram) observe(d time.Duration) {
-	s := d.Seconds()
-	for i, b := range h.bounds {
-		if s <= b {
+func (h *histogram) observe(d time.Duration) { h.observeN(int64(d)) }
+
+func (h *histogram) observeN(v int64) {
+	for i, b := range h.raw {
+		if v <= b {
 			h.counts[i].Add(1)
 			break
 		}
 	}
-	h.sumNs.Add(int64(d))
+	h.sum.Add(v)
 	h.count.Add(1)
 }
 
@@ -53,16 +68,19 @@ type simStats struct {
 	finishedStop     atomic.Int64
 	finishedAbort    atomic.Int64
 	ttft, itl        *histogram
+	requestHistograms
 }
 
-func newSimStats(kvCapacity int) *simStats {
-	return &simStats{kvCapacity: int64(kvCapacity), ttft: newHistogram(ttftBuckets), itl: newHistogram(itlBuckets)}
+// newSimStats sizes the token-count buckets to maxModelLen, as vLLM does.
+func newSimStats(kvCapacity, maxModelLen int) *simStats {
+	return &simStats{kvCapacity: int64(kvCapacity), ttft: newHistogram(ttftBuckets), itl: newHistogram(itlBuckets),
+		requestHistograms: newRequestHistograms(maxModelLen)}
 }
 
 // promWriter appends the Prometheus text exposition format by hand (standard library only).
 type promWriter struct {
 	b     bytes.Buffer
-	label string // `model_name="..."`
+	label string // `model_name="...",engine="0"`: vLLM's labels, engine the index of the one engine core
 }
 
 func (p *promWriter) header(name, typ, help string) {
@@ -82,21 +100,38 @@ func (p *promWriter) metric(name, typ, help string, v float64) {
 
 func (p *promWriter) histogram(name, help string, h *histogram) {
 	p.header(name, "histogram", help)
+	// The engine adds to a bucket before the count, so a scrape between the two can see one
+	// more in the buckets than in the count: taking the larger keeps +Inf ≥ every bucket.
 	var cum uint64
 	for i, b := range h.bounds {
 		cum += h.counts[i].Load()
-		p.sample(name+"_bucket", `,le="`+strconv.FormatFloat(b, 'g', -1, 64)+`"`, float64(cum))
+		p.sample(name+"_bucket", `,le="`+pyFloat(b)+`"`, float64(cum))
 	}
-	n := h.count.Load()
+	n := max(h.count.Load(), cum)
 	p.sample(name+"_bucket", `,le="+Inf"`, float64(n))
-	p.sample(name+"_sum", "", float64(h.sumNs.Load())/1e9)
+	p.sample(name+"_sum", "", float64(h.sum.Load())*h.unit)
 	p.sample(name+"_count", "", float64(n))
+}
+
+// pyFloat formats a bucket bound as vLLM's Python client writes le (floatToGoString):
+// "1.0", "0.001", "2560.0", and the exponent form from a million up ("1e+06").
+func pyFloat(f float64) string {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	dot := strings.IndexByte(s, '.')
+	if f > 0 && dot > 6 {
+		mantissa := strings.TrimRight(s[:1]+"."+s[1:dot]+s[dot+1:], "0.")
+		return mantissa + "e+0" + strconv.Itoa(dot-1)
+	}
+	return s
 }
 
 // writeMetrics renders every metric with vLLM's names plus servebench_sim_info.
 func (s *Server) writeMetrics() []byte {
 	st := s.stats
-	p := &promWriter{label: `model_name="` + promEscape(s.modelName) + `"`}
+	p := &promWriter{label: `model_name="` + promEscape(s.modelName) + `",engine="0"`}
 	p.header("servebench_sim_info", "gauge", "Simulated server: the figures come from a model, not a GPU.")
 	p.b.WriteString("servebench_sim_info{")
 	for i, k := range sortedKeys(s.describe) {
@@ -135,6 +170,7 @@ func (s *Server) writeMetrics() []byte {
 	p.sample("vllm:request_success_total", `,finished_reason="abort"`, float64(st.finishedAbort.Load()))
 	p.histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", st.ttft)
 	p.histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", st.itl)
+	p.writeRequestHistograms(&st.requestHistograms)
 	return p.b.Bytes()
 }
 

@@ -81,6 +81,7 @@ type scheduler struct {
 	preemptions int64
 	plan        []planned
 	emitted     []*seq // sequences that produced tokens in the last step
+	stepTokens  int    // tokens computed in the last step: its batch shape for graph capture
 
 	cache   *prefixCache // nil = prefix caching off
 	hit     []*cacheBlock
@@ -116,6 +117,7 @@ func (s *scheduler) step() time.Duration {
 		s.apply(p)
 	}
 	s.compactRunning()
+	s.stepTokens = w.tokens
 	return s.m.stepTime(w)
 }
 

@@ -91,6 +91,7 @@ func New(c Config) (*Server, error) {
 	s.stats = newSimStats(kvCap)
 	s.describe = s.buildDescribe()
 	s.eng = newEngine(&s.cfg, s.model, s.stats)
+	s.eng.truth = s.truthLog
 	s.eng.start()
 	s.mux = s.routes()
 	return s, nil
@@ -216,6 +217,7 @@ func (s *Server) buildDescribe() map[string]string {
 	} {
 		d[k] = v
 	}
+	c.describeStartup(d)
 	return d
 }
 
