@@ -159,6 +159,7 @@ func (e *engine) runModel() {
 		}
 		e.drain()
 		dur := e.sched.step()
+		e.stats.markScheduled(e.sched.plan, t)
 		e.publishGauges()
 		if dur == 0 { // nothing schedulable this step (e.g. cancelled): retry shortly, never spin
 			t = time.Now().Add(time.Millisecond)
@@ -199,6 +200,7 @@ func (e *engine) publishGauges() {
 
 // release makes the tokens of one step visible to their stream handlers.
 func (e *engine) release(qs []*seq, at time.Time) {
+	e.stats.observeStep(qs...)
 	for _, q := range qs {
 		e.releaseOne(q, at)
 	}
@@ -208,6 +210,7 @@ func (e *engine) release(qs []*seq, at time.Time) {
 // and wakes the handler.
 func (e *engine) releaseOne(q *seq, at time.Time) {
 	prev := int(q.released.Load())
+	e.stats.onRelease(q, prev, at)
 	if prev == 0 {
 		e.stats.ttft.observe(at.Sub(q.arrival))
 		e.stats.promptTokens.Add(int64(q.prompt))
@@ -246,6 +249,7 @@ func (e *engine) runFixed() {
 			}
 			e.lag.record(now.Sub(q.due))
 			q.generated += min(q.chunk, q.target-q.generated)
+			e.stats.observeStep(q) // no steps in fixed mode: each release is its own iteration
 			e.releaseOne(q, q.due)
 			if q.generated >= q.target {
 				heap.Pop(&f.h)

@@ -15,6 +15,7 @@ type seq struct {
 	textSeed uint64 // picks the output words
 	arrival  time.Time
 	hasher   blockHasher // prefix cache: the prompt's block hashes, extended as tokens are generated (size 0: off)
+	times    reqTimes    // engine times behind vLLM's per-request histograms
 
 	// Engine-owned state.
 	generated     int

@@ -88,7 +88,7 @@ func New(c Config) (*Server, error) {
 		}
 		s.truthLog = tl
 	}
-	s.stats = newSimStats(kvCap)
+	s.stats = newSimStats(kvCap, s.maxModelLen())
 	s.describe = s.buildDescribe()
 	s.eng = newEngine(&s.cfg, s.model, s.stats)
 	s.eng.truth = s.truthLog
