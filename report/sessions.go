@@ -1,0 +1,82 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"servebench/metrics"
+)
+
+// textSessions writes a multi-turn run's figures per turn index (the TTFT that shows whether
+// the server reuses the history it has seen) and per session; nothing for other runs.
+func textSessions(b *strings.Builder, s *metrics.Summary) {
+	if len(s.Turns) == 0 || s.Sessions == nil {
+		return
+	}
+	ss := s.Sessions
+	line(b, "sessions", "%d started, %d complete; %s turns per session (p50); duration p50 %s, p99 %s s",
+		ss.Started, ss.Completed, fmt.Sprintf("%.0f", ss.Turns.Median), secP(ss.Duration, 50), secP(ss.Duration, 99))
+	tw := tabwriter.NewWriter(b, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "turn\tn\tinput tokens\tTTFT p50\tTTFT p99\tcached\t")
+	for _, t := range s.Turns {
+		cached := dash
+		if t.CachedShare != nil {
+			cached = fmt.Sprintf("%.0f%%", 100**t.CachedShare)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%s\t\n", t.Turn, t.N, t.InputTokens, msP(t.TTFT, 50), msP(t.TTFT, 99), cached)
+	}
+	tw.Flush()
+	b.WriteString("(TTFT in ms, per turn index: with a prefix cache it falls after turn 1 although the prompt grows)\n\n")
+}
+
+func secP(st metrics.Stat, p float64) string {
+	v, ok := st.Percentile(p)
+	if !ok {
+		return dash
+	}
+	return fmt.Sprintf("%.2f", v/1e9)
+}
+
+// jsonSessions adds a multi-turn run's figures to the JSON summary.
+func jsonSessions(o *object, s *metrics.Summary) {
+	if len(s.Turns) == 0 {
+		return
+	}
+	var turns []*object
+	for _, t := range s.Turns {
+		to := &object{}
+		to.set("turn", t.Turn)
+		to.set("completed", t.N)
+		to.set("mean_input_tokens", t.InputTokens)
+		to.set("median_ttft_ms", statMs(t.TTFT, 50))
+		to.set("p99_ttft_ms", statMs(t.TTFT, 99))
+		to.set("cached_share", t.CachedShare)
+		turns = append(turns, to)
+	}
+	o.set("turns", turns)
+	so := &object{}
+	so.set("started", s.Sessions.Started)
+	so.set("completed", s.Sessions.Completed)
+	so.set("median_duration_s", statSec(s.Sessions.Duration, 50))
+	so.set("p99_duration_s", statSec(s.Sessions.Duration, 99))
+	o.set("sessions", so)
+}
+
+func statMs(st metrics.Stat, p float64) *float64 {
+	v, ok := st.Percentile(p)
+	if !ok {
+		return nil
+	}
+	v /= 1e6
+	return &v
+}
+
+func statSec(st metrics.Stat, p float64) *float64 {
+	v, ok := st.Percentile(p)
+	if !ok {
+		return nil
+	}
+	v /= 1e9
+	return &v
+}
