@@ -69,7 +69,11 @@ func (sc *startupCost) next(base time.Duration, tokens int, start time.Time) (ti
 	sc.phases.steps.Store(sc.steps)
 	d := base
 	if sc.steps <= sc.coldSteps {
-		d = scaleDuration(d, sc.coldFactor)
+		// the cold factor fades linearly, step by step, from ColdFactor on the first step to
+		// nearly 1 on the last, as JIT and autotuning finish kernel after kernel: a warmup
+		// that only checks for a plateau would otherwise stop inside a uniformly slow phase
+		left := float64(sc.coldSteps-sc.steps+1) / float64(sc.coldSteps)
+		d = scaleDuration(d, 1+(sc.coldFactor-1)*left)
 		ph.coldEnd = sc.steps == sc.coldSteps
 	}
 	if sc.throttleAfter > 0 && start.Sub(sc.origin) >= sc.throttleAfter {

@@ -24,11 +24,9 @@ func wantStep(t *testing.T, sc *startupCost, base time.Duration, tokens int, sta
 func TestColdStepsCostFactor(t *testing.T) {
 	sc := newStartupCost(&Config{ColdSteps: 3, ColdFactor: 2.5})
 	t0, base := time.Unix(1000, 0), 8*time.Millisecond
-	for i := range 6 {
-		want, ph := base, stepPhase{}
-		if i < 3 {
-			want = 20 * time.Millisecond
-		}
+	// the factor fades linearly: 2.5, 2, 1.5 × over the three cold steps, then 1
+	for i, f := range []float64{2.5, 2, 1.5, 1, 1, 1} {
+		want, ph := time.Duration(f*float64(base)), stepPhase{}
 		ph.coldEnd = i == 2
 		// 600 tokens: too large for a graph, so only the cold factor shows
 		wantStep(t, sc, base, 600, t0.Add(time.Duration(i)*base), want, ph)
@@ -77,7 +75,7 @@ func TestThrottleAfter(t *testing.T) {
 }
 
 // TestStartupThroughScheduler drives the scheduler as the engine does: the first steps of a
-// decode batch cost the factor over the roofline, then exactly the roofline.
+// decode batch cost the fading factor over the roofline, then exactly the roofline.
 func TestStartupThroughScheduler(t *testing.T) {
 	c := DefaultConfig()
 	c.ColdSteps, c.ColdFactor, c.GraphCapture = 4, 3, 40*time.Millisecond
@@ -91,8 +89,8 @@ func TestStartupThroughScheduler(t *testing.T) {
 		roof := s.step()
 		got, ph := sc.next(roof, s.stepTokens, start)
 		want := roof
-		if i < 4 {
-			want = time.Duration(3 * float64(roof))
+		if i < 4 { // fading from 3 × by (3−1)/4 a step: 3, 2.5, 2, 1.5
+			want = time.Duration((3 - 0.5*float64(i)) * float64(roof))
 		}
 		if i <= 1 { // the 300-token prefill (bucket 512), then the first 3-sequence decode (bucket 4)
 			want += c.GraphCapture

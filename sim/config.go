@@ -53,7 +53,8 @@ type Config struct {
 	Seed   int64 // seeds EOS lengths, output words, jitter and fault draws
 
 	// Start-up costs and drift (model mode only; 0 turns each off). The first ColdSteps
-	// engine steps cost ColdFactor × their roofline time; the first step of each batch shape
+	// engine steps cost up to ColdFactor × their roofline time (fading linearly to 1 over them);
+	// the first step of each batch shape
 	// costs GraphCapture more, once; every step from ThrottleAfter after the first step on
 	// costs ThrottleFactor ×. ColdStart fills the cold-start three left at 0 from the preset
 	// profile (200 steps × 3, 30 ms per shape).
@@ -124,8 +125,8 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.DurationVar(&c.Jitter, "jitter", c.Jitter, "fixed mode: uniform ± jitter on every delay")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for output lengths, words, jitter and faults")
 	fs.BoolVar(&c.ColdStart, "cold-start", c.ColdStart, "start cold with the preset profile: 200 steps × 3 and 30ms per new batch shape (each of the three flags below left at 0 takes the profile's figure)")
-	fs.IntVar(&c.ColdSteps, "cold-steps", c.ColdSteps, "the first N engine steps are slower by --cold-factor, as a fresh engine's JIT and autotuning make them (0 = off)")
-	fs.Float64Var(&c.ColdFactor, "cold-factor", c.ColdFactor, "slow-down of the --cold-steps first steps (0 = off)")
+	fs.IntVar(&c.ColdSteps, "cold-steps", c.ColdSteps, "the first N engine steps are slower, from --cold-factor × on the first fading linearly to 1, as a fresh engine's JIT and autotuning make them (0 = off)")
+	fs.Float64Var(&c.ColdFactor, "cold-factor", c.ColdFactor, "slow-down of the first of the --cold-steps steps, fading to none by the last (0 = off)")
 	fs.DurationVar(&c.GraphCapture, "graph-capture", c.GraphCapture, "one-off cost of the first step of each batch shape (tokens rounded up to 1, 2, 4, … 512), as CUDA graph capture (0 = off)")
 	fs.DurationVar(&c.ThrottleAfter, "throttle-after", c.ThrottleAfter, "from this long after the first engine step on, every step is slower by --throttle-factor, as thermal throttling (0 = off)")
 	fs.Float64Var(&c.ThrottleFactor, "throttle-factor", c.ThrottleFactor, "slow-down of every step after --throttle-after (0 = off)")
