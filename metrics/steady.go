@@ -10,9 +10,10 @@ import (
 
 // Steady-state check: was the server steady during the measurement window?
 //
-// The window is cut into k equal windows by send time (k = completed/8, between 5 and 20),
-// and for each window the median TTFT and median per-request ITL of the requests sent in it,
-// and the output tokens/s of the requests that ended in it, form a series. Each series gets
+// The sending span (first sent → last sent of the measured requests) is cut into k equal
+// windows by send time (k = completed/8, between 5 and 20), and for each window the median
+// TTFT and median per-request ITL of the requests sent in it, and the output tokens/s of the
+// requests that ended in it, form a series. Each series gets
 // the Mann–Kendall trend test (Mann 1945, Kendall 1975: S = Σ_{i<j} sign(x_j − x_i), its
 // variance n(n−1)(2n+5)/18 less the ties' share, Z = (S ∓ 1)/√Var, two-sided p from the
 // normal), which assumes no distribution and is robust to outliers, and Sen's slope (the
@@ -89,6 +90,15 @@ func (s *steadyAcc) check(start, end int64, open bool) *Steadiness {
 	if n < steadyMinReqs || end <= start {
 		return &Steadiness{Reason: fmt.Sprintf("%d completed requests: at least %d are needed to test for drift", n, steadyMinReqs)}
 	}
+	// the windows span the sending, first sent → last sent: after the last send an open loop
+	// only drains, and its in-flight count falls whatever the server did
+	lastSent := int64(0)
+	for _, o := range s.obs {
+		lastSent = max(lastSent, o.sent)
+	}
+	if lastSent > start {
+		end = lastSent
+	}
 	k := min(20, max(5, n/8))
 	w := float64(end-start) / float64(k)
 	bucket := func(t int64) int { return min(k-1, max(0, int(float64(t-start)/w))) }
@@ -103,7 +113,9 @@ func (s *steadyAcc) check(start, end int64, open bool) *Steadiness {
 			itls[b] = append(itls[b], float64(o.itl))
 		}
 		queues[b] = append(queues[b], float64(o.queue))
-		tokens[bucket(o.end)] += float64(o.tokens)
+		if o.end <= end {
+			tokens[bucket(o.end)] += float64(o.tokens) // completions after the last send drain, they measure no window
+		}
 		// time in flight inside each window, so the mean in flight per window is Little's law
 		for i := bucket(o.sent); i <= bucket(o.end); i++ {
 			lo, hi := float64(start)+float64(i)*w, float64(start)+float64(i+1)*w

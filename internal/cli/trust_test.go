@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/record"
+	"servebench/sim"
+)
+
+// startSimServer is startSim returning the server, for its phases.
+func startSimServer(t *testing.T, mod func(*sim.Config)) (*sim.Server, string) {
+	t.Helper()
+	c := sim.DefaultConfig()
+	mod(&c)
+	s, err := sim.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, url
+}
+
+// TestWarmupAutoAgainstColdStart: against the simulator with a modelled cold phase (slow
+// first steps and a capture cost per batch shape), --warmup auto measures only after the
+// cold phase ended, and a --warmup 1 run of the same workload is not steady.
+func TestWarmupAutoAgainstColdStart(t *testing.T) {
+	cold := func(c *sim.Config) { c.ColdSteps, c.ColdFactor, c.GraphCapture = 300, 4, 20*time.Millisecond }
+	dir := t.TempDir()
+	srv, url := startSimServer(t, cold)
+	out := filepath.Join(dir, "auto.jsonl")
+	start := time.Now()
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--warmup", "auto", "--requests", "60", "--concurrency", "4",
+		"--input-tokens", "64", "--output-tokens", "16", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	h, recs := readRecords(t, out)
+	firstMeasured := int64(0)
+	for _, r := range recs {
+		if r.Phase == record.PhaseMeasure && (firstMeasured == 0 || r.Sent < firstMeasured) {
+			firstMeasured = r.Sent
+		}
+	}
+	ph := srv.Phases()
+	coldEnd := ph.ColdEnd.Sub(h.Start)
+	t.Logf("cold phase ended %v after t0 (%d steps, %d shapes captured); --warmup auto: %d requests (%s), first measured request sent at %v (run took %v)",
+		coldEnd, ph.ColdSteps, ph.Captures, h.Ends[0].WarmupRequests, h.Ends[0].WarmupStop, time.Duration(firstMeasured), time.Since(start))
+	if ph.ColdEnd.IsZero() || time.Duration(firstMeasured) < coldEnd || time.Duration(firstMeasured) > coldEnd*3/2 || h.Ends[0].WarmupStop != "converged" {
+		t.Errorf("measuring began at %v: not after the cold phase ended at %v, or later than half its length after (%s)", time.Duration(firstMeasured), coldEnd, h.Ends[0].WarmupStop)
+	}
+
+	_, url = startSimServer(t, cold)
+	out1 := filepath.Join(dir, "one.jsonl")
+	code, stdout, errs := runMain(t, "run", "--url", url, "--warmup", "1", "--requests", "200", "--concurrency", "4",
+		"--input-tokens", "64", "--output-tokens", "16", "-o", out1)
+	if code != 0 {
+		t.Fatalf("--warmup 1: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(stdout, "not steady") {
+		t.Errorf("a --warmup 1 run through the cold phase is called steady:\n%s", stdout)
+	}
+}
+
+// TestDriftAndQueueing: throttling part-way through a run is named as a drift of the right
+// metric and direction; an open loop at twice the simulator's capacity is unbounded queueing.
+func TestDriftAndQueueing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 20 s")
+	}
+	dir := t.TempDir()
+	_, url := startSimServer(t, func(c *sim.Config) { c.ThrottleAfter, c.ThrottleFactor = 3*time.Second, 2 })
+	code, stdout, errs := runMain(t, "run", "--url", url, "--warmup", "4", "--duration", "9s", "--concurrency", "4",
+		"--input-tokens", "64", "--output-tokens", "32", "-o", filepath.Join(dir, "throttle.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(stdout, "not steady: ITL p50 rose") && !strings.Contains(stdout, "not steady: TTFT p50 rose") {
+		t.Errorf("throttling after 3 s of 9 s not named as a rise:\n%s", stdout)
+	}
+	// capacity first: a closed loop of 64 users shows the most this server does
+	_, url = startSimServer(t, func(c *sim.Config) { c.MaxNumSeqs = 8 })
+	code, stdout, errs = runMain(t, "run", "--url", url, "--concurrency", "8", "--requests", "80", "--warmup", "8",
+		"--input-tokens", "64", "--output-tokens", "64", "--json", filepath.Join(dir, "cap.json"), "-o", filepath.Join(dir, "cap.jsonl"))
+	if code != 0 {
+		t.Fatalf("capacity: exit %d: %s", code, errs)
+	}
+	capRate := requestRate(t, filepath.Join(dir, "cap.jsonl"))
+	code, stdout, errs = runMain(t, "run", "--url", url, "--rate", strconv.FormatFloat(2*capRate, 'f', 2, 64),
+		"--duration", "6s", "--input-tokens", "64", "--output-tokens", "64", "-o", filepath.Join(dir, "over.jsonl"))
+	if code != 0 {
+		t.Fatalf("overload: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(stdout, "unbounded queueing") {
+		t.Errorf("an open loop at twice capacity (%.1f req/s) is not called unbounded queueing:\n%s", 2*capRate, stdout)
+	}
+}
+
+func requestRate(t *testing.T, path string) float64 {
+	t.Helper()
+	_, recs := readRecords(t, path)
+	var first, last int64
+	n := 0
+	for _, r := range recs {
+		if r.Phase != record.PhaseMeasure || !r.OK() {
+			continue
+		}
+		if first == 0 || r.Sent < first {
+			first = r.Sent
+		}
+		last = max(last, r.Done)
+		n++
+	}
+	return float64(n) / (float64(last-first) / 1e9)
+}
