@@ -80,3 +80,20 @@ func statSec(st metrics.Stat, p float64) *float64 {
 	v /= 1e9
 	return &v
 }
+
+// textSteady says whether the run was steady (metrics' steady-state check); the drifts
+// themselves are notes.
+func textSteady(b *strings.Builder, s *metrics.Summary) {
+	st := s.Steadiness
+	switch {
+	case st == nil:
+	case !st.Tested:
+		line(b, "steady", "not tested: %s", st.Reason)
+	case st.Steady:
+		line(b, "steady", "steady: no trend in TTFT, ITL or throughput over %d windows (Mann–Kendall)", st.Windows)
+	case st.Queueing:
+		line(b, "steady", "NOT STEADY: unbounded queueing (see the notes)")
+	default:
+		line(b, "steady", "NOT STEADY: %d drifting figure(s) (see the notes)", len(st.Drifts))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/internal/peertest"
 	"servebench/record"
 	"servebench/sim"
 )
@@ -119,4 +120,21 @@ func requestRate(t *testing.T, path string) float64 {
 		n++
 	}
 	return float64(n) / (float64(last-first) / 1e9)
+}
+
+// TestWarmupAutoLlamaCpp: against the real llama.cpp peer --warmup auto converges and the
+// measured run is steady.
+func TestWarmupAutoLlamaCpp(t *testing.T) {
+	url := peertest.Llama(t, "mini.gguf", "-t", "2", "-np", "2", "-c", "4096")
+	out := filepath.Join(t.TempDir(), "llama.jsonl")
+	code, stdout, errs := runMain(t, "run", "--url", url, "--warmup", "auto", "--requests", "60", "--concurrency", "2",
+		"--input-tokens", "32", "--output-tokens", "16", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	h, _ := readRecords(t, out)
+	if e := h.Ends[0]; e.WarmupStop != "converged" || !strings.Contains(stdout, "steady      steady") {
+		t.Errorf("warmup %d (%s):\n%s", e.WarmupRequests, e.WarmupStop, stdout)
+	}
+	t.Logf("llama.cpp: --warmup auto converged after %d requests", h.Ends[0].WarmupRequests)
 }
