@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +99,7 @@ func TestSharedPrefixWorkload(t *testing.T) {
 // TestMooncakeTrace replays a Mooncake trace: its arrival times, exact lengths, and hash ids
 // as shared blocks.
 func TestMooncakeTrace(t *testing.T) {
-	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
+	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 }) // the engine model, with its prefix cache
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "mooncake.jsonl")
 	var b strings.Builder
@@ -114,6 +115,21 @@ func TestMooncakeTrace(t *testing.T) {
 	h, recs := readRecords(t, out)
 	if len(recs) != 20 || h.Workload.ReusableShare <= 0 {
 		t.Fatalf("%d records, workload %+v", len(recs), h.Workload)
+	}
+	var cached, prompt float64
+	var late []float64
+	for _, r := range recs {
+		cached += r.Server["usage.cached_tokens"]
+		prompt += float64(r.PromptTokens)
+		late = append(late, float64(r.Dispatched-r.Scheduled))
+	}
+	slices.Sort(late)
+	// the trace's hash-id reuse is what the simulator's prefix cache serves
+	if share := cached / prompt; math.Abs(share-h.Workload.ReusableShare) > 0.02 {
+		t.Errorf("the simulator cached %.3f of prompt tokens; the trace's hash ids imply %.3f", share, h.Workload.ReusableShare)
+	}
+	if p99 := late[len(late)*99/100]; p99 > 2e6 && !raceDetector {
+		t.Errorf("lateness p99 %.2f ms at the trace's rate", p99/1e6)
 	}
 	for _, r := range recs {
 		if want := int64(r.ID) * 20e6; r.Scheduled != want || r.InputTokens != 40+r.ID || r.MaxTokens != 3 {
