@@ -1,13 +1,17 @@
 package bench
 
 import (
+	"os/exec"
+
 	"servebench/conditions"
+	"servebench/conditions/capture"
 	"servebench/runspec"
 	"servebench/telemetry"
 )
 
 // newScraper is the session's telemetry scraper: the server family's Prometheus endpoint
-// (when it has one) and every --scrape URL; nil with --no-scrape or nothing to scrape.
+// (when it has one), every --scrape URL, and this machine's GPUs when the server runs here;
+// nil with --no-scrape or nothing to sample.
 func (b *Session) newScraper() *telemetry.Scraper {
 	s := &b.spec
 	if s.NoScrape {
@@ -34,7 +38,20 @@ func (b *Session) newScraper() *telemetry.Scraper {
 	f := telemetry.DefaultFilter()
 	f.All = s.ScrapeAll
 	return telemetry.New(telemetry.Config{Sources: srcs, Interval: s.ScrapeInterval, Filter: f,
-		Insecure: s.Insecure, Note: func(n string) { b.logf("%s", n) }})
+		Insecure: s.Insecure, Note: func(n string) { b.logf("%s", n) }, GPU: localSMI(b.target.BaseURL)})
+}
+
+// localSMI is the nvidia-smi to sample the GPUs with: only when the server's URL is on this
+// machine (a remote server's energy is not drawn by our GPUs) and nvidia-smi is on PATH.
+func localSMI(base string) string {
+	if !capture.IsLoopback(base) {
+		return ""
+	}
+	p, err := exec.LookPath("nvidia-smi")
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 // writeTelemetry stops the run's scrapes (taking the last sample after its last request,

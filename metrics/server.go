@@ -35,6 +35,8 @@ type Server struct {
 	TTFT, ITL, Queue *HistQuantiles
 	// Attribution ties the slowest first tokens to the server's queue.
 	Attribution *Attribution
+	// GPU is this machine's GPUs over the window (nvidia-smi's samples); nil without them.
+	GPU *GPU
 	// Gauges and Counters are every gauge's and counter's figures over the window, by
 	// series (name and labels), sorted.
 	Gauges   []GaugeStat
@@ -145,6 +147,7 @@ func ServerDuring(samples []record.Telemetry, start, end int64, reqs []SentTTFT)
 	s.ITL = roleHist(ok, roles.itl, start, end)
 	s.Queue = roleHist(ok, roles.queue, start, end)
 	s.Attribution = attribute(ok, reqs)
+	s.GPU = gpuDuring(ok[record.GPUSource], start, end)
 	s.Gauges, s.Counters = everySeries(ok, start, end)
 	return s
 }
@@ -571,5 +574,9 @@ func (a *Accumulator) server(s *Summary) *Server {
 			ts = append(ts, t)
 		}
 	}
-	return ServerDuring(ts, s.WindowStart, s.WindowEnd, a.sents)
+	sv := ServerDuring(ts, s.WindowStart, s.WindowEnd, a.sents)
+	if sv != nil {
+		sv.GPU.setJoulesPerToken(s.OutputTokens)
+	}
+	return sv
 }

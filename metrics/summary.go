@@ -163,6 +163,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, steadyWarning(s.Steadiness)...)
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
+	s.Warnings = append(s.Warnings, gpuWarnings(s)...)
 	return s
 }
 

@@ -102,3 +102,17 @@ func (r *Reader) readTelemetry(b []byte) error {
 	}
 	return nil
 }
+
+// GPUSource is the Source of the GPU samples (nvidia-smi's, see package telemetry): each
+// sample is one reading of every GPU, as gauge series with a gpu label (its index), so that
+// they share the scrapes' line kind and every reader of telemetry reads them.
+const GPUSource = "nvidia-smi"
+
+// The GPU gauge series, in base units.
+const (
+	GPUPower       = "gpu_power_watts"
+	GPUSMClock     = "gpu_sm_clock_hertz"
+	GPUUtilization = "gpu_utilization_ratio" // 0 to 1
+	GPUMemoryUsed  = "gpu_memory_used_bytes"
+	GPUTemperature = "gpu_temperature_celsius"
+)

@@ -35,6 +35,60 @@ func textServer(b *strings.Builder, s *metrics.Summary) {
 	if a := attributionLine(sv); a != "" {
 		line(b, "attribution", "%s", a)
 	}
+	gpuLines(b, sv.GPU)
+}
+
+// gpuLines writes the GPU figures of the window: energy, power and J/token, then clocks,
+// utilisation, memory and temperature (only what nvidia-smi read).
+func gpuLines(b *strings.Builder, g *metrics.GPU) {
+	if g == nil {
+		return
+	}
+	var parts []string
+	if g.EnergyJ != nil {
+		e := fmt.Sprintf("energy %s J over the window", approx(*g.EnergyJ))
+		if g.Coverage < 1 {
+			e += fmt.Sprintf(" (samples span %.0f%% of it)", 100*g.Coverage)
+		}
+		parts = append(parts, e)
+	}
+	if g.MeanPowerW != nil {
+		parts = append(parts, fmt.Sprintf("mean %s W", approx(*g.MeanPowerW)))
+	}
+	if g.MaxPowerW != nil {
+		parts = append(parts, fmt.Sprintf("max %s W", approx(*g.MaxPowerW)))
+	}
+	if g.JoulesPerToken != nil {
+		parts = append(parts, fmt.Sprintf("%s J/output token", approx(*g.JoulesPerToken)))
+	}
+	line(b, "gpu", "%s (nvidia-smi, %d readings in the window)%s", cmpPlural(len(g.GPUs), "1 GPU", fmt.Sprintf("%d GPUs", len(g.GPUs))),
+		g.Samples, prefixed(": ", strings.Join(parts, ", ")))
+	parts = nil
+	if g.SMClockMin != nil {
+		parts = append(parts, fmt.Sprintf("SM clock %.0f–%.0f MHz", *g.SMClockMin, *g.SMClockMax))
+	}
+	if len(g.Throttle) > 0 {
+		parts = append(parts, fmt.Sprintf("fell on %d (throttling, see warnings)", len(g.Throttle)))
+	}
+	if g.UtilMean != nil {
+		parts = append(parts, fmt.Sprintf("utilisation mean %.0f%%", 100**g.UtilMean))
+	}
+	if g.MemMaxB != nil {
+		parts = append(parts, fmt.Sprintf("memory max %.1f GiB", *g.MemMaxB/(1<<30)))
+	}
+	if g.TempMaxC != nil {
+		parts = append(parts, fmt.Sprintf("temperature max %.0f °C", *g.TempMaxC))
+	}
+	if len(parts) > 0 {
+		line(b, "gpu state", "%s", strings.Join(parts, "; "))
+	}
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
 }
 
 // scrapeTrouble lists failures, cut series, dropped values and thinning, or "".
@@ -215,6 +269,7 @@ func jsonServer(o *object, s *metrics.Summary) {
 	} else {
 		m.set("attribution", nil)
 	}
+	m.set("gpu", gpuJSON(sv.GPU))
 	m.set("gauges", sv.Gauges)
 	m.set("counters", sv.Counters)
 	o.set("server_metrics", m)
@@ -237,5 +292,35 @@ func histJSON(h *metrics.HistQuantiles) *object {
 	o.set("p50_ms", ms(h.P50))
 	o.set("p99_ms", ms(h.P99))
 	o.set("p50_bucket_ms", []*float64{ms(h.P50Lo), ms(h.P50Hi)})
+	return o
+}
+
+// gpuJSON is the GPU figures of the window under server_metrics.gpu; null without samples.
+func gpuJSON(g *metrics.GPU) *object {
+	if g == nil {
+		return nil
+	}
+	o := &object{}
+	o.set("gpus", g.GPUs)
+	o.set("readings", g.Samples)
+	o.set("energy_j", g.EnergyJ)
+	o.set("coverage", g.Coverage)
+	o.set("mean_power_w", g.MeanPowerW)
+	o.set("max_power_w", g.MaxPowerW)
+	o.set("joules_per_output_token", g.JoulesPerToken)
+	o.set("sm_clock_min_mhz", g.SMClockMin)
+	o.set("sm_clock_max_mhz", g.SMClockMax)
+	var falls []*object
+	for _, f := range g.Throttle {
+		fo := &object{}
+		fo.set("gpu", f.GPU)
+		fo.set("from_mhz", f.From)
+		fo.set("to_mhz", f.To)
+		falls = append(falls, fo)
+	}
+	o.set("sm_clock_falls", falls)
+	o.set("utilization_mean", g.UtilMean)
+	o.set("memory_used_max_bytes", g.MemMaxB)
+	o.set("temperature_max_c", g.TempMaxC)
 	return o
 }

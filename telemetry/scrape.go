@@ -60,6 +60,9 @@ type Config struct {
 	Insecure    bool // skip TLS verification, like the benchmark's --insecure
 	// Note receives one line when a default source is dropped (nil: discarded).
 	Note func(string)
+	// GPU is the nvidia-smi to run for GPU samples every Interval ("" for none): the caller
+	// decides, since only a server on this machine runs on these GPUs.
+	GPU string
 }
 
 func (c *Config) fill() {
@@ -110,6 +113,7 @@ type Scraper struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+	gpu  *gpuSampler // nil: no GPU samples
 }
 
 // source is one endpoint's state, touched only by its own goroutine (or by Prime and Stop
@@ -120,9 +124,9 @@ type source struct {
 	text    bytes.Buffer // the filtered body, reused between scrapes
 }
 
-// New returns a Scraper of cfg's sources, or nil when there are none.
+// New returns a Scraper of cfg's sources and GPUs, or nil when there is nothing to sample.
 func New(cfg Config) *Scraper {
-	if len(cfg.Sources) == 0 {
+	if len(cfg.Sources) == 0 && cfg.GPU == "" {
 		return nil
 	}
 	cfg.fill()
@@ -137,6 +141,9 @@ func New(cfg Config) *Scraper {
 		TLSClientConfig:     &tls.Config{InsecureSkipVerify: cfg.Insecure},
 	}
 	s := &Scraper{cfg: cfg, client: &http.Client{Transport: tr}}
+	if cfg.GPU != "" {
+		s.gpu = &gpuSampler{path: cfg.GPU, interval: cfg.Interval, add: s.add}
+	}
 	for _, src := range cfg.Sources {
 		if src.Name == "" {
 			src.Name = src.URL
@@ -154,7 +161,13 @@ func (s *Scraper) Prime(ctx context.Context) {
 		return
 	}
 	s.primed = true
+	var wg sync.WaitGroup
+	if s.gpu != nil {
+		// its process lives until Stop; Prime waits for its first reading, within the timeout
+		wg.Go(func() { s.gpu.start(s.cfg.Timeout()) })
+	}
 	s.scrapeAll(ctx)
+	wg.Wait()
 	for _, src := range s.srcs {
 		if src.Default && !src.dropped && s.lastFailedHTTP(src.Name) {
 			src.dropped = true
@@ -226,6 +239,9 @@ func (s *Scraper) Stop(final bool) []Sample {
 	}
 	if final {
 		s.scrapeAll(context.Background())
+	}
+	if s.gpu != nil {
+		s.gpu.stop(final, s.cfg.Timeout()+time.Second) // its last reading follows the last request too
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

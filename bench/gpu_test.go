@@ -1,0 +1,86 @@
+//go:build unix
+
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"servebench/record"
+	"servebench/runspec"
+)
+
+// fakeSMI puts a stand-in nvidia-smi first on PATH: a shell script that honours -lms with one
+// line per interval until killed, 300 W, and an SM clock of 1980 MHz for its first 4 lines
+// and 1500 after (throttling). Each start appends a line to the returned file.
+func fakeSMI(t *testing.T) string {
+	dir := t.TempDir()
+	starts := filepath.Join(dir, "starts")
+	script := `#!/bin/sh
+echo "$@" >> ` + starts + `
+ms=1000
+while [ $# -gt 0 ]; do
+  if [ "$1" = "-lms" ]; then ms=$2; shift; fi
+  shift
+done
+sec=$(printf '%d.%03d' $((ms/1000)) $((ms%1000)))
+i=0
+while :; do
+  clk=1980
+  if [ $i -ge 4 ]; then clk=1500; fi
+  echo "0, 300.00, $clk, 90, 20480, 70"
+  i=$((i+1))
+  sleep $sec
+done
+`
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return starts
+}
+
+// A server on 127.0.0.1 with nvidia-smi on PATH: one nvidia-smi for the run, its readings in
+// the records' telemetry lines, the window's energy and J/token in the summary, and the clock
+// drop as a warning.
+func TestGPUSamplingFakeSMI(t *testing.T) {
+	starts := fakeSMI(t)
+	url := simURL(t, nil)
+	s, hdr := runTo(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests = 4, 24 })
+	args, _ := os.ReadFile(starts)
+	if n := strings.Count(string(args), "\n"); n != 1 || !strings.Contains(string(args), "-lms 100") {
+		t.Fatalf("nvidia-smi started %d times: %q", n, args)
+	}
+	n := 0
+	for _, tl := range hdr.Telemetry {
+		if tl.Source == record.GPUSource {
+			n++
+		}
+	}
+	g := s.Server.GPU
+	if n < 5 || g == nil || g.JoulesPerToken == nil {
+		t.Fatalf("%d GPU samples over %v; GPU %+v", n, s.Window, g)
+	}
+	// 300 W over the window, divided by its output tokens
+	want := 300 * s.Window.Seconds() / float64(s.OutputTokens)
+	if d := *g.JoulesPerToken/want - 1; d < -0.01 || d > 0.01 {
+		t.Errorf("J/token %.4f, want %.4f (300 W × %v / %d tokens)", *g.JoulesPerToken, want, s.Window, s.OutputTokens)
+	}
+	if !strings.Contains(strings.Join(s.Warnings, "\n"), "SM clock fell from 1980 to 1500 MHz") {
+		t.Errorf("no throttling warning in %q", s.Warnings)
+	}
+	t.Logf("%d GPU samples over a %v window; %.4f J/token", n, s.Window, *g.JoulesPerToken)
+}
+
+// A server elsewhere: no GPU sampling, whatever nvidia-smi is on PATH.
+func TestGPUSamplingOnlyLocal(t *testing.T) {
+	fakeSMI(t)
+	if p := localSMI("http://10.1.2.3:8000"); p != "" {
+		t.Errorf("remote server sampled with %s", p)
+	}
+	if p := localSMI("http://127.0.0.1:8000"); p == "" {
+		t.Error("local server not sampled")
+	}
+}
