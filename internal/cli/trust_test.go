@@ -79,7 +79,7 @@ func TestDriftAndQueueing(t *testing.T) {
 	dir := t.TempDir()
 	_, url := startSimServer(t, func(c *sim.Config) { c.ThrottleAfter, c.ThrottleFactor = 3*time.Second, 2 })
 	code, stdout, errs := runMain(t, "run", "--url", url, "--warmup", "4", "--duration", "9s", "--concurrency", "4",
-		"--input-tokens", "64", "--output-tokens", "32", "-o", filepath.Join(dir, "throttle.jsonl"))
+		"--input-tokens", "64", "--output-tokens", "16", "-o", filepath.Join(dir, "throttle.jsonl"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
