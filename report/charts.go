@@ -154,7 +154,7 @@ func charts(runs []Run) []*plot {
 		histPlot("ttft-hist", "TTFT histogram", "TTFT (ms)", ttft),
 		cdfPlot("itl-cdf", "ITL distributions (CDF): chunk solid, token dashed", "ITL (ms)", itl),
 		histPlot("itl-hist", "ITL histograms: chunk solid, token dashed", "ITL (ms)", itl),
-		scatterPlot(runs),
+		timeline(runs, scatterPlot(runs)),
 		timePlot("tokens-time", "Output tokens per second", "output tokens/s",
 			"completed requests' tokens per 1 s bucket; the last bucket is partial", runs, func(s *Series) []float64 { return s.tokens }),
 		timePlot("inflight-time", "Requests in flight", "requests in flight",

@@ -62,7 +62,7 @@ func HTMLRuns(w io.Writer, runs []Run) error {
 	var plots []htmlPlot
 	for _, p := range charts(runs) {
 		svgs = append(svgs, template.HTML(p.svg())) // built from numbers and escaped text only
-		plots = append(plots, htmlPlot{Title: p.title, Note: p.note, SVG: svgs[len(svgs)-1]})
+		plots = append(plots, htmlPlot{Title: p.title, Note: p.note, SVG: svgs[len(svgs)-1], Wide: p.width() > chartW})
 	}
 	return pageTmpl.Execute(w, pageData(runs, plots))
 }
@@ -71,6 +71,7 @@ func HTMLRuns(w io.Writer, runs []Run) error {
 type htmlPlot struct {
 	Title, Note string
 	SVG         template.HTML
+	Wide        bool // spans the grid's width (the timeline with the server's panels)
 }
 
 // page is the template's data.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -26,9 +27,17 @@ const chromium = "/usr/bin/chromium"
 // synthRun builds a deterministic run of n requests over about 8 s: TTFT around ttftMS,
 // 20-60 events 10-30 ms apart carrying 1-3 tokens, a few failures, and conditions.
 func synthRun(seed uint64, n int, ttftMS float64, label string) Run {
+	return synthRunWith(seed, n, ttftMS, label, nil)
+}
+
+// synthRunWith is synthRun with its header changed by mod before any record is added.
+func synthRunWith(seed uint64, n int, ttftMS float64, label string, mod func(*record.Header)) Run {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	h := header(true)
 	h.Conditions = []record.Condition{{Key: "gpu", Value: "sim", Source: "detected"}, {Key: "model.quant", Value: label, Source: "declared"}}
+	if mod != nil {
+		mod(h)
+	}
 	var acc metrics.Accumulator
 	acc.SetHeader(h)
 	var se Series
@@ -73,10 +82,11 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	base := synthRun(1, 400, 80, "base")
 	cand := synthRun(2, 300, 110, "candidate")
+	tel := synthRunWith(3, 400, 80, "telemetry", synthTelemetry)
 	for _, c := range []struct {
 		name string
 		runs []Run
-	}{{"single", []Run{base}}, {"compare", []Run{base, cand}}} {
+	}{{"single", []Run{base}}, {"compare", []Run{base, cand}}, {"telemetry", []Run{tel}}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			var page bytes.Buffer
@@ -130,6 +140,11 @@ func browse(t *testing.T, name string, page []byte) {
 		}
 	}
 	checkCharts(t, dom)
+	if name == "telemetry" {
+		checkPanels(t, dom)
+	} else if strings.Contains(dom, `data-panel=`) {
+		t.Error("server panels drawn for records without telemetry")
+	}
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("screenshot %s: %v", shot, err)
 	}
@@ -174,6 +189,46 @@ func checkCharts(t *testing.T, dom string) {
 		if !strings.Contains(dom, s) {
 			t.Errorf("rendered page lacks %s", s)
 		}
+	}
+}
+
+var panelRE = regexp.MustCompile(`(?s)<g class="panel" data-panel="([^"]+)".*?</g>`)
+
+// checkPanels checks that the E2E scatter carries the server's three panels below it, drawn.
+func checkPanels(t *testing.T, dom string) {
+	t.Helper()
+	var got []string
+	for _, m := range panelRE.FindAllStringSubmatch(dom, -1) {
+		got = append(got, m[1])
+		if n := dataNRE.FindStringSubmatch(m[0]); n == nil || n[1] == "0" {
+			t.Errorf("panel %s has no points drawn", m[1])
+		}
+	}
+	if strings.Join(got, " ") != "server-queue server-kv gpu-power" {
+		t.Errorf("panels %v, want server-queue server-kv gpu-power", got)
+	}
+	if !strings.Contains(dom, `<figure class="wide">`) {
+		t.Error("the timeline does not span the page")
+	}
+}
+
+// synthTelemetry gives a header a server's samples every 250 ms from 0.5 s to 11 s (the
+// requests are sent from 1 s to 9 s and done by 10.2 s): a queue building up in the middle, the KV cache filling
+// with it, and one GPU's power; and nvidia-smi's readings beside them.
+func synthTelemetry(h *record.Header) {
+	v := func(x float64) *float64 { return &x }
+	for k := 0; k <= 42; k++ {
+		t := 0.5 + float64(k)/4
+		load := math.Max(0, 1-math.Abs(t-5)/3) // 0 at the edges, 1 at 5 s
+		at := int64(t * 1e9)
+		h.Telemetry = append(h.Telemetry, record.Telemetry{V: 1, T: at, Source: "http://127.0.0.1:8000/metrics", OK: true, Series: []record.Series{
+			{Name: "vllm:num_requests_waiting", Type: record.TypeGauge, Value: v(math.Round(12 * load))},
+			{Name: "vllm:num_requests_running", Type: record.TypeGauge, Value: v(math.Round(4 + 12*load))},
+			{Name: "vllm:kv_cache_usage_perc", Type: record.TypeGauge, Value: v(0.1 + 0.85*load)},
+		}}, record.Telemetry{V: 1, T: at + 1e6, Source: record.GPUSource, OK: true, Series: []record.Series{
+			{Name: record.GPUPower, Labels: map[string]string{"gpu": "0"}, Type: record.TypeGauge, Value: v(120 + 250*load)},
+			{Name: record.GPUSMClock, Labels: map[string]string{"gpu": "0"}, Type: record.TypeGauge, Value: v(1980e6)},
+		}})
 	}
 }
 

@@ -31,7 +31,7 @@ func textServer(b *strings.Builder, s *metrics.Summary) {
 	}
 	histLine(b, "server TTFT", sv.TTFT, "servebench TTFT", s.TTFT)
 	histLine(b, "server ITL", sv.ITL, "servebench ITL (chunk)", s.ITLChunk)
-	histLine(b, "server queue", sv.Queue, "", metrics.Stat{})
+	histLine(b, "queue time", sv.Queue, "", metrics.Stat{})
 	if a := attributionLine(sv); a != "" {
 		line(b, "attribution", "%s", a)
 	}
@@ -68,7 +68,7 @@ func gpuLines(b *strings.Builder, g *metrics.GPU) {
 		parts = append(parts, fmt.Sprintf("SM clock %.0f–%.0f MHz", *g.SMClockMin, *g.SMClockMax))
 	}
 	if len(g.Throttle) > 0 {
-		parts = append(parts, fmt.Sprintf("fell on %d (throttling, see warnings)", len(g.Throttle)))
+		parts = append(parts, fmt.Sprintf("fell on %s (throttling: see the notes)", cmpPlural(len(g.Throttle), "1 GPU", fmt.Sprintf("%d GPUs", len(g.Throttle)))))
 	}
 	if g.UtilMean != nil {
 		parts = append(parts, fmt.Sprintf("utilisation mean %.0f%%", 100**g.UtilMean))

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
@@ -19,7 +20,7 @@ import (
 const (
 	chartW, chartH                 = 600.0, 300.0
 	padL, padR, padT, padB         = 62.0, 18.0, 30.0, 44.0
-	plotW, plotH                   = chartW - padL - padR, chartH - padT - padB
+	wideW, panelH                  = 1200.0, 170.0 // a full-width figure and its panels (timeline.go)
 	legendY                        = 14.0
 	markLine, markArea, markDots   = 0, 1, 2
 	histBins                       = 40
@@ -41,45 +42,71 @@ type plot struct {
 	id, title, note, xLabel, yLabel string
 	x0, x1, y0, y1                  float64
 	marks                           []mark
+	w, h                            float64 // size in user units; 0: chartW, chartH
+	// below are panels drawn under the chart in the same SVG, on its x axis (timeline.go).
+	below []*plot
 }
 
-func (p *plot) sx(x float64) float64 { return padL + (x-p.x0)/(p.x1-p.x0)*plotW }
-func (p *plot) sy(y float64) float64 { return padT + plotH - (y-p.y0)/(p.y1-p.y0)*plotH }
+func (p *plot) width() float64  { return cmp.Or(p.w, chartW) }
+func (p *plot) height() float64 { return cmp.Or(p.h, chartH) }
+func (p *plot) plotW() float64  { return p.width() - padL - padR }
+func (p *plot) plotH() float64  { return p.height() - padT - padB }
+
+func (p *plot) sx(x float64) float64 { return padL + (x-p.x0)/(p.x1-p.x0)*p.plotW() }
+func (p *plot) sy(y float64) float64 {
+	return padT + p.plotH() - (y-p.y0)/(p.y1-p.y0)*p.plotH()
+}
 
 // svg renders the chart. Every mark carries data-n, its number of drawn points, so that a test
 // can check from the DOM that the chart is drawn.
 func (p *plot) svg() string {
+	total := p.height()
+	for _, q := range p.below {
+		total += q.height()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" id="%s" data-chart="%s" viewBox="0 0 %g %g" role="img" aria-label="%s">`,
+		p.id, p.id, p.width(), total, html.EscapeString(p.title))
+	p.body(&b)
+	y := p.height()
+	for _, q := range p.below {
+		fmt.Fprintf(&b, `<g class="panel" data-panel="%s" transform="translate(0 %g)">`, q.id, y)
+		q.body(&b)
+		b.WriteString("</g>")
+		y += q.height()
+	}
+	b.WriteString("</svg>")
+	return b.String()
+}
+
+// body draws the chart's axes, marks and legend.
+func (p *plot) body(b *strings.Builder) {
 	if p.x1 <= p.x0 {
 		p.x1 = p.x0 + 1
 	}
 	if p.y1 <= p.y0 {
 		p.y1 = p.y0 + 1
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" id="%s" data-chart="%s" viewBox="0 0 %g %g" role="img" aria-label="%s">`,
-		p.id, p.id, chartW, chartH, html.EscapeString(p.title))
-	p.axes(&b)
+	p.axes(b)
 	for _, m := range p.marks {
-		p.drawMark(&b, m)
+		p.drawMark(b, m)
 	}
-	p.legend(&b)
-	b.WriteString("</svg>")
-	return b.String()
+	p.legend(b)
 }
 
 // axes draws the grid, tick labels and axis titles.
 func (p *plot) axes(b *strings.Builder) {
 	for _, x := range niceTicks(p.x0, p.x1, ticks) {
-		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, p.sx(x), padT, p.sx(x), padT+plotH)
-		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, p.sx(x), padT+plotH+15, tickLabel(x))
+		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, p.sx(x), padT, p.sx(x), padT+p.plotH())
+		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, p.sx(x), padT+p.plotH()+15, tickLabel(x))
 	}
 	for _, y := range niceTicks(p.y0, p.y1, ticks-1) {
-		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, padL, p.sy(y), padL+plotW, p.sy(y))
+		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, padL, p.sy(y), padL+p.plotW(), p.sy(y))
 		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, padL-6, p.sy(y)+4, tickLabel(y))
 	}
-	fmt.Fprintf(b, `<rect class="frame" x="%g" y="%g" width="%g" height="%g"/>`, padL, padT, plotW, plotH)
-	fmt.Fprintf(b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, padL+plotW/2, chartH-6, html.EscapeString(p.xLabel))
-	fmt.Fprintf(b, `<text class="axis" transform="translate(14 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, padT+plotH/2, html.EscapeString(p.yLabel))
+	fmt.Fprintf(b, `<rect class="frame" x="%g" y="%g" width="%g" height="%g"/>`, padL, padT, p.plotW(), p.plotH())
+	fmt.Fprintf(b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, padL+p.plotW()/2, p.height()-6, html.EscapeString(p.xLabel))
+	fmt.Fprintf(b, `<text class="axis" transform="translate(14 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, padT+p.plotH()/2, html.EscapeString(p.yLabel))
 }
 
 func (p *plot) drawMark(b *strings.Builder, m mark) {
