@@ -88,6 +88,9 @@ type Result struct {
 	// Changes are the settings the candidate deliberately changed from its baseline (flags
 	// given beside run --like), from the candidate's header; nil when it was not made like one.
 	Changes []record.Change
+	// Server are the servers' own figures (from telemetry) on both sides, beside ours: shown
+	// for the reader, never judged (see ServerRow). Nil when neither side has telemetry.
+	Server []ServerRow
 }
 
 // Compare judges cand against base.
@@ -123,6 +126,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 		judge(&res.Rows[i], opt.Threshold)
 	}
 	res.Verdict = verdict(res)
+	res.Server = serverRows(br, cr)
 	res.Warnings = append(res.Warnings, conditionWarnings(base, cand, res.Differences)...)
 	if cand.Header != nil && cand.Header.Like != nil {
 		res.Changes = cand.Header.Like.Changes

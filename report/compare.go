@@ -32,6 +32,7 @@ func CompareText(w io.Writer, r *compare.Result, baseName, candName string) erro
 	if s := cmpSensitivity(r); s != "" {
 		b.WriteString(s + "\n")
 	}
+	writeCmpServer(&b, r)
 	if len(r.Warnings) > 0 {
 		b.WriteString("\nNotes:\n")
 		for i, n := range r.Warnings {
@@ -202,6 +203,42 @@ func cmpVerdict(r *compare.Result) string {
 	return fmt.Sprintf("%s (threshold %g%%)", v, 100*r.Threshold)
 }
 
+// writeCmpServer writes the servers' own figures beside ours, after the verdict and labelled
+// as outside it: they come from bucketed histograms, counters and sampled gauges, so no test
+// stands behind them.
+func writeCmpServer(b *strings.Builder, r *compare.Result) {
+	if len(r.Server) == 0 {
+		return
+	}
+	runs := "one run a side"
+	if r.BaseRuns > 1 || r.CandRuns > 1 {
+		runs = "median over runs"
+	}
+	fmt.Fprintf(b, "\nserver side (its own telemetry, %s; informational, not part of the verdict):\n", runs)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  figure\tbase\tcandidate\tchange\t")
+	for _, row := range r.Server {
+		change := dash
+		if row.Base != nil && row.Cand != nil && *row.Base != 0 {
+			change = fmt.Sprintf("%+.1f%%", 100*(*row.Cand / *row.Base - 1))
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", row.Name, cmpServerValue(row.Base, row.Unit), cmpServerValue(row.Cand, row.Unit), change)
+	}
+	tw.Flush()
+}
+
+func cmpServerValue(v *float64, unit string) string {
+	switch {
+	case v == nil:
+		return dash
+	case unit == "":
+		return trimNum(*v)
+	case unit == "%":
+		return fmt.Sprintf("%.1f%%", *v)
+	}
+	return cmpNum(*v) + " " + unit
+}
+
 // CompareJSON writes a comparison as one JSON object, for machines; warnings are a field.
 func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) error {
 	type est struct {
@@ -209,6 +246,12 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		Lo     *float64 `json:"lo"`
 		Hi     *float64 `json:"hi"`
 		N      int      `json:"n"`
+	}
+	type serverRow struct {
+		Figure string   `json:"figure"`
+		Unit   string   `json:"unit"`
+		Base   *float64 `json:"base"`
+		Cand   *float64 `json:"candidate"`
 	}
 	type row struct {
 		Metric      string  `json:"metric"`
@@ -241,8 +284,13 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		Metrics     []row                   `json:"metrics"`
 		Warnings    []string                `json:"warnings"`
 		Changes     []record.Change         `json:"deliberate_changes,omitempty"`
+		// Server are the servers' own figures, informational (never in the verdict).
+		Server []serverRow `json:"server,omitempty"`
 	}{Base: baseName, Cand: candName, Verdict: r.Verdict, Method: r.Method, Threshold: r.Threshold,
 		Differences: r.Differences, Warnings: r.Warnings, Changes: r.Changes}
+	for _, x := range r.Server {
+		out.Server = append(out.Server, serverRow{x.Name, x.Unit, x.Base, x.Cand})
+	}
 	for _, x := range r.Rows {
 		rw := row{Metric: x.Metric.Name, Unit: x.Metric.Unit, Base: e(x.Base), Cand: e(x.Cand), Delta: x.Delta, P: x.P,
 			Significant: x.Significant, Change: x.Change}
