@@ -26,11 +26,21 @@ func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // startSim starts a simulator with fixed latencies on a free loopback port.
 func startSim(t *testing.T, mod func(*sim.Config)) string {
 	t.Helper()
+	_, url := startSimServer(t, func(c *sim.Config) {
+		c.TTFT, c.ITL = 20*time.Millisecond, 2*time.Millisecond
+		if mod != nil {
+			mod(c)
+		}
+	})
+	return url
+}
+
+// startSimServer starts a simulator configured by mod (from sim.DefaultConfig) and returns
+// it with its URL.
+func startSimServer(t *testing.T, mod func(*sim.Config)) (*sim.Server, string) {
+	t.Helper()
 	c := sim.DefaultConfig()
-	c.TTFT, c.ITL = 20*time.Millisecond, 2*time.Millisecond
-	if mod != nil {
-		mod(&c)
-	}
+	mod(&c)
 	s, err := sim.New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +50,7 @@ func startSim(t *testing.T, mod func(*sim.Config)) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return url
+	return s, url
 }
 
 // readRecords reads a records file whole.

@@ -12,23 +12,6 @@ import (
 	"servebench/sim"
 )
 
-// startSimServer is startSim returning the server, for its phases.
-func startSimServer(t *testing.T, mod func(*sim.Config)) (*sim.Server, string) {
-	t.Helper()
-	c := sim.DefaultConfig()
-	mod(&c)
-	s, err := sim.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, url
-}
-
 // TestWarmupAutoAgainstColdStart: against the simulator with a modelled cold phase (slow
 // first steps and a capture cost per batch shape), --warmup auto measures only after the
 // cold phase ended, and a --warmup 1 run of the same workload is not steady.
