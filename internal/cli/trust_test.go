@@ -71,7 +71,7 @@ func TestDriftAndQueueing(t *testing.T) {
 	}
 	// capacity first: a closed loop of 64 users shows the most this server does
 	_, url = startSimServer(t, func(c *sim.Config) { c.MaxNumSeqs = 8 })
-	code, stdout, errs = runMain(t, "run", "--url", url, "--concurrency", "8", "--requests", "80", "--warmup", "8",
+	code, _, errs = runMain(t, "run", "--url", url, "--concurrency", "8", "--requests", "80", "--warmup", "8",
 		"--input-tokens", "64", "--output-tokens", "64", "--json", filepath.Join(dir, "cap.json"), "-o", filepath.Join(dir, "cap.jsonl"))
 	if code != 0 {
 		t.Fatalf("capacity: exit %d: %s", code, errs)
