@@ -315,27 +315,16 @@ func (s *state) openLoop() (unsent int) {
 	if s.cfg.MaxConcurrency > 0 {
 		slots = make(chan struct{}, s.cfg.MaxConcurrency)
 	}
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for n := 0; ; n++ {
-		due, ok := s.cfg.Pacer.Due(n)
-		if !ok {
-			s.stopper.stop(StopSchedule, "", false)
-			return 0
-		}
-		due += s.cfg.Offset
-		if !s.sleepUntil(timer, due) {
-			return s.unsent(n)
-		}
+	n, ended := s.schedule(func(_ int, due time.Duration) bool {
 		i, phase, ok := s.take(int64(due))
 		if !ok {
-			return s.unsent(n)
+			return false
 		}
 		if slots != nil {
 			select {
 			case slots <- struct{}{}:
 			case <-s.sending.Done():
-				return s.unsent(n)
+				return false
 			}
 		}
 		s.inflight.Add(1)
@@ -345,6 +334,30 @@ func (s *state) openLoop() (unsent int) {
 				<-slots
 			}
 		}()
+		return true
+	})
+	if ended {
+		return 0
+	}
+	return s.unsent(n)
+}
+
+// schedule calls arrive(n, due) at t0 + Pacer.Due(n) + Offset for n = 0, 1, … until the
+// schedule ends (a StopSchedule stop), sending stops, or arrive refuses. It returns the first
+// arrival not handed out, and whether it was the end of the schedule that ended the loop.
+func (s *state) schedule(arrive func(n int, due time.Duration) bool) (int, bool) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for n := 0; ; n++ {
+		due, ok := s.cfg.Pacer.Due(n)
+		if !ok {
+			s.stopper.stop(StopSchedule, "", false)
+			return n, true
+		}
+		due += s.cfg.Offset
+		if !s.sleepUntil(timer, due) || !arrive(n, due) {
+			return n, false
+		}
 	}
 }
 

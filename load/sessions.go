@@ -72,20 +72,10 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 		all.Wait()
 		return 0
 	}
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for n := 0; ; n++ {
-		due, ok := s.cfg.Pacer.Due(n)
-		if !ok {
-			s.stopper.stop(StopSchedule, "", false)
-			break
-		}
-		due += s.cfg.Offset
-		if !s.sleepUntil(timer, due) {
-			break
-		}
+	s.schedule(func(n int, due time.Duration) bool {
 		all.Go(func() { run(n, int64(due)) })
-	}
+		return true
+	})
 	all.Wait()
 	return 0
 }
