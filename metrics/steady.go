@@ -16,9 +16,9 @@ import (
 // requests that ended in it, form a series. Each series gets
 // the Mann–Kendall trend test (Mann 1945, Kendall 1975: S = Σ_{i<j} sign(x_j − x_i), its
 // variance n(n−1)(2n+5)/18 less the ties' share, Z = (S ∓ 1)/√Var, two-sided p from the
-// normal), which assumes no distribution and is robust to outliers, and Sen's slope (the
-// median of the pairwise slopes) for the size. A series drifts when p < steadyAlpha and the
-// change Sen's slope makes over the window is at least steadyMinChange of the series' median:
+// normal), which assumes no distribution and is robust to outliers; the size is the change
+// between the medians of its first and last thirds (see trend). A series drifts when
+// p < steadyAlpha and that change is at least steadyMinChange of the series' median:
 // significance alone would flag a 1% trend in a long run, size alone a noisy short one.
 // With three series the chance that a steady run is called drifting is at most 3 × α.
 const (
@@ -31,9 +31,9 @@ const (
 type Drift struct {
 	Metric    string  `json:"metric"`     // "ttft", "itl", "output_throughput", "in_flight", "client_queue"
 	Direction string  `json:"direction"`  // "rose" or "fell"
-	PerMinute float64 `json:"per_minute"` // Sen's slope per minute, in the metric's unit (ms, tok/s, requests)
+	PerMinute float64 `json:"per_minute"` // the change per minute, in the metric's unit (ms, tok/s, requests)
 	Unit      string  `json:"unit"`
-	Change    float64 `json:"change"` // the slope's change over the window / the series' median
+	Change    float64 `json:"change"` // last third's median − first third's, over the series' median
 	P         float64 `json:"p"`      // Mann–Kendall two-sided p
 }
 
@@ -159,7 +159,7 @@ func (s *steadyAcc) check(start, end int64, open bool) *Steadiness {
 	return st
 }
 
-// trend is the Mann–Kendall test and Sen's slope of xs at times ts (ns), as a Drift when
+// trend is the Mann–Kendall test of xs at times ts (ns) and its size, as a Drift when
 // significant and large enough.
 func trend(metric, unit string, xs, ts []float64) (Drift, bool) {
 	n := len(xs)
@@ -167,11 +167,9 @@ func trend(metric, unit string, xs, ts []float64) (Drift, bool) {
 		return Drift{}, false
 	}
 	var s float64
-	var slopes []float64
 	for i := range n {
 		for j := i + 1; j < n; j++ {
 			s += sign(xs[j] - xs[i])
-			slopes = append(slopes, (xs[j]-xs[i])/(ts[j]-ts[i]))
 		}
 	}
 	// variance with the tie correction Σ t(t−1)(2t+5) over groups of equal values
@@ -186,33 +184,33 @@ func trend(metric, unit string, xs, ts []float64) (Drift, bool) {
 		v -= t * (t - 1) * (2*t + 5) / 18
 		i = j
 	}
-	if v <= 0 {
+	if v <= 0 || s == 0 {
 		return Drift{}, false
 	}
-	z := 0.0
-	switch {
-	case s > 0:
-		z = (s - 1) / math.Sqrt(v)
-	case s < 0:
-		z = (s + 1) / math.Sqrt(v)
-	}
+	z := (s - sign(s)) / math.Sqrt(v)
 	p := math.Erfc(math.Abs(z) / math.Sqrt2)
-	slices.Sort(slopes)
-	slope := Quantile(slopes, 50) // per ns
+	// The size is the change between the medians of the first and last thirds of the windows.
+	// Sen's slope (the median of the pairwise slopes) was tried first: for a step — throttling
+	// that begins part-way — most pairs lie within one side of the step, their slopes are about
+	// zero, and a 2× slow-down a third into a run came out as a 0% change and went unflagged.
+	third := max(1, n/3)
+	first, last := slices.Sorted(slices.Values(xs[:third])), slices.Sorted(slices.Values(xs[n-third:]))
+	delta := Quantile(last, 50) - Quantile(first, 50)
 	med := Quantile(sorted, 50)
-	span := ts[n-1] - ts[0]
 	change := math.Inf(1)
 	if med != 0 {
-		change = math.Abs(slope*span) / math.Abs(med)
+		change = math.Abs(delta) / math.Abs(med)
 	}
-	if p >= steadyAlpha || change < steadyMinChange || slope == 0 {
+	if p >= steadyAlpha || change < steadyMinChange || delta == 0 || (delta > 0) != (s > 0) {
 		return Drift{}, false
 	}
 	dir := "rose"
-	if slope < 0 {
+	if delta < 0 {
 		dir = "fell"
 	}
-	return Drift{Metric: metric, Direction: dir, PerMinute: slope * 60e9, Unit: unit, Change: change, P: p}, true
+	// per minute: the change over the time between the thirds' middles
+	dt := (ts[n-1-third/2] + ts[n-1-(third-1)/2] - ts[third/2] - ts[(third-1)/2]) / 2
+	return Drift{Metric: metric, Direction: dir, PerMinute: delta / dt * 60e9, Unit: unit, Change: change, P: p}, true
 }
 
 func sign(x float64) float64 {
