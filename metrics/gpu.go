@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -194,7 +195,7 @@ func trapezoid(pts [][2]float64, start, end float64) (e, lo, hi float64, ok bool
 		return 0, 0, 0, false
 	}
 	at := func(t float64) float64 { // linear interpolation; t within [first, last]
-		i, _ := slices.BinarySearchFunc(pts, t, func(p [2]float64, t float64) int { return cmpF(p[0], t) })
+		i, _ := slices.BinarySearchFunc(pts, t, func(p [2]float64, t float64) int { return cmp.Compare(p[0], t) })
 		if i < len(pts) && pts[i][0] == t {
 			return pts[i][1]
 		}
@@ -278,14 +279,4 @@ func mean(vs []float64) float64 {
 		s += v
 	}
 	return s / float64(len(vs))
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

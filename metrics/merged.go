@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -26,18 +27,8 @@ type cursor struct {
 
 // wideCursor sorts pairs by value and returns them as a run.
 func wideCursor(f []weighted) cursor {
-	slices.SortFunc(f, func(a, b weighted) int { return cmpFloat(a.v, b.v) })
+	slices.SortFunc(f, func(a, b weighted) int { return cmp.Compare(a.v, b.v) })
 	return cursor{f: f}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (c *cursor) len() int { return len(c.u) + len(c.f) } // one of u, f is empty

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -214,7 +215,7 @@ func histogram(s *record.Series, h *dto.Histogram) bool {
 		}
 		s.Buckets = append(s.Buckets, [2]float64{le, c})
 	}
-	slices.SortFunc(s.Buckets, func(a, b [2]float64) int { return cmpFloat(a[0], b[0]) })
+	slices.SortFunc(s.Buckets, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
 	return true
 }
 
@@ -230,14 +231,4 @@ func summary(s *record.Series, m *dto.Summary) bool {
 		}
 	}
 	return true
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
