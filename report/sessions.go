@@ -16,7 +16,7 @@ func textSessions(b *strings.Builder, s *metrics.Summary) {
 	}
 	ss := s.Sessions
 	line(b, "sessions", "%d started, %d complete; %s turns per session (p50); duration p50 %s, p99 %s s",
-		ss.Started, ss.Completed, fmt.Sprintf("%.0f", ss.Turns.Median), secP(ss.Duration, 50), secP(ss.Duration, 99))
+		ss.Started, ss.Completed, fmt.Sprintf("%.0f", ss.Turns.Median), percentileIn(ss.Duration, 50, 1e9), percentileIn(ss.Duration, 99, 1e9))
 	tw := tabwriter.NewWriter(b, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "turn\tn\tinput tokens\tTTFT p50\tTTFT p99\tcached\t")
 	for _, t := range s.Turns {
@@ -30,14 +30,6 @@ func textSessions(b *strings.Builder, s *metrics.Summary) {
 	b.WriteString("(TTFT in ms, per turn index: with a prefix cache it falls after turn 1 although the prompt grows)\n\n")
 }
 
-func secP(st metrics.Stat, p float64) string {
-	v, ok := st.Percentile(p)
-	if !ok {
-		return dash
-	}
-	return fmt.Sprintf("%.2f", v/1e9)
-}
-
 // jsonSessions adds a multi-turn run's figures to the JSON summary.
 func jsonSessions(o *object, s *metrics.Summary) {
 	if len(s.Turns) == 0 {
@@ -49,8 +41,7 @@ func jsonSessions(o *object, s *metrics.Summary) {
 		to.set("turn", t.Turn)
 		to.set("completed", t.N)
 		to.set("mean_input_tokens", t.InputTokens)
-		to.set("median_ttft_ms", statMs(t.TTFT, 50))
-		to.set("p99_ttft_ms", statMs(t.TTFT, 99))
+		statKeys(to, "ttft", "_ms", t.TTFT, []float64{99}, 1e6)
 		to.set("cached_share", t.CachedShare)
 		turns = append(turns, to)
 	}
@@ -58,27 +49,8 @@ func jsonSessions(o *object, s *metrics.Summary) {
 	so := &object{}
 	so.set("started", s.Sessions.Started)
 	so.set("completed", s.Sessions.Completed)
-	so.set("median_duration_s", statSec(s.Sessions.Duration, 50))
-	so.set("p99_duration_s", statSec(s.Sessions.Duration, 99))
+	statKeys(so, "duration", "_s", s.Sessions.Duration, []float64{99}, 1e9)
 	o.set("sessions", so)
-}
-
-func statMs(st metrics.Stat, p float64) *float64 {
-	v, ok := st.Percentile(p)
-	if !ok {
-		return nil
-	}
-	v /= 1e6
-	return &v
-}
-
-func statSec(st metrics.Stat, p float64) *float64 {
-	v, ok := st.Percentile(p)
-	if !ok {
-		return nil
-	}
-	v /= 1e9
-	return &v
 }
 
 // textSteady says whether the run was steady (metrics' steady-state check); the drifts

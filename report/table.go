@@ -68,12 +68,15 @@ func num(st metrics.Stat, v, scale float64) string {
 }
 
 // msP formats percentile p of a nanosecond distribution in ms.
-func msP(st metrics.Stat, p float64) string {
+func msP(st metrics.Stat, p float64) string { return percentileIn(st, p, 1e6) }
+
+// percentileIn formats percentile p of st divided by scale, or a dash for an empty set.
+func percentileIn(st metrics.Stat, p, scale float64) string {
 	v, ok := st.Percentile(p)
 	if !ok {
 		return dash
 	}
-	return fmt.Sprintf("%.2f", v/1e6)
+	return fmt.Sprintf("%.2f", v/scale)
 }
 
 func msMax(st metrics.Stat) string { return num(st, st.Max, 1e6) }
