@@ -2,9 +2,6 @@ package workload
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -70,23 +67,4 @@ func (s *ShareGPT) ReadSessions(ctx context.Context, r io.Reader, name string, t
 		sessions[i].ID = i
 	}
 	return sessions, exact, err
-}
-
-// HashSessions is Hash for sessions: sha256 over the sessions as JSON lines, then the JSON of
-// the settings.
-func HashSessions(sessions []Session, settings any) (string, error) {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	enc.SetEscapeHTML(false)
-	for i := range sessions {
-		if err := enc.Encode(&sessions[i]); err != nil {
-			return "", err
-		}
-	}
-	b, err := json.Marshal(settings)
-	if err != nil {
-		return "", err
-	}
-	h.Write(b)
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

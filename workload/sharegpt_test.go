@@ -244,9 +244,18 @@ func TestShareGPTSessions(t *testing.T) {
 	if multi == 0 {
 		t.Error("no session has a second turn")
 	}
-	h1, _ := HashSessions(ss, s)
+	// sessions are hashed as the requests they are laid out as
+	hash := func() string {
+		reqs, err := SessionRequests(context.Background(), ss, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := Hash(reqs, s)
+		return h
+	}
+	h1 := hash()
 	ss[0].Turns[0].OutputTokens++
-	if h2, _ := HashSessions(ss, s); h1 == h2 {
+	if h2 := hash(); h1 == h2 {
 		t.Error("a changed session hashes the same")
 	}
 }
