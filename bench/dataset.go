@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"servebench/client/apis"
@@ -129,8 +128,7 @@ func (d *dataset) describe(b *Session) {
 		w.Source = "shared-prefix"
 	}
 	if d.sessions > 0 {
-		w.Source += "+sessions"
-		w.Source = strings.TrimPrefix(w.Source, "+")
+		w.Source += "+sessions" // synthetic+sessions or sharegpt+sessions
 	}
 }
 
