@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"slices"
 
 	"servebench/record"
@@ -96,7 +97,7 @@ func (a *sessionAcc) summaries(ps []float64) ([]TurnSummary, *SessionSummary) {
 		return nil, nil
 	}
 	var turns []TurnSummary
-	for _, k := range slices.Sorted(mapsKeys(a.turns)) {
+	for _, k := range slices.Sorted(maps.Keys(a.turns)) {
 		t := a.turns[k]
 		ts := TurnSummary{Turn: k, N: t.n, TTFT: t.ttft.stat(ps)}
 		if t.n > 0 {
@@ -125,14 +126,4 @@ func (a *sessionAcc) summaries(ps []float64) ([]TurnSummary, *SessionSummary) {
 	}
 	ss.Turns, ss.Duration = n.stat(ps), dur.stat(ps)
 	return turns, ss
-}
-
-func mapsKeys(m map[int]*turnAcc) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
