@@ -123,8 +123,6 @@ type Runner struct {
 	// the backend has returned, before the record is queued for Sink (selftest counts the
 	// streams held open with it). Calls are concurrent.
 	Finished func(*record.Record)
-
-	warmState *state // the run in progress, for the records writer's warmup observation
 }
 
 // Outcome is what a Run reports at its end (Runner.OnEnd).
@@ -163,12 +161,11 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 	defer stopSending()
 	out := make(chan *record.Record, 4096)
 	st := &state{r: r, cfg: cfg, t0: t0, sending: sending, reqCtx: reqCtx, out: out}
-	r.warmState = st
 	st.stopper = newStopper(cfg.Grace, stopSending, cancelReqs)
 	st.stopper.maxErrors, st.stopper.maxRate = cfg.MaxErrors, cfg.MaxErrorRate
 	defer st.stopper.disarm()
 	sinkErr := make(chan error, 1)
-	go func() { sinkErr <- r.drain(out, st.stopper) }()
+	go func() { sinkErr <- r.drain(out, st) }()
 	// first Ctrl-C: stop sending; in-flight requests get the grace period
 	stopSoft := context.AfterFunc(soft, func() { st.stopper.stop(StopInterrupted, "", true) })
 	defer stopSoft()
@@ -196,14 +193,15 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 
 // drain hands records to the sink and feeds the error stop rules; after a sink error it
 // cancels the run and discards.
-func (r *Runner) drain(out <-chan *record.Record, stp *stopper) error {
+func (r *Runner) drain(out <-chan *record.Record, st *state) error {
+	stp := st.stopper
 	var err error
 	for rec := range out {
 		if err != nil {
 			continue
 		}
 		stp.count(rec)
-		r.observeWarmup(rec)
+		st.observeWarmup(rec)
 		if err = r.Sink(rec); err != nil {
 			stp.stop(StopSink, err.Error(), false)
 			stp.cancelReqs()

@@ -74,9 +74,8 @@ func (s *state) warmupCount(now int64) int {
 func (s *state) warmWindow() int { return max(8, s.cfg.Concurrency, s.cfg.MaxConcurrency) }
 
 // observeWarmup takes a completed warmup record (on the records writer's goroutine).
-func (r *Runner) observeWarmup(rec *record.Record) {
-	s := r.warmState
-	if s == nil || !s.cfg.WarmupAuto || rec.Phase != record.PhaseWarmup || !rec.OK() || len(rec.Events) == 0 {
+func (s *state) observeWarmup(rec *record.Record) {
+	if !s.cfg.WarmupAuto || rec.Phase != record.PhaseWarmup || !rec.OK() || len(rec.Events) == 0 {
 		return
 	}
 	w := &s.warm
