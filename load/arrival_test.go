@@ -48,20 +48,10 @@ func TestStampUsesKernelReceiveTime(t *testing.T) {
 	if !client.KernelArrivalsSupported {
 		t.Skip("kernel receive times are read on Linux (amd64, arm64) only")
 	}
-	body := `data: {"choices":[{"index":0,"text":"a"}]}` + "\n\n" + "data: [DONE]\n\n"
-	srv := clienttest.NewServer(t, clienttest.Stream{Body: body})
+	srv := oneEventServer(t)
 	const stall = 200 * time.Millisecond
 	for _, kernel := range []bool{true, false} {
-		be, err := openai.New(primedClient(t, srv, kernel), "openai-completions")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := &record.Record{}
-		st := &stamp{t0: time.Now(), rec: rec}
-		req := &client.Request{Request: &workload.Request{Prompt: "x", OutputTokens: 1}, Model: "m"}
-		if err := be.Do(context.Background(), req, slowHeaders{st, stall}); err != nil {
-			t.Fatal(err)
-		}
+		rec, st := stampOne(t, srv, kernel, func(st *stamp) client.Observer { return slowHeaders{st, stall} })
 		st.finish(record.SourceRequested)
 		if len(rec.Events) != 1 || rec.Headers == 0 || rec.Done < rec.Events[0].T || rec.Events[0].T < rec.Headers {
 			t.Fatalf("kernel %v: record out of order: headers %d, events %v, done %d", kernel, rec.Headers, rec.Events, rec.Done)
@@ -93,20 +83,10 @@ func TestStampUsesKernelSendTime(t *testing.T) {
 	if !client.KernelArrivalsSupported {
 		t.Skip("kernel send times are read on Linux (amd64, arm64) only")
 	}
-	body := `data: {"choices":[{"index":0,"text":"a"}]}` + "\n\n" + "data: [DONE]\n\n"
-	srv := clienttest.NewServer(t, clienttest.Stream{Body: body})
+	srv := oneEventServer(t)
 	const stall = 100 * time.Millisecond
 	for _, kernel := range []bool{true, false} {
-		be, err := openai.New(primedClient(t, srv, kernel), "openai-completions")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := &record.Record{}
-		st := &stamp{t0: time.Now(), rec: rec}
-		req := &client.Request{Request: &workload.Request{Prompt: "x", OutputTokens: 1}, Model: "m"}
-		if err := be.Do(context.Background(), req, slowWrite{st, stall}); err != nil {
-			t.Fatal(err)
-		}
+		rec, st := stampOne(t, srv, kernel, func(st *stamp) client.Observer { return slowWrite{st, stall} })
 		if rec.Sent < rec.Dispatched || rec.Headers < rec.Sent {
 			t.Fatalf("kernel %v: dispatched %d, sent %d, headers %d: out of order", kernel, rec.Dispatched, rec.Sent, rec.Headers)
 		}
@@ -243,4 +223,27 @@ func TestSentNeverAfterHeaders(t *testing.T) {
 	if rec.Sent != rec.Headers {
 		t.Errorf("sent %d after the headers %d", rec.Sent, rec.Headers)
 	}
+}
+
+// oneEventServer streams one content event and [DONE].
+func oneEventServer(t *testing.T) *clienttest.Server {
+	body := `data: {"choices":[{"index":0,"text":"a"}]}` + "\n\n" + "data: [DONE]\n\n"
+	return clienttest.NewServer(t, clienttest.Stream{Body: body})
+}
+
+// stampOne sends one request to srv through the real stamp observer, wrapped by wrap, with the
+// kernel clocks on or off, and returns its record and observer.
+func stampOne(t *testing.T, srv *clienttest.Server, kernel bool, wrap func(*stamp) client.Observer) (*record.Record, *stamp) {
+	t.Helper()
+	be, err := openai.New(primedClient(t, srv, kernel), "openai-completions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &record.Record{}
+	st := &stamp{t0: time.Now(), rec: rec}
+	req := &client.Request{Request: &workload.Request{Prompt: "x", OutputTokens: 1}, Model: "m"}
+	if err := be.Do(context.Background(), req, wrap(st)); err != nil {
+		t.Fatal(err)
+	}
+	return rec, st
 }
