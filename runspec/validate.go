@@ -78,32 +78,17 @@ func (s *Spec) validateWorkload() error {
 	return nil
 }
 
-// positive lists the count and time settings that must be above zero when set: for each,
-// zero means nothing (unset, it takes its default).
-func (s *Spec) positive() []struct {
-	key string
-	ok  bool
-	val any
-} {
-	type check = struct {
-		key string
-		ok  bool
-		val any
-	}
-	return []check{
-		{"concurrency", s.Concurrency >= 1, s.Concurrency},
-		{"rate", s.Rate > 0 && !math.IsInf(s.Rate, 0), s.Rate},
-		{"requests", s.Requests >= 1, s.Requests},
-		{"duration", s.Duration > 0, s.Duration},
-		{"repeat", s.Repeat >= 1, s.Repeat},
-	}
-}
-
 // validateCounts refuses zero or negative counts, rates and timeouts.
 func (s *Spec) validateCounts() error {
-	for _, c := range s.positive() {
-		if !c.ok && (s.IsSet(c.key) || !isZero(c.val)) {
-			return Usagef("--%s %v: want a positive value (leave it out for the default)", c.key, c.val)
+	// counts and rates that must be above zero: for each, zero means nothing (unset, it takes
+	// its default), so a zero is refused when the user gave it
+	for _, c := range []struct {
+		key string
+		ok  bool
+	}{{"concurrency", s.Concurrency >= 1}, {"rate", s.Rate > 0 && !math.IsInf(s.Rate, 0)}, {"requests", s.Requests >= 1},
+		{"duration", s.Duration > 0}, {"repeat", s.Repeat >= 1}} {
+		if v, _ := field(s, c.key); !c.ok && (s.IsSet(c.key) || !v.IsZero()) {
+			return Usagef("--%s %s: want a positive value (leave it out for the default)", c.key, s.Value(c.key))
 		}
 	}
 	for _, c := range []struct {
@@ -135,18 +120,6 @@ func (s *Spec) validateCounts() error {
 		return Usagef("--burstiness %v: want a positive shape", s.Burstiness)
 	}
 	return nil
-}
-
-func isZero(v any) bool {
-	switch x := v.(type) {
-	case int:
-		return x == 0
-	case float64:
-		return x == 0
-	case time.Duration:
-		return x == 0
-	}
-	return false
 }
 
 // validateLoad checks the load shape: closed or open loop, stop rules, steady state, SLOs.
