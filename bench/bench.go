@@ -130,7 +130,8 @@ func (b *Session) openOutput(context.Context) error {
 	if s.Output == "" {
 		s.Output = "servebench-" + time.Now().UTC().Format("20060102T150405Z") + ".jsonl"
 	}
-	inputs := []string{s.Like, s.Prompts, s.Trace, s.Tokenizer, s.ConditionsFile}
+	_, dataset := s.DatasetOf()
+	inputs := []string{s.Like, s.Prompts, s.Trace, s.Tokenizer, s.ConditionsFile, dataset}
 	for _, o := range []struct{ flag, path string }{{"-o", s.Output}, {"--json", s.JSON}, {"--save-workload", s.SaveWorkload}} {
 		if err := output.NotInput(o.flag, o.path, inputs...); err != nil {
 			return runspec.Usage(err)

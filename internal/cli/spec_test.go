@@ -86,6 +86,7 @@ func TestOutputsLoseNothing(t *testing.T) {
 		{"report", a, "-o", filepath.Join(dir, ".", "a.jsonl")},
 		append(small, "--like", a, "-o", a, "--force"),
 		append(small, "--prompts", a, "-o", a, "--force"),
+		append(small, "--dataset", "sharegpt:"+a, "-o", a, "--force"),
 		append(small, "-o", filepath.Join(dir, "b.jsonl"), "--json", filepath.Join(dir, "b.jsonl")),
 	} {
 		code, _, errs := runMain(t, args...)
