@@ -252,3 +252,45 @@ func TestSteadyStateFromTimeZero(t *testing.T) {
 		t.Errorf("phases %v, want warmup 20, measure 50, cooldown 30", n)
 	}
 }
+
+// Open-loop sessions under --max-concurrency: a session has at most one request in flight,
+// so the cap bounds sessions, and never more requests than it are in flight at once.
+func TestSessionsOpenLoopCap(t *testing.T) {
+	var reqs []workload.Request
+	for s := range 6 {
+		for k := 1; k <= 3; k++ {
+			reqs = append(reqs, workload.Request{ID: len(reqs), Session: s, Turn: k, Prompt: "x", OutputTokens: 1})
+		}
+	}
+	c := &collector{}
+	r := newRunner(&fakeBackend{gap: 5 * time.Millisecond}, c, 1)
+	r.Workload = reqs
+	p, err := pacer.New("constant", 1000, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(context.Background(), context.Background(), time.Now(), Config{Pacer: p, MaxConcurrency: 2, Requests: 18}); err != nil {
+		t.Fatal(err)
+	}
+	var spans [][2]int64
+	for _, rec := range c.recs {
+		spans = append(spans, [2]int64{rec.Dispatched, rec.Done})
+	}
+	if n := maxOverlap(spans); len(c.recs) != 18 || n > 2 {
+		t.Errorf("%d records, %d in flight at most; want 18 and at most 2", len(c.recs), n)
+	}
+}
+
+func maxOverlap(spans [][2]int64) int {
+	best := 0
+	for _, a := range spans {
+		n := 0
+		for _, b := range spans {
+			if b[0] <= a[0] && a[0] < b[1] {
+				n++
+			}
+		}
+		best = max(best, n)
+	}
+	return best
+}

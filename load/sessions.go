@@ -72,8 +72,25 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 		all.Wait()
 		return 0
 	}
+	// a session has at most one request in flight, so --max-concurrency caps sessions
+	var slots chan struct{}
+	if s.cfg.MaxConcurrency > 0 {
+		slots = make(chan struct{}, s.cfg.MaxConcurrency)
+	}
 	s.schedule(func(n int, due time.Duration) bool {
-		all.Go(func() { run(n, int64(due)) })
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-s.sending.Done():
+				return false
+			}
+		}
+		all.Go(func() {
+			run(n, int64(due))
+			if slots != nil {
+				<-slots
+			}
+		})
 		return true
 	})
 	all.Wait()
