@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +26,13 @@ import (
 // simURL starts a simulator (the engine model, not fixed latencies) on 127.0.0.1.
 func simURL(t *testing.T, mod func(*sim.Config)) string {
 	t.Helper()
+	_, url := simServer(t, mod)
+	return url
+}
+
+// simServer is simURL's server too, for a test that closes it early (to read its truth log).
+func simServer(t *testing.T, mod func(*sim.Config)) (*sim.Server, string) {
+	t.Helper()
 	c := sim.DefaultConfig()
 	if mod != nil {
 		mod(&c)
@@ -37,7 +46,7 @@ func simURL(t *testing.T, mod func(*sim.Config)) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return url
+	return s, url
 }
 
 // runTo runs a spec against url and returns the run's summary as `report` computes it from
@@ -84,9 +93,14 @@ func runTo(t *testing.T, url string, mod func(*runspec.Spec)) (*metrics.Summary,
 }
 
 // Saturated (32 users against 8 sequences of 320 tokens and a KV cache of 1,500): the server's own
-// figures show the queue, a full cache and preemptions; its TTFT p50 agrees with ours.
+// figures show the queue, a full cache and preemptions; its TTFT p50, read from its histogram
+// (fine buckets), is within 5% of the simulator's truth log and agrees with ours.
 func TestTelemetrySaturatedSimulator(t *testing.T) {
-	url := simURL(t, func(c *sim.Config) { c.MaxNumSeqs, c.KVCacheTokens = 8, 1500 })
+	truth := filepath.Join(t.TempDir(), "truth.jsonl")
+	srv, url := simServer(t, func(c *sim.Config) {
+		c.MaxNumSeqs, c.KVCacheTokens = 8, 1500
+		c.HistogramBuckets, c.TruthFile = "fine", truth
+	})
 	s, hdr := runTo(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests = 32, 64 })
 	sv := s.Server
 	if s.Completed != 64 || sv == nil {
@@ -109,9 +123,57 @@ func TestTelemetrySaturatedSimulator(t *testing.T) {
 		t.Errorf("preemptions %v: want some", sv.Preemptions)
 	}
 	checkTTFT(t, sv, s)
-	if a := sv.Attribution; a == nil || a.Slow == 0 {
-		t.Errorf("attribution %+v", a)
+	if a := sv.Attribution; a == nil || a.Slow == 0 || a.SlowWaiting*2 < a.Slow {
+		t.Errorf("attribution %+v: want the slow requests to have seen a queue", a)
 	}
+	if err := srv.Close(); err != nil { // flushes the truth log
+		t.Fatal(err)
+	}
+	want := truthTTFTMedian(t, truth)
+
+	if got := sv.TTFT.P50; math.Abs(got-want) > 0.05*want {
+		t.Errorf("server TTFT p50 %.4f s, truth %.4f s: %+.1f%%, want within 5%%", got, want, 100*(got-want)/want)
+	}
+	t.Logf("server TTFT p50 %.4f s, truth log %.4f s (%+.2f%%)", sv.TTFT.P50, want, 100*(sv.TTFT.P50-want)/want)
+}
+
+// truthTTFTMedian is the median over the simulator's truth log of each request's TTFT by its
+// own clock: from when its first bytes were read to when its first content event was written.
+func truthTTFTMedian(t *testing.T, path string) float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, first := map[string]int64{}, map[string]int64{}
+	for line := range strings.Lines(string(b)) {
+		var e struct {
+			ID      string `json:"request_id"`
+			Kind    string `json:"kind"`
+			Read    int64  `json:"read_ns"`
+			Written int64  `json:"written_ns"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("truth line %q: %v", line, err)
+		}
+		switch {
+		case e.Kind == "request":
+			read[e.ID] = e.Read
+		case e.Kind == "content" && first[e.ID] == 0:
+			first[e.ID] = e.Written
+		}
+	}
+	var ttfts []float64
+	for id, w := range first {
+		if r, ok := read[id]; ok {
+			ttfts = append(ttfts, float64(w-r)/1e9)
+		}
+	}
+	if len(ttfts) == 0 {
+		t.Fatal("no request in the truth log has both a read time and a content event")
+	}
+	slices.Sort(ttfts)
+	return metrics.Quantile(ttfts, 50)
 }
 
 // checkTTFT: the simulator's histogram (vLLM's buckets) knows its TTFT only to its bucket.

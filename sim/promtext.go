@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -38,11 +39,9 @@ func newUnitHistogram(bounds []float64, unit float64) *histogram {
 func (h *histogram) observe(d time.Duration) { h.observeN(int64(d)) }
 
 func (h *histogram) observeN(v int64) {
-	for i, b := range h.raw {
-		if v <= b {
-			h.counts[i].Add(1)
-			break
-		}
+	// the first bound ≥ v is v's bucket (binary search: the fine layout has ~350 bounds)
+	if i, _ := slices.BinarySearch(h.raw, v); i < len(h.raw) {
+		h.counts[i].Add(1)
 	}
 	h.sum.Add(v)
 	h.count.Add(1)
@@ -71,10 +70,36 @@ type simStats struct {
 	requestHistograms
 }
 
-// newSimStats sizes the token-count buckets to maxModelLen, as vLLM does.
-func newSimStats(kvCapacity, maxModelLen int) *simStats {
-	return &simStats{kvCapacity: int64(kvCapacity), ttft: newHistogram(ttftBuckets), itl: newHistogram(itlBuckets),
-		requestHistograms: newRequestHistograms(maxModelLen)}
+// newSimStats sizes the token-count buckets to maxModelLen, as vLLM does; fine adds bounds
+// to the latency histograms (see fineBounds).
+func newSimStats(kvCapacity, maxModelLen int, fine bool) *simStats {
+	lat := func(b []float64) *histogram {
+		if fine {
+			b = fineBounds(b)
+		}
+		return newHistogram(b)
+	}
+	return &simStats{kvCapacity: int64(kvCapacity), ttft: lat(ttftBuckets), itl: lat(itlBuckets),
+		requestHistograms: newRequestHistograms(maxModelLen, lat)}
+}
+
+// fineBounds is vllm's bounds plus 16 bounds per doubling (ratio 2^(1/16) ≈ 1.044) from 1 ms
+// to its highest bound. histogram_quantile interpolates within one bucket, so a quantile
+// read from these is within 4.4% of the true value, where vLLM's own (1 s to 2.5 s in one
+// bucket) can be off by half. Every vLLM bound is kept, so a query written for vLLM's
+// buckets reads these too.
+func fineBounds(vllm []float64) []float64 {
+	top := vllm[len(vllm)-1]
+	out := slices.Clone(vllm)
+	for i := 0; ; i++ {
+		b := 0.001 * math.Pow(2, float64(i)/16)
+		if b >= top {
+			break
+		}
+		out = append(out, math.Round(b*1e6)/1e6) // whole microseconds: short le labels
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // promWriter appends the Prometheus text exposition format by hand (standard library only).

@@ -88,7 +88,7 @@ func New(c Config) (*Server, error) {
 		}
 		s.truthLog = tl
 	}
-	s.stats = newSimStats(kvCap, s.maxModelLen())
+	s.stats = newSimStats(kvCap, s.maxModelLen(), c.HistogramBuckets == "fine")
 	s.describe = s.buildDescribe()
 	s.eng = newEngine(&s.cfg, s.model, s.stats)
 	s.eng.truth = s.truthLog
@@ -196,6 +196,9 @@ func (s *Server) buildDescribe() map[string]string {
 	d := map[string]string{
 		"simulated": "true", "server": Version, "model": s.modelName, "model_preset": c.ModelPreset,
 		"seed": strconv.FormatInt(c.Seed, 10), "fault_rate": ftoa(c.FaultRate), "faults": c.Faults.String(),
+	}
+	if c.HistogramBuckets == "fine" {
+		d["histogram_buckets"] = "fine"
 	}
 	if c.FixedMode() {
 		d["mode"] = "fixed"

@@ -43,11 +43,11 @@ type requestHistograms struct {
 	paramsN, iterTokens                          *histogram
 }
 
-func newRequestHistograms(maxModelLen int) requestHistograms {
+func newRequestHistograms(maxModelLen int, latency func([]float64) *histogram) requestHistograms {
 	tok := build125Buckets(maxModelLen)
-	lat := func() *histogram { return newHistogram(requestLatencyBuckets) }
+	lat := func() *histogram { return latency(requestLatencyBuckets) }
 	return requestHistograms{e2e: lat(), queue: lat(), prefill: lat(), decode: lat(), inference: lat(),
-		tpot: newHistogram(itlBuckets), prompt: newCountHistogram(tok), generation: newCountHistogram(tok), maxGeneration: newCountHistogram(tok),
+		tpot: latency(itlBuckets), prompt: newCountHistogram(tok), generation: newCountHistogram(tok), maxGeneration: newCountHistogram(tok),
 		maxTok: newCountHistogram(tok), paramsN: newCountHistogram(paramsNBuckets), iterTokens: newCountHistogram(iterationTokenBuckets)}
 }
 

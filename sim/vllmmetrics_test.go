@@ -279,7 +279,7 @@ func TestIterationTokensEveryStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := newSimStats(m.kvCapacity, m.maxModelLen)
+	st := newSimStats(m.kvCapacity, m.maxModelLen, false)
 	e := newEngine(&c, m, st)
 	t0 := time.Unix(1e9, 0)
 	var seqs []*seq
@@ -377,5 +377,48 @@ func TestMetricsText(t *testing.T) {
 	}
 	if got := build125Buckets(100); !slices.Equal(got, []float64{1, 2, 5, 10, 20, 50, 100}) {
 		t.Errorf("build125Buckets(100) = %v", got)
+	}
+}
+
+// TestFineHistogramBuckets: --histogram-buckets fine keeps every vLLM bound (a query written
+// for vLLM's layout still reads it), parses strictly, and has no step above 2^(1/16) from 1 ms
+// up, so a quantile read from it is within 4.4%; the default layout is vLLM's exactly.
+func TestFineHistogramBuckets(t *testing.T) {
+	for _, layout := range []string{"vllm", "fine"} {
+		c := DefaultConfig()
+		c.HistogramBuckets = layout
+		s, base := startSim(t, c)
+		resp := post(t, base+"/v1/completions", completion(distinct("fine", 20), 8))
+		_, _ = readSSE(resp.Body)
+		resp.Body.Close()
+		fams := parseMetrics(t, getMetrics(t, base), s.modelName)
+		for name, vllm := range map[string][]float64{"vllm:time_to_first_token_seconds": ttftBuckets,
+			"vllm:inter_token_latency_seconds": itlBuckets, "vllm:request_queue_time_seconds": requestLatencyBuckets} {
+			got := bounds(hist(fams, name))
+			if layout == "vllm" {
+				if !slices.Equal(got, vllm) {
+					t.Errorf("%s default bounds %v, want vLLM's %v", name, got, vllm)
+				}
+				continue
+			}
+			for _, b := range vllm {
+				if !slices.Contains(got, b) {
+					t.Errorf("%s fine bounds lack vLLM's %v", name, b)
+				}
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i-1] >= 0.001 && got[i]/got[i-1] > math.Pow(2, 1.0/16)*1.001 {
+					t.Errorf("%s: step %v → %v is above 2^(1/16)", name, got[i-1], got[i])
+				}
+			}
+			if got[len(got)-1] != vllm[len(vllm)-1] {
+				t.Errorf("%s: top bound %v, want vLLM's %v", name, got[len(got)-1], vllm[len(vllm)-1])
+			}
+		}
+	}
+	bad := DefaultConfig()
+	bad.HistogramBuckets = "coarse"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--histogram-buckets") {
+		t.Errorf("Validate(coarse) = %v, want an error naming --histogram-buckets", err)
 	}
 }
