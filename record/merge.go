@@ -219,14 +219,22 @@ func (m *MergeReader) Name() string { return m.srcs[min(m.cur, len(m.srcs)-1)].N
 
 // Read reads the next record of the merged run into rec, as Reader.Read does: io.EOF after
 // the last source, a *LineError (of the source Name names) for an invalid line, after which
-// reading may continue. rec.Shard is set to the record's shard index.
+// reading may continue. rec.Shard is set to the record's shard index. The header's Ends and
+// Telemetry gain each shard's once its records are read.
 func (m *MergeReader) Read(rec *Record) error {
 	for m.cur < len(m.srcs) {
 		err := m.srcs[m.cur].Reader.Read(rec)
 		if errors.Is(err, io.EOF) {
 			// the shard's run-end lines (stop reasons, measurement quality) are complete now:
 			// they belong to the merged run too (one per shard and run; no times to shift)
-			m.hdr.Ends = append(m.hdr.Ends, m.srcs[m.cur].Reader.Header().Ends...)
+			src := m.srcs[m.cur].Reader.Header()
+			m.hdr.Ends = append(m.hdr.Ends, src.Ends...)
+			// and so do its telemetry samples, on the merged clock; a server scraped by
+			// several shards keeps one source name, so its samples form one series
+			for _, tl := range src.Telemetry {
+				tl.T += m.shift[m.cur]
+				m.hdr.Telemetry = append(m.hdr.Telemetry, tl)
+			}
 			m.cur++
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,12 @@ func shardFile(t *testing.T, shard string, startDelay time.Duration, hash string
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// one scrape of the server at 50 ms on the shard's clock
+	v := float64(len(ids))
+	if err := w.WriteTelemetry(&Telemetry{T: 50 * int64(time.Millisecond), Source: "http://srv/metrics", OK: true,
+		Series: []Series{{Name: "vllm:num_requests_waiting", Type: TypeGauge, Value: &v}}}); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
@@ -78,6 +85,18 @@ func TestMergeComplete(t *testing.T) {
 	}
 	if len(got) != 5 {
 		t.Fatalf("got %d records, want 5", len(got))
+	}
+	// each shard's telemetry is kept, moved onto the merged clock
+	if len(h.Telemetry) != 3 {
+		t.Fatalf("merged telemetry %+v, want one sample per shard", h.Telemetry)
+	}
+	var ts []int64
+	for _, tl := range h.Telemetry {
+		ts = append(ts, tl.T/int64(time.Millisecond))
+	}
+	slices.Sort(ts)
+	if !slices.Equal(ts, []int64{50, 1050, 2050}) { // 50 ms after each shard's start, shard k k s after shard 0
+		t.Errorf("merged telemetry at %v ms, want [50 1050 2050]", ts)
 	}
 	ms := int64(time.Millisecond)
 	for id, r := range got {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"servebench/metrics"
+	"servebench/record"
 )
 
 // textServer writes the "server during the window" section: the server's own figures from
@@ -19,6 +20,11 @@ func textServer(b *strings.Builder, s *metrics.Summary) {
 	b.WriteString("\nserver during the window (its own Prometheus figures)\n")
 	for _, src := range sv.Sources {
 		line(b, "scrapes", "%s: %d, %d ok%s", src.Source, src.Scrapes, src.OK, scrapeTrouble(src))
+	}
+	if n := serverSources(sv); n > 1 {
+		// several servers (one per shard's simulator, a server and a DCGM exporter): say whose
+		// figures follow rather than mixing them
+		line(b, "", "%d endpoints answered: each figure below is from the first by name that exposes it", n)
 	}
 	if g := gaugeLine(sv); g != "" {
 		line(b, "queue", "%s", g)
@@ -36,6 +42,17 @@ func textServer(b *strings.Builder, s *metrics.Summary) {
 		line(b, "attribution", "%s", a)
 	}
 	gpuLines(b, sv.GPU)
+}
+
+// serverSources counts the scraped endpoints with a successful sample (the GPU sampler aside).
+func serverSources(sv *metrics.Server) int {
+	n := 0
+	for _, src := range sv.Sources {
+		if src.OK > 0 && src.Source != record.GPUSource {
+			n++
+		}
+	}
+	return n
 }
 
 // gpuLines writes the GPU figures of the window: energy, power and J/token, then clocks,
