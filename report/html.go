@@ -87,6 +87,13 @@ type page struct {
 	Conditions []condRow
 	CondDiffer bool // a condition differs between the two runs: the folded table opens
 	Plots      []htmlPlot
+	Server     []serverBlock // the server section of each run that holds telemetry
+}
+
+// serverBlock is one run's "server during the window" lines (serverRows).
+type serverBlock struct {
+	Label, Class string
+	Rows         []labeled
 }
 
 type runInfo struct {
@@ -136,6 +143,11 @@ func pageData(runs []Run, plots []htmlPlot) page {
 	}
 	p.Summary = summaryRows(runs)
 	p.Pcts, p.Latency = latencyRows(runs)
+	for i, r := range runs {
+		if rows := serverRows(r.Summary); rows != nil {
+			p.Server = append(p.Server, serverBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Rows: rows})
+		}
+	}
 	p.Conditions = conditionRows(runs)
 	for _, c := range p.Conditions {
 		p.CondDiffer = p.CondDiffer || c.Differs

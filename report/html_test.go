@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -210,6 +211,9 @@ func checkPanels(t *testing.T, dom string) {
 	if !strings.Contains(dom, `<figure class="wide">`) {
 		t.Error("the timeline does not span the page")
 	}
+	if !strings.Contains(dom, `<h2 id="server">`) || !strings.Contains(dom, `<table class="server">`) {
+		t.Error("the rendered page lacks the server section's table")
+	}
 }
 
 // synthTelemetry gives a header a server's samples every 250 ms from 0.5 s to 11 s (the
@@ -261,4 +265,40 @@ func runChromium(t *testing.T, addr string, args ...string) (string, string) {
 		t.Fatalf("chromium %v: %v\n%s", args, err, eb)
 	}
 	return string(ob), string(eb)
+}
+
+// TestServerSectionHTMLAndMarkdown: the text report's server lines are in the HTML and
+// Markdown reports too, for records with telemetry only.
+func TestServerSectionHTMLAndMarkdown(t *testing.T) {
+	tel := synthRunWith(3, 400, 80, "telemetry", synthTelemetry)
+	base := synthRun(1, 400, 80, "base")
+	rows := serverRows(tel.Summary)
+	if len(rows) < 3 {
+		t.Fatalf("server rows %+v: want scrapes, queue, kv cache at least", rows)
+	}
+	for _, r := range []struct {
+		run  Run
+		want bool
+	}{{tel, true}, {base, false}} {
+		var page, md bytes.Buffer
+		if err := HTMLRuns(&page, []Run{r.run}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Markdown(&md, r.run.Header, r.run.Summary); err != nil {
+			t.Fatal(err)
+		}
+		for name, out := range map[string]string{"html": page.String(), "markdown": md.String()} {
+			if got := strings.Contains(out, "Server during the window"); got != r.want {
+				t.Errorf("%s of %s: server section %v, want %v", name, r.run.Label, got, r.want)
+			}
+			if !r.want {
+				continue
+			}
+			for _, row := range rows {
+				if text := html.EscapeString(row.Text); !strings.Contains(out, text) && !strings.Contains(out, row.Text) {
+					t.Errorf("%s lacks the server line %q", name, row.Text)
+				}
+			}
+		}
+	}
 }

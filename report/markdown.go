@@ -18,6 +18,7 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	mdHeader(&b, h, s)
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
+	mdServer(&b, s)
 	mdFailures(&b, s)
 	mdNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
@@ -98,6 +99,19 @@ func mdLatency(b *strings.Builder, s *metrics.Summary) {
 			fmt.Fprintf(b, " %s |", num(r.st, v, r.scale))
 		}
 		fmt.Fprintf(b, " %s |\n", num(r.st, r.st.Max, r.scale))
+	}
+	b.WriteString("\n")
+}
+
+// mdServer is the server section (serverRows) as a two-column table; nothing without telemetry.
+func mdServer(b *strings.Builder, s *metrics.Summary) {
+	rows := serverRows(s)
+	if rows == nil {
+		return
+	}
+	b.WriteString("**Server during the window** (its own Prometheus figures)\n\n| | |\n|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s |\n", mdEsc(r.Label), mdEsc(r.Text))
 	}
 	b.WriteString("\n")
 }

@@ -13,35 +13,61 @@ import (
 // textServer writes the "server during the window" section: the server's own figures from
 // its Prometheus samples beside ours. Nothing when the records hold no telemetry.
 func textServer(b *strings.Builder, s *metrics.Summary) {
-	sv := s.Server
-	if sv == nil {
+	rows := serverRows(s)
+	if rows == nil {
 		return
 	}
 	b.WriteString("\nserver during the window (its own Prometheus figures)\n")
+	for _, r := range rows {
+		line(b, r.Label, "%s", r.Text)
+	}
+}
+
+// labeled is one line of the server section: text, html and markdown lay the same lines out.
+type labeled struct{ Label, Text string }
+
+// serverRows are the lines of the server section, nil without telemetry.
+func serverRows(s *metrics.Summary) []labeled {
+	sv := s.Server
+	if sv == nil {
+		return nil
+	}
+	var rows []labeled
+	add := func(label, format string, args ...any) {
+		rows = append(rows, labeled{label, fmt.Sprintf(format, args...)})
+	}
 	for _, src := range sv.Sources {
-		line(b, "scrapes", "%s: %d, %d ok%s", src.Source, src.Scrapes, src.OK, scrapeTrouble(src))
+		add("scrapes", "%s: %d, %d ok%s", src.Source, src.Scrapes, src.OK, scrapeTrouble(src))
 	}
 	if n := serverSources(sv); n > 1 {
 		// several servers (one per shard's simulator, a server and a DCGM exporter): say whose
 		// figures follow rather than mixing them
-		line(b, "", "%d endpoints answered: each figure below is from the first by name that exposes it", n)
+		add("", "%d endpoints answered: each figure below is from the first by name that exposes it", n)
 	}
 	if g := gaugeLine(sv); g != "" {
-		line(b, "queue", "%s", g)
+		add("queue", "%s", g)
 	}
 	if k := kvLine(sv); k != "" {
-		line(b, "kv cache", "%s", k)
+		add("kv cache", "%s", k)
 	}
 	if sv.PromptTokens != nil || sv.GenerationTokens != nil {
-		line(b, "tokens", "prompt %s, generation %s (server counters)", optCount(sv.PromptTokens), optCount(sv.GenerationTokens))
+		add("tokens", "prompt %s, generation %s (server counters)", optCount(sv.PromptTokens), optCount(sv.GenerationTokens))
 	}
-	histLine(b, "server TTFT", sv.TTFT, "servebench TTFT", s.TTFT)
-	histLine(b, "server ITL", sv.ITL, "servebench ITL (chunk)", s.ITLChunk)
-	histLine(b, "queue time", sv.Queue, "", metrics.Stat{})
+	for _, h := range []struct {
+		label string
+		h     *metrics.HistQuantiles
+		ours  string
+		st    metrics.Stat
+	}{{"server TTFT", sv.TTFT, "servebench TTFT", s.TTFT}, {"server ITL", sv.ITL, "servebench ITL (chunk)", s.ITLChunk},
+		{"queue time", sv.Queue, "", metrics.Stat{}}} {
+		if t := histText(h.h, h.ours, h.st); t != "" {
+			add(h.label, "%s", t)
+		}
+	}
 	if a := attributionLine(sv); a != "" {
-		line(b, "attribution", "%s", a)
+		add("attribution", "%s", a)
 	}
-	gpuLines(b, sv.GPU)
+	return append(rows, gpuRows(sv.GPU)...)
 }
 
 // serverSources counts the scraped endpoints with a successful sample (the GPU sampler aside).
@@ -55,11 +81,11 @@ func serverSources(sv *metrics.Server) int {
 	return n
 }
 
-// gpuLines writes the GPU figures of the window: energy, power and J/token, then clocks,
+// gpuRows are the GPU figures of the window: energy, power and J/token, then clocks,
 // utilisation, memory and temperature (only what nvidia-smi read).
-func gpuLines(b *strings.Builder, g *metrics.GPU) {
+func gpuRows(g *metrics.GPU) []labeled {
 	if g == nil {
-		return
+		return nil
 	}
 	var parts []string
 	if g.EnergyJ != nil {
@@ -78,8 +104,8 @@ func gpuLines(b *strings.Builder, g *metrics.GPU) {
 	if g.JoulesPerToken != nil {
 		parts = append(parts, fmt.Sprintf("%s J/output token", approx(*g.JoulesPerToken)))
 	}
-	line(b, "gpu", "%s (nvidia-smi, %d readings in the window)%s", cmpPlural(len(g.GPUs), "1 GPU", fmt.Sprintf("%d GPUs", len(g.GPUs))),
-		g.Samples, prefixed(": ", strings.Join(parts, ", ")))
+	rows := []labeled{{"gpu", fmt.Sprintf("%s (nvidia-smi, %d readings in the window)%s", cmpPlural(len(g.GPUs), "1 GPU", fmt.Sprintf("%d GPUs", len(g.GPUs))),
+		g.Samples, prefixed(": ", strings.Join(parts, ", ")))}}
 	parts = nil
 	if g.SMClockMin != nil {
 		parts = append(parts, fmt.Sprintf("SM clock %.0f–%.0f MHz", *g.SMClockMin, *g.SMClockMax))
@@ -97,8 +123,9 @@ func gpuLines(b *strings.Builder, g *metrics.GPU) {
 		parts = append(parts, fmt.Sprintf("temperature max %.0f °C", *g.TempMaxC))
 	}
 	if len(parts) > 0 {
-		line(b, "gpu state", "%s", strings.Join(parts, "; "))
+		rows = append(rows, labeled{"gpu state", strings.Join(parts, "; ")})
 	}
+	return rows
 }
 
 func prefixed(p, s string) string {
@@ -174,17 +201,17 @@ func kvLine(sv *metrics.Server) string {
 	return strings.Join(parts, "; ")
 }
 
-// histLine writes a server histogram's p50 and p99 in ms, and ours beside them.
-func histLine(b *strings.Builder, label string, h *metrics.HistQuantiles, ours string, st metrics.Stat) {
+// histText is a server histogram's p50 and p99 in ms, and ours beside them; "" without it.
+func histText(h *metrics.HistQuantiles, ours string, st metrics.Stat) string {
 	if h == nil {
-		return
+		return ""
 	}
 	text := fmt.Sprintf("p50 %s ms (bucket %s–%s), p99 %s ms, n %s",
 		msSec(h.P50), msBound(h.P50Lo), msBound(h.P50Hi), msSec(h.P99), trimNum(h.Count))
 	if ours != "" {
 		text += fmt.Sprintf("; %s p50 %s, p99 %s ms", ours, msP(st, 50), msP(st, 99))
 	}
-	line(b, label, "%s", text)
+	return text
 }
 
 // attributionLine: "TTFT above p90: 94% saw a waiting queue > 0 (others 3%); KV usage max
