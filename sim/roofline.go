@@ -136,3 +136,16 @@ func (m *model) decodeStepTime(batch, ctx int) time.Duration {
 	}
 	return m.stepTime(w)
 }
+
+// PrefillStep is the roofline's time of one engine step that prefills newTokens of a prompt
+// whose first cachedTokens are already in the KV cache (a prefix-cache hit), alone in the
+// batch: the engine's part of a lone request's TTFT when its new tokens fit one step's budget.
+// Zero in fixed mode (no engine model). For checking measured figures against the model.
+func (s *Server) PrefillStep(newTokens, cachedTokens int) time.Duration {
+	if s.model == nil {
+		return 0
+	}
+	var w stepWork
+	w.add(cachedTokens, newTokens)
+	return s.model.stepTime(w)
+}
