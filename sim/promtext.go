@@ -83,7 +83,7 @@ func newSimStats(kvCapacity, maxModelLen int, fine bool) *simStats {
 		requestHistograms: newRequestHistograms(maxModelLen, lat)}
 }
 
-// fineBounds is vllm's bounds plus 16 bounds per doubling (ratio 2^(1/16) ≈ 1.044) from 1 ms
+// fineBounds is vllm's bounds plus 16 bounds per doubling (ratio 2^(1/16) ≈ 1.044) from 0.1 ms
 // to its highest bound. histogram_quantile interpolates within one bucket, so a quantile
 // read from these is within 4.4% of the true value, where vLLM's own (1 s to 2.5 s in one
 // bucket) can be off by half. Every vLLM bound is kept, so a query written for vLLM's
@@ -92,11 +92,11 @@ func fineBounds(vllm []float64) []float64 {
 	top := vllm[len(vllm)-1]
 	out := slices.Clone(vllm)
 	for i := 0; ; i++ {
-		b := 0.001 * math.Pow(2, float64(i)/16)
+		b := 0.0001 * math.Pow(2, float64(i)/16)
 		if b >= top {
 			break
 		}
-		out = append(out, math.Round(b*1e6)/1e6) // whole microseconds: short le labels
+		out = append(out, math.Round(b*1e7)/1e7) // tenths of a microsecond: short le labels
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
