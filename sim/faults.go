@@ -25,25 +25,30 @@ const (
 	FaultRoleChunk     = "role_chunk"     // role-only first chat chunk (llama.cpp/vLLM style)
 	FaultZeroUsage     = "zero_usage"     // zero usage on every chunk, real usage only at the end (Ollama style)
 	FaultKeepalive     = "keepalive"      // ": keep-alive" comment lines between events
+	FaultAbort         = "abort"          // HTTP 200, then a chunk with finish_reason "abort" after ARG tokens, then [DONE] (vLLM, SGLang)
+	FaultErrorLine     = "error_line"     // HTTP 200, then llama.cpp's `error: {"code":500,...}` line after ARG tokens, [DONE], close
+	FaultHiddenTokens  = "hidden_tokens"  // every ARG-th token (default 4) in a chunk with empty text, its text held back to the next
+	FaultToolCalls     = "tool_calls"     // chat: the output as a streamed delta.tool_calls function call; completions: no effect
 )
 
 // FaultKinds lists every fault kind, in the order --fault-rate draws from.
 var FaultKinds = []string{
 	FaultHTTP429, FaultHTTP500, FaultHTTP503, FaultErrorEvent, FaultDisconnect, FaultStall,
 	FaultSlowHeaders, FaultMalformedJSON, FaultNoDone, FaultMultiToken, FaultRoleChunk,
-	FaultZeroUsage, FaultKeepalive,
+	FaultZeroUsage, FaultKeepalive, FaultAbort, FaultErrorLine, FaultHiddenTokens, FaultToolCalls,
 }
 
 // Fault is one fault with its optional argument (a token count or a duration).
 type Fault struct {
 	Kind  string
-	Count int           // disconnect, multi_token, and where mid-stream faults strike (0 = default)
+	Count int           // disconnect, multi_token, hidden_tokens, and where mid-stream faults strike (0 = default)
 	Delay time.Duration // stall, slow_headers (0 = default)
 }
 
 // ParseFault parses KIND[=ARG], the form of the X-Sim-Fault header. ARG is a token count for
-// disconnect, multi_token, error_event and malformed_json (the token after which the fault
-// strikes) and a duration for stall and slow_headers.
+// disconnect, multi_token, error_event, malformed_json, abort and error_line (the token after
+// which the fault strikes), the period of the hidden tokens for hidden_tokens (at least 2: a
+// text-free chunk every ARG tokens), and a duration for stall and slow_headers.
 func ParseFault(s string) (Fault, error) {
 	kind, arg, hasArg := strings.Cut(strings.TrimSpace(s), "=")
 	f := Fault{Kind: kind}
@@ -60,9 +65,9 @@ func ParseFault(s string) (Fault, error) {
 			return f, fmt.Errorf("fault %s: argument %q is not a duration", kind, arg)
 		}
 		f.Delay = d
-	case FaultDisconnect, FaultMultiToken, FaultErrorEvent, FaultMalformedJSON:
+	case FaultDisconnect, FaultMultiToken, FaultErrorEvent, FaultMalformedJSON, FaultAbort, FaultErrorLine, FaultHiddenTokens:
 		n, err := strconv.Atoi(arg)
-		if err != nil || n < 0 || (kind == FaultMultiToken && n < 1) {
+		if err != nil || n < 0 || (kind == FaultMultiToken && n < 1) || (kind == FaultHiddenTokens && n < 2) {
 			return f, fmt.Errorf("fault %s: argument %q is not a valid token count", kind, arg)
 		}
 		f.Count = n
@@ -78,6 +83,10 @@ func (f Fault) withDefaults() Fault {
 	case FaultDisconnect, FaultMultiToken:
 		if f.Count == 0 {
 			f.Count = 3
+		}
+	case FaultHiddenTokens:
+		if f.Count == 0 {
+			f.Count = 4
 		}
 	case FaultStall:
 		if f.Delay == 0 {

@@ -193,10 +193,26 @@ func (s *Server) newStreamer(w http.ResponseWriter, q *seq, p *genParams, fault 
 		st.usage, st.contUse = o.IncludeUsage, o.ContinuousUsageStats
 	}
 	st.strikeAt = fault.Count
-	if st.strikeAt == 0 || fault.Kind == FaultMultiToken {
+	if st.strikeAt == 0 || fault.Kind == FaultMultiToken || fault.Kind == FaultHiddenTokens {
 		st.strikeAt = max(1, p.target/2)
 	}
+	if fault.Kind == FaultToolCalls && p.chat {
+		st.toolID = toolCallID(p.textSeed)
+	}
 	return st
+}
+
+// toolCallID is a tool call's id as vLLM makes it ("chatcmpl-tool-" and 32 hex digits of a
+// random UUID), here drawn from the request's text seed so that a replay sends the same.
+func toolCallID(seed uint64) string {
+	const hex = "0123456789abcdef"
+	b := []byte("chatcmpl-tool-")
+	for _, x := range [2]uint64{mix64(seed ^ 0x746f6f6c), mix64(seed ^ 0x63616c6c)} {
+		for i := 60; i >= 0; i -= 4 {
+			b = append(b, hex[x>>uint(i)&0xf])
+		}
+	}
+	return string(b)
 }
 
 type noFlush struct{}

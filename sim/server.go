@@ -24,14 +24,19 @@ import (
 const Version = "servebench-sim/1"
 
 // TruthEvent is the ground truth of one event: when its bytes were written and flushed to
-// the connection. Kind is one of role, content, malformed, error, usage, done (streams),
-// response (a non-streaming body) or http_error (a fault status before any streaming).
+// the connection. Kind is one of role, content, empty (a chunk without text, from the
+// hidden_tokens fault: not a content event), abort (a chunk with finish_reason "abort"),
+// malformed, error, usage, done (streams), response (a non-streaming body) or http_error (a
+// fault status before any streaming).
 type TruthEvent struct {
 	RequestID string
 	Seq       int // index of the event within its request, from 0
-	Tokens    int // generated tokens the event carries
-	Written   time.Time
-	Kind      string
+	// Tokens is the generated tokens the event carries: a content event also carries those
+	// of the empty chunks just before it, as servebench attributes them, so a request's
+	// content events add up to its output.
+	Tokens  int
+	Written time.Time
+	Kind    string
 
 	// CachedTokens is the request's prompt tokens found in the prefix cache, carried by its
 	// first content event and its response event while the prefix cache is on (0 on the

@@ -22,11 +22,13 @@ type streamer struct {
 	pending  []TruthEvent
 	events   int // events written so far (TruthEvent.Seq)
 	written  int // tokens written so far
+	textFrom int // first token whose text is not sent yet (hidden_tokens holds text back)
 	strikeAt int // token count at which a mid-stream fault strikes
 	struck   bool
 	finish   string // finish_reason of the last content chunk
 	usage    bool   // stream_options.include_usage
 	contUse  bool   // stream_options.continuous_usage_stats
+	toolID   string // the tool call's id with the tool_calls fault on chat, "" otherwise
 }
 
 // begin sends the headers (and a role-only chunk when asked) right away, as vLLM does, so
@@ -35,6 +37,12 @@ func (st *streamer) begin() {
 	h := st.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
+	if st.fault.Kind == FaultErrorLine {
+		// llama.cpp's server (cpp-httplib, whose content provider reports the stream's end
+		// as a cancel) closes the connection after the stream; here net/http does, after the
+		// response, so no client reuses it.
+		h.Set("Connection", "close")
+	}
 	st.w.WriteHeader(http.StatusOK)
 	if st.fault.Kind == FaultRoleChunk && st.chat {
 		st.buf = append(st.buf, st.head...)
@@ -55,7 +63,11 @@ func (st *streamer) run(ctx context.Context) {
 		for st.written < rel {
 			n := min(st.q.chunk, rel-st.written)
 			st.written += n
-			st.appendContent(n, fin && st.written == rel)
+			last := fin && st.written == rel
+			if last && st.fault.Kind == FaultAbort && !st.struck && st.written >= st.strikeAt {
+				last = false // the abort chunk is the one with the finish_reason
+			}
+			st.appendContent(n, last)
 			if !st.strike(ctx) {
 				return
 			}
@@ -100,6 +112,23 @@ func (st *streamer) strike(ctx context.Context) bool {
 		st.appendDone() // vLLM ends an errored stream with [DONE] after the error event
 		st.flush()
 		return false
+	case FaultAbort:
+		st.appendAbort()
+		if st.usage {
+			st.appendUsageChunk() // vLLM still sends the final usage of an aborted request
+		}
+		st.appendDone()
+		st.flush()
+		return false
+	case FaultErrorLine:
+		// llama.cpp's server_sent_event(sink, "error", …): the field is "error", not "data",
+		// and the JSON is its format_error_response (keys in nlohmann::json's sorted order).
+		// Its OpenAI-compatible routes then still write [DONE] before the body ends.
+		st.buf = append(st.buf, `error: {"code":500,"message":"simulated server error (servebench sim fault error_line)","type":"server_error"}`+"\n\n"...)
+		st.note(0, "error")
+		st.appendDone()
+		st.flush()
+		return false
 	case FaultStall:
 		st.flush()
 		sleepCtx(ctx, st.fault.Delay)
@@ -122,42 +151,141 @@ func (st *streamer) idLineLen() int {
 	return 0
 }
 
-// appendContent appends one content chunk carrying n tokens.
+// appendContent appends the chunk of the n tokens just generated. It is a content chunk
+// carrying them and every token whose text was held back before them, except with the
+// hidden_tokens fault on every ARG-th token (never the last): then the chunk's text is
+// empty, as vLLM sends a token whose text its detokenizer holds back (the first bytes of a
+// multi-byte character) or does not show (a special token); its count still advances the
+// continuous usage, and its text and tokens go with the next content chunk.
 func (st *streamer) appendContent(n int, last bool) {
+	if st.fault.Kind == FaultHiddenTokens && !last && st.written%st.fault.Count < n {
+		st.appendEmpty()
+		return
+	}
 	b := append(st.buf, st.head...)
-	if st.chat {
+	switch {
+	case st.toolID != "":
+		b = st.appendToolCall(b)
+	case st.chat:
 		b = append(b, `"choices":[{"index":0,"delta":{"content":"`...)
-	} else {
+	default:
 		b = append(b, `"choices":[{"index":0,"text":"`...)
 	}
-	for i := st.written - n; i < st.written; i++ {
-		b = append(b, outputPieces[outputWord(st.q.textSeed, i)]...)
-	}
-	if st.chat {
-		b = append(b, '"', '}')
-	} else {
-		b = append(b, '"')
+	if st.toolID == "" {
+		for i := st.textFrom; i < st.written; i++ {
+			b = append(b, outputPieces[outputWord(st.q.textSeed, i)]...)
+		}
+		if st.chat {
+			b = append(b, '"', '}')
+		} else {
+			b = append(b, '"')
+		}
 	}
 	b = append(b, `,"logprobs":null,"finish_reason":`...)
-	if last {
+	switch {
+	case last && st.toolID != "": // vLLM's finish chunk of a tool call, with its stop_reason
+		b = append(b, `"tool_calls","stop_reason":null`...)
+	case last:
 		b = append(b, '"')
 		b = append(b, st.finish...)
 		b = append(b, '"')
-	} else {
+	default:
 		b = append(b, "null"...)
 	}
 	b = append(b, `}]`...)
-	switch {
-	case st.fault.Kind == FaultZeroUsage:
-		b = appendUsage(b, 0, 0, -1)
-	case st.contUse: // vLLM leaves the prompt details out of continuous usage
-		b = appendUsage(b, st.q.prompt, st.written, -1)
-	}
+	b = st.appendChunkUsage(b)
 	st.buf = append(b, "}\n\n"...)
-	st.note(n, "content")
-	if st.written == n { // the first tokens: the prefill that produced them knew its cache hit
+	first := st.textFrom == 0
+	st.note(st.written-st.textFrom, "content")
+	st.textFrom = st.written
+	if first { // the first tokens: the prefill that produced them knew its cache hit
 		st.noteCached()
 	}
+}
+
+// appendChunkUsage appends the usage a content (or text-free) chunk carries, if any.
+func (st *streamer) appendChunkUsage(b []byte) []byte {
+	switch {
+	case st.fault.Kind == FaultZeroUsage:
+		return appendUsage(b, 0, 0, -1)
+	case st.contUse: // vLLM leaves the prompt details out of continuous usage
+		return appendUsage(b, st.q.prompt, st.written, -1)
+	}
+	return b
+}
+
+// appendEmpty appends a chunk whose text is empty (hidden_tokens). It is not a content event:
+// the truth log has it as kind "empty" with no tokens, and the next content event carries
+// its tokens, as servebench attributes them (docs/servers.md, "Token attribution").
+func (st *streamer) appendEmpty() {
+	b := append(st.buf, st.head...)
+	if st.chat {
+		b = append(b, `"choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":null}]`...)
+	} else {
+		b = append(b, `"choices":[{"index":0,"text":"","logprobs":null,"finish_reason":null}]`...)
+	}
+	b = st.appendChunkUsage(b)
+	st.buf = append(b, "}\n\n"...)
+	st.note(0, "empty")
+}
+
+// appendToolCall appends the choices of a tool-call chunk up to its delta's end, in the
+// shapes of vLLM's tool parsers (DeltaToolCall, pydantic's field order): the first chunk
+// opens the call with its id, type and function name, the later ones each add a piece of
+// the arguments string, which is whole JSON once the call is (`{"query": "<the text>"}`).
+// Token 0 is the name; each later token adds its word.
+func (st *streamer) appendToolCall(b []byte) []byte {
+	b = append(b, `"choices":[{"index":0,"delta":{"tool_calls":[{`...)
+	if st.textFrom == 0 {
+		b = append(b, `"id":"`...)
+		b = append(b, st.toolID...)
+		b = append(b, `","type":"function","index":0,"function":{"name":"search"`...)
+	} else {
+		b = append(b, `"index":0,"function":{`...)
+	}
+	args := len(b)
+	if st.textFrom > 0 {
+		b = append(b, `"arguments":"`...)
+	} else {
+		b = append(b, `,"arguments":"`...)
+	}
+	bare := len(b)
+	for i := st.textFrom; i < st.written; i++ {
+		switch i {
+		case 0:
+			continue
+		case 1:
+			b = append(b, `{\"query\": \"`...)
+		}
+		b = append(b, outputPieces[outputWord(st.q.textSeed, i)]...)
+	}
+	switch {
+	case st.written < st.q.target:
+	case st.q.target == 1:
+		b = append(b, "{}"...)
+	default:
+		b = append(b, `\"}`...)
+	}
+	if len(b) == bare { // the first chunk of a longer call: the name alone
+		b = b[:args]
+	} else {
+		b = append(b, '"')
+	}
+	return append(b, `}}]}`...)
+}
+
+// appendAbort appends the chunk with which vLLM (and SGLang's OpenAI routes) end a request
+// the engine aborted: no new text, finish_reason "abort" (vLLM's FinishReason.ABORT).
+func (st *streamer) appendAbort() {
+	b := append(st.buf, st.head...)
+	if st.chat {
+		b = append(b, `"choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"abort","stop_reason":null}]`...)
+	} else {
+		b = append(b, `"choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"abort","stop_reason":null}]`...)
+	}
+	b = st.appendChunkUsage(b)
+	st.buf = append(b, "}\n\n"...)
+	st.note(0, "abort")
 }
 
 // noteCached puts the request's prefix-cache hit on the event just noted, when the prefix
