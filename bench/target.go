@@ -22,7 +22,11 @@ import (
 func (b *Session) startTarget(ctx context.Context) error {
 	s := &b.spec
 	if s.URL == "" {
-		srv, err := sim.New(sim.DefaultConfig())
+		c := sim.DefaultConfig()
+		// fine histogram buckets: the summary's server figures then check ours to a few per
+		// cent instead of to vLLM's coarse buckets (nobody's dashboard reads this one)
+		c.HistogramBuckets = "fine"
+		srv, err := sim.New(c)
 		if err != nil {
 			return fmt.Errorf("start simulator: %w", err)
 		}
