@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -15,40 +13,6 @@ import (
 
 // The wire shapes of the faults that mimic a real server's way of ending or shaping a stream
 // (abort, error_line, hidden_tokens, tool_calls), read field by field as the server sends them.
-
-// wireEvent is one SSE event as sent: the field that carried its payload ("data" or "error")
-// and the payload.
-type wireEvent struct {
-	field, value string
-}
-
-// readWire reads a whole stream into its events, keeping the field name (readSSE knows only
-// data). err is the read error that ended it (nil at a clean end).
-func readWire(body io.Reader) (evs []wireEvent, err error) {
-	r := bufio.NewReader(body)
-	var cur *wireEvent
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return evs, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case line == "":
-			if cur != nil {
-				evs = append(evs, *cur)
-			}
-			cur = nil
-		case strings.HasPrefix(line, ":"), strings.HasPrefix(line, "id: "):
-		default:
-			name, value, _ := strings.Cut(line, ": ")
-			cur = &wireEvent{field: name, value: value}
-		}
-	}
-}
 
 // wireChunk is a streamed chunk with every field the faults shape, pointers where absent and
 // null must be told apart.
@@ -105,7 +69,7 @@ func (c *wireChunk) finish() string {
 // wireStream is one streamed response read whole.
 type wireStream struct {
 	resp   *http.Response
-	events []wireEvent
+	events []sseEvent
 	chunks []wireChunk // the JSON data events, in order (a nil Choices: usage-only)
 	err    error
 }
@@ -124,14 +88,14 @@ func streamWire(t *testing.T, base, path, fault string, body map[string]any) wir
 		t.Fatalf("%s %s: status %d", fault, path, resp.StatusCode)
 	}
 	s := wireStream{resp: resp}
-	s.events, s.err = readWire(resp.Body)
+	s.events, s.err = readSSE(resp.Body)
 	for _, e := range s.events {
-		if e.field != "data" || e.value == "[DONE]" {
+		if e.field != "data" || e.data == "[DONE]" {
 			continue
 		}
 		var c wireChunk
-		if err := json.Unmarshal([]byte(e.value), &c); err != nil {
-			t.Fatalf("%s %s: data %q is not a chunk: %v", fault, path, e.value, err)
+		if err := json.Unmarshal([]byte(e.data), &c); err != nil {
+			t.Fatalf("%s %s: data %q is not a chunk: %v", fault, path, e.data, err)
 		}
 		s.chunks = append(s.chunks, c)
 	}
@@ -165,7 +129,7 @@ func TestFaultAbortWire(t *testing.T) {
 				t.Fatalf("read: %v", s.err)
 			}
 			// 5 content chunks (half the output), the abort chunk, the usage chunk, [DONE]
-			if len(s.chunks) != 7 || len(s.events) != 8 || s.events[7].value != "[DONE]" {
+			if len(s.chunks) != 7 || len(s.events) != 8 || s.events[7].data != "[DONE]" {
 				t.Fatalf("%d chunks, %d events (last %+v), want 5 content + abort + usage, then [DONE]", len(s.chunks), len(s.events), s.events[len(s.events)-1])
 			}
 			for i, c := range s.chunks[:5] {
@@ -176,13 +140,13 @@ func TestFaultAbortWire(t *testing.T) {
 			ab := s.chunks[5]
 			txt, has := ab.text()
 			if !has || txt != "" || ab.finish() != "abort" || string(ab.Choices[0].StopReason) != "null" {
-				t.Errorf("abort chunk %+v: want empty text, finish_reason \"abort\", stop_reason null", s.events[5].value)
+				t.Errorf("abort chunk %+v: want empty text, finish_reason \"abort\", stop_reason null", s.events[5].data)
 			}
 			if ab.Usage == nil || ab.Usage.Completion != 5 {
 				t.Errorf("abort chunk usage %+v, want the 5 tokens sent (continuous usage)", ab.Usage)
 			}
 			if u := s.chunks[6]; len(u.Choices) != 0 || u.Usage == nil || u.Usage.Completion != 5 {
-				t.Errorf("final chunk %s, want choices [] and completion_tokens 5", s.events[6].value)
+				t.Errorf("final chunk %s, want choices [] and completion_tokens 5", s.events[6].data)
 			}
 			wantObject := map[bool]string{false: "text_completion", true: "chat.completion.chunk"}[api.chat]
 			if ab.Object != wantObject {
@@ -228,18 +192,18 @@ func TestFaultErrorLineWire(t *testing.T) {
 			}
 			e := s.events[3]
 			// llama.cpp's format_error_response, keys in nlohmann::json's (sorted) order
-			if e.field != "error" || !strings.HasPrefix(e.value, `{"code":500,"message":"`) || !strings.HasSuffix(e.value, `","type":"server_error"}`) {
-				t.Errorf("event 3: %s: %s, want the field error: with {\"code\":500,\"message\":…,\"type\":\"server_error\"}", e.field, e.value)
+			if e.field != "error" || !strings.HasPrefix(e.data, `{"code":500,"message":"`) || !strings.HasSuffix(e.data, `","type":"server_error"}`) {
+				t.Errorf("event 3: %s: %s, want the field error: with {\"code\":500,\"message\":…,\"type\":\"server_error\"}", e.field, e.data)
 			}
 			var body struct {
 				Code    int    `json:"code"`
 				Message string `json:"message"`
 				Type    string `json:"type"`
 			}
-			if err := json.Unmarshal([]byte(e.value), &body); err != nil || body.Code != 500 || body.Message == "" || body.Type != "server_error" {
-				t.Errorf("error line %s: %+v (%v)", e.value, body, err)
+			if err := json.Unmarshal([]byte(e.data), &body); err != nil || body.Code != 500 || body.Message == "" || body.Type != "server_error" {
+				t.Errorf("error line %s: %+v (%v)", e.data, body, err)
 			}
-			if last := s.events[4]; last.field != "data" || last.value != "[DONE]" {
+			if last := s.events[4]; last.field != "data" || last.data != "[DONE]" {
 				t.Errorf("after the error line %+v, want data: [DONE] (llama.cpp's OpenAI routes)", last)
 			}
 			if !s.resp.Close { // net/http's client takes the Connection: close header into Close
@@ -278,7 +242,7 @@ func TestFaultHiddenTokensWire(t *testing.T) {
 		t.Run(tc.api+" "+tc.fault, func(t *testing.T) {
 			chat := tc.api == "chat"
 			s := streamWire(t, base, map[bool]string{false: "/v1/completions", true: "/v1/chat/completions"}[chat], tc.fault, contUsageBody(chat, 10))
-			if s.err != nil || len(s.events) == 0 || s.events[len(s.events)-1].value != "[DONE]" {
+			if s.err != nil || len(s.events) == 0 || s.events[len(s.events)-1].data != "[DONE]" {
 				t.Fatalf("stream err %v, events %+v", s.err, s.events)
 			}
 			var hidden, carried []int
@@ -289,7 +253,7 @@ func TestFaultHiddenTokensWire(t *testing.T) {
 				}
 				txt, has := c.text()
 				if !has || c.Usage == nil {
-					t.Fatalf("chunk %d %s: want a text field and continuous usage", i, s.events[i].value)
+					t.Fatalf("chunk %d %s: want a text field and continuous usage", i, s.events[i].data)
 				}
 				if c.Usage.Completion != prev+1 {
 					t.Errorf("chunk %d: completion_tokens %d after %d: every chunk is one token", i, c.Usage.Completion, prev)
@@ -375,7 +339,7 @@ var toolIDRE = regexp.MustCompile(`^chatcmpl-tool-[0-9a-f]{32}$`)
 func TestFaultToolCallsWire(t *testing.T) {
 	_, base := startSim(t, fixedConfig(5*time.Millisecond, 2*time.Millisecond))
 	s := streamWire(t, base, "/v1/chat/completions", "tool_calls", contUsageBody(true, 10))
-	if s.err != nil || s.events[len(s.events)-1].value != "[DONE]" {
+	if s.err != nil || s.events[len(s.events)-1].data != "[DONE]" {
 		t.Fatalf("stream err %v, events %+v", s.err, s.events)
 	}
 	if len(s.chunks) != 11 {
@@ -385,20 +349,20 @@ func TestFaultToolCallsWire(t *testing.T) {
 	for i, c := range s.chunks[:10] {
 		ch := c.Choices[0]
 		if ch.Delta == nil || ch.Delta.Content != nil || len(ch.Delta.ToolCalls) != 1 {
-			t.Fatalf("chunk %d %s: want a delta with one tool call and no content", i, s.events[i].value)
+			t.Fatalf("chunk %d %s: want a delta with one tool call and no content", i, s.events[i].data)
 		}
 		tc := ch.Delta.ToolCalls[0]
 		if tc.Index == nil || *tc.Index != 0 || tc.Function == nil {
-			t.Fatalf("chunk %d %s: want index 0 and a function", i, s.events[i].value)
+			t.Fatalf("chunk %d %s: want index 0 and a function", i, s.events[i].data)
 		}
 		if i == 0 {
 			if tc.ID == nil || !toolIDRE.MatchString(*tc.ID) || tc.Type == nil || *tc.Type != "function" ||
 				tc.Function.Name == nil || *tc.Function.Name == "" || tc.Function.Arguments != nil {
-				t.Errorf("first chunk %s: want vLLM's opening delta (id chatcmpl-tool-<32 hex>, type function, the name, no arguments yet)", s.events[i].value)
+				t.Errorf("first chunk %s: want vLLM's opening delta (id chatcmpl-tool-<32 hex>, type function, the name, no arguments yet)", s.events[i].data)
 			}
 		} else {
 			if tc.ID != nil || tc.Type != nil || tc.Function.Name != nil || tc.Function.Arguments == nil || *tc.Function.Arguments == "" {
-				t.Errorf("chunk %d %s: want only index and a piece of the arguments", i, s.events[i].value)
+				t.Errorf("chunk %d %s: want only index and a piece of the arguments", i, s.events[i].data)
 			} else {
 				args += *tc.Function.Arguments
 			}
@@ -409,7 +373,7 @@ func TestFaultToolCallsWire(t *testing.T) {
 		}
 	}
 	if string(s.chunks[9].Choices[0].StopReason) != "null" {
-		t.Errorf("finish chunk %s: want stop_reason null, as vLLM sends", s.events[9].value)
+		t.Errorf("finish chunk %s: want stop_reason null, as vLLM sends", s.events[9].data)
 	}
 	var call struct {
 		Query string `json:"query"`
@@ -418,7 +382,7 @@ func TestFaultToolCallsWire(t *testing.T) {
 		t.Errorf("arguments %q (%v): want a JSON object whose query has the 9 words after the name's token", args, err)
 	}
 	if u := s.chunks[10]; len(u.Choices) != 0 || u.Usage == nil || u.Usage.Completion != 10 {
-		t.Errorf("usage chunk %s, want 10 completion tokens", s.events[10].value)
+		t.Errorf("usage chunk %s, want 10 completion tokens", s.events[10].data)
 	}
 
 	t.Run("one token", func(t *testing.T) {
@@ -429,7 +393,7 @@ func TestFaultToolCallsWire(t *testing.T) {
 		tc := s.chunks[0].Choices[0].Delta.ToolCalls
 		if len(tc) != 1 || tc[0].ID == nil || tc[0].Function.Name == nil || tc[0].Function.Arguments == nil || *tc[0].Function.Arguments != "{}" ||
 			s.chunks[0].finish() != "tool_calls" {
-			t.Errorf("one-token call %s: want the whole call (id, name, arguments {}) with finish_reason tool_calls", s.events[0].value)
+			t.Errorf("one-token call %s: want the whole call (id, name, arguments {}) with finish_reason tool_calls", s.events[0].data)
 		}
 	})
 
@@ -439,7 +403,7 @@ func TestFaultToolCallsWire(t *testing.T) {
 		strip := func(s wireStream) (out []string) {
 			for _, e := range s.events {
 				// the request id differs between the two requests
-				out = append(out, regexp.MustCompile(`cmpl-sim-\d+`).ReplaceAllString(e.field+": "+e.value, "ID"))
+				out = append(out, regexp.MustCompile(`cmpl-sim-\d+`).ReplaceAllString(e.field+": "+e.data, "ID"))
 			}
 			return out
 		}

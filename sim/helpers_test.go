@@ -80,7 +80,8 @@ func postTimed(t testing.TB, url string, body any, hdr ...string) (*http.Respons
 type sseEvent struct {
 	at      time.Time // when its data line was read
 	id      string
-	data    string
+	field   string // "data", or the field of another line (llama.cpp's "error")
+	data    string // the line's value
 	comment bool
 }
 
@@ -107,8 +108,9 @@ func readSSE(body io.Reader) (evs []sseEvent, err error) {
 			cur.comment, cur.at = true, time.Now()
 		case strings.HasPrefix(line, "id: "):
 			cur.id = line[4:]
-		case strings.HasPrefix(line, "data: "):
-			cur.data, cur.at = line[6:], time.Now()
+		default:
+			cur.field, cur.data, _ = strings.Cut(line, ": ")
+			cur.at = time.Now()
 		}
 	}
 }
