@@ -5,7 +5,9 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,8 +100,38 @@ func Open(ctx context.Context, s runspec.Spec, opt Options) (*Session, error) {
 
 func (b *Session) logf(format string, a ...any) {
 	if b.opt.Log != nil {
-		fmt.Fprintf(b.opt.Log, format+"\n", a...)
+		// what a server said (a model id, an error) may carry a secret it was sent
+		fmt.Fprintln(b.opt.Log, b.spec.Redact(fmt.Sprintf(format, a...)))
 	}
+}
+
+// redactHeader replaces every secret anywhere in h (its target's model id, the conditions a
+// server reported about itself), in place, so the summary printed from memory is as clean as
+// the file: a server may reflect a credential into what it says about itself.
+func redactHeader(h *record.Header, secrets []string) error {
+	if len(secrets) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // HTML left unescaped, as the records writer writes it
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(h); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	b := buf.Bytes()
+	clean := []byte(runspec.RedactSecrets(string(b), secrets...))
+	if bytes.Equal(clean, b) {
+		return nil
+	}
+	var out record.Header
+	if err := json.Unmarshal(clean, &out); err != nil {
+		// a secret whose replacement broke the JSON (it held a quote or a backslash): keep
+		// the header; the writer's own redaction still guards the file
+		return nil
+	}
+	out.Ends, out.Telemetry, out.Start = h.Ends, h.Telemetry, h.Start // not in the line, or its monotonic reading
+	*h = out
+	return nil
 }
 
 // Spec is the resolved spec the session runs (the trace may have set its request count).
@@ -169,6 +201,11 @@ func checkWritable(path string) error {
 // the file (repeat, sweep point) is timed from it.
 func (b *Session) Begin() error {
 	b.w = record.NewWriter(b.out)
+	secrets := b.spec.Secrets()
+	b.w.Redact(runspec.Redacted, secrets...)
+	if err := redactHeader(b.hdr, secrets); err != nil {
+		return err
+	}
 	b.tel = b.newScraper()
 	b.tel.Prime(context.Background()) // before t0, so the first sample precedes every request
 	b.t0 = time.Now()

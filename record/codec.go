@@ -42,10 +42,51 @@ type headerLine struct {
 // Writer writes a records file. It is not safe for concurrent use: one writer goroutine
 // owns it (ARCHITECTURE.md).
 type Writer struct {
-	w    *bufio.Writer
-	buf  bytes.Buffer
-	enc  *json.Encoder
-	line []byte // the record line being built, reused
+	w       *bufio.Writer
+	buf     bytes.Buffer
+	enc     *json.Encoder
+	line    []byte // the record line being built, reused
+	secrets [][]byte
+	mark    []byte
+}
+
+// Redact makes the writer replace every occurrence of each secret in every line it writes
+// (as the raw bytes and as a JSON string's escaped form) with mark: the last guard, for a
+// secret that a server reflected into something it reports (a model id, a label, an error)
+// where no field-by-field redaction looked.
+func (w *Writer) Redact(mark string, secrets ...string) {
+	w.mark = []byte(mark)
+	for _, sec := range secrets {
+		if sec == "" {
+			continue
+		}
+		w.secrets = append(w.secrets, []byte(sec))
+		if esc, err := json.Marshal(sec); err == nil {
+			if e := esc[1 : len(esc)-1]; string(e) != sec {
+				w.secrets = append(w.secrets, e)
+			}
+		}
+		var b bytes.Buffer // the encoder's own form (HTML left unescaped)
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(sec) == nil {
+			if e := bytes.TrimSuffix(b.Bytes(), []byte("\n")); len(e) >= 2 {
+				if e = e[1 : len(e)-1]; string(e) != sec {
+					w.secrets = append(w.secrets, e)
+				}
+			}
+		}
+	}
+}
+
+// redact is line with every secret replaced; line itself when none occurs.
+func (w *Writer) redact(line []byte) []byte {
+	for _, sec := range w.secrets {
+		if bytes.Contains(line, sec) {
+			line = bytes.ReplaceAll(line, sec, w.mark)
+		}
+	}
+	return line
 }
 
 // NewWriter returns a Writer on w with a 256 KiB buffer.
@@ -71,7 +112,7 @@ func (w *Writer) Write(r *Record) error {
 	if err != nil {
 		return fmt.Errorf("encode record: %w", err)
 	}
-	_, err = w.w.Write(w.line)
+	_, err = w.w.Write(w.redact(w.line))
 	return err
 }
 
@@ -80,7 +121,7 @@ func (w *Writer) encode(v any) error {
 	if err := w.enc.Encode(v); err != nil {
 		return fmt.Errorf("encode record: %w", err)
 	}
-	_, err := w.w.Write(w.buf.Bytes())
+	_, err := w.w.Write(w.redact(w.buf.Bytes()))
 	return err
 }
 

@@ -91,6 +91,7 @@ func TestHostileServers(t *testing.T) {
 		{hostile.CloseBeforeHeaders, record.ErrConnect, "EOF", nil, ""},
 		{hostile.Redirect, record.ErrHTTP4xx, "redirect to " + srv.Thief.URL + "/redirect/v1/completions not followed", nil, ""},
 		{hostile.Echo401, record.ErrHTTP4xx, "invalid credentials: Authorization=Bearer [REDACTED] X-Api-Key=REDACTED", nil, ""},
+		{hostile.EchoModel, "", "", nil, ""}, // the model id it lists holds both secrets
 	} {
 		t.Run(strings.Join(append([]string{tc.mode}, tc.extra...), " "), func(t *testing.T) {
 			start := time.Now()

@@ -45,12 +45,13 @@ const (
 	CloseBeforeHeaders = "close_before_headers" // the connection closed before any response byte
 	Redirect           = "redirect"             // 307 to another host (Server.Thief), key and all
 	Echo401            = "echo_401"             // 401 whose message echoes every credential it was sent
+	EchoModel          = "echo_model"           // lists a model id made of the credentials it was sent; answers as Good
 )
 
 // Modes lists every mode.
 var Modes = []string{Good, HTML, Gzip, NegativeUsage, HugeUsage, NaN, ErrorEvent, Disconnect, Stall,
 	SlowHeaders, Malformed, NoDone, NoEnd, BigEvent, TinyEvents, JSONBody, JSONError, EndlessHeaders,
-	CloseBeforeHeaders, Redirect, Echo401}
+	CloseBeforeHeaders, Redirect, Echo401, EchoModel}
 
 // Model is the one model the server lists.
 const Model = "hostile-model"
@@ -114,8 +115,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && endpoint == "/health":
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 	case r.Method == http.MethodGet && endpoint == "/v1/models":
+		id := Model
+		if mode == EchoModel { // a server that reflects what it was sent into what it reports
+			id = "model-" + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + "-" + r.Header.Get("X-Api-Key")
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list",
-			"data": []map[string]any{{"id": Model, "object": "model", "owned_by": "hostile"}}})
+			"data": []map[string]any{{"id": id, "object": "model", "owned_by": "hostile"}}})
 	case r.Method == http.MethodPost && endpoint == "/tokenize":
 		var req struct {
 			Prompt string `json:"prompt"`
@@ -142,7 +147,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, mode string, c
 	n := max(req.MaxTokens, 1)
 	st := &stream{chat: chat}
 	switch mode {
-	case Good:
+	case Good, EchoModel:
 		s.send(w, st.good(n, "4"))
 	case HTML:
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
