@@ -51,9 +51,9 @@ type Writer struct {
 }
 
 // Redact makes the writer replace every occurrence of each secret in every line it writes
-// (as the raw bytes and as a JSON string's escaped form) with mark: the last guard, for a
-// secret that a server reflected into something it reports (a model id, a label, an error)
-// where no field-by-field redaction looked.
+// (as the raw bytes and as the writer's own JSON string form of it) with mark: the last guard,
+// for a secret that a server reflected into something it reports (a model id, a label, an
+// error) where no field-by-field redaction looked.
 func (w *Writer) Redact(mark string, secrets ...string) {
 	w.mark = []byte(mark)
 	for _, sec := range secrets {
@@ -61,20 +61,9 @@ func (w *Writer) Redact(mark string, secrets ...string) {
 			continue
 		}
 		w.secrets = append(w.secrets, []byte(sec))
-		if esc, err := json.Marshal(sec); err == nil {
-			if e := esc[1 : len(esc)-1]; string(e) != sec {
-				w.secrets = append(w.secrets, e)
-			}
-		}
-		var b bytes.Buffer // the encoder's own form (HTML left unescaped)
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if enc.Encode(sec) == nil {
-			if e := bytes.TrimSuffix(b.Bytes(), []byte("\n")); len(e) >= 2 {
-				if e = e[1 : len(e)-1]; string(e) != sec {
-					w.secrets = append(w.secrets, e)
-				}
-			}
+		// every line is encoded by w.enc (HTML left unescaped) or appendString over it
+		if q := appendString(nil, sec, &w.buf, w.enc); string(q[1:len(q)-1]) != sec {
+			w.secrets = append(w.secrets, q[1:len(q)-1])
 		}
 	}
 }

@@ -173,11 +173,11 @@ func BenchmarkRead(b *testing.B) {
 // TestWriterRedacts: a secret anywhere in any line (header, record, telemetry, run end) is
 // replaced, in its raw and its JSON-escaped form, and the file stays readable.
 func TestWriterRedacts(t *testing.T) {
-	const key, amp = "sk-live-123", "a&b<c>"
+	const key, amp, quoted = "sk-live-123", "a&b<c>", `q"é`
 	var b bytes.Buffer
 	w := NewWriter(&b)
-	w.Redact("REDACTED", key, amp, "")
-	_ = w.WriteHeader(&Header{Target: Target{Model: "m-" + key, URL: "http://h/" + amp}})
+	w.Redact("REDACTED", key, amp, quoted, "")
+	_ = w.WriteHeader(&Header{Target: Target{Model: "m-" + key, URL: "http://h/" + amp, API: "api-" + quoted}})
 	_ = w.Write(&Record{ID: 1, Phase: PhaseMeasure, Error: "server said " + key})
 	v := 1.0
 	_ = w.WriteTelemetry(&Telemetry{Source: "s", OK: true, Series: []Series{{Name: "x", Type: TypeGauge, Labels: map[string]string{"k": key}, Value: &v}}})
@@ -186,7 +186,7 @@ func TestWriterRedacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, sec := range []string{key, amp, `a\u0026b`} {
+	for _, sec := range []string{key, amp, `a\u0026b`, `q\"é`, "é"} {
 		if strings.Contains(out, sec) {
 			t.Errorf("%q written:\n%s", sec, out)
 		}
