@@ -5,9 +5,7 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,35 +103,6 @@ func (b *Session) logf(format string, a ...any) {
 	}
 }
 
-// redactHeader replaces every secret anywhere in h (its target's model id, the conditions a
-// server reported about itself), in place, so the summary printed from memory is as clean as
-// the file: a server may reflect a credential into what it says about itself.
-func redactHeader(h *record.Header, secrets []string) error {
-	if len(secrets) == 0 {
-		return nil
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf) // HTML left unescaped, as the records writer writes it
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(h); err != nil {
-		return fmt.Errorf("header: %w", err)
-	}
-	b := buf.Bytes()
-	clean := []byte(runspec.RedactSecrets(string(b), secrets...))
-	if bytes.Equal(clean, b) {
-		return nil
-	}
-	var out record.Header
-	if err := json.Unmarshal(clean, &out); err != nil {
-		// a secret whose replacement broke the JSON (it held a quote or a backslash): keep
-		// the header; the writer's own redaction still guards the file
-		return nil
-	}
-	out.Ends, out.Telemetry, out.Start = h.Ends, h.Telemetry, h.Start // not in the line, or its monotonic reading
-	*h = out
-	return nil
-}
-
 // Spec is the resolved spec the session runs (the trace may have set its request count).
 func (b *Session) Spec() runspec.Spec { return b.spec }
 
@@ -203,8 +172,11 @@ func (b *Session) Begin() error {
 	b.w = record.NewWriter(b.out)
 	secrets := b.spec.Secrets()
 	b.w.Redact(runspec.Redacted, secrets...)
-	if err := redactHeader(b.hdr, secrets); err != nil {
+	// the summary and --json are printed from the header in memory: as clean as the file
+	if clean, err := record.RedactedHeader(b.hdr, runspec.Redacted, secrets...); err != nil {
 		return err
+	} else if clean != b.hdr {
+		*b.hdr = *clean
 	}
 	b.tel = b.newScraper()
 	b.tel.Prime(context.Background()) // before t0, so the first sample precedes every request

@@ -68,6 +68,37 @@ func (w *Writer) Redact(mark string, secrets ...string) {
 	}
 }
 
+// RedactedHeader is h with every secret replaced as Writer.Redact replaces it in the header
+// line (a server may reflect a credential into what it says about itself: its model id, its
+// conditions), or h itself when none occurs. The fields that are not part of the line (Ends,
+// Telemetry) and Start's monotonic reading are kept.
+func RedactedHeader(h *Header, mark string, secrets ...string) (*Header, error) {
+	if len(secrets) == 0 {
+		return h, nil
+	}
+	var plain, red bytes.Buffer
+	pw, rw := NewWriter(&plain), NewWriter(&red)
+	rw.Redact(mark, secrets...)
+	for _, w := range []*Writer{pw, rw} {
+		if err := w.WriteHeader(h); err != nil {
+			return nil, err
+		}
+		if err := w.Flush(); err != nil {
+			return nil, err
+		}
+	}
+	if bytes.Equal(plain.Bytes(), red.Bytes()) {
+		return h, nil
+	}
+	rd, err := NewReader(&red)
+	if err != nil {
+		return nil, fmt.Errorf("redacted header: %w", err)
+	}
+	out := *rd.Header()
+	out.Ends, out.Telemetry, out.Start = h.Ends, h.Telemetry, h.Start
+	return &out, nil
+}
+
 // redact is line with every secret replaced; line itself when none occurs.
 func (w *Writer) redact(line []byte) []byte {
 	for _, sec := range w.secrets {

@@ -203,3 +203,18 @@ func TestWriterRedacts(t *testing.T) {
 		t.Errorf("record %+v (%v)", r, err)
 	}
 }
+
+// TestRedactedHeader: the header in memory is cleaned as its line is (a quoted secret too),
+// keeping Start; a header without a secret in it is returned as it is.
+func TestRedactedHeader(t *testing.T) {
+	const sec = `k"ey`
+	start := time.Now()
+	h := &Header{Start: start, Target: Target{Model: "m-" + sec}, Ends: []RunEnd{{}}}
+	got, err := RedactedHeader(h, "REDACTED", sec)
+	if err != nil || got == h || got.Target.Model != "m-REDACTED" || !got.Start.Equal(start) || len(got.Ends) != 1 {
+		t.Errorf("RedactedHeader = %+v, %v", got, err)
+	}
+	if same, _ := RedactedHeader(got, "REDACTED", sec); same != got {
+		t.Error("a clean header was copied")
+	}
+}
