@@ -8,7 +8,8 @@ import (
 )
 
 // TurnSummary is one turn index of a multi-turn run, over the completed measured requests of
-// that turn: with a working prefix cache, TTFT falls after turn 1 although the prompt grows.
+// that turn: the prompt grows with the history, so without a prefix cache TTFT rises with the
+// turn, and with a working one it stays flat (only the new turn is prefilled).
 type TurnSummary struct {
 	Turn        int     `json:"turn"`
 	N           int     `json:"n"`

@@ -27,7 +27,7 @@ func textSessions(b *strings.Builder, s *metrics.Summary) {
 		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%s\t\n", t.Turn, t.N, t.InputTokens, msP(t.TTFT, 50), msP(t.TTFT, 99), cached)
 	}
 	tw.Flush()
-	b.WriteString("(TTFT in ms, per turn index: with a prefix cache it falls after turn 1 although the prompt grows)\n\n")
+	b.WriteString("(TTFT in ms, per turn index: the prompt grows with the history; with a prefix cache TTFT stays flat, or falls when turn 1 is the longest, and without one it rises)\n\n")
 }
 
 // jsonSessions adds a multi-turn run's figures to the JSON summary.
