@@ -153,6 +153,9 @@ func (s *scanner) details(d *usageDetails) bool {
 	}
 	return s.Object(func(key []byte) bool {
 		if string(key) == "cached_tokens" {
+			if s.Null() { // null is "not reported", as encoding/json's path reads it
+				return true
+			}
 			d.hasCached = true
 			return s.Int(&d.Cached)
 		}
