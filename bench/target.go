@@ -81,7 +81,7 @@ func (b *Session) resolveAPI(ctx context.Context) error {
 
 // simulatorProbe asks the server whether it is servebench's simulator (its /version answer
 // says so), so that a run against a standalone `servebench sim` is labelled simulated too.
-var simulatorProbe = client.Probe{Path: "/version", Key: "simulator"}
+var simulatorProbe = client.Probe{Path: "/version", Key: "simulator", Want: "true"}
 
 func detectSimulator(ctx context.Context, t client.Target) bool { return simulatorProbe.Match(ctx, t) }
 

@@ -73,6 +73,8 @@ func (o Options) Native(b *EventBackend, err error) (Backend, error) {
 type Probe struct {
 	Path string // from the server root, e.g. "/api/version"
 	Key  string // a top-level key of the answer, e.g. "version"
+	// Want, when set, is the JSON value Key must hold (e.g. "true"); empty: any value.
+	Want string
 }
 
 // probeTimeout bounds each discovery request: a server that does not answer a path in 2 s
@@ -97,8 +99,8 @@ func (p Probe) Match(ctx context.Context, t Target) bool {
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&m) != nil {
 		return false
 	}
-	_, ok := m[p.Key]
-	return ok
+	v, ok := m[p.Key]
+	return ok && (p.Want == "" || string(v) == p.Want)
 }
 
 // Registry is the table of API backends, in the order help lists them. The same order is

@@ -1,6 +1,9 @@
 package client
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -28,5 +31,22 @@ func TestRegistryValidate(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: error %q, want %q", strings.Join(tc.r.Names(), ","), got, tc.want)
 		}
+	}
+}
+
+// TestProbeWant: a probe with Want matches only that value of its key; without, any value.
+func TestProbeWant(t *testing.T) {
+	for body, want := range map[string][2]bool{ // [any value, Want "true"]
+		`{"simulator": true}`: {true, true}, `{"simulator":false}`: {true, false},
+		`{"simulator":null}`: {true, false}, `{"version":"1"}`: {false, false},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) }))
+		tg := Target{BaseURL: srv.URL, HTTP: srv.Client()}
+		anyV := Probe{Path: "/version", Key: "simulator"}.Match(context.Background(), tg)
+		isTrue := Probe{Path: "/version", Key: "simulator", Want: "true"}.Match(context.Background(), tg)
+		if anyV != want[0] || isTrue != want[1] {
+			t.Errorf("%s: match %v, with Want true %v; want %v", body, anyV, isTrue, want)
+		}
+		srv.Close()
 	}
 }
