@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -53,29 +54,59 @@ func (b *Session) buildDataset(ctx context.Context) ([]workload.Request, bool, e
 		return reqs, exact, b.inputErr("--prefix-groups", err)
 	}
 	format, path := s.DatasetOf()
-	id, err := workload.IdentifyFile(format, path)
+	in, err := b.openInput(ctx, "--dataset", path)
 	if err != nil {
-		return nil, false, runspec.Usagef("--dataset: %v", err)
+		return nil, false, err
 	}
-	b.ds = &dataset{id: &id}
+	defer in.Close()
 	limit := 0
 	if s.IsSet("requests") {
 		limit = s.Warmup + s.Requests
 	}
+	// the file is read once: parsed, then what a limit left unread is hashed (Sum)
+	var reqs []workload.Request
+	var exact bool
 	switch format {
 	case "sharegpt":
 		sg := workload.ShareGPT{Count: s.WorkloadSize(), Seed: s.Seed, Chat: chat}
-		reqs, exact, err := sg.ReadFile(ctx, path, tok)
-		return reqs, exact, b.inputErr("--dataset", err)
+		reqs, exact, err = sg.Read(ctx, in, path, tok)
+		err = b.inputErr("--dataset", err)
 	case "mooncake":
 		mc := workload.Mooncake{BlockTokens: s.BlockTokens, Seed: s.Seed, Limit: limit, Chat: chat}
-		t, err := mc.ReadFile(ctx, path, tok)
-		return b.traceDataset(t, err)
+		t, terr := mc.Read(ctx, in, path, tok)
+		reqs, exact, err = b.traceDataset(t, terr)
 	default:
 		bg := workload.BurstGPT{Seed: s.Seed, Limit: limit, Chat: chat}
-		t, err := bg.ReadFile(ctx, path, tok)
-		return b.traceDataset(t, err)
+		t, terr := bg.Read(ctx, in, path, tok)
+		reqs, exact, err = b.traceDataset(t, terr)
 	}
+	if err != nil {
+		return nil, false, err
+	}
+	return reqs, exact, b.identify(in, format)
+}
+
+// openInput opens a --dataset, --prompts or --trace file for one bounded, cancellable pass.
+func (b *Session) openInput(ctx context.Context, flag, path string) (*workload.Input, error) {
+	max, _ := b.spec.MaxInputBytes() // validated
+	in, err := workload.OpenInput(ctx, path, max)
+	if err != nil {
+		return nil, b.inputErr(flag, err)
+	}
+	return in, nil
+}
+
+// identify hashes the rest of the dataset file and records its identity.
+func (b *Session) identify(in *workload.Input, format string) error {
+	id, err := in.ID(format)
+	if err != nil {
+		return b.inputErr("--dataset", err)
+	}
+	if b.ds == nil {
+		b.ds = &dataset{}
+	}
+	b.ds.id = &id
+	return nil
 }
 
 // traceDataset takes a trace's requests and replays its arrival times as the run's schedule,
@@ -84,6 +115,7 @@ func (b *Session) traceDataset(t *workload.Trace, err error) ([]workload.Request
 	if err != nil {
 		return nil, false, b.inputErr("--dataset", err)
 	}
+	b.ds = &dataset{}
 	as := make([]pacer.Arrival, len(t.Requests))
 	b.ds.arrivals = make([]int64, len(t.Requests))
 	for i, r := range t.Requests {
@@ -103,14 +135,21 @@ func (b *Session) traceDataset(t *workload.Trace, err error) ([]workload.Request
 	return t.Plain(), t.Exact, b.shard.apply(&b.spec, &b.lc, as)
 }
 
-// inputErr makes a dataset's bad input a usage error (its message names file, line and
-// field), and anything else (a tokenizer that failed) a tool error.
+// inputErr makes an input file's bad content a usage error (its message names file, line and
+// field; or the file is empty, too large or cannot be opened), Ctrl-C while reading it an
+// interruption (it wraps context.Canceled), and anything else (a tokenizer that failed) a
+// tool error.
 func (b *Session) inputErr(flag string, err error) error {
 	var ie *workload.InputError
+	var pe *os.PathError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &ie):
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: %w", flag, err)
+	case errors.Is(err, workload.ErrInputTooLarge):
+		return runspec.Usagef("%s: %v (--max-input raises it)", flag, err)
+	case errors.As(err, &ie), errors.As(err, &pe), errors.Is(err, workload.ErrNoRequests), errors.Is(err, workload.ErrTooFew):
 		return runspec.Usagef("%s: %v", flag, err)
 	}
 	return fmt.Errorf("%s: %s", flag, b.spec.Redact(err.Error()))
@@ -147,13 +186,19 @@ func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, c
 	var exact bool
 	var err error
 	if format, path := s.DatasetOf(); format == "sharegpt" {
-		id, ierr := workload.IdentifyFile(format, path)
-		if ierr != nil {
-			return nil, false, runspec.Usagef("--dataset: %v", ierr)
+		in, oerr := b.openInput(ctx, "--dataset", path)
+		if oerr != nil {
+			return nil, false, oerr
 		}
-		b.ds = &dataset{id: &id}
+		defer in.Close()
+		b.ds = &dataset{}
 		sg := workload.ShareGPT{Count: s.SessionCount(), Seed: s.Seed, Chat: chat, MaxTurns: s.Turns}
-		sessions, exact, err = sg.ReadSessionsFile(ctx, path, tok)
+		if sessions, exact, err = sg.ReadSessions(ctx, in, path, tok); err != nil {
+			return nil, false, b.inputErr("--dataset", err)
+		}
+		if ierr := b.identify(in, format); ierr != nil {
+			return nil, false, ierr
+		}
 	} else {
 		b.ds = &dataset{}
 		ss := workload.SyntheticSessions{Count: s.SessionCount(), Turns: s.Turns, UserTokens: s.InputTokens, OutputTokens: s.OutputTokens, Seed: s.Seed}

@@ -1,18 +1,21 @@
 package bench
 
 import (
-	"os"
+	"context"
+	"errors"
+	"fmt"
 
 	"servebench/load"
 	"servebench/load/pacer"
 	"servebench/metrics"
 	"servebench/runspec"
+	"servebench/workload"
 )
 
 // LoadConfig is the load shape of a resolved spec: closed loop, or an open-loop schedule
 // (constant/Poisson/gamma rate, ramp, or a trace whose arrivals are returned too), narrowed
 // to this process's shard.
-func LoadConfig(s *runspec.Spec) (load.Config, []pacer.Arrival, error) {
+func LoadConfig(ctx context.Context, s *runspec.Spec) (load.Config, []pacer.Arrival, error) {
 	lc := load.Config{Concurrency: s.Concurrency, MaxConcurrency: s.MaxConcurrency, Warmup: s.Warmup,
 		Requests: s.Requests, Duration: s.Duration, Grace: s.Grace, RequestTimeout: s.RequestTimeout,
 		WarmupDuration: s.WarmupDuration, CooldownDuration: s.CooldownDuration, MaxErrors: s.MaxErrors}
@@ -44,13 +47,8 @@ func LoadConfig(s *runspec.Spec) (load.Config, []pacer.Arrival, error) {
 			return lc, nil, runspec.Usage(err)
 		}
 	case s.Trace != "":
-		f, err := os.Open(s.Trace)
-		if err != nil {
-			return lc, nil, runspec.Usagef("--trace: %v", err)
-		}
-		defer f.Close()
-		if as, err = pacer.ReadTrace(f, s.Trace); err != nil {
-			return lc, nil, runspec.Usagef("--trace: %v", err)
+		if as, err = readTrace(ctx, s); err != nil {
+			return lc, nil, err
 		}
 		lc.Pacer = pacer.NewTrace(as)
 		if lc.Requests == 0 && lc.Duration == 0 {
@@ -61,6 +59,31 @@ func LoadConfig(s *runspec.Spec) (load.Config, []pacer.Arrival, error) {
 		return lc, nil, nil // its arrivals and its shard come with the workload (dataset.go)
 	}
 	return lc, as, shard(sh).apply(s, &lc, as)
+}
+
+// readTrace reads --trace in one bounded, cancellable pass.
+func readTrace(ctx context.Context, s *runspec.Spec) ([]pacer.Arrival, error) {
+	max, _ := s.MaxInputBytes() // validated
+	in, err := workload.OpenInput(ctx, s.Trace, max)
+	if err != nil {
+		return nil, traceErr(err)
+	}
+	defer in.Close()
+	as, err := pacer.ReadTrace(in, s.Trace)
+	return as, traceErr(err)
+}
+
+// traceErr makes a --trace error a usage error, except Ctrl-C while reading it.
+func traceErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("--trace: %w", err)
+	case errors.Is(err, workload.ErrInputTooLarge):
+		return runspec.Usagef("--trace: %v (--max-input raises it)", err)
+	}
+	return runspec.Usagef("--trace: %v", err)
 }
 
 // shard is this process's part of a run split across n load generators (--shard i/n).

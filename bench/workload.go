@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,8 +20,8 @@ import (
 
 // prepareLoad resolves the load shape before the workload is built: a trace decides how many
 // requests there are (and maybe their lengths).
-func (b *Session) prepareLoad(context.Context) error {
-	lc, as, err := LoadConfig(&b.spec)
+func (b *Session) prepareLoad(ctx context.Context) error {
+	lc, as, err := LoadConfig(ctx, &b.spec)
 	if err != nil {
 		return err
 	}
@@ -49,9 +50,7 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	case b.arrivals != nil && s.Prompts == "":
 		b.reqs, b.exact, err = b.traceWorkload(ctx)
 	case s.Prompts != "":
-		if b.reqs, err = workload.ReadFile(s.Prompts, s.OutputTokens); err != nil {
-			err = runspec.Usage(err)
-		}
+		b.reqs, err = b.readPrompts(ctx)
 	default:
 		b.reqs, b.exact, err = b.synthetic(ctx)
 	}
@@ -82,6 +81,20 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 		b.hdr.Shard = s.Shard
 	}
 	return nil
+}
+
+// readPrompts reads a --prompts file in one bounded, cancellable pass.
+func (b *Session) readPrompts(ctx context.Context) ([]workload.Request, error) {
+	in, err := b.openInput(ctx, "--prompts", b.spec.Prompts)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	reqs, err := workload.Read(in, b.spec.Prompts, b.spec.OutputTokens)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return nil, runspec.Usage(err) // bad content: its message names the file and line
+	}
+	return reqs, b.inputErr("--prompts", err)
 }
 
 // workloadSettings are the request settings that belong to the workload's identity.

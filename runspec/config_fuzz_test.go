@@ -1,6 +1,7 @@
 package runspec
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ func FuzzSpecFile(f *testing.F) {
 			t.Fatal(err)
 		}
 		s := Default()
-		err := s.LoadFile(path)
+		err := s.LoadFile(context.Background(), path)
 		if err == nil {
 			before := s.clone()
 			err = s.Validate()

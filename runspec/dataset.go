@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"servebench/workload"
 )
 
 // DatasetFormats are the formats of --dataset.
@@ -40,11 +42,14 @@ func (s *Spec) validateDataset() error {
 			return Usagef("--dataset: %v", err)
 		}
 	}
+	if _, err := s.MaxInputBytes(); err != nil {
+		return err
+	}
 	if err := s.validateSessions(); err != nil {
 		return err
 	}
-	if s.BlockTokens < 0 || (s.IsSet("block-tokens") && s.BlockTokens < 1) {
-		return Usagef("--block-tokens %d: want at least 1", s.BlockTokens)
+	if s.BlockTokens < 0 || (s.IsSet("block-tokens") && s.BlockTokens < 1) || s.BlockTokens > MaxTokens {
+		return Usagef("--block-tokens %d: want 1 to %d", s.BlockTokens, MaxTokens)
 	}
 	switch s.PrefixOrder {
 	case "", "interleaved", "grouped", "shuffled":
@@ -58,14 +63,26 @@ func (s *Spec) validateDataset() error {
 		return nil
 	}
 	switch {
-	case s.PrefixGroups < 1:
-		return Usagef("--prefix-groups %d: want at least 1", s.PrefixGroups)
+	case s.PrefixGroups < 1 || s.PrefixGroups > MaxCount:
+		return Usagef("--prefix-groups %d: want 1 to %d", s.PrefixGroups, MaxCount)
 	case s.PrefixTokens < 1 || s.PrefixTokens >= s.InputTokens:
 		return Usagef("--prefix-tokens %d: want at least 1 and fewer than --input-tokens %d (the rest is each request's own suffix)", s.PrefixTokens, s.InputTokens)
 	case s.Dataset != "" || s.Prompts != "" || s.Trace != "":
 		return Usagef("--prefix-groups builds its own prompts: leave out --dataset, --prompts and --trace")
 	}
 	return nil
+}
+
+// MaxInputBytes is --max-input in bytes (workload.DefaultMaxInputBytes when not set).
+func (s *Spec) MaxInputBytes() (int64, error) {
+	if s.MaxInput == "" {
+		return workload.DefaultMaxInputBytes, nil
+	}
+	n, err := workload.ParseSize(s.MaxInput)
+	if err != nil {
+		return 0, Usagef("--max-input %v", err)
+	}
+	return n, nil
 }
 
 // Sessions reports whether the workload is multi-turn sessions.

@@ -2,14 +2,16 @@ package runspec
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"servebench/workload"
 )
 
 // field returns the field of s whose key (YAML tag, the flag's name) is key. The API key has
@@ -71,13 +73,23 @@ func (s *Spec) clear(key string) {
 	s.unset(key)
 }
 
+// MaxConfigBytes bounds a --config file: a page of settings is a few kilobytes, and a path
+// to /dev/zero or an endless pipe must be an error, not a read until memory runs out.
+const MaxConfigBytes = 1 << 20
+
 // LoadFile reads a YAML file whose keys are the flag names into s, marking each key it sets.
-// Unknown keys are errors, so that a typo cannot silently change nothing.
-func (s *Spec) LoadFile(path string) error {
-	b, err := os.ReadFile(path)
+// Unknown keys are errors, so that a typo cannot silently change nothing. The file is read
+// once (a pipe works), at most MaxConfigBytes, and the read stops when ctx ends (the error
+// then wraps ctx's).
+func (s *Spec) LoadFile(ctx context.Context, path string) error {
+	b, err := readConfig(ctx, path)
 	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("--config: %w", err)
+		}
 		return Usagef("--config: %v", err)
 	}
+	b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF")) // a UTF-8 BOM, as Windows editors write
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(s); err != nil && !errors.Is(err, io.EOF) {
@@ -89,4 +101,13 @@ func (s *Spec) LoadFile(path string) error {
 		s.MarkSet(k)
 	}
 	return nil
+}
+
+func readConfig(ctx context.Context, path string) ([]byte, error) {
+	in, err := workload.OpenInput(ctx, path, MaxConfigBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return io.ReadAll(in)
 }

@@ -30,7 +30,7 @@ type Base struct {
 // to reach it (the same server may move; a new one is the point of a comparison), where to
 // write, and what the user declares about this run.
 var OwnKeys = []string{"url", "model", "api-key", "header", "ready-timeout", "insecure", "output", "json",
-	"quiet", "force", "like", "condition", "conditions", "config", "save-workload"}
+	"quiet", "force", "like", "condition", "conditions", "config", "save-workload", "max-input"}
 
 // quietKeys are taken from the baseline like any setting, but a different value is not a
 // change of what is measured, so it is not listed as one.

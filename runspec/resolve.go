@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -93,8 +94,8 @@ func (s *Spec) Sampling() (client.Sampling, error) {
 			continue
 		}
 		v, err := strconv.ParseFloat(f.val, 64)
-		if err != nil || v != v {
-			return out, Usagef("%s %q: not a number", f.name, f.val)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return out, Usagef("%s %q: want a finite number", f.name, f.val)
 		}
 		*f.dst = &v
 	}

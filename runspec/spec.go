@@ -45,6 +45,10 @@ type Spec struct {
 	// lengths, replayed as an open loop). BlockTokens is a Mooncake trace's hash-id block.
 	Dataset     string `yaml:"dataset" json:"dataset,omitempty"`
 	BlockTokens int    `yaml:"block-tokens" json:"block_tokens,omitempty"`
+	// MaxInput bounds the size of each input file (--dataset, --prompts, --trace), such as
+	// 8GiB ("" is workload.DefaultMaxInputBytes): a stream that never ends stops with an error.
+	// It changes what is an error, never what is sent, so it is not recorded.
+	MaxInput string `yaml:"max-input" json:"-"`
 	// PrefixGroups > 0 makes a shared-prefix workload: the prompts fall into that many
 	// groups whose first PrefixTokens tokens are the same (the rest of --input-tokens is each
 	// request's own), in PrefixOrder: interleaved (default), grouped or shuffled.

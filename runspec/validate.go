@@ -63,13 +63,23 @@ func unwrapURLError(err error) error {
 	return err
 }
 
+// MaxTokens bounds every length in tokens (--input-tokens, --output-tokens, --block-tokens):
+// no model has a longer context, and a bound keeps every product of lengths and counts far
+// from overflowing.
+const MaxTokens = 1 << 24
+
+// MaxCount bounds every count of requests, prompts, users or groups (--requests, --warmup,
+// --num-prompts, --concurrency, --prefix-groups …): their sums and products with lengths must
+// not overflow, and a count past it is a typo, not a benchmark.
+const MaxCount = 100_000_000
+
 // validateWorkload checks the prompt and output lengths.
 func (s *Spec) validateWorkload() error {
 	switch {
-	case s.InputTokens < 1:
-		return Usagef("--input-tokens %d: want at least 1", s.InputTokens)
-	case s.OutputTokens < 1:
-		return Usagef("--output-tokens %d: want at least 1", s.OutputTokens)
+	case s.InputTokens < 1 || s.InputTokens > MaxTokens:
+		return Usagef("--input-tokens %d: want 1 to %d", s.InputTokens, MaxTokens)
+	case s.OutputTokens < 1 || s.OutputTokens > MaxTokens:
+		return Usagef("--output-tokens %d: want 1 to %d", s.OutputTokens, MaxTokens)
 	case !(s.RangeRatio >= 0 && s.RangeRatio < 1):
 		return Usagef("--range-ratio %v: want a ratio in [0, 1)", s.RangeRatio)
 	case s.IsSet("num-prompts") && s.NumPrompts < 1, s.NumPrompts < 0:
@@ -106,6 +116,15 @@ func (s *Spec) validateCounts() error {
 	}{{"warmup", s.Warmup}, {"max-concurrency", s.MaxConcurrency}, {"max-errors", s.MaxErrors}} {
 		if c.v < 0 {
 			return Usagef("--%s %d: must not be negative", c.key, c.v)
+		}
+	}
+	for _, c := range []struct {
+		key string
+		v   int
+	}{{"requests", s.Requests}, {"warmup", s.Warmup}, {"num-prompts", s.NumPrompts}, {"concurrency", s.Concurrency},
+		{"max-concurrency", s.MaxConcurrency}, {"max-errors", s.MaxErrors}, {"repeat", s.Repeat}, {"warmup-max", s.WarmupMax}} {
+		if c.v > MaxCount {
+			return Usagef("--%s %d: want at most %d", c.key, c.v, MaxCount)
 		}
 	}
 	switch {

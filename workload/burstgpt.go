@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -45,7 +44,7 @@ var burstFields = [4]string{`"Timestamp"`, `"Request tokens"`, `"Response tokens
 
 // ReadFile reads and builds the trace at path; see Read.
 func (b *BurstGPT) ReadFile(ctx context.Context, path string, tok Tokenizer) (*Trace, error) {
-	return readFile(path, func(r io.Reader) (*Trace, error) { return b.Read(ctx, r, path, tok) })
+	return readFile(ctx, path, func(r io.Reader) (*Trace, error) { return b.Read(ctx, r, path, tok) })
 }
 
 // Read reads a CSV stream (name is used in error messages) and builds its prompts. With
@@ -88,7 +87,7 @@ func (b *BurstGPT) parse(r io.Reader, name string) (rows []traceRow, dropped int
 	if err != nil {
 		return nil, 0, bad("", err)
 	}
-	prev := math.NaN()
+	first, prev := math.NaN(), math.NaN()
 	for b.Limit == 0 || len(rows) < b.Limit {
 		line, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -100,7 +99,7 @@ func (b *BurstGPT) parse(r io.Reader, name string) (rows []traceRow, dropped int
 		if len(trimSpace(line)) == 0 {
 			continue
 		}
-		row, keep, field, err := b.row(line, cols, prev)
+		row, keep, field, err := b.row(line, cols, first, prev)
 		if err != nil {
 			return nil, 0, bad(field, err)
 		}
@@ -108,11 +107,14 @@ func (b *BurstGPT) parse(r io.Reader, name string) (rows []traceRow, dropped int
 			dropped++
 			continue
 		}
+		if len(rows) == 0 {
+			first = row.atMS
+		}
 		row.line, prev = lr.line, row.atMS
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
-		return nil, 0, fmt.Errorf("%s: no requests (%d rows skipped)", name, dropped)
+		return nil, 0, fmt.Errorf("%s: %w (%d rows skipped)", name, ErrNoRequests, dropped)
 	}
 	return rows, dropped, nil
 }
@@ -147,7 +149,7 @@ func (b *BurstGPT) columns(head []byte) ([4]int, error) {
 }
 
 // row parses one data line. keep is false for a row that is skipped, not sent.
-func (b *BurstGPT) row(line []byte, cols [4]int, prev float64) (row traceRow, keep bool, field string, err error) {
+func (b *BurstGPT) row(line []byte, cols [4]int, first, prev float64) (row traceRow, keep bool, field string, err error) {
 	vals, err := splitCSV(line)
 	if err != nil {
 		return row, false, "", err
@@ -191,7 +193,7 @@ func (b *BurstGPT) row(line []byte, cols [4]int, prev float64) (row traceRow, ke
 		}
 	}
 	row = traceRow{atMS: num[0] * 1000, in: int(num[1]), out: int(num[2])}
-	if field, err := checkRow(&row, prev, 1000, burstFields); err != nil {
+	if field, err := checkRow(&row, first, prev, 1000, burstFields); err != nil {
 		return row, false, field, err
 	}
 	return row, true, "", nil
@@ -239,14 +241,14 @@ func splitCSV(line []byte) ([]string, error) {
 	}
 }
 
-// readFile opens path and hands it to read.
-func readFile(path string, read func(io.Reader) (*Trace, error)) (*Trace, error) {
-	f, err := os.Open(path)
+// readFile opens path for one bounded, cancellable pass and hands it to read.
+func readFile(ctx context.Context, path string, read func(io.Reader) (*Trace, error)) (*Trace, error) {
+	in, err := OpenInput(ctx, path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open trace: %w", err)
 	}
-	defer f.Close()
-	return read(f)
+	defer in.Close()
+	return read(in)
 }
 
 func trimSpace(b []byte) []byte { return bytes.TrimSpace(b) }

@@ -2,15 +2,17 @@ package workload
 
 import (
 	"bufio"
+	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -75,18 +77,19 @@ func tooLong(max int) error {
 }
 
 // FileHash is the sha256 of a file's contents, as "sha256:HEX", read in a stream so that a
-// dataset of any size costs constant memory.
+// dataset of any size costs constant memory (and bounded by DefaultMaxInputBytes). A reader
+// of a dataset should hash it while parsing it (Input.Sum), which also works on a pipe.
 func FileHash(path string) (string, error) {
-	f, err := os.Open(path)
+	in, err := OpenInput(context.Background(), path, 0)
 	if err != nil {
 		return "", fmt.Errorf("hash %s: %w", path, err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	defer in.Close()
+	h, err := in.Sum()
+	if err != nil {
 		return "", fmt.Errorf("hash %s: %w", path, err)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return h, nil
 }
 
 // DatasetID identifies the file a workload was read from, for the settings given to Hash:
@@ -128,6 +131,11 @@ func newLineReader(r io.Reader, max int) *lineReader {
 func (l *lineReader) next() ([]byte, error) {
 	l.buf = l.buf[:0]
 	l.line++
+	if l.line == 1 {
+		if b, _ := l.br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+			_, _ = l.br.Discard(len(utf8BOM)) // Excel's "CSV UTF-8" and Windows editors write one
+		}
+	}
 	for {
 		chunk, err := l.br.ReadSlice('\n')
 		// the bound is on the line's content, its "\n" excluded
@@ -233,4 +241,44 @@ const (
 // draw the same sequence, so a shorter draw is a prefix of a longer one.
 func streamRNG(seed int64, domain, id uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed)^domain, mix64(id^domain)))
+}
+
+// typeError says what a JSON type error says, in JSON's words (array, object, string,
+// number), never a Go type: the file's author knows JSON, not our structs.
+func typeError(typ *json.UnmarshalTypeError) error {
+	found := strings.Replace(typ.Value, "bool", "true or false", 1)
+	want := jsonKind(typ.Type)
+	if num, ok := strings.CutPrefix(typ.Value, "number "); ok && want == "a whole number" {
+		if f, err := strconv.ParseFloat(num, 64); err == nil && f == math.Trunc(f) {
+			return fmt.Errorf("want a whole number that fits in 64 bits, found %s", num)
+		}
+		return fmt.Errorf("want a whole number, found %s", num)
+	}
+	return fmt.Errorf("want %s, found a JSON %s", want, found)
+}
+
+// jsonKind names a Go type as the JSON that decodes into it.
+func jsonKind(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "a JSON value"
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a JSON value"
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -27,12 +28,12 @@ type fileLine struct {
 // with an optional "output_tokens" (defaultOut when absent) and "input_tokens". Blank lines are
 // skipped. A malformed line is an error naming its line number.
 func ReadFile(path string, defaultOut int) ([]Request, error) {
-	f, err := os.Open(path)
+	in, err := OpenInput(context.Background(), path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open prompts: %w", err)
 	}
-	defer f.Close()
-	return Read(f, path, defaultOut)
+	defer in.Close()
+	return Read(in, path, defaultOut)
 }
 
 // Read is ReadFile on an open reader; name is used in error messages.
@@ -59,7 +60,7 @@ func Read(r io.Reader, name string, defaultOut int) ([]Request, error) {
 		reqs = append(reqs, req)
 	}
 	if len(reqs) == 0 {
-		return nil, fmt.Errorf("%s: no prompts", name)
+		return nil, fmt.Errorf("%s: %w: no prompts", name, ErrNoRequests)
 	}
 	return reqs, nil
 }
@@ -68,6 +69,10 @@ func parseLine(b []byte, defaultOut int) (Request, error) {
 	var l fileLine
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&l); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			return Request{}, fmt.Errorf("%q: %w", typ.Field, typeError(typ))
+		}
 		return Request{}, fmt.Errorf("invalid JSON: %v", err)
 	}
 	switch {
@@ -77,6 +82,8 @@ func parseLine(b []byte, defaultOut int) (Request, error) {
 		return Request{}, errors.New(`give "prompt" or "messages", not both`)
 	case l.OutputTokens < 0:
 		return Request{}, errors.New(`"output_tokens" must be positive`)
+	case l.OutputTokens > maxTraceTokens || l.InputTokens > maxTraceTokens || l.InputTokens < 0:
+		return Request{}, fmt.Errorf(`"input_tokens" and "output_tokens" must be 0 to %d`, maxTraceTokens)
 	}
 	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens, Session: l.Session, Turn: l.Turn}
 	if l.Prompt != nil {

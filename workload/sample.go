@@ -154,8 +154,11 @@ func sampleShareGPT[T any](ctx context.Context, s *ShareGPT, r io.Reader, name s
 		return nil, err
 	}
 	if !keep.full() {
-		return nil, fmt.Errorf("%s: only %d of its %d conversations pass the filters, fewer than the %d asked for",
-			name, len(keep.h), total, s.Count)
+		if total == 0 {
+			return nil, fmt.Errorf("%s: %w: the array is empty", name, ErrNoRequests)
+		}
+		return nil, fmt.Errorf("%s: %w: only %d of its %d conversations pass the filters, fewer than the %d asked for",
+			name, ErrTooFew, len(keep.h), total, s.Count)
 	}
 	return keep.sorted(), nil
 }

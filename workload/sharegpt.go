@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -76,12 +75,12 @@ func (s *ShareGPT) Validate() error {
 
 // ReadFile samples the requests from the file at path; see Read.
 func (s *ShareGPT) ReadFile(ctx context.Context, path string, tok Tokenizer) ([]Request, bool, error) {
-	f, err := os.Open(path)
+	in, err := OpenInput(ctx, path, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("open dataset: %w", err)
 	}
-	defer f.Close()
-	return s.Read(ctx, f, path, tok)
+	defer in.Close()
+	return s.Read(ctx, in, path, tok)
 }
 
 // Read samples Count requests from a ShareGPT stream; name is used in error messages.
@@ -176,7 +175,7 @@ func scanShareGPT(r io.Reader, name string, maxBytes int, each func(idx int, it 
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxRecordBytes
 	}
-	win := &windowReader{r: r, max: maxBytes}
+	win := &windowReader{r: skipBOM(r), max: maxBytes}
 	dec := json.NewDecoder(win)
 	bad := func(idx int, off int64, field string, err error) error {
 		return &InputError{File: name, Item: idx, Offset: off, Field: field, Err: err}
@@ -242,7 +241,7 @@ func jsonError(name string, idx int, off int64, err error) error {
 		e.Offset = syn.Offset
 	case errors.As(err, &typ):
 		e.Offset, e.Field = typ.Offset, typ.Field
-		e.Err = fmt.Errorf("want %s, found a JSON %s", typ.Type, typ.Value)
+		e.Err = typeError(typ)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		e.Err = errors.New("unexpected end of file inside the item (truncated file?)")
 	}

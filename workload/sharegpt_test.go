@@ -270,7 +270,7 @@ func TestShareGPTErrors(t *testing.T) {
 		{"truncated after an item", "[" + good + ",\n" + good, "f.json: item 2 (byte 203): unexpected end of the array", 0},
 		{"missing conversations", "[" + good + `,{"id":"b"}]`, `f.json: item 1 (byte 101): "conversations": missing`, 0},
 		{"missing value", `[{"conversations":[{"from":"human"}]}]`, `item 0 (byte 1): "conversations"[0]."value": missing`, 0},
-		{"wrong type", `[{"conversations":[{"from":"human","value":3}]}]`, `item 0 (byte 43): conversations.value: want string, found a JSON number`, 0},
+		{"wrong type", `[{"conversations":[{"from":"human","value":3}]}]`, `item 0 (byte 43): conversations.value: want a string, found a JSON number`, 0},
 		{"syntax", `[{"conversations":[}]`, `item 0 (byte 19): invalid character '}'`, 0},
 		{"not an array", `{"conversations":[]}`, `f.json: item 0 (byte 0): not a JSON array`, 0},
 		{"empty", ``, `not a JSON array`, 0},

@@ -75,13 +75,22 @@ type traceRow struct {
 	hashIDs []int
 }
 
+// maxTraceSpanMS bounds how long after its first request a trace's last one may arrive: a
+// year, longer than any published trace (BurstGPT spans 121 days). Past it, an offset would
+// come near time.Duration's 292 years, and a corrupt timestamp (1e13 ms) must be an error
+// naming its line, not a schedule that wraps around.
+const maxTraceSpanMS = 366 * 24 * 3600 * 1000
+
 // checkRow checks what every trace format requires of a row, naming the field at fault.
-// prev is the previous row's timestamp (ms), or NaN for the first row; msPerUnit is the
-// file's time unit, so that a message quotes the file's own numbers.
-func checkRow(r *traceRow, prev, msPerUnit float64, fields [4]string) (field string, err error) {
+// first and prev are the first and the previous row's timestamps (ms), or NaN for the first
+// row; msPerUnit is the file's time unit, so that a message quotes the file's own numbers.
+func checkRow(r *traceRow, first, prev, msPerUnit float64, fields [4]string) (field string, err error) {
 	switch {
 	case math.IsNaN(r.atMS) || math.IsInf(r.atMS, 0) || r.atMS < 0:
 		return fields[0], fmt.Errorf("%v must be a non-negative time", r.atMS/msPerUnit)
+	case !math.IsNaN(first) && r.atMS-first > maxTraceSpanMS:
+		return fields[0], fmt.Errorf("%v is more than a year (%v) after the first row's %v", r.atMS/msPerUnit,
+			maxTraceSpanMS/msPerUnit, first/msPerUnit)
 	case !math.IsNaN(prev) && r.atMS < prev:
 		return fields[0], fmt.Errorf("%v is before the previous row's %v (a trace is replayed as it is, not re-sorted)",
 			r.atMS/msPerUnit, prev/msPerUnit)
@@ -131,6 +140,8 @@ func (m *Mooncake) Validate() error {
 	switch {
 	case m.BlockTokens < 0:
 		return errors.New("block size must be at least 1 token")
+	case m.BlockTokens > maxTraceTokens:
+		return fmt.Errorf("block size %d is over the %d-token limit", m.BlockTokens, maxTraceTokens)
 	case m.Limit < 0:
 		return errors.New("request limit must not be negative")
 	}
@@ -149,7 +160,7 @@ var mooncakeFields = [4]string{`"timestamp"`, `"input_length"`, `"output_length"
 
 // ReadFile reads and builds the trace at path; see Read.
 func (m *Mooncake) ReadFile(ctx context.Context, path string, tok Tokenizer) (*Trace, error) {
-	return readFile(path, func(r io.Reader) (*Trace, error) { return m.Read(ctx, r, path, tok) })
+	return readFile(ctx, path, func(r io.Reader) (*Trace, error) { return m.Read(ctx, r, path, tok) })
 }
 
 // Read reads a trace stream (name is used in error messages) and builds its prompts. With
@@ -180,7 +191,7 @@ func (m *Mooncake) Read(ctx context.Context, r io.Reader, name string, tok Token
 func (m *Mooncake) parse(r io.Reader, name string, block int) ([]traceRow, error) {
 	lr := newLineReader(r, m.MaxRecordBytes)
 	var rows []traceRow
-	prev := math.NaN()
+	first, prev := math.NaN(), math.NaN()
 	for m.Limit == 0 || len(rows) < m.Limit {
 		b, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -199,7 +210,7 @@ func (m *Mooncake) parse(r io.Reader, name string, block int) ([]traceRow, error
 		if err := json.Unmarshal(b, &l); err != nil {
 			var typ *json.UnmarshalTypeError
 			if errors.As(err, &typ) {
-				return nil, bad(`"`+typ.Field+`"`, fmt.Errorf("want %s, found a JSON %s", typ.Type, typ.Value))
+				return nil, bad(`"`+typ.Field+`"`, typeError(typ))
 			}
 			return nil, bad("", fmt.Errorf("invalid JSON: %v", err))
 		}
@@ -209,18 +220,22 @@ func (m *Mooncake) parse(r io.Reader, name string, block int) ([]traceRow, error
 			}
 		}
 		row := traceRow{line: lr.line, atMS: *l.Timestamp, in: *l.InputLength, out: *l.OutputLength, hashIDs: l.HashIDs}
-		if field, err := checkRow(&row, prev, 1, mooncakeFields); err != nil {
+		if field, err := checkRow(&row, first, prev, 1, mooncakeFields); err != nil {
 			return nil, bad(field, err)
 		}
+		// block ≤ maxTraceTokens and k-1 < the line's length, so the product cannot overflow
 		if k := len(row.hashIDs); k > 0 && row.in <= (k-1)*block {
 			return nil, bad(mooncakeFields[3], fmt.Errorf("%d blocks of %d tokens need an input_length over %d, not %d",
 				k, block, (k-1)*block, row.in))
+		}
+		if len(rows) == 0 {
+			first = row.atMS
 		}
 		prev = row.atMS
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: no requests", name)
+		return nil, fmt.Errorf("%s: %w: the file is empty or blank", name, ErrNoRequests)
 	}
 	return rows, nil
 }
@@ -280,7 +295,10 @@ func (bt *blockTexts) prompt(ctx context.Context, f *fitter, row *traceRow) (str
 			head = append(head, s...)
 		}
 		last -= (k - 1) * bt.size
-		words = bt.words(row.hashIDs[k-1])
+		// the last block is cut to what is left, so only that much of its draw is needed (a
+		// prefix of the full block's draw): a block of 16M tokens must not be drawn whole for
+		// a 600-token prompt
+		words = drawWords(streamRNG(bt.seed, domainBlock, uint64(row.hashIDs[k-1])), wordsFor(min(bt.size, last)))
 	}
 	tail := drawWords(streamRNG(bt.seed, domainTail, uint64(row.line)), wordsFor(max(last-len(words), 0)))
 	return f.fit(ctx, string(head), append(words, tail...), "", row.in)

@@ -23,6 +23,9 @@ const (
 	ExitSLO           = 3 // an SLO gate (--fail-below) was not met
 	ExitRegression    = 4 // compare: the candidate regressed
 	ExitNotComparable = 5 // compare: conditions differ, the runs are not comparable
+	// ExitInterrupted is Ctrl-C (or SIGTERM) before a run started, while its inputs were read:
+	// nothing was measured. A run stopped once sending has begun ends as it would have.
+	ExitInterrupted = 130
 )
 
 // Version is servebench's version, set at build time with -ldflags "-X servebench/internal/cli.Version=...".
@@ -82,6 +85,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return ExitOK
 	}
 	fmt.Fprintln(stderr, "servebench: "+oneLine(err.Error()))
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return ExitInterrupted
+	}
 	return exitCode(err)
 }
 

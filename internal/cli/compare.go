@@ -42,7 +42,7 @@ Exit codes: 0 no regression, 4 regressed, 5 not comparable (1 and 2 as usual).`,
 			if _, ok := report.LookupCompare(c.format); !ok {
 				return usageErr("--format %q: want one of %s", c.format, strings.Join(report.CompareFormats(), ", "))
 			}
-			if c.threshold < 0 || c.threshold >= 100 {
+			if !(c.threshold >= 0 && c.threshold < 100) { // NaN too: every comparison with it is false
 				return usageErr("--threshold %g: want a percentage in [0, 100)", c.threshold)
 			}
 			return runCompare(st, &c, args[0], args[1])

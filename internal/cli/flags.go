@@ -35,6 +35,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.StringVar(&s.ExtraBody, "extra-body", s.ExtraBody, "JSON object merged into every request body")
 	fs.StringVar(&s.CacheSalt, "cache-salt", s.CacheSalt, "per-run: send a fresh cache_salt with every request of each run (vLLM, OpenAI-compatible APIs), so a --repeat, --like or sweep point cannot reuse an earlier run's prefix cache; none: send none")
 	fs.StringVar(&s.Dataset, "dataset", s.Dataset, "prompts from a dataset, FORMAT:PATH: sharegpt (first human turn, the answer's length as output; vLLM's filters), mooncake or burstgpt (a trace: its arrival times and lengths replayed as an open loop; mooncake's hash_ids as shared prefix blocks)")
+	fs.StringVar(&s.MaxInput, "max-input", s.MaxInput, "largest input file read (--dataset, --prompts, --trace), e.g. 500MB or 16GiB (default 8GiB)")
 	fs.IntVar(&s.BlockTokens, "block-tokens", s.BlockTokens, "--dataset mooncake: tokens per hash-id block (default 512, Mooncake's)")
 	fs.IntVar(&s.PrefixGroups, "prefix-groups", s.PrefixGroups, "shared-prefix workload: the prompts fall into this many groups sharing their first --prefix-tokens tokens (each group's own prefix; the rest of --input-tokens is each request's own)")
 	fs.IntVar(&s.PrefixTokens, "prefix-tokens", s.PrefixTokens, "shared-prefix workload: tokens of the prefix a group shares")
@@ -92,7 +93,7 @@ func userSpec(cmd *cobra.Command, flags *runspec.Spec, path string, own ...strin
 	s := *flags
 	if path != "" {
 		s = runspec.Default()
-		if err := s.LoadFile(path); err != nil {
+		if err := s.LoadFile(cmd.Context(), path); err != nil {
 			return s, err
 		}
 	}
