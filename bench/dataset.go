@@ -48,7 +48,7 @@ func (b *Session) buildDataset(ctx context.Context) ([]workload.Request, bool, e
 		n := s.WorkloadSize()
 		sp := workload.SharedPrefix{Groups: s.PrefixGroups, PerGroup: (n + s.PrefixGroups - 1) / s.PrefixGroups,
 			PrefixTokens: s.PrefixTokens, SuffixTokens: s.InputTokens - s.PrefixTokens, OutputTokens: s.OutputTokens,
-			Seed: s.Seed, Order: workload.Order(orDefault(s.PrefixOrder, "interleaved")), Chat: chat}
+			Seed: s.Seed, Order: workload.Order(orDefault(s.PrefixOrder, "interleaved")), Chat: chat, Count: n}
 		reqs, exact, err := sp.Generate(ctx, tok)
 		b.ds = &dataset{reusable: sp.ReusableShare()}
 		return reqs, exact, b.inputErr("--prefix-groups", err)

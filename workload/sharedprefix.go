@@ -36,7 +36,15 @@ type SharedPrefix struct {
 	Seed         int64 `json:"seed"`
 	Order        Order `json:"order,omitempty"` // "" means OrderGrouped
 	Chat         bool  `json:"chat,omitempty"`
+	// Count is how many requests to build, the first Count of the Groups×PerGroup in Order
+	// (0 builds them all): the requests that will be sent, and only the prefixes they use,
+	// so that --prefix-groups 1000000 --requests 3 builds three prompts, not a million.
+	Count int `json:"count,omitempty"`
 }
+
+// maxSharedPrefixRequests bounds Groups×PerGroup: the shuffled order draws a permutation of
+// them all.
+const maxSharedPrefixRequests = 1 << 30
 
 // Validate checks the settings.
 func (s *SharedPrefix) Validate() error {
@@ -45,8 +53,14 @@ func (s *SharedPrefix) Validate() error {
 		return errors.New("number of prefix groups must be at least 1")
 	case s.PerGroup < 1:
 		return errors.New("requests per group must be at least 1")
+	case s.Groups > maxSharedPrefixRequests/s.PerGroup:
+		return fmt.Errorf("%d groups of %d requests: over the %d-request limit", s.Groups, s.PerGroup, maxSharedPrefixRequests)
+	case s.Count < 0:
+		return errors.New("number of requests must not be negative")
 	case s.PrefixTokens < 1 || s.SuffixTokens < 1:
 		return errors.New("prefix and suffix lengths must be at least 1 token")
+	case s.PrefixTokens > maxTraceTokens-s.SuffixTokens:
+		return fmt.Errorf("prefix and suffix of %d tokens: over the %d-token limit", s.PrefixTokens+s.SuffixTokens, maxTraceTokens)
 	case s.OutputTokens < 1:
 		return errors.New("output length must be at least 1 token")
 	case s.Order != "" && s.Order != OrderGrouped && s.Order != OrderInterleaved && s.Order != OrderShuffled:
@@ -55,81 +69,135 @@ func (s *SharedPrefix) Validate() error {
 	return nil
 }
 
-// ReusableShare is the share of prompt tokens a prefix cache can reuse when it holds every
-// prefix: each group's first request computes its prefix and the other N−1 reuse it, so
-//
-//	share = G·(N−1)·P / (G·N·(P+S))
-//
-// for G groups, N requests per group, P prefix and S suffix tokens.
-func (s *SharedPrefix) ReusableShare() float64 {
-	g, n, p, q := float64(s.Groups), float64(s.PerGroup), float64(s.PrefixTokens), float64(s.SuffixTokens)
-	return g * (n - 1) * p / (g * n * (p + q))
+// size is how many requests Generate builds.
+func (s *SharedPrefix) size() int {
+	if total := s.Groups * s.PerGroup; s.Count == 0 || s.Count > total {
+		return total
+	}
+	return s.Count
 }
 
-// Generate materialises the workload: request IDs 0, 1, … in the chosen order. Group g's
-// prefix depends only on (Seed, g) and request (g, j)'s suffix only on (Seed, g, j), so the
-// same settings give the same prompts. With tok == nil lengths are approximate (one token
-// per word) and exact is false.
+// ReusableShare is the share of prompt tokens a prefix cache can reuse when it holds every
+// prefix: each group's first request computes its prefix and the others reuse it, so
+//
+//	share = (n−d)·P / (n·(P+S))
+//
+// for n requests built, d distinct groups among them, P prefix and S suffix tokens (with
+// every request built, n = G·N and d = G: G·(N−1)·P / (G·N·(P+S))).
+func (s *SharedPrefix) ReusableShare() float64 {
+	keys := s.layout()
+	used := map[int]bool{}
+	for _, k := range keys {
+		used[k/s.PerGroup] = true
+	}
+	n, d, p, q := float64(len(keys)), float64(len(used)), float64(s.PrefixTokens), float64(s.SuffixTokens)
+	if n == 0 {
+		return 0
+	}
+	return (n - d) * p / (n * (p + q))
+}
+
+// layout returns, for each request built, its key k = g·PerGroup + j (request j of group g):
+// the order's first size() requests, computed without building the others.
+func (s *SharedPrefix) layout() []int {
+	n := s.size()
+	keys := make([]int, n)
+	switch s.Order {
+	case OrderInterleaved:
+		for i := range keys {
+			keys[i] = (i%s.Groups)*s.PerGroup + i/s.Groups // position j·G + g
+		}
+	case OrderShuffled:
+		// the seeded shuffle of all G·N requests in grouped order (as it always was, so a
+		// workload's prompts and hash stay the same), of which the first n are kept
+		perm := make([]int32, s.Groups*s.PerGroup)
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		rng := streamRNG(s.Seed, domainOrder, 0)
+		rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		for i := range keys {
+			keys[i] = int(perm[i])
+		}
+	default:
+		for i := range keys {
+			keys[i] = i
+		}
+	}
+	return keys
+}
+
+// Generate materialises the workload: request IDs 0, 1, … in the chosen order, the first
+// Count of them. Group g's prefix depends only on (Seed, g) and request (g, j)'s suffix only
+// on (Seed, g, j), so the same settings give the same prompts. With tok == nil lengths are
+// approximate (one token per word) and exact is false.
 func (s *SharedPrefix) Generate(ctx context.Context, tok Tokenizer) (reqs []Request, exact bool, err error) {
 	if err := s.Validate(); err != nil {
 		return nil, false, err
 	}
 	tok, exact = orWords(tok)
-	prefixes := make([]string, s.Groups)
-	okP := make([]bool, s.Groups)
-	errs := make([]error, s.Groups)
+	keys := s.layout()
 	fitters := [4]*fitter{newFitter(tok), newFitter(tok), newFitter(tok), newFitter(tok)}
-	parallelW(s.Groups, len(fitters), func(w, g int) {
-		words := drawWords(streamRNG(s.Seed, domainPrefix, uint64(g)), wordsFor(s.PrefixTokens))
-		prefixes[g], _, okP[g], errs[g] = fitters[w].fit(ctx, "", words, "\n", s.PrefixTokens)
-	})
-	if err := firstErr(errs); err != nil {
-		return nil, false, fmt.Errorf("build a prefix: %w", err)
+	prefixes, okP, err := s.prefixes(ctx, keys, fitters)
+	if err != nil {
+		return nil, false, err
 	}
-	total := s.Groups * s.PerGroup
-	reqs = make([]Request, total)
-	okR := make([]bool, total)
-	errs = make([]error, total)
-	parallelW(total, len(fitters), func(w, k int) {
-		g, j := k/s.PerGroup, k%s.PerGroup
+	reqs = make([]Request, len(keys))
+	okR := make([]bool, len(keys))
+	errs := make([]error, len(keys))
+	parallelW(len(keys), len(fitters), func(w, i int) {
+		if errs[i] = ctx.Err(); errs[i] != nil {
+			return
+		}
+		k := keys[i]
+		g := k / s.PerGroup
 		words := drawWords(streamRNG(s.Seed, domainSuffix, uint64(k)), wordsFor(s.SuffixTokens))
 		text, n, ok, err := fitters[w].fit(ctx, prefixes[g], words, "", s.PrefixTokens+s.SuffixTokens)
-		r := Request{InputTokens: n, OutputTokens: s.OutputTokens}
+		r := Request{ID: i, InputTokens: n, OutputTokens: s.OutputTokens}
 		if s.Chat {
 			r.Messages = []Message{{Role: "user", Content: text}}
 		} else {
 			r.Prompt = text
 		}
-		reqs[s.position(g, j)], okR[k], errs[k] = r, ok && okP[g], err
+		reqs[i], okR[i], errs[i] = r, ok && okP[g], err
 	})
 	if err := firstErr(errs); err != nil {
 		return nil, false, fmt.Errorf("build a prompt: %w", err)
 	}
 	for i := range reqs {
-		reqs[i].ID = i
 		exact = exact && okR[i]
-	}
-	if s.Order == OrderShuffled {
-		shuffle(reqs, s.Seed)
 	}
 	return reqs, exact, nil
 }
 
-// position is where request j of group g goes (before a shuffle).
-func (s *SharedPrefix) position(g, j int) int {
-	if s.Order == OrderInterleaved {
-		return j*s.Groups + g
+// prefixes builds the prefix of every group the keys use, and only those.
+func (s *SharedPrefix) prefixes(ctx context.Context, keys []int, fitters [4]*fitter) (map[int]string, map[int]bool, error) {
+	var groups []int
+	seen := map[int]bool{}
+	for _, k := range keys {
+		if g := k / s.PerGroup; !seen[g] {
+			seen[g] = true
+			groups = append(groups, g)
+		}
 	}
-	return g*s.PerGroup + j
-}
-
-// shuffle permutes reqs with a stream of its own and renumbers them.
-func shuffle(reqs []Request, seed int64) {
-	rng := streamRNG(seed, domainOrder, 0)
-	rng.Shuffle(len(reqs), func(i, j int) { reqs[i], reqs[j] = reqs[j], reqs[i] })
-	for i := range reqs {
-		reqs[i].ID = i
+	texts := make([]string, len(groups))
+	ok := make([]bool, len(groups))
+	errs := make([]error, len(groups))
+	parallelW(len(groups), len(fitters), func(w, i int) {
+		if errs[i] = ctx.Err(); errs[i] != nil {
+			return
+		}
+		words := drawWords(streamRNG(s.Seed, domainPrefix, uint64(groups[i])), wordsFor(s.PrefixTokens))
+		texts[i], _, ok[i], errs[i] = fitters[w].fit(ctx, "", words, "\n", s.PrefixTokens)
+	})
+	if err := firstErr(errs); err != nil {
+		return nil, nil, fmt.Errorf("build a prefix: %w", err)
 	}
+	prefixes, okP := make(map[int]string, len(groups)), make(map[int]bool, len(groups))
+	for i, g := range groups {
+		prefixes[g], okP[g] = texts[i], ok[i]
+	}
+	return prefixes, okP, nil
 }
 
 func firstErr(errs []error) error {
