@@ -35,6 +35,9 @@ type Progress interface {
 type Options struct {
 	// Log receives one line per step ("built 200 prompts ..."); nil discards them.
 	Log io.Writer
+	// Slow receives a line when building the workload takes more than a few seconds, and every
+	// so often after, even when Log is nil (-q): a long build is never silent. nil: Log.
+	Slow io.Writer
 	// Progress, when set, follows every run (nil: none).
 	Progress Progress
 	// Version is servebench's version, for the records header and the host conditions.

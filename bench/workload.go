@@ -40,6 +40,7 @@ func (b *Session) prepareLoad(ctx context.Context) error {
 func (b *Session) buildWorkload(ctx context.Context) error {
 	s := &b.spec
 	var err error
+	defer b.slowNotice(ctx, time.Now())()
 	switch like := b.opt.Like; {
 	case like != nil && like.Requests != nil && !s.TraceDataset():
 		// (a trace dataset is read again instead: its arrivals are the schedule, and its
@@ -81,6 +82,41 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 		b.hdr.Shard = s.Shard
 	}
 	return nil
+}
+
+// slowAfter and slowEvery pace slowNotice's lines.
+var slowAfter, slowEvery = 5 * time.Second, 15 * time.Second
+
+// slowNotice prints a line when the workload is still being built slowAfter after start,
+// then every slowEvery, until the returned stop is called: reading a large dataset or
+// tokenizing many prompts can take minutes, and a silent wait looks like a hang.
+func (b *Session) slowNotice(ctx context.Context, start time.Time) (stop func()) {
+	w := b.opt.Slow
+	if w == nil {
+		w = b.opt.Log
+	}
+	if w == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTimer(slowAfter)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fmt.Fprintf(w, "building the workload: %v so far (Ctrl-C stops)\n", time.Since(start).Round(time.Second))
+				t.Reset(slowEvery)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // readPrompts reads a --prompts file in one bounded, cancellable pass.

@@ -181,7 +181,12 @@ func scanShareGPT(r io.Reader, name string, maxBytes int, each func(idx int, it 
 		return &InputError{File: name, Item: idx, Offset: off, Field: field, Err: err}
 	}
 	win.limit = int64(maxBytes)
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+	t, err := dec.Token()
+	var syn *json.SyntaxError
+	switch {
+	case err != nil && !errors.Is(err, io.EOF) && !errors.As(err, &syn):
+		return bad(0, 0, "", err) // the read failed: too large, interrupted, an I/O error
+	case err != nil || t != json.Delim('['):
 		return bad(0, 0, "", errors.New("not a JSON array of conversations"))
 	}
 	idx := 0

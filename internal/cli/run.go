@@ -58,7 +58,7 @@ func newRunCmd(std *streams) *cobra.Command {
 
 // benchOptions are the orchestrator's options for a command's streams and spec.
 func benchOptions(std *streams, s *runspec.Spec) bench.Options {
-	opt := bench.Options{Version: Version, Args: std.args}
+	opt := bench.Options{Version: Version, Args: std.args, Slow: std.stderr}
 	if !s.Quiet {
 		opt.Log = std.stderr
 		opt.Progress = progress.New(std.stderr)
