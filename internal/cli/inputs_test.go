@@ -46,12 +46,12 @@ func TestHostileInputs(t *testing.T) {
 		code int
 		want string
 	}{
-		{"sharegpt /dev/zero", []string{"--dataset", "sharegpt:/dev/zero"}, ExitUsage, "not a JSON array"},
-		{"sharegpt /dev/urandom", []string{"--dataset", "sharegpt:/dev/urandom"}, ExitUsage, "/dev/urandom"},
-		{"mooncake /dev/zero", []string{"--dataset", "mooncake:/dev/zero"}, ExitUsage, "record too long"},
-		{"prompts /dev/zero", []string{"--prompts", "/dev/zero"}, ExitUsage, "zero"},
-		{"trace /dev/zero", []string{"--trace", "/dev/zero"}, ExitUsage, "--trace"},
-		{"config /dev/zero", []string{"--config", "/dev/zero"}, ExitUsage, "over the 1MiB limit"},
+		{"sharegpt zero", []string{"--dataset", "sharegpt:/dev/zero"}, ExitUsage, "not a JSON array"},
+		{"sharegpt urandom", []string{"--dataset", "sharegpt:/dev/urandom"}, ExitUsage, "/dev/urandom"},
+		{"mooncake zero", []string{"--dataset", "mooncake:/dev/zero"}, ExitUsage, "record too long"},
+		{"prompts zero", []string{"--prompts", "/dev/zero"}, ExitUsage, "zero"},
+		{"trace zero", []string{"--trace", "/dev/zero"}, ExitUsage, "--trace"},
+		{"config zero", []string{"--config", "/dev/zero"}, ExitUsage, "over the 1MiB limit"},
 		{"over --max-input", []string{"--dataset", "sharegpt:" + file("big.json", sharegpt), "--max-input", "100B"}, ExitUsage, "over the 100B limit"},
 		{"bad --max-input", []string{"--max-input", "12 parsecs"}, ExitUsage, "--max-input"},
 		{"empty sharegpt array", []string{"--dataset", "sharegpt:" + file("empty.json", " [ ] ")}, ExitUsage, "no requests"},
