@@ -20,7 +20,7 @@ func FuzzSpecFile(f *testing.F) {
 		"tokenizer: /nonexistent.json\napi: auto\n",
 		"extra-body: '{\"a\":1}'\ntemperature: x\n",
 		"concurrency: 0\n", "requests: -1\n", "url: ftp://127.0.0.1:1\n",
-		"input-tokns: 1\n", "- a\n- b\n", "{", "",
+		"input-tokns: 1\n", "- a\n- b\n", "{", "", "\xEF\xBB\xBFrate: 2\n", "temperature: .nan\ntop-p: .inf\n",
 	} {
 		f.Add([]byte(s))
 	}
