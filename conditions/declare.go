@@ -34,10 +34,21 @@ func ParseDeclared(args []string) (Set, error) {
 //	gpu.name: NVIDIA H100 80GB HBM3
 //	gpu.driver: "550.54"
 func LoadFile(path string) (Set, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("conditions file: %w", err)
 	}
+	defer f.Close()
+	// a page of declarations is a few kilobytes; /dev/zero or an endless pipe is an error
+	const maxBytes = 1 << 20
+	b, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("conditions file %s: %w", path, err)
+	case len(b) > maxBytes:
+		return nil, fmt.Errorf("conditions file %s: larger than 1 MiB", path)
+	}
+	b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF")) // a UTF-8 BOM, as Windows editors write
 	var m map[string]any
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&m); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("conditions file %s: %v", path, err)

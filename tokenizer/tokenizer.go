@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -49,11 +50,24 @@ type file struct {
 	Model        json.RawMessage `json:"model"`
 }
 
+// MaxFileBytes bounds a tokenizer.json file: the largest vocabularies' files are tens of
+// megabytes, and a path to /dev/zero or an endless pipe must be an error, not a read until
+// memory runs out.
+const MaxFileBytes = 256 << 20
+
 // Load reads a tokenizer.json file.
 func Load(path string) (*Tokenizer, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("tokenizer: read %s: %w", path, err)
+	case len(b) > MaxFileBytes:
+		return nil, fmt.Errorf("tokenizer %s: larger than %d MiB: not a tokenizer.json", path, MaxFileBytes>>20)
 	}
 	t, err := Parse(b)
 	if err != nil {

@@ -52,6 +52,8 @@ func TestHostileInputs(t *testing.T) {
 		{"prompts zero", []string{"--prompts", "/dev/zero"}, ExitUsage, "zero"},
 		{"trace zero", []string{"--trace", "/dev/zero"}, ExitUsage, "--trace"},
 		{"config zero", []string{"--config", "/dev/zero"}, ExitUsage, "over the 1MiB limit"},
+		{"conditions zero", []string{"--conditions", "/dev/zero"}, ExitUsage, "larger than 1 MiB"},
+		{"tokenizer zero", []string{"--tokenizer", "/dev/zero"}, ExitUsage, "--tokenizer"},
 		{"over --max-input", []string{"--dataset", "sharegpt:" + file("big.json", sharegpt), "--max-input", "100B"}, ExitUsage, "over the 100B limit"},
 		{"bad --max-input", []string{"--max-input", "12 parsecs"}, ExitUsage, "--max-input"},
 		{"empty sharegpt array", []string{"--dataset", "sharegpt:" + file("empty.json", " [ ] ")}, ExitUsage, "no requests"},
