@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -155,15 +156,15 @@ func TestMooncakeHugeBlockLastOnly(t *testing.T) {
 // TestSharedPrefixBuildsWhatIsSent: a million groups for three requests builds three prompts
 // and their three prefixes, the same as the first three of the whole workload.
 func TestSharedPrefixBuildsWhatIsSent(t *testing.T) {
-	calls := 0
+	var calls atomic.Int64
 	tok := TokenizerFunc(func(ctx context.Context, s string) (int, error) {
-		if calls++; calls > 10_000 {
+		if calls.Add(1) > 10_000 {
 			return 0, errors.New("too many tokenizer calls: building prompts that are never sent")
 		}
 		return len(strings.Fields(s)), nil
 	})
 	for _, order := range []Order{OrderGrouped, OrderInterleaved, OrderShuffled} {
-		calls = 0
+		calls.Store(0)
 		s := SharedPrefix{Groups: 1_000_000, PerGroup: 1, PrefixTokens: 10, SuffixTokens: 5, OutputTokens: 2, Seed: 3, Order: order, Count: 3}
 		reqs, _, err := s.Generate(context.Background(), tok)
 		if err != nil || len(reqs) != 3 {
