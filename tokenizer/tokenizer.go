@@ -15,6 +15,7 @@
 package tokenizer
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,7 +54,7 @@ type file struct {
 // MaxFileBytes bounds a tokenizer.json file: the largest vocabularies' files are tens of
 // megabytes, and a path to /dev/zero or an endless pipe must be an error, not a read until
 // memory runs out.
-const MaxFileBytes = 256 << 20
+const MaxFileBytes = 128 << 20
 
 // Load reads a tokenizer.json file.
 func Load(path string) (*Tokenizer, error) {
@@ -62,7 +63,20 @@ func Load(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	br := bufio.NewReader(f)
+	// a tokenizer.json is a JSON object: anything else (/dev/zero, a binary) is refused at its
+	// first byte rather than after the whole bound is read
+	for {
+		c, err := br.ReadByte()
+		if err != nil || c == '{' {
+			_ = br.UnreadByte()
+			break
+		}
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != 0xEF && c != 0xBB && c != 0xBF {
+			return nil, fmt.Errorf("tokenizer %s: not a JSON object (a tokenizer.json)", path)
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(br, MaxFileBytes+1))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("tokenizer: read %s: %w", path, err)
