@@ -24,7 +24,7 @@ type BurstGPT struct {
 	Limit int    `json:"limit,omitempty"` // keep only the first Limit requests; 0 keeps all
 	Model string `json:"model,omitempty"` // keep only rows whose "Model" is this ("ChatGPT", "GPT-4"); "" keeps all
 	Chat  bool   `json:"chat,omitempty"`
-	// MaxRecordBytes bounds a line (0 means DefaultMaxRecordBytes); not part of the identity.
+	// MaxRecordBytes bounds a line (0 means DefaultMaxTraceLineBytes); not part of the identity.
 	MaxRecordBytes int `json:"-"`
 }
 
@@ -72,7 +72,7 @@ func (b *BurstGPT) Read(ctx context.Context, r io.Reader, name string, tok Token
 
 // parse reads the header and every row, checking them.
 func (b *BurstGPT) parse(r io.Reader, name string) (rows []traceRow, dropped int, err error) {
-	lr := newLineReader(r, b.MaxRecordBytes)
+	lr := newLineReader(r, traceLineBytes(b.MaxRecordBytes))
 	bad := func(field string, err error) error {
 		return &InputError{File: name, Line: lr.line, Offset: -1, Field: field, Err: err}
 	}

@@ -81,6 +81,18 @@ type traceRow struct {
 // naming its line, not a schedule that wraps around.
 const maxTraceSpanMS = 366 * 24 * 3600 * 1000
 
+// DefaultMaxTraceLineBytes bounds a line of a trace (Mooncake, BurstGPT) unless MaxRecordBytes
+// says otherwise: a line is a few numbers and at most some ten thousand hash ids, and a file
+// that is not a trace (/dev/zero, a binary) fails after 16 MiB rather than 64.
+const DefaultMaxTraceLineBytes = 16 << 20
+
+func traceLineBytes(max int) int {
+	if max <= 0 {
+		return DefaultMaxTraceLineBytes
+	}
+	return max
+}
+
 // checkRow checks what every trace format requires of a row, naming the field at fault.
 // first and prev are the first and the previous row's timestamps (ms), or NaN for the first
 // row; msPerUnit is the file's time unit, so that a message quotes the file's own numbers.
@@ -122,7 +134,7 @@ type Mooncake struct {
 	Seed        int64 `json:"seed"`
 	Limit       int   `json:"limit,omitempty"` // read only the first Limit requests; 0 reads all
 	Chat        bool  `json:"chat,omitempty"`
-	// MaxRecordBytes bounds a line (0 means DefaultMaxRecordBytes); not part of the identity.
+	// MaxRecordBytes bounds a line (0 means DefaultMaxTraceLineBytes); not part of the identity.
 	MaxRecordBytes int `json:"-"`
 }
 
@@ -189,7 +201,7 @@ func (m *Mooncake) Read(ctx context.Context, r io.Reader, name string, tok Token
 
 // parse reads and checks every line.
 func (m *Mooncake) parse(r io.Reader, name string, block int) ([]traceRow, error) {
-	lr := newLineReader(r, m.MaxRecordBytes)
+	lr := newLineReader(r, traceLineBytes(m.MaxRecordBytes))
 	var rows []traceRow
 	first, prev := math.NaN(), math.NaN()
 	for m.Limit == 0 || len(rows) < m.Limit {
