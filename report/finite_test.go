@@ -87,15 +87,26 @@ var nonFinite = regexp.MustCompile(`NaN|[+-]?Inf\b|Infinity|∞`)
 // checkFinite fails the test when out shows a non-finite figure, or (asJSON) is not JSON.
 func checkFinite(t *testing.T, what string, out []byte, asJSON bool) {
 	t.Helper()
+	noNonFinite(t, what, out)
+	if asJSON {
+		validJSON(t, what, out)
+	}
+}
+
+// noNonFinite fails the test when out shows a non-finite figure.
+func noNonFinite(t *testing.T, what string, out []byte) {
+	t.Helper()
 	if m := nonFinite.Find(out); m != nil {
 		i := bytes.Index(out, m)
 		t.Errorf("%s prints %q: …%s…", what, m, out[max(0, i-80):min(len(out), i+40)])
 	}
-	if !asJSON {
-		return
-	}
+}
+
+// validJSON fails the test unless out is a sequence of JSON values (vllm writes one a line).
+func validJSON(t *testing.T, what string, out []byte) {
+	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(out))
-	for dec.More() { // vllm writes one object per line
+	for dec.More() {
 		var v any
 		if err := dec.Decode(&v); err != nil {
 			t.Errorf("%s: not JSON: %v", what, err)
