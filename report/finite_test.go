@@ -209,3 +209,43 @@ func TestCompareInfiniteInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestMarshalFinite: a value without a non-finite float is json.Marshal's bytes; one with
+// them has null in their place, by encoding/json's field rules (tag names, "-", omitempty,
+// embedded structs, map keys, Marshalers kept).
+func TestMarshalFinite(t *testing.T) {
+	type Inner struct {
+		X float64 `json:"x"`
+		Y float64 `json:"y,omitempty"`
+	}
+	type outer struct {
+		Inner
+		Name  string             `json:"name"`
+		Skip  float64            `json:"-"`
+		Ptr   *float64           `json:"ptr"`
+		List  []float32          `json:"list"`
+		Map   map[int]float64    `json:"map"`
+		Rate  pyFloat            `json:"rate"`
+		Nest  *Inner             `json:"nest,omitempty"`
+		Any   any                `json:"any"`
+		Names map[string]float64 `json:"names,omitempty"`
+		lower float64
+	}
+	one := 1.5
+	ok := outer{Inner: Inner{X: 1}, Name: "a", Ptr: &one, List: []float32{2}, Map: map[int]float64{3: 4}, Rate: 2, Any: 5.0, lower: math.NaN()}
+	want, err := json.Marshal(ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := marshalFinite(ok); err != nil || string(got) != string(want) {
+		t.Errorf("finite value: %s, %v; want %s", got, err, want)
+	}
+	nan, inf := math.NaN(), math.Inf(1)
+	bad := outer{Inner: Inner{X: nan, Y: inf}, Name: "a", Skip: nan, Ptr: &inf, List: []float32{float32(inf), 2},
+		Map: map[int]float64{3: nan}, Rate: pyFloat(nan), Nest: &Inner{X: -inf}, Any: nan}
+	got, err := marshalFinite(bad)
+	const exp = `{"x":null,"y":null,"name":"a","ptr":null,"list":[null,2],"map":{"3":null},"rate":null,"nest":{"x":null},"any":null}`
+	if err != nil || string(got) != exp {
+		t.Errorf("non-finite value: %s, %v; want %s", got, err, exp)
+	}
+}
