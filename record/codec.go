@@ -165,6 +165,8 @@ type Reader struct {
 	r    *bufio.Reader
 	line int
 	hdr  *Header
+	runs runCheck // runcheck.go
+	err  error    // a *RunError, returned by every Read after it
 }
 
 // NewReader reads and checks the header line.
@@ -196,8 +198,22 @@ func (r *Reader) Line() int { return r.line }
 
 // Read decodes the next record into rec, reusing its Events slice. It returns io.EOF at the
 // end, and a *LineError for a line that is not a valid record (for example the cut last line
-// of an interrupted run); the caller may stop there, every earlier record being valid.
+// of an interrupted run); the caller may stop there, every earlier record being valid. A
+// *RunError (a second header, a request twice, a run index that goes back: runcheck.go) ends
+// the reading: the file is not what one servebench run wrote.
 func (r *Reader) Read(rec *Record) error {
+	if r.err != nil {
+		return r.err
+	}
+	err := r.read(rec)
+	var re *RunError
+	if errors.As(err, &re) {
+		r.err = err
+	}
+	return err
+}
+
+func (r *Reader) read(rec *Record) error {
 	for {
 		b, err := r.next()
 		if err != nil {
@@ -214,6 +230,9 @@ func (r *Reader) Read(rec *Record) error {
 			r.hdr.Ends = append(r.hdr.Ends, *el.End)
 			continue
 		}
+		if isHeader(b, true) {
+			return &RunError{Line: r.line, Err: errSecondHeader}
+		}
 		if bytes.HasPrefix(b, []byte(telemetryPrefix)) { // telemetry.go
 			if err := r.readTelemetry(b); err != nil {
 				return err
@@ -229,7 +248,13 @@ func (r *Reader) Read(rec *Record) error {
 			}
 		}
 		if rec.Phase == "" {
+			if isHeader(b, false) {
+				return &RunError{Line: r.line, Err: errSecondHeader}
+			}
 			return &LineError{Line: r.line, Err: errors.New("record has no phase")}
+		}
+		if err := r.runs.check(rec); err != nil {
+			return &RunError{Line: r.line, Err: err}
 		}
 		return nil
 	}

@@ -126,7 +126,15 @@ func FuzzReader(f *testing.F) {
 		}
 		var rec Record
 		for i := 0; i < 1000; i++ {
-			if err := rd.Read(&rec); err == io.EOF {
+			err := rd.Read(&rec)
+			if err == io.EOF {
+				return
+			}
+			var re *RunError
+			if errors.As(err, &re) { // not one run: the reading ends there
+				if again := rd.Read(&rec); again != err {
+					t.Fatalf("Read after %v = %v", err, again)
+				}
 				return
 			}
 		}

@@ -30,22 +30,29 @@ func msVals(r *reservoir) []float64 {
 	return v
 }
 
-// distRange returns the x-axis end of distribution charts (the largest clipQ quantile among
-// ds) and the largest value.
-func distRange(ds []dist) (end, maxV float64) {
+// distRange returns the x axis of distribution charts, from lo (0, or the smallest value when
+// one is negative, as in a hostile records file) to end (the largest clipQ quantile among ds),
+// and the largest value. end > lo always: when every value is the same (events that share one
+// timestamp, as a buffering proxy delivers them, give ITLs that are all 0) the axis is 1 ms
+// wide, so that a histogram's bins have a width.
+func distRange(ds []dist) (lo, end, maxV float64) {
 	for _, d := range ds {
 		if n := len(d.vals); n > 0 {
+			lo = min(lo, d.vals[0])
 			end = max(end, metrics.Quantile(d.vals, 100*clipQ))
 			maxV = max(maxV, d.vals[n-1])
 		}
 	}
-	return end, maxV
+	if !(end > lo) { // also when a value is not finite
+		end = lo + 1
+	}
+	return lo, end, maxV
 }
 
 // cdfPlot draws the empirical CDFs of ds, each at ≤ cdfPoints quantiles.
 func cdfPlot(id, title, xLabel string, ds []dist) *plot {
-	end, maxV := distRange(ds)
-	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: "fraction ≤ x", x1: end, y1: 1,
+	lo, end, maxV := distRange(ds)
+	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: "fraction ≤ x", x0: lo, x1: end, y1: 1,
 		note: fmt.Sprintf("x axis ends at p%g; max %s ms", 100*clipQ, approx(maxV))}
 	for _, d := range ds {
 		n := min(len(d.vals), cdfPoints)
@@ -64,26 +71,26 @@ func cdfPlot(id, title, xLabel string, ds []dist) *plot {
 	return p
 }
 
-// histPlot draws histograms of ds over histBins bins from 0 to the clip, as the fraction of
-// each distribution's values per bin, so that runs of different sizes overlay.
+// histPlot draws histograms of ds over histBins bins from the axis start to the clip, as the
+// fraction of each distribution's values per bin, so that runs of different sizes overlay.
 func histPlot(id, title, xLabel string, ds []dist) *plot {
-	end, maxV := distRange(ds)
-	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: "fraction of values", x1: end}
+	lo, end, maxV := distRange(ds)
+	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: "fraction of values", x0: lo, x1: end}
 	over := 0
-	width := end / histBins
+	width := (end - lo) / histBins // > 0: distRange
 	for _, d := range ds {
 		counts := make([]float64, histBins)
 		for _, v := range d.vals {
-			if v > end {
+			if !(v <= end) {
 				over++
 				continue
 			}
-			counts[min(int(v/width), histBins-1)]++
+			counts[max(0, min(int((v-lo)/width), histBins-1))]++
 		}
 		var pts [][2]float64
 		for i, c := range counts {
 			f := c / float64(max(len(d.vals), 1))
-			pts = append(pts, [2]float64{float64(i) * width, f}, [2]float64{float64(i+1) * width, f})
+			pts = append(pts, [2]float64{lo + float64(i)*width, f}, [2]float64{lo + float64(i+1)*width, f})
 			p.y1 = max(p.y1, f*1.1)
 		}
 		if len(d.vals) == 0 {
@@ -165,6 +172,8 @@ func charts(runs []Run) []*plot {
 // approx prints a figure for a note with about three significant digits: 1234, 56.7, 0.123.
 func approx(v float64) string {
 	switch a := math.Abs(v); {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return dash
 	case a >= 100:
 		return fmt.Sprintf("%.0f", v)
 	case a >= 10:

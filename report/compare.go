@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -35,7 +34,7 @@ func CompareText(w io.Writer, r *compare.Result, baseName, candName string) erro
 	writeCmpServer(&b, r)
 	if len(r.Warnings) > 0 {
 		b.WriteString("\nNotes:\n")
-		for i, n := range r.Warnings {
+		for i, n := range finiteNotes(r.Warnings) {
 			fmt.Fprintf(&b, "  [%d] %s\n", i+1, n)
 		}
 	}
@@ -129,7 +128,7 @@ func cmpDetects(p *compare.Power, threshold float64) string {
 	case p.Detectable <= 0.0025:
 		d = "≥0.25%" // the smallest change simulated: the spread is smaller still
 	case !math.IsInf(p.Detectable, 1):
-		d = fmt.Sprintf("≥%.2g%%", 100*p.Detectable)
+		d = fmt.Sprintf("≥%.2g%%", fin(100*p.Detectable))
 	}
 	n := "n>40"
 	if p.RunsNeeded > 0 {
@@ -138,20 +137,18 @@ func cmpDetects(p *compare.Power, threshold float64) string {
 	return fmt.Sprintf("%s (%s for %.4g%%)", d, n, 100*threshold)
 }
 
+// cmpEstimate is "centre unit [lo, hi]"; an interval end that is unbounded or undefined
+// prints as a dash, never ∞.
 func cmpEstimate(e compare.Estimate, unit string) string {
-	f := func(v float64) string {
-		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return "∞"
-		}
-		return cmpNum(v)
-	}
-	return fmt.Sprintf("%s %s [%s, %s]", cmpNum(e.Center), unit, f(e.Lo), f(e.Hi))
+	return fmt.Sprintf("%s %s [%s, %s]", cmpNum(e.Center), unit, cmpNum(e.Lo), cmpNum(e.Hi))
 }
 
 // num prints 3–4 significant figures, enough to read a 1% change.
 func cmpNum(v float64) string {
 	a := math.Abs(v)
 	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return dash // an undefined figure or an unbounded interval end
 	case a >= 1000:
 		return fmt.Sprintf("%.0f", v)
 	case a >= 100:
@@ -167,11 +164,11 @@ func cmpDelta(r compare.Row) string {
 	if !r.Significant {
 		return "~"
 	}
-	return fmt.Sprintf("%+.1f%%", 100*r.Delta)
+	return fmt.Sprintf("%+.1f%%", fin(100*r.Delta))
 }
 
 func cmpPN(r compare.Row) string {
-	p := fmt.Sprintf("p=%.3f", r.P)
+	p := fmt.Sprintf("p=%.3f", fin(r.P))
 	if r.P < 0.001 {
 		p = "p<0.001"
 	}
@@ -195,7 +192,7 @@ func cmpVerdict(r *compare.Result) string {
 	case compare.Regressed, compare.Improved:
 		for _, row := range r.Rows {
 			if row.Change == r.Verdict {
-				why = append(why, fmt.Sprintf("%s %+.1f%%", row.Metric.Name, 100*row.Delta))
+				why = append(why, fmt.Sprintf("%s %+.1f%%", row.Metric.Name, fin(100*row.Delta)))
 			}
 		}
 		return fmt.Sprintf("%s: %s (threshold %g%%)", v, strings.Join(why, ", "), 100*r.Threshold)
@@ -220,7 +217,7 @@ func writeCmpServer(b *strings.Builder, r *compare.Result) {
 	for _, row := range r.Server {
 		change := dash
 		if row.Base != nil && row.Cand != nil && *row.Base != 0 {
-			change = fmt.Sprintf("%+.1f%%", 100*(*row.Cand / *row.Base - 1))
+			change = fmt.Sprintf("%+.1f%%", fin(100*(*row.Cand / *row.Base - 1)))
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", row.Name, cmpServerValue(row.Base, row.Unit), cmpServerValue(row.Cand, row.Unit), change)
 	}
@@ -234,7 +231,7 @@ func cmpServerValue(v *float64, unit string) string {
 	case unit == "":
 		return trimNum(*v)
 	case unit == "%":
-		return fmt.Sprintf("%.1f%%", *v)
+		return fmt.Sprintf("%.1f%%", fin(*v))
 	}
 	return cmpNum(*v) + " " + unit
 }
@@ -287,7 +284,7 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		// Server are the servers' own figures, informational (never in the verdict).
 		Server []serverRow `json:"server,omitempty"`
 	}{Base: baseName, Cand: candName, Verdict: r.Verdict, Method: r.Method, Threshold: r.Threshold,
-		Differences: r.Differences, Warnings: r.Warnings, Changes: r.Changes}
+		Differences: r.Differences, Warnings: finiteNotes(r.Warnings), Changes: r.Changes}
 	for _, x := range r.Server {
 		out.Server = append(out.Server, serverRow{x.Name, x.Unit, x.Base, x.Cand})
 	}
@@ -302,9 +299,7 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		}
 		out.Metrics = append(out.Metrics, rw)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeIndented(w, out) // NaN and ±Inf are null (finite.go)
 }
 
 // cmpSensitivity says, after a "no significant change", what the runs could have detected:
@@ -335,9 +330,9 @@ func cmpSensitivity(r *compare.Result) string {
 		}
 		what := "could not detect a change of"
 		if !math.IsInf(worst, 1) {
-			what = fmt.Sprintf("could only detect changes of %.2g%% or more, not", 100*worst)
+			what = fmt.Sprintf("could only detect changes of %.2g%% or more, not", fin(100*worst))
 		}
 		return fmt.Sprintf("         but these runs %s %.4g%% (--threshold) on every metric: that needs %s runs per side (run --repeat)", what, 100*r.Threshold, more)
 	}
-	return fmt.Sprintf("         and these runs could detect a change of %.2g%% or more on every metric", 100*worst)
+	return fmt.Sprintf("         and these runs could detect a change of %.2g%% or more on every metric", fin(100*worst))
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -51,7 +52,8 @@ func GoBench(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 	for _, r := range runs {
 		var vals strings.Builder
 		for _, u := range goBenchUnits {
-			if v, ok := u.m.FromSummary(r.Summary); ok {
+			// an undefined figure has no value for benchstat to read: its pair is left out
+			if v, ok := u.m.FromSummary(r.Summary); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 				fmt.Fprintf(&vals, "\t%.6g %s", v, u.unit)
 			}
 		}

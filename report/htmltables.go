@@ -68,7 +68,7 @@ func delta(a, b *float64) string {
 	if a == nil || b == nil || *a == 0 {
 		return dash
 	}
-	return fmt.Sprintf("%+.1f%%", 100*(*b-*a) / *a)
+	return fmt.Sprintf("%+.1f%%", fin(100*(*b-*a) / *a))
 }
 
 // latencyRows are the latency table: per metric, one row per run, with the percentile columns

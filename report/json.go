@@ -32,7 +32,7 @@ func (o *object) MarshalJSON() ([]byte, error) {
 		kb, _ := json.Marshal(k)
 		b.Write(kb)
 		b.WriteByte(':')
-		vb, err := json.Marshal(o.vals[i])
+		vb, err := marshalFinite(o.vals[i]) // finite.go: NaN and ±Inf are null
 		if err != nil {
 			return nil, fmt.Errorf("json key %s: %w", k, err)
 		}
@@ -98,11 +98,16 @@ func jsonObject(h *record.Header, s *metrics.Summary) *object {
 }
 
 func writeIndented(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := marshalFinite(v)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
 	return err
 }
 
@@ -232,7 +237,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	src.set("prompt", s.PromptTokenSources)
 	src.set("output", s.OutputTokenSources)
 	o.set("token_count_sources", src)
-	warnings := s.Warnings
+	warnings := finiteNotes(s.Warnings)
 	if warnings == nil {
 		warnings = []string{}
 	}

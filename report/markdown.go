@@ -59,7 +59,7 @@ func mdThroughput(b *strings.Builder, s *metrics.Summary) {
 		window = fmt.Sprintf("%.3f", s.Window.Seconds())
 	}
 	rows := [][2]string{
-		{"completed / failed", fmt.Sprintf("%d / %d (%.1f%%)", s.Completed, s.Failed, 100*s.FailureRate)},
+		{"completed / failed", fmt.Sprintf("%d / %d (%.1f%%)", s.Completed, s.Failed, fin(100*s.FailureRate))},
 		{"window (s)", window},
 		{"requests/s", optf(s.RequestThroughput, 2)},
 		{"output tokens/s", optf(s.OutputThroughput, 1)},
@@ -135,7 +135,7 @@ func mdNotes(b *strings.Builder, s *metrics.Summary) {
 		return
 	}
 	b.WriteString("**Warnings**\n\n")
-	for i, w := range s.Warnings {
+	for i, w := range finiteNotes(s.Warnings) {
 		fmt.Fprintf(b, "%d. %s\n", i+1, mdEsc(w))
 	}
 }

@@ -84,5 +84,5 @@ func msTrim(s metrics.Stat, p float64) string {
 	if !ok {
 		return dash
 	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", v/1e6), "0"), ".")
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", fin(v/1e6)), "0"), ".")
 }

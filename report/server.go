@@ -91,7 +91,7 @@ func gpuRows(g *metrics.GPU) []labeled {
 	if g.EnergyJ != nil {
 		e := fmt.Sprintf("energy %s J over the window", approx(*g.EnergyJ))
 		if g.Coverage < 1 {
-			e += fmt.Sprintf(" (samples span %.0f%% of it)", 100*g.Coverage)
+			e += fmt.Sprintf(" (samples span %.0f%% of it)", fin(100*g.Coverage))
 		}
 		parts = append(parts, e)
 	}
@@ -108,19 +108,19 @@ func gpuRows(g *metrics.GPU) []labeled {
 		g.Samples, prefixed(": ", strings.Join(parts, ", ")))}}
 	parts = nil
 	if g.SMClockMin != nil {
-		parts = append(parts, fmt.Sprintf("SM clock %.0f–%.0f MHz", *g.SMClockMin, *g.SMClockMax))
+		parts = append(parts, fmt.Sprintf("SM clock %.0f–%.0f MHz", fin(*g.SMClockMin), fin(*g.SMClockMax)))
 	}
 	if len(g.Throttle) > 0 {
 		parts = append(parts, fmt.Sprintf("fell on %s (throttling: see the notes)", cmpPlural(len(g.Throttle), "1 GPU", fmt.Sprintf("%d GPUs", len(g.Throttle)))))
 	}
 	if g.UtilMean != nil {
-		parts = append(parts, fmt.Sprintf("utilisation mean %.0f%%", 100**g.UtilMean))
+		parts = append(parts, fmt.Sprintf("utilisation mean %.0f%%", fin(100**g.UtilMean)))
 	}
 	if g.MemMaxB != nil {
-		parts = append(parts, fmt.Sprintf("memory max %.1f GiB", *g.MemMaxB/(1<<30)))
+		parts = append(parts, fmt.Sprintf("memory max %.1f GiB", fin(*g.MemMaxB/(1<<30))))
 	}
 	if g.TempMaxC != nil {
-		parts = append(parts, fmt.Sprintf("temperature max %.0f °C", *g.TempMaxC))
+		parts = append(parts, fmt.Sprintf("temperature max %.0f °C", fin(*g.TempMaxC)))
 	}
 	if len(parts) > 0 {
 		rows = append(rows, labeled{"gpu state", strings.Join(parts, "; ")})
@@ -173,7 +173,7 @@ func gaugeLine(sv *metrics.Server) string {
 		st   *metrics.GaugeStat
 	}{{"waiting", sv.Waiting}, {"running", sv.Running}} {
 		if g.st != nil {
-			parts = append(parts, fmt.Sprintf("%s mean %.1f, p50 %s, max %s", g.what, g.st.Mean, trimNum(g.st.P50), trimNum(g.st.Max)))
+			parts = append(parts, fmt.Sprintf("%s mean %.1f, p50 %s, max %s", g.what, fin(g.st.Mean), trimNum(g.st.P50), trimNum(g.st.Max)))
 		}
 	}
 	if len(parts) == 0 {
@@ -189,7 +189,7 @@ func gaugeLine(sv *metrics.Server) string {
 func kvLine(sv *metrics.Server) string {
 	var parts []string
 	if g := sv.KVUsage; g != nil {
-		parts = append(parts, fmt.Sprintf("usage mean %.0f%%, p50 %.0f%%, max %.0f%%", 100*g.Mean, 100*g.P50, 100*g.Max))
+		parts = append(parts, fmt.Sprintf("usage mean %.0f%%, p50 %.0f%%, max %.0f%%", fin(100*g.Mean), fin(100*g.P50), fin(100*g.Max)))
 	}
 	if sv.Preemptions != nil {
 		parts = append(parts, fmt.Sprintf("%s preemptions", optCount(sv.Preemptions)))
@@ -221,13 +221,13 @@ func attributionLine(sv *metrics.Server) string {
 	if a == nil || a.Slow == 0 {
 		return ""
 	}
-	out := fmt.Sprintf("TTFT above p90 (%.2f ms): %.0f%% of %d saw a waiting queue > 0", a.P90/1e6, 100*float64(a.SlowWaiting)/float64(a.Slow), a.Slow)
+	out := fmt.Sprintf("TTFT above p90 (%.2f ms): %.0f%% of %d saw a waiting queue > 0", fin(a.P90/1e6), fin(100*float64(a.SlowWaiting)/float64(a.Slow)), a.Slow)
 	if a.Rest > 0 {
-		out += fmt.Sprintf(" (others %.0f%% of %d)", 100*float64(a.RestWaiting)/float64(a.Rest), a.Rest)
+		out += fmt.Sprintf(" (others %.0f%% of %d)", fin(100*float64(a.RestWaiting)/float64(a.Rest)), a.Rest)
 	}
 	var tail []string
 	if sv.KVUsage != nil {
-		tail = append(tail, fmt.Sprintf("KV usage max %.0f%%", 100*sv.KVUsage.Max))
+		tail = append(tail, fmt.Sprintf("KV usage max %.0f%%", fin(100*sv.KVUsage.Max)))
 	}
 	if sv.Preemptions != nil {
 		tail = append(tail, optCount(sv.Preemptions)+" preemptions")
@@ -243,7 +243,7 @@ func msSec(v float64) string {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return "∞"
 	}
-	return fmt.Sprintf("%.2f", v*1e3)
+	return fmt.Sprintf("%.2f", fin(v*1e3))
 }
 
 // msBound formats a bucket bound in seconds as ms without trailing zeros ("250", "2.5").
@@ -255,7 +255,7 @@ func msBound(v float64) string {
 }
 
 func trimNum(v float64) string {
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", fin(v)), "0"), ".")
 }
 
 func optCount(v *float64) string {

@@ -16,15 +16,15 @@ func textSessions(b *strings.Builder, s *metrics.Summary) {
 	}
 	ss := s.Sessions
 	line(b, "sessions", "%d started, %d complete; %s turns per session (p50); duration p50 %s, p99 %s s",
-		ss.Started, ss.Completed, fmt.Sprintf("%.0f", ss.Turns.Median), percentileIn(ss.Duration, 50, 1e9), percentileIn(ss.Duration, 99, 1e9))
+		ss.Started, ss.Completed, fmt.Sprintf("%.0f", fin(ss.Turns.Median)), percentileIn(ss.Duration, 50, 1e9), percentileIn(ss.Duration, 99, 1e9))
 	tw := tabwriter.NewWriter(b, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "turn\tn\tinput tokens\tTTFT p50\tTTFT p99\tcached\t")
 	for _, t := range s.Turns {
 		cached := dash
 		if t.CachedShare != nil {
-			cached = fmt.Sprintf("%.0f%%", 100**t.CachedShare)
+			cached = fmt.Sprintf("%.0f%%", fin(100**t.CachedShare))
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%s\t\n", t.Turn, t.N, t.InputTokens, msP(t.TTFT, 50), msP(t.TTFT, 99), cached)
+		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%s\t\n", t.Turn, t.N, fin(t.InputTokens), msP(t.TTFT, 50), msP(t.TTFT, 99), cached)
 	}
 	tw.Flush()
 	b.WriteString("(TTFT in ms, per turn index: the prompt grows with the history; with a prefix cache TTFT stays flat, or falls when turn 1 is the longest, and without one it rises)\n\n")

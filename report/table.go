@@ -64,7 +64,7 @@ func num(st metrics.Stat, v, scale float64) string {
 	if !st.Valid() {
 		return dash
 	}
-	return fmt.Sprintf("%.2f", v/scale)
+	return fmt.Sprintf("%.2f", fin(v/scale))
 }
 
 // msP formats percentile p of a nanosecond distribution in ms.
@@ -76,7 +76,7 @@ func percentileIn(st metrics.Stat, p, scale float64) string {
 	if !ok {
 		return dash
 	}
-	return fmt.Sprintf("%.2f", v/scale)
+	return fmt.Sprintf("%.2f", fin(v/scale))
 }
 
 func msMax(st metrics.Stat) string { return num(st, st.Max, 1e6) }

@@ -140,7 +140,7 @@ func textRequests(b *strings.Builder, s *metrics.Summary) {
 		cancelled = fmt.Sprintf(", %d cancelled at the stop", s.Cancelled)
 	}
 	line(b, "requests", "%d completed, %d failed (%.1f%%)%s, %d warmup discarded",
-		s.Completed, s.Failed, 100*s.FailureRate, cancelled, s.WarmupDiscarded)
+		s.Completed, s.Failed, fin(100*s.FailureRate), cancelled, s.WarmupDiscarded)
 	if s.Window > 0 {
 		how := "first sent → last done"
 		if s.SteadyState {
@@ -193,7 +193,7 @@ func textNotes(b *strings.Builder, s *metrics.Summary) {
 		return
 	}
 	b.WriteString("\nnotes\n")
-	for i, w := range s.Warnings {
+	for i, w := range finiteNotes(s.Warnings) {
 		fmt.Fprintf(b, "  [%d] %s\n", i+1, w)
 	}
 }
@@ -222,7 +222,7 @@ func optf(v *float64, prec int) string {
 	if v == nil {
 		return dash
 	}
-	return fmt.Sprintf("%.*f", prec, *v)
+	return fmt.Sprintf("%.*f", prec, fin(*v))
 }
 
 // optPct formats a share as a percentage, or a dash when undefined.
@@ -230,7 +230,7 @@ func optPct(v *float64) string {
 	if v == nil {
 		return dash
 	}
-	return fmt.Sprintf("%.2f%%", 100**v)
+	return fmt.Sprintf("%.2f%%", fin(100**v))
 }
 
 // renderText is the text format: the summary of a one-run input; for several runs, the run

@@ -91,7 +91,7 @@ func writeVLLM(w io.Writer, h *record.Header, runs []metrics.RunSummary, reqs ma
 		slices.SortStableFunc(rs, func(a, b vllmReq) int {
 			return cmp.Or(cmp.Compare(a.scheduled, b.scheduled), cmp.Compare(a.id, b.id))
 		})
-		b, err := json.Marshal(vllmObject(h, r, rs))
+		b, err := marshalFinite(vllmObject(h, r, rs)) // finite.go: NaN and ±Inf are null
 		if err != nil {
 			return err
 		}
@@ -232,7 +232,7 @@ func vllmExtras(o *object, h *record.Header, r metrics.RunSummary, l runLoad) {
 	}
 	vllmStatKeys(o, "servebench_", "ttft_dispatch", s.TTFTDispatch, s.Percentiles)
 	vllmStatKeys(o, "servebench_", "ttft_first_event", s.TTFTFirstEvent, s.Percentiles)
-	warnings := s.Warnings
+	warnings := finiteNotes(s.Warnings)
 	if warnings == nil {
 		warnings = []string{}
 	}

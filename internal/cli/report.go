@@ -164,8 +164,9 @@ func single(s record.Source) *input {
 }
 
 // records yields every valid record. Invalid lines (the cut last line of an interrupted run,
-// or a corrupt one) are reported on stderr with their file and line number and skipped; any
-// other error ends the sequence.
+// or a corrupt one) are reported on stderr with their file and line number and skipped; a
+// file that is not one run (record.RunError) is a usage error; any other error ends the
+// sequence.
 func (in *input) records(stderr io.Writer) iter.Seq2[*record.Record, error] {
 	return func(yield func(*record.Record, error) bool) {
 		var rec record.Record
@@ -175,6 +176,12 @@ func (in *input) records(stderr io.Writer) iter.Seq2[*record.Record, error] {
 				return
 			}
 			var le *record.LineError
+			var re *record.RunError
+			if errors.As(err, &re) {
+				// not one run: bad input, refused (exit 2) rather than pooled
+				yield(nil, codeErr(ExitUsage, fmt.Errorf("%s: %w", in.where(), err)))
+				return
+			}
 			if errors.As(err, &le) {
 				fmt.Fprintf(stderr, "servebench: %s: skipped %v\n", in.where(), le)
 				continue
