@@ -21,68 +21,103 @@ type dataset struct {
 	sessions int     // multi-turn sessions built
 }
 
-// datasetWorkload builds the prompts of --dataset or --prefix-groups with the prompt
-// tokenizer. A trace dataset also sets the run's arrival schedule.
-func (b *Session) datasetWorkload(ctx context.Context) ([]workload.Request, bool, error) {
+// datasetWorkload builds part r of --dataset or --prefix-groups (blocks.go) with the prompt
+// tokenizer. The first part of a trace dataset also sets the run's arrival schedule.
+func (b *Session) datasetWorkload(ctx context.Context, r int) (part, bool, error) {
 	start := time.Now()
-	reqs, exact, err := b.buildDataset(ctx)
+	pt, exact, err := b.buildDataset(ctx, r)
 	if err == nil {
-		b.logf("built %d prompts in %v (lengths %s)", len(reqs), time.Since(start).Round(time.Millisecond),
+		b.logf("built %d prompts%s in %v (lengths %s)", len(pt.reqs), partOf(r, b.plan), time.Since(start).Round(time.Millisecond),
 			map[bool]string{true: "exact", false: "approximate"}[exact])
 	}
-	return reqs, exact, err
+	return pt, exact, err
 }
 
-func (b *Session) buildDataset(ctx context.Context) ([]workload.Request, bool, error) {
+func (b *Session) buildDataset(ctx context.Context, r int) (part, bool, error) {
 	s := &b.spec
 	tok, err := b.promptTokenizer(ctx)
 	if err != nil {
-		return nil, false, err
+		return part{}, false, err
 	}
 	chat := apis.IsChat(s.API)
 	if s.Sessions() {
-		return b.sessionWorkload(ctx, tok, chat)
+		return b.sessionWorkload(ctx, tok, chat, r)
 	}
 	if s.PrefixGroups > 0 {
-		n := s.WorkloadSize()
-		sp := workload.SharedPrefix{Groups: s.PrefixGroups, PerGroup: (n + s.PrefixGroups - 1) / s.PrefixGroups,
-			PrefixTokens: s.PrefixTokens, SuffixTokens: s.InputTokens - s.PrefixTokens, OutputTokens: s.OutputTokens,
-			Seed: s.Seed, Order: workload.Order(orDefault(s.PrefixOrder, "interleaved")), Chat: chat}
-		reqs, exact, err := sp.Generate(ctx, tok)
-		b.ds = &dataset{reusable: sp.ReusableShare()}
-		return reqs, exact, b.inputErr("--prefix-groups", err)
+		return b.prefixPart(ctx, tok, chat, r)
 	}
 	format, path := s.DatasetOf()
-	id, err := workload.IdentifyFile(format, path)
-	if err != nil {
-		return nil, false, runspec.Usagef("--dataset: %v", err)
+	if r == 0 {
+		id, err := workload.IdentifyFile(format, path)
+		if err != nil {
+			return part{}, false, runspec.Usagef("--dataset: %v", err)
+		}
+		b.ds = &dataset{id: &id}
 	}
-	b.ds = &dataset{id: &id}
 	limit := 0
 	if s.IsSet("requests") {
 		limit = s.Warmup + s.Requests
 	}
+	seed := seedFor(s.Seed, r)
 	switch format {
 	case "sharegpt":
-		sg := workload.ShareGPT{Count: s.WorkloadSize(), Seed: s.Seed, Chat: chat}
+		sg := workload.ShareGPT{Count: b.plan.size(), Seed: seed, Chat: chat}
 		reqs, exact, err := sg.ReadFile(ctx, path, tok)
-		return reqs, exact, b.inputErr("--dataset", err)
+		return part{reqs: reqs, warm: b.plan.warm}, exact, b.inputErr("--dataset", err)
 	case "mooncake":
-		mc := workload.Mooncake{BlockTokens: s.BlockTokens, Seed: s.Seed, Limit: limit, Chat: chat}
+		mc := workload.Mooncake{BlockTokens: s.BlockTokens, Seed: seed, Limit: limit, Chat: chat}
 		t, err := mc.ReadFile(ctx, path, tok)
-		return b.traceDataset(t, err)
+		return b.traceDataset(t, err, r)
 	default:
-		bg := workload.BurstGPT{Seed: s.Seed, Limit: limit, Chat: chat}
+		bg := workload.BurstGPT{Seed: seed, Limit: limit, Chat: chat}
 		t, err := bg.ReadFile(ctx, path, tok)
-		return b.traceDataset(t, err)
+		return b.traceDataset(t, err, r)
 	}
 }
 
-// traceDataset takes a trace's requests and replays its arrival times as the run's schedule,
-// split for this shard like a --trace file.
-func (b *Session) traceDataset(t *workload.Trace, err error) ([]workload.Request, bool, error) {
+// prefixPart builds part r of a shared-prefix workload: the warmup's requests in groups of
+// their own (a seed of their own), so that no measured request finds its prefix warmed by the
+// warmup, then the measured requests in --prefix-groups groups, whose prefixes are reused
+// inside the run as the workload means.
+func (b *Session) prefixPart(ctx context.Context, tok workload.Tokenizer, chat bool, r int) (part, bool, error) {
+	s := &b.spec
+	sp := func(n int, seed int64) workload.SharedPrefix {
+		g := min(s.PrefixGroups, n)
+		return workload.SharedPrefix{Groups: g, PerGroup: (n + g - 1) / g,
+			PrefixTokens: s.PrefixTokens, SuffixTokens: s.InputTokens - s.PrefixTokens, OutputTokens: s.OutputTokens,
+			Seed: seed, Order: workload.Order(orDefault(s.PrefixOrder, "interleaved")), Chat: chat}
+	}
+	var pt part
+	exact := true
+	if w := b.plan.warm; w > 0 {
+		ws := sp(w, warmSeed(s.Seed, r))
+		reqs, ex, err := ws.Generate(ctx, tok)
+		if err != nil {
+			return part{}, false, b.inputErr("--prefix-groups", err)
+		}
+		pt.reqs, pt.warm, exact = reqs, len(reqs), ex
+	}
+	ms := sp(b.plan.measured, seedFor(s.Seed, r))
+	reqs, ex, err := ms.Generate(ctx, tok)
 	if err != nil {
-		return nil, false, b.inputErr("--dataset", err)
+		return part{}, false, b.inputErr("--prefix-groups", err)
+	}
+	pt.reqs = append(pt.reqs, reqs...)
+	if r == 0 {
+		b.ds = &dataset{reusable: ms.ReusableShare()}
+	}
+	return pt, exact && ex, nil
+}
+
+// traceDataset takes a trace's requests and, for the first part, replays its arrival times as
+// the run's schedule, split for this shard like a --trace file. A later part is the same
+// trace's requests drawn with that part's seed: the same lengths and reuse, other texts.
+func (b *Session) traceDataset(t *workload.Trace, err error, r int) (part, bool, error) {
+	if err != nil {
+		return part{}, false, b.inputErr("--dataset", err)
+	}
+	if r > 0 {
+		return part{reqs: t.Plain()}, t.Exact, nil
 	}
 	as := make([]pacer.Arrival, len(t.Requests))
 	b.ds.arrivals = make([]int64, len(t.Requests))
@@ -100,7 +135,7 @@ func (b *Session) traceDataset(t *workload.Trace, err error) ([]workload.Request
 	if t.Dropped > 0 {
 		b.logf("--dataset: %d rows without lengths (failed requests in the trace) or of another model were left out", t.Dropped)
 	}
-	return t.Plain(), t.Exact, b.shard.apply(&b.spec, &b.lc, as)
+	return part{reqs: t.Plain()}, t.Exact, b.shard.apply(&b.spec, &b.lc, as)
 }
 
 // inputErr makes a dataset's bad input a usage error (its message names file, line and
@@ -139,33 +174,41 @@ func orDefault(v, def string) string {
 	return v
 }
 
-// sessionWorkload builds multi-turn sessions: synthetic turns, or a ShareGPT file's
-// conversations, laid out turn by turn with the history sent again each turn.
-func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, chat bool) ([]workload.Request, bool, error) {
+// sessionWorkload builds part r of a multi-turn workload: synthetic turns, or a ShareGPT
+// file's conversations, laid out turn by turn with the history sent again each turn. The
+// part's counts are sessions: its warmup's own first, then the measured ones.
+func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, chat bool, r int) (part, bool, error) {
 	s := &b.spec
 	var sessions []workload.Session
 	var exact bool
 	var err error
+	n, seed := b.plan.size(), seedFor(s.Seed, r)
 	if format, path := s.DatasetOf(); format == "sharegpt" {
-		id, ierr := workload.IdentifyFile(format, path)
-		if ierr != nil {
-			return nil, false, runspec.Usagef("--dataset: %v", ierr)
+		if r == 0 {
+			id, ierr := workload.IdentifyFile(format, path)
+			if ierr != nil {
+				return part{}, false, runspec.Usagef("--dataset: %v", ierr)
+			}
+			b.ds = &dataset{id: &id}
 		}
-		b.ds = &dataset{id: &id}
-		sg := workload.ShareGPT{Count: s.SessionCount(), Seed: s.Seed, Chat: chat, MaxTurns: s.Turns}
+		sg := workload.ShareGPT{Count: n, Seed: seed, Chat: chat, MaxTurns: s.Turns}
 		sessions, exact, err = sg.ReadSessionsFile(ctx, path, tok)
 	} else {
-		b.ds = &dataset{}
-		ss := workload.SyntheticSessions{Count: s.SessionCount(), Turns: s.Turns, UserTokens: s.InputTokens, OutputTokens: s.OutputTokens, Seed: s.Seed}
+		if r == 0 {
+			b.ds = &dataset{}
+		}
+		ss := workload.SyntheticSessions{Count: n, Turns: s.Turns, UserTokens: s.InputTokens, OutputTokens: s.OutputTokens, Seed: seed}
 		sessions, exact, err = ss.Generate(ctx, tok)
 	}
 	if err != nil {
-		return nil, false, b.inputErr("--turns", err)
+		return part{}, false, b.inputErr("--turns", err)
 	}
 	reqs, err := workload.SessionRequests(ctx, sessions, chat, tok)
 	if err != nil {
-		return nil, false, fmt.Errorf("build sessions: %s", s.Redact(err.Error()))
+		return part{}, false, fmt.Errorf("build sessions: %s", s.Redact(err.Error()))
 	}
-	b.ds.sessions = len(sessions)
-	return reqs, exact && !chat, nil
+	if r == 0 {
+		b.ds.sessions = len(sessions)
+	}
+	return part{reqs: reqs, warm: min(b.plan.warm, len(sessions))}, exact && !chat, nil
 }

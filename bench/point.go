@@ -10,10 +10,14 @@ import (
 	"servebench/record"
 )
 
-// runner is the load runner for the session's target and workload.
-func (b *Session) runner() (*load.Runner, error) {
+// runner is the load runner for the session's target and run run's part of the workload.
+func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 	s := &b.spec
 	be, err := b.backend()
+	if err != nil {
+		return nil, err
+	}
+	pt, err := b.partFor(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +29,7 @@ func (b *Session) runner() (*load.Runner, error) {
 	if b.exact {
 		promptSrc = record.SourceTokenizer
 	}
-	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id,
+	return &load.Runner{Backend: be, Workload: pt.reqs, Warm: pt.warm, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id,
 		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel", KernelSends: s.SendClock == "kernel",
 		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}, nil
 }
@@ -35,7 +39,7 @@ func (b *Session) runner() (*load.Runner, error) {
 // label names the run on the progress line ("" for a plain run). hard is the context whose
 // cancellation (a second Ctrl-C) cancels in-flight requests; ctx's own stops sending.
 func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record.RunEnd, label string) (*metrics.Summary, error) {
-	r, err := b.runner()
+	r, err := b.runner(ctx, end.Run)
 	if err != nil {
 		return nil, err
 	}

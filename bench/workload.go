@@ -35,36 +35,41 @@ func (b *Session) prepareLoad(context.Context) error {
 }
 
 // buildWorkload materialises the prompts (the baseline's for --like, from a file, or
-// synthetic, built against the server's tokenizer when it has one) and hashes the workload.
+// synthetic, built against the server's tokenizer when it has one), one part per run
+// (blocks.go), and hashes the workload.
 func (b *Session) buildWorkload(ctx context.Context) error {
 	s := &b.spec
+	b.plan = b.planParts()
 	var err error
 	switch like := b.opt.Like; {
 	case like != nil && like.Requests != nil && !s.TraceDataset():
 		// (a trace dataset is read again instead: its arrivals are the schedule, and its
 		// prompts are rebuilt exactly, checked by the hash)
-		b.reqs, b.exact = like.Requests, like.Exact // the baseline's very prompts
-	case s.Dataset != "" || s.PrefixGroups > 0 || s.Sessions():
-		b.reqs, b.exact, err = b.datasetWorkload(ctx)
-	case b.arrivals != nil && s.Prompts == "":
-		b.reqs, b.exact, err = b.traceWorkload(ctx)
-	case s.Prompts != "":
-		if b.reqs, err = workload.ReadFile(s.Prompts, s.OutputTokens); err != nil {
-			err = runspec.Usage(err)
+		b.exact, b.replay = like.Exact, true // the baseline's very prompts, run by run
+		if b.parts, err = splitParts(like.Requests, like.Header.Workload.Parts); err != nil {
+			return runspec.Usagef("--like %s: %v", like.Path, err)
 		}
+	case s.Prompts != "":
+		reqs, rerr := workload.ReadFile(s.Prompts, s.OutputTokens)
+		if rerr != nil {
+			return runspec.Usage(rerr)
+		}
+		b.parts = []part{{reqs: reqs}}
 	default:
-		b.reqs, b.exact, err = b.synthetic(ctx)
+		err = b.buildParts(ctx)
 	}
 	if err != nil {
 		return err
 	}
+	var parts []record.Part
+	b.reqs, parts = joinParts(b.parts)
 	if s.SaveWorkload != "" {
 		if err := workload.Save(s.SaveWorkload, b.reqs); err != nil {
 			return err
 		}
 	}
 	samp, _ := s.Sampling()
-	ws := workloadSettings{API: s.API, Sampling: samp, FixedOutput: s.FixedOutput, Seed: s.Seed}
+	ws := workloadSettings{API: s.API, Sampling: samp, FixedOutput: s.FixedOutput, Seed: s.Seed, Parts: parts}
 	if b.ds != nil {
 		ws.Arrivals = b.ds.arrivals
 	}
@@ -73,6 +78,7 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 		return err
 	}
 	b.hdr = b.header(hash)
+	b.hdr.Workload.Parts = parts
 	if b.ds != nil {
 		b.ds.describe(b)
 	}
@@ -95,35 +101,48 @@ type workloadSettings struct {
 	// and content hash are conditions of their own, so a --like replay of its embedded
 	// prompts has the baseline's hash.
 	Arrivals []int64 `json:"arrivals,omitempty"`
+	// the workload's parts, run by run (absent for one part without a warmup of its own, so
+	// the hash of such a workload is what it was)
+	Parts []record.Part `json:"parts,omitempty"`
 }
 
-// synthetic builds seeded prompts of exact length with the server's tokenizer, or approximate
-// ones when the server has no tokenize endpoint.
-func (b *Session) synthetic(ctx context.Context) ([]workload.Request, bool, error) {
+// synthetic builds part r's seeded prompts of exact length with the server's tokenizer, or
+// approximate ones when the server has no tokenize endpoint: the seed's stream from prompt
+// r·size on, so part 0 is the workload a run of one part always had.
+func (b *Session) synthetic(ctx context.Context, r int) (part, bool, error) {
 	s := &b.spec
-	syn := workload.Synthetic{Count: s.WorkloadSize(), InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+	n := b.plan.size()
+	syn := workload.Synthetic{Count: n, First: r * n, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
 		RangeRatio: s.RangeRatio, Seed: s.Seed, Chat: apis.IsChat(s.API)}
 	if err := syn.Validate(); err != nil {
-		return nil, false, runspec.Usage(err)
+		return part{}, false, runspec.Usage(err)
 	}
 	tok, err := b.promptTokenizer(ctx)
 	if err != nil {
-		return nil, false, err
+		return part{}, false, err
 	}
 	start := time.Now()
 	reqs, exact, err := syn.Generate(ctx, tok)
 	if err != nil {
-		return nil, false, fmt.Errorf("build workload: %s", s.Redact(err.Error()))
+		return part{}, false, fmt.Errorf("build workload: %s", s.Redact(err.Error()))
 	}
-	b.logf("built %d prompts in %v (lengths %s)", len(reqs), time.Since(start).Round(time.Millisecond), map[bool]string{true: "exact", false: "approximate"}[exact])
-	return reqs, exact, nil
+	b.logf("built %d prompts%s in %v (lengths %s)", len(reqs), partOf(r, b.plan), time.Since(start).Round(time.Millisecond), map[bool]string{true: "exact", false: "approximate"}[exact])
+	return part{reqs: reqs, warm: b.plan.warm}, exact, nil
+}
+
+// partOf names part r in a log line ("" for a run of one part).
+func partOf(r int, p plan) string {
+	if r == 0 && p.parts <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" for run %d", r+1)
 }
 
 // traceWorkload builds one request per trace arrival. Arrivals without lengths take
 // --input-tokens and --output-tokens; arrivals with lengths get prompts of exactly that many
 // tokens (when the server can tokenize), built per distinct length pair with a seed derived
 // from --seed so the workload, and its hash, are reproducible.
-func (b *Session) traceWorkload(ctx context.Context) ([]workload.Request, bool, error) {
+func (b *Session) traceWorkload(ctx context.Context, r int) ([]workload.Request, bool, error) {
 	s := &b.spec
 	type pair struct{ in, out int }
 	groups := map[pair][]int{}
@@ -149,7 +168,7 @@ func (b *Session) traceWorkload(ctx context.Context) ([]workload.Request, bool, 
 	exact := true
 	for gi, p := range order {
 		syn := workload.Synthetic{Count: len(groups[p]), InputTokens: p.in, OutputTokens: p.out,
-			RangeRatio: s.RangeRatio, Seed: s.Seed + int64(gi), Chat: apis.IsChat(s.API)}
+			RangeRatio: s.RangeRatio, Seed: seedFor(s.Seed, r) + int64(gi), Chat: apis.IsChat(s.API)}
 		if err := syn.Validate(); err != nil {
 			return nil, false, runspec.Usagef("--trace: %w", err)
 		}
@@ -163,7 +182,7 @@ func (b *Session) traceWorkload(ctx context.Context) ([]workload.Request, bool, 
 			reqs[i].ID = i
 		}
 	}
-	b.logf("built %d prompts for the trace's arrivals (%d distinct lengths)", len(reqs), len(order))
+	b.logf("built %d prompts%s for the trace's arrivals (%d distinct lengths)", len(reqs), partOf(r, b.plan), len(order))
 	return reqs, exact, nil
 }
 

@@ -133,10 +133,21 @@ type Workload struct {
 	// ReusableShare is the share of prompt tokens the workload itself repeats as shared
 	// prefixes (shared-prefix groups, a trace's hash ids): what a prefix cache could serve.
 	ReusableShare float64 `json:"reusable_share,omitempty"`
+	// Parts, when present, lay Requests out run by run: run r of the file sent part r (mod
+	// the number of parts) — its own prompts, so no run measures what an earlier one sent —
+	// the first Warmup of a part (sessions, for a multi-turn workload) for its warmup only.
+	// Absent: one set that every run sent, cycled (a prompts file, or a file from before).
+	Parts []Part `json:"parts,omitempty"`
 	// Requests is the materialised workload itself, a JSON array of prompts-file lines
 	// ({"prompt" or "messages", "output_tokens", "input_tokens"}), so that run --like replays
 	// exactly what was sent even when no workload file travels with the records.
 	Requests json.RawMessage `json:"requests,omitempty"`
+}
+
+// Part is one run's share of the workload (Workload.Parts).
+type Part struct {
+	Count  int `json:"count"`  // requests (turns, for sessions) of the part
+	Warmup int `json:"warmup"` // the warmup's own, at its start: requests, or whole sessions
 }
 
 // Condition is one fact that must stay fixed between runs.
