@@ -170,7 +170,7 @@ type Record struct {
 	Run   int    `json:"run,omitempty"`   // repeat or sweep-point index
 	Phase string `json:"phase"`           // warmup | measure | cooldown
 	Shard int    `json:"shard,omitempty"` // shard index in a split run
-	// Session and Turn place the request in a multi-turn session (Turn counts from 1; both 0
+	// Session and Turn place the request in a multi-turn session (both count from 1; both 0
 	// for a request of its own).
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`
