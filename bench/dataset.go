@@ -209,6 +209,26 @@ func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, c
 	}
 	if r == 0 {
 		b.ds.sessions = len(sessions)
+		b.ds.reusable = historyShare(sessions)
 	}
 	return part{reqs: reqs, warm: min(b.plan.warm, len(sessions))}, exact && !chat, nil
+}
+
+// historyShare is the share of a multi-turn workload's prompt tokens that repeat an earlier
+// turn of the same session (its user turns and answers, sent again with every later turn):
+// the reuse a prefix cache is meant to find there. Template tokens are left out.
+func historyShare(sessions []workload.Session) float64 {
+	var hist, all float64
+	for _, s := range sessions {
+		h := 0.0
+		for _, t := range s.Turns {
+			hist += h
+			all += h + float64(t.UserTokens)
+			h += float64(t.UserTokens + t.OutputTokens)
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return hist / all
 }

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"servebench/client"
+	"servebench/client/sglang"
 	"servebench/load"
 	"servebench/metrics"
 	"servebench/record"
@@ -44,6 +46,12 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 		return nil, err
 	}
 	lc.Run = end.Run
+	if b.spec.FlushCache {
+		if err := sglang.FlushCache(ctx, b.target); err != nil {
+			return nil, fmt.Errorf("--flush-cache: %s", b.spec.Redact(err.Error()))
+		}
+		b.logf("--flush-cache: the server's prefix cache was emptied before run %d", end.Run+1)
+	}
 	// the run's first server sample, before its first request (the first run's was taken in
 	// Begin, before t0)
 	b.tel.Prime(ctx)

@@ -34,6 +34,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.StringVar(&s.TopP, "top-p", s.TopP, "nucleus sampling top_p (default: the server's)")
 	fs.StringVar(&s.ExtraBody, "extra-body", s.ExtraBody, "JSON object merged into every request body")
 	fs.StringVar(&s.CacheSalt, "cache-salt", s.CacheSalt, "per-run: send a fresh cache_salt with every request of each run (vLLM, OpenAI-compatible APIs), so a --repeat, --like or sweep point cannot reuse an earlier run's prefix cache; none: send none")
+	fs.BoolVar(&s.FlushCache, "flush-cache", s.FlushCache, "empty the server's prefix cache before every run and sweep point (SGLang's POST /flush_cache; a server without it is an error). Every run already sends prompts of its own; this also clears what other traffic or an earlier invocation left")
 	fs.StringVar(&s.Dataset, "dataset", s.Dataset, "prompts from a dataset, FORMAT:PATH: sharegpt (first human turn, the answer's length as output; vLLM's filters), mooncake or burstgpt (a trace: its arrival times and lengths replayed as an open loop; mooncake's hash_ids as shared prefix blocks)")
 	fs.IntVar(&s.BlockTokens, "block-tokens", s.BlockTokens, "--dataset mooncake: tokens per hash-id block (default 512, Mooncake's)")
 	fs.IntVar(&s.PrefixGroups, "prefix-groups", s.PrefixGroups, "shared-prefix workload: the prompts fall into this many groups sharing their first --prefix-tokens tokens (each group's own prefix; the rest of --input-tokens is each request's own)")
