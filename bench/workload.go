@@ -69,11 +69,13 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 		}
 	}
 	samp, _ := s.Sampling()
-	ws := workloadSettings{API: s.API, Sampling: samp, FixedOutput: s.FixedOutput, Seed: s.Seed, Parts: parts}
+	ws := workloadSettings{API: s.API, Sampling: samp, FixedOutput: s.FixedOutput, Seed: s.Seed}
 	if b.ds != nil {
 		ws.Arrivals = b.ds.arrivals
 	}
-	hash, err := workload.Hash(b.reqs, ws)
+	// the hash is one run's workload, the first part: the later parts are the same settings
+	// drawn further (and embedded), so a file of 3 repeats compares with one of 5
+	hash, err := workload.Hash(b.parts[0].reqs, ws)
 	if err != nil {
 		return err
 	}
@@ -101,9 +103,6 @@ type workloadSettings struct {
 	// and content hash are conditions of their own, so a --like replay of its embedded
 	// prompts has the baseline's hash.
 	Arrivals []int64 `json:"arrivals,omitempty"`
-	// the workload's parts, run by run (absent for one part without a warmup of its own, so
-	// the hash of such a workload is what it was)
-	Parts []record.Part `json:"parts,omitempty"`
 }
 
 // synthetic builds part r's seeded prompts of exact length with the server's tokenizer, or
@@ -204,7 +203,7 @@ func (b *Session) header(hash string) *record.Header {
 		Version: b.opt.Version, GoVersion: runtime.Version(),
 		Command: append([]string{"servebench"}, runspec.RedactArgs(args)...),
 		Target:  record.Target{URL: runspec.RedactURL(b.target.BaseURL), API: s.API, Model: s.Model, Simulated: b.simulated},
-		Workload: record.Workload{Hash: hash, Source: src, Count: len(b.reqs), Seed: s.Seed,
+		Workload: record.Workload{Hash: hash, Source: src, Count: len(b.parts[0].reqs), Seed: s.Seed,
 			PromptLengths: lengths, File: s.SaveWorkload},
 		Config:    s.Record(),
 		ConfigSet: s.SetKeys(),

@@ -117,9 +117,9 @@ type Target struct {
 
 // Workload identifies the fixed workload that was sent.
 type Workload struct {
-	Hash   string `json:"hash"`   // sha256 of the materialised workload (see package workload)
+	Hash   string `json:"hash"`   // sha256 of one run's materialised workload, the first part (see package workload)
 	Source string `json:"source"` // "synthetic" or the prompts file name
-	Count  int    `json:"count"`  // requests in the materialised workload
+	Count  int    `json:"count"`  // requests in one run's materialised workload (the first part)
 	Seed   int64  `json:"seed"`
 	// PromptLengths says how prompt lengths were obtained: "exact" (server tokenizer),
 	// or "approximate" (no tokenizer reachable).
