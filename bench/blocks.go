@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"servebench/record"
 	"servebench/workload"
@@ -21,10 +22,11 @@ import (
 // for, as is --num-prompts (the runs of a part cycle through its prompts).
 
 // part is the workload of one run: its requests, the first warm of them (sessions, for a
-// multi-turn workload) the warmup's own.
+// multi-turn workload) the warmup's own; sessions counts a multi-turn part's sessions.
 type part struct {
-	reqs []workload.Request
-	warm int
+	reqs     []workload.Request
+	warm     int
+	sessions int
 }
 
 // plan is how many prompts (sessions) one part holds for its warmup and its measured requests,
@@ -54,7 +56,21 @@ func (b *Session) planParts() plan {
 		p.warm = b.opt.WarmPrompts
 	}
 	if s.WarmupAuto {
-		p.warm = max(p.warm, 1)
+		// warming stops when the server settles, up to --warmup-max requests: a pool of fresh
+		// prompts that long warms like the measured load (a few prompts cycled would be
+		// served from the cache, a regime the measurement never sees); past it the warmup
+		// cycles its own pool, never the measured prompts
+		p.warm = max(p.warm, min(s.WarmupMax, autoWarmPool))
+	}
+	if like := b.opt.Like; like != nil && !like.Rebuilt && len(like.Header.Workload.Parts) > 0 {
+		// a baseline that kept its prompts out of its records: its parts' shape, rebuilt
+		first := like.Header.Workload.Parts[0]
+		n := first.Count
+		if first.Sessions > 0 {
+			n = first.Sessions
+		}
+		p.warm, p.measured = first.Warmup, max(n-first.Warmup, 1)
+		return p
 	}
 	p.measured = s.Requests
 	switch {
@@ -66,6 +82,9 @@ func (b *Session) planParts() plan {
 	}
 	return p
 }
+
+// autoWarmPool is how many prompts of its own --warmup auto warms with before it cycles them.
+const autoWarmPool = 256
 
 // size is the number of prompts (sessions) of one part.
 func (p plan) size() int { return p.warm + p.measured }
@@ -140,7 +159,7 @@ func joinParts(parts []part) ([]workload.Request, []record.Part) {
 	split := len(parts) > 1
 	for _, pt := range parts {
 		all = append(all, pt.reqs...)
-		desc = append(desc, record.Part{Count: len(pt.reqs), Warmup: pt.warm})
+		desc = append(desc, record.Part{Count: len(pt.reqs), Warmup: pt.warm, Sessions: pt.sessions})
 		split = split || pt.warm > 0
 	}
 	if !split {
@@ -161,11 +180,46 @@ func splitParts(reqs []workload.Request, desc []record.Part) ([]part, error) {
 		if d.Count < 1 || d.Warmup < 0 || d.Warmup > d.Count || d.Count > len(reqs)-at {
 			return nil, fmt.Errorf("workload part %d (%d requests, %d warmup) does not fit the %d embedded requests", i, d.Count, d.Warmup, len(reqs))
 		}
-		out = append(out, part{reqs: reqs[at : at+d.Count], warm: d.Warmup})
+		out = append(out, part{reqs: reqs[at : at+d.Count], warm: d.Warmup, sessions: d.Sessions})
 		at += d.Count
 	}
 	if at != len(reqs) {
 		return nil, fmt.Errorf("the workload parts hold %d requests, the embedded workload %d", at, len(reqs))
 	}
 	return out, nil
+}
+
+// lengthsOf summarises the prompt and output lengths of reqs; prompt lengths that were not
+// measured (0) are left out of the input's.
+func lengthsOf(reqs []workload.Request) *record.Lengths {
+	var in, out []int
+	for _, r := range reqs {
+		if r.InputTokens > 0 {
+			in = append(in, r.InputTokens)
+		}
+		out = append(out, r.OutputTokens)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return &record.Lengths{Input: distOf(in), Output: distOf(out)}
+}
+
+// distOf is the mean, median (type 7: the mean of the two middle values) and maximum of xs.
+func distOf(xs []int) record.Dist {
+	if len(xs) == 0 {
+		return record.Dist{}
+	}
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	sum := 0.0
+	for _, x := range xs {
+		sum += float64(x)
+	}
+	n := len(xs)
+	p50 := float64(xs[n/2])
+	if n%2 == 0 {
+		p50 = (float64(xs[n/2-1]) + float64(xs[n/2])) / 2
+	}
+	return record.Dist{Mean: sum / float64(n), P50: p50, Max: xs[n-1]}
 }

@@ -211,7 +211,7 @@ func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, c
 		b.ds.sessions = len(sessions)
 		b.ds.reusable = historyShare(sessions)
 	}
-	return part{reqs: reqs, warm: min(b.plan.warm, len(sessions))}, exact && !chat, nil
+	return part{reqs: reqs, warm: min(b.plan.warm, len(sessions)), sessions: len(sessions)}, exact && !chat, nil
 }
 
 // historyShare is the share of a multi-turn workload's prompt tokens that repeat an earlier

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -81,6 +83,10 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	}
 	b.hdr = b.header(hash)
 	b.hdr.Workload.Parts = parts
+	b.hdr.Workload.Lengths = lengthsOf(b.parts[0].reqs)
+	if b.opt.Sweep == "" {
+		b.hdr.Load = b.loadShape()
+	}
 	if b.ds != nil {
 		b.ds.describe(b)
 	}
@@ -266,4 +272,24 @@ func short(h string) string {
 		return h[:19]
 	}
 	return h
+}
+
+// loadShape is the header's load: open or closed as the spec resolved it, and a replayed
+// trace's arrivals and span.
+func (b *Session) loadShape() *record.Load {
+	l := &record.Load{Open: b.spec.OpenLoop()}
+	switch {
+	case b.ds != nil && len(b.ds.arrivals) > 0:
+		a := b.ds.arrivals
+		l.Arrivals, l.Span = len(a), slices.Max(a)-slices.Min(a)
+	case len(b.arrivals) > 0:
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, a := range b.arrivals {
+			lo, hi = min(lo, a.T), max(hi, a.T)
+		}
+		// seconds to ns, bounded: a trace's offsets are checked when read, but the span must
+		// not wrap whatever they are
+		l.Arrivals, l.Span = len(b.arrivals), int64(min(max(hi-lo, 0)*1e9, float64(math.MaxInt64/2)))
+	}
+	return l
 }
