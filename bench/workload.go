@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"servebench/client"
