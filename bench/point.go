@@ -31,9 +31,13 @@ func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 	if b.exact {
 		promptSrc = record.SourceTokenizer
 	}
-	return &load.Runner{Backend: be, Workload: pt.reqs, Warm: pt.warm, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id,
+	r := &load.Runner{Backend: be, Workload: pt.reqs, Warm: pt.warm, PromptSource: promptSrc, Sink: b.sink,
 		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel", KernelSends: s.SendClock == "kernel",
-		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}, nil
+		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}
+	if b.shard.Split() {
+		r.ID = b.shard.id // a shard's records are numbered, and pick their prompts, as the whole run's
+	}
+	return r, nil
 }
 
 // RunPoint runs one load shape as run end.Run of the records file, with live progress and
