@@ -67,7 +67,6 @@ type Session struct {
 	reqs      []workload.Request // every part built before the run, in order
 	parts     []part             // the workload run by run (blocks.go)
 	plan      plan
-	replay    bool // the parts are a baseline's (--like), sent as they were
 	exact     bool
 	ds        *dataset        // a dataset or shared-prefix workload's identity (dataset.go)
 	tokName   string          // what measured the prompt lengths, for the header

@@ -131,14 +131,15 @@ func (b *Session) buildPart(ctx context.Context, r int) (part, bool, error) {
 	return b.synthetic(ctx, r)
 }
 
-// partFor is the part run r sends: built before the run, built now (a sweep's later point), or
-// for a replay or a prompts file the one given, cycled.
+// partFor is the part run r sends: built before the run, or built now (a sweep's later point,
+// a --like run with more repeats than its baseline: fresh, never an earlier run's again); a
+// prompts file is the one part, sent by every run.
 func (b *Session) partFor(ctx context.Context, r int) (part, error) {
 	if r < len(b.parts) {
 		return b.parts[r], nil
 	}
-	if b.replay || b.spec.Prompts != "" {
-		return b.parts[r%len(b.parts)], nil
+	if b.spec.Prompts != "" {
+		return b.parts[0], nil
 	}
 	for len(b.parts) <= r {
 		pt, _, err := b.buildPart(ctx, len(b.parts))

@@ -47,7 +47,7 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	case like != nil && like.Requests != nil && !s.TraceDataset():
 		// (a trace dataset is read again instead: its arrivals are the schedule, and its
 		// prompts are rebuilt exactly, checked by the hash)
-		b.exact, b.replay = like.Exact, true // the baseline's very prompts, run by run
+		b.exact = like.Exact // the baseline's very prompts, run by run
 		if b.parts, err = splitParts(like.Requests, like.Header.Workload.Parts); err != nil {
 			return runspec.Usagef("--like %s: %v", like.Path, err)
 		}
