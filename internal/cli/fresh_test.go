@@ -221,3 +221,42 @@ func TestLoadLineTraceAndRamp(t *testing.T) {
 		t.Errorf("ramp load line:\n%s", stdout)
 	}
 }
+
+// TestRepeatPartsReplayed: each --repeat run sends prompts of its own; the header embeds every
+// run's (and --save-workload saves them), and --like replays them run by run with the same hash.
+func TestRepeatPartsReplayed(t *testing.T) {
+	url := startSim(t, nil)
+	dir := t.TempDir()
+	base, cand, saved := filepath.Join(dir, "base.jsonl"), filepath.Join(dir, "cand.jsonl"), filepath.Join(dir, "w.jsonl")
+	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--repeat", "2", "--requests", "4", "--concurrency", "2",
+		"--input-tokens", "16", "--output-tokens", "2", "--save-workload", saved, "-o", base); code != 0 {
+		t.Fatalf("base: exit %d: %s", code, errs)
+	}
+	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--like", base, "-o", cand); code != 0 {
+		t.Fatalf("like: exit %d: %s", code, errs)
+	}
+	bh, _ := readRecords(t, base)
+	ch, _ := readRecords(t, cand)
+	want := []record.Part{{Count: 6, Warmup: 2}, {Count: 6, Warmup: 2}}
+	if !slices.Equal(bh.Workload.Parts, want) || !slices.Equal(ch.Workload.Parts, want) {
+		t.Errorf("parts: baseline %v, replay %v, want %v", bh.Workload.Parts, ch.Workload.Parts, want)
+	}
+	if string(bh.Workload.Requests) != string(ch.Workload.Requests) || bh.Workload.Hash != ch.Workload.Hash || bh.Workload.Count != 6 {
+		t.Errorf("the replay's workload differs from the baseline's (hash %s vs %s, count %d)", ch.Workload.Hash, bh.Workload.Hash, bh.Workload.Count)
+	}
+	data, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 12 {
+		t.Fatalf("--save-workload wrote %d prompts, want 12 (2 runs of 6)", len(lines))
+	}
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if seen[l] {
+			t.Errorf("a prompt is sent twice: %.80s", l)
+		}
+		seen[l] = true
+	}
+}
