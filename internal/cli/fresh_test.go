@@ -260,3 +260,14 @@ func TestRepeatPartsReplayed(t *testing.T) {
 		seen[l] = true
 	}
 }
+
+// TestFlushCacheRefused: --flush-cache against a server without SGLang's /flush_cache is a tool
+// error in one line, before any request is measured.
+func TestFlushCacheRefused(t *testing.T) {
+	url := startSim(t, nil)
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--flush-cache", "--requests", "2", "--concurrency", "1",
+		"--input-tokens", "8", "--output-tokens", "2", "-o", filepath.Join(t.TempDir(), "f.jsonl"))
+	if code != ExitError || !strings.Contains(errs, "--flush-cache") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Errorf("exit %d, want %d with one line naming --flush-cache: %q", code, ExitError, errs)
+	}
+}
