@@ -65,7 +65,7 @@ type Session struct {
 	shard     shard
 	hdr       *record.Header
 	reqs      []workload.Request // every part built before the run, in order
-	parts     []part             // the workload run by run (blocks.go)
+	parts     []part             // the workload run by run (parts.go)
 	plan      plan
 	exact     bool
 	ds        *dataset        // a dataset or shared-prefix workload's identity (dataset.go)

@@ -21,7 +21,7 @@ type dataset struct {
 	sessions int     // multi-turn sessions built
 }
 
-// datasetWorkload builds part r of --dataset or --prefix-groups (blocks.go) with the prompt
+// datasetWorkload builds part r of --dataset or --prefix-groups (parts.go) with the prompt
 // tokenizer. The first part of a trace dataset also sets the run's arrival schedule.
 func (b *Session) datasetWorkload(ctx context.Context, r int) (part, bool, error) {
 	start := time.Now()

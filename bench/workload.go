@@ -38,7 +38,7 @@ func (b *Session) prepareLoad(context.Context) error {
 
 // buildWorkload materialises the prompts (the baseline's for --like, from a file, or
 // synthetic, built against the server's tokenizer when it has one), one part per run
-// (blocks.go), and hashes the workload.
+// (parts.go), and hashes the workload.
 func (b *Session) buildWorkload(ctx context.Context) error {
 	s := &b.spec
 	b.plan = b.planParts()
