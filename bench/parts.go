@@ -60,7 +60,11 @@ func (b *Session) planParts() plan {
 		// prompts that long warms like the measured load (a few prompts cycled would be
 		// served from the cache, a regime the measurement never sees); past it the warmup
 		// cycles its own pool, never the measured prompts
-		p.warm = max(p.warm, min(s.WarmupMax, autoWarmPool))
+		pool := autoWarmPool
+		if s.Sessions() {
+			pool = max(autoWarmPool/s.Turns, 1) // sessions: about as many requests
+		}
+		p.warm = max(p.warm, min(s.WarmupMax, pool))
 	}
 	if like := b.opt.Like; like != nil && !like.Rebuilt && len(like.Header.Workload.Parts) > 0 {
 		// a baseline that kept its prompts out of its records: its parts' shape, rebuilt
