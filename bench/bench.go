@@ -51,6 +51,9 @@ type Options struct {
 	Finished func(r *record.Record)
 	// Sweep names the sweep mode of a file of several load points ("" for run).
 	Sweep string
+	// WarmPrompts, when set, is how many prompts (sessions) each run keeps for its warmup in
+	// place of --warmup: a sweep's points warm with as many requests as they have users.
+	WarmPrompts int
 }
 
 // Session is one records file being made: its target, workload and header, and the runs
@@ -64,7 +67,9 @@ type Session struct {
 	simulated bool
 	shard     shard
 	hdr       *record.Header
-	reqs      []workload.Request
+	reqs      []workload.Request // every part built before the run, in order
+	parts     []part             // the workload run by run (parts.go)
+	plan      plan
 	exact     bool
 	ds        *dataset        // a dataset or shared-prefix workload's identity (dataset.go)
 	tokName   string          // what measured the prompt lengths, for the header

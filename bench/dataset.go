@@ -22,68 +22,67 @@ type dataset struct {
 	sessions int     // multi-turn sessions built
 }
 
-// datasetWorkload builds the prompts of --dataset or --prefix-groups with the prompt
-// tokenizer. A trace dataset also sets the run's arrival schedule.
-func (b *Session) datasetWorkload(ctx context.Context) ([]workload.Request, bool, error) {
+// datasetWorkload builds part r of --dataset or --prefix-groups (parts.go) with the prompt
+// tokenizer. The first part of a trace dataset also sets the run's arrival schedule.
+func (b *Session) datasetWorkload(ctx context.Context, r int) (part, bool, error) {
 	start := time.Now()
-	reqs, exact, err := b.buildDataset(ctx)
+	pt, exact, err := b.buildDataset(ctx, r)
 	if err == nil {
-		b.logf("built %d prompts in %v (lengths %s)", len(reqs), time.Since(start).Round(time.Millisecond),
+		b.logf("built %d prompts%s in %v (lengths %s)", len(pt.reqs), partOf(r, b.plan), time.Since(start).Round(time.Millisecond),
 			map[bool]string{true: "exact", false: "approximate"}[exact])
 	}
-	return reqs, exact, err
+	return pt, exact, err
 }
 
-func (b *Session) buildDataset(ctx context.Context) ([]workload.Request, bool, error) {
+func (b *Session) buildDataset(ctx context.Context, r int) (part, bool, error) {
 	s := &b.spec
 	tok, err := b.promptTokenizer(ctx)
 	if err != nil {
-		return nil, false, err
+		return part{}, false, err
 	}
 	chat := apis.IsChat(s.API)
 	if s.Sessions() {
-		return b.sessionWorkload(ctx, tok, chat)
+		return b.sessionWorkload(ctx, tok, chat, r)
 	}
 	if s.PrefixGroups > 0 {
-		n := s.WorkloadSize()
-		sp := workload.SharedPrefix{Groups: s.PrefixGroups, PerGroup: (n + s.PrefixGroups - 1) / s.PrefixGroups,
-			PrefixTokens: s.PrefixTokens, SuffixTokens: s.InputTokens - s.PrefixTokens, OutputTokens: s.OutputTokens,
-			Seed: s.Seed, Order: workload.Order(orDefault(s.PrefixOrder, "interleaved")), Chat: chat, Count: n}
-		reqs, exact, err := sp.Generate(ctx, tok)
-		b.ds = &dataset{reusable: sp.ReusableShare()}
-		return reqs, exact, b.inputErr("--prefix-groups", err)
+		return b.prefixPart(ctx, tok, chat, r)
 	}
 	format, path := s.DatasetOf()
-	in, err := b.openInput(ctx, "--dataset", path)
+	in, err := b.openPart(ctx, "--dataset", path, r)
 	if err != nil {
-		return nil, false, err
+		return part{}, false, err
 	}
 	defer in.Close()
 	limit := 0
 	if s.IsSet("requests") {
 		limit = s.Warmup + s.Requests
 	}
-	// the file is read once: parsed, then what a limit left unread is hashed (Sum)
-	var reqs []workload.Request
+	seed := seedFor(s.Seed, r)
+	// the file is read once a part: parsed, then what a limit left unread is hashed (Sum)
+	var pt part
 	var exact bool
 	switch format {
 	case "sharegpt":
-		sg := workload.ShareGPT{Count: s.WorkloadSize(), Seed: s.Seed, Chat: chat}
+		sg := workload.ShareGPT{Count: b.plan.size(), Seed: seed, Chat: chat}
+		var reqs []workload.Request
 		reqs, exact, err = sg.Read(ctx, in, path, tok)
-		err = b.inputErr("--dataset", err)
+		pt, err = part{reqs: reqs, warm: b.plan.warm}, b.inputErr("--dataset", err)
 	case "mooncake":
-		mc := workload.Mooncake{BlockTokens: s.BlockTokens, Seed: s.Seed, Limit: limit, Chat: chat}
+		mc := workload.Mooncake{BlockTokens: s.BlockTokens, Seed: seed, Limit: limit, Chat: chat}
 		t, terr := mc.Read(ctx, in, path, tok)
-		reqs, exact, err = b.traceDataset(t, terr)
+		pt, exact, err = b.traceDataset(t, terr, r)
 	default:
-		bg := workload.BurstGPT{Seed: s.Seed, Limit: limit, Chat: chat}
+		bg := workload.BurstGPT{Seed: seed, Limit: limit, Chat: chat}
 		t, terr := bg.Read(ctx, in, path, tok)
-		reqs, exact, err = b.traceDataset(t, terr)
+		pt, exact, err = b.traceDataset(t, terr, r)
 	}
 	if err != nil {
-		return nil, false, err
+		return part{}, false, err
 	}
-	return reqs, exact, b.identify(in, format)
+	if r > 0 {
+		return pt, exact, nil
+	}
+	return pt, exact, b.identify(in, format)
 }
 
 // openInput opens a --dataset, --prompts or --trace file for one bounded, cancellable pass.
@@ -94,6 +93,18 @@ func (b *Session) openInput(ctx context.Context, flag, path string) (*workload.I
 		return nil, b.inputErr(flag, err)
 	}
 	return in, nil
+}
+
+// openPart opens the dataset for part r. Every part draws its prompts from the file again
+// (its own seed), so a later part needs a file that can be read again: a pipe or process
+// substitution, read once, serves a single run only.
+func (b *Session) openPart(ctx context.Context, flag, path string, r int) (*workload.Input, error) {
+	if r > 0 {
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			return nil, runspec.Usagef("%s: %s is a pipe and can be read once, but each run of --repeat (and each sweep point) draws fresh prompts from the file: save it to a file first", flag, path)
+		}
+	}
+	return b.openInput(ctx, flag, path)
 }
 
 // identify hashes the rest of the dataset file and records its identity.
@@ -109,11 +120,49 @@ func (b *Session) identify(in *workload.Input, format string) error {
 	return nil
 }
 
-// traceDataset takes a trace's requests and replays its arrival times as the run's schedule,
-// split for this shard like a --trace file.
-func (b *Session) traceDataset(t *workload.Trace, err error) ([]workload.Request, bool, error) {
+// prefixPart builds part r of a shared-prefix workload: the warmup's requests in groups of
+// their own (a seed of their own), so that no measured request finds its prefix warmed by the
+// warmup, then the measured requests in --prefix-groups groups, whose prefixes are reused
+// inside the run as the workload means.
+func (b *Session) prefixPart(ctx context.Context, tok workload.Tokenizer, chat bool, r int) (part, bool, error) {
+	s := &b.spec
+	sp := func(n int, seed int64) workload.SharedPrefix {
+		g := min(s.PrefixGroups, n)
+		return workload.SharedPrefix{Groups: g, PerGroup: (n + g - 1) / g,
+			PrefixTokens: s.PrefixTokens, SuffixTokens: s.InputTokens - s.PrefixTokens, OutputTokens: s.OutputTokens,
+			Seed: seed, Order: workload.Order(orDefault(s.PrefixOrder, "interleaved")), Chat: chat, Count: n}
+	}
+	var pt part
+	exact := true
+	if w := b.plan.warm; w > 0 {
+		ws := sp(w, warmSeed(s.Seed, r))
+		reqs, ex, err := ws.Generate(ctx, tok)
+		if err != nil {
+			return part{}, false, b.inputErr("--prefix-groups", err)
+		}
+		pt.reqs, pt.warm, exact = reqs, len(reqs), ex
+	}
+	ms := sp(b.plan.measured, seedFor(s.Seed, r))
+	reqs, ex, err := ms.Generate(ctx, tok)
 	if err != nil {
-		return nil, false, b.inputErr("--dataset", err)
+		return part{}, false, b.inputErr("--prefix-groups", err)
+	}
+	pt.reqs = append(pt.reqs, reqs...)
+	if r == 0 {
+		b.ds = &dataset{reusable: ms.ReusableShare()}
+	}
+	return pt, exact && ex, nil
+}
+
+// traceDataset takes a trace's requests and, for the first part, replays its arrival times as
+// the run's schedule, split for this shard like a --trace file. A later part is the same
+// trace's requests drawn with that part's seed: the same lengths and reuse, other texts.
+func (b *Session) traceDataset(t *workload.Trace, err error, r int) (part, bool, error) {
+	if err != nil {
+		return part{}, false, b.inputErr("--dataset", err)
+	}
+	if r > 0 {
+		return part{reqs: t.Plain()}, t.Exact, nil
 	}
 	b.ds = &dataset{}
 	as := make([]pacer.Arrival, len(t.Requests))
@@ -132,7 +181,7 @@ func (b *Session) traceDataset(t *workload.Trace, err error) ([]workload.Request
 	if t.Dropped > 0 {
 		b.logf("--dataset: %d rows without lengths (failed requests in the trace) or of another model were left out", t.Dropped)
 	}
-	return t.Plain(), t.Exact, b.shard.apply(&b.spec, &b.lc, as)
+	return part{reqs: t.Plain()}, t.Exact, b.shard.apply(&b.spec, &b.lc, as)
 }
 
 // inputErr makes an input file's bad content a usage error (its message names file, line and
@@ -178,39 +227,69 @@ func orDefault(v, def string) string {
 	return v
 }
 
-// sessionWorkload builds multi-turn sessions: synthetic turns, or a ShareGPT file's
-// conversations, laid out turn by turn with the history sent again each turn.
-func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, chat bool) ([]workload.Request, bool, error) {
+// sessionWorkload builds part r of a multi-turn workload: synthetic turns, or a ShareGPT
+// file's conversations, laid out turn by turn with the history sent again each turn. The
+// part's counts are sessions: its warmup's own first, then the measured ones.
+func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, chat bool, r int) (part, bool, error) {
 	s := &b.spec
 	var sessions []workload.Session
 	var exact bool
 	var err error
+	n, seed := b.plan.size(), seedFor(s.Seed, r)
 	if format, path := s.DatasetOf(); format == "sharegpt" {
-		in, oerr := b.openInput(ctx, "--dataset", path)
+		in, oerr := b.openPart(ctx, "--dataset", path, r)
 		if oerr != nil {
-			return nil, false, oerr
+			return part{}, false, oerr
 		}
 		defer in.Close()
-		b.ds = &dataset{}
-		sg := workload.ShareGPT{Count: s.SessionCount(), Seed: s.Seed, Chat: chat, MaxTurns: s.Turns}
-		if sessions, exact, err = sg.ReadSessions(ctx, in, path, tok); err != nil {
-			return nil, false, b.inputErr("--dataset", err)
+		if r == 0 {
+			b.ds = &dataset{}
 		}
-		if ierr := b.identify(in, format); ierr != nil {
-			return nil, false, ierr
+		sg := workload.ShareGPT{Count: n, Seed: seed, Chat: chat, MaxTurns: s.Turns}
+		if sessions, exact, err = sg.ReadSessions(ctx, in, path, tok); err != nil {
+			return part{}, false, b.inputErr("--dataset", err)
+		}
+		if r == 0 {
+			if ierr := b.identify(in, format); ierr != nil {
+				return part{}, false, ierr
+			}
 		}
 	} else {
-		b.ds = &dataset{}
-		ss := workload.SyntheticSessions{Count: s.SessionCount(), Turns: s.Turns, UserTokens: s.InputTokens, OutputTokens: s.OutputTokens, Seed: s.Seed}
+		if r == 0 {
+			b.ds = &dataset{}
+		}
+		ss := workload.SyntheticSessions{Count: n, Turns: s.Turns, UserTokens: s.InputTokens, OutputTokens: s.OutputTokens, Seed: seed}
 		sessions, exact, err = ss.Generate(ctx, tok)
 	}
 	if err != nil {
-		return nil, false, b.inputErr("--turns", err)
+		return part{}, false, b.inputErr("--turns", err)
 	}
 	reqs, err := workload.SessionRequests(ctx, sessions, chat, tok)
 	if err != nil {
-		return nil, false, fmt.Errorf("build sessions: %s", s.Redact(err.Error()))
+		return part{}, false, fmt.Errorf("build sessions: %s", s.Redact(err.Error()))
 	}
-	b.ds.sessions = len(sessions)
-	return reqs, exact && !chat, nil
+	if r == 0 {
+		b.ds.sessions = len(sessions)
+		b.ds.reusable = historyShare(sessions)
+	}
+	return part{reqs: reqs, warm: min(b.plan.warm, len(sessions)), sessions: len(sessions)}, exact && !chat, nil
+}
+
+// historyShare is the share of a multi-turn workload's prompt tokens that repeat an earlier
+// turn of the same session (its user turns and answers, sent again with every later turn):
+// the reuse a prefix cache is meant to find there. Template tokens are left out.
+func historyShare(sessions []workload.Session) float64 {
+	var hist, all float64
+	for _, s := range sessions {
+		h := 0.0
+		for _, t := range s.Turns {
+			hist += h
+			all += h + float64(t.UserTokens)
+			h += float64(t.UserTokens + t.OutputTokens)
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return hist / all
 }

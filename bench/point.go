@@ -2,18 +2,24 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"servebench/client"
+	"servebench/client/sglang"
 	"servebench/load"
 	"servebench/metrics"
 	"servebench/record"
 )
 
-// runner is the load runner for the session's target and workload.
-func (b *Session) runner() (*load.Runner, error) {
+// runner is the load runner for the session's target and run run's part of the workload.
+func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 	s := &b.spec
 	be, err := b.backend()
+	if err != nil {
+		return nil, err
+	}
+	pt, err := b.partFor(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -25,9 +31,13 @@ func (b *Session) runner() (*load.Runner, error) {
 	if b.exact {
 		promptSrc = record.SourceTokenizer
 	}
-	return &load.Runner{Backend: be, Workload: b.reqs, PromptSource: promptSrc, Sink: b.sink, ID: b.shard.id,
+	r := &load.Runner{Backend: be, Workload: pt.reqs, Warm: pt.warm, PromptSource: promptSrc, Sink: b.sink,
 		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel", KernelSends: s.SendClock == "kernel",
-		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}, nil
+		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}
+	if b.shard.Split() {
+		r.ID = b.shard.id // a shard's records are numbered, and pick their prompts, as the whole run's
+	}
+	return r, nil
 }
 
 // RunPoint runs one load shape as run end.Run of the records file, with live progress and
@@ -35,11 +45,17 @@ func (b *Session) runner() (*load.Runner, error) {
 // label names the run on the progress line ("" for a plain run). hard is the context whose
 // cancellation (a second Ctrl-C) cancels in-flight requests; ctx's own stops sending.
 func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record.RunEnd, label string) (*metrics.Summary, error) {
-	r, err := b.runner()
+	r, err := b.runner(ctx, end.Run)
 	if err != nil {
 		return nil, err
 	}
 	lc.Run = end.Run
+	if b.spec.FlushCache {
+		if err := sglang.FlushCache(ctx, b.target); err != nil {
+			return nil, fmt.Errorf("--flush-cache: %s", b.spec.Redact(err.Error()))
+		}
+		b.logf("--flush-cache: the server's prefix cache was emptied before run %d", end.Run+1)
+	}
 	// the run's first server sample, before its first request (the first run's was taken in
 	// Begin, before t0)
 	b.tel.Prime(ctx)

@@ -71,13 +71,19 @@ func Describe(s *runspec.Spec) string {
 
 func describe(s *runspec.Spec) string {
 	stop := fmt.Sprintf("%d requests", s.Requests)
+	if s.Sessions() {
+		stop = fmt.Sprintf("%d sessions of %d turns", s.Requests, s.Turns)
+	}
 	if s.Duration > 0 {
 		stop = fmt.Sprintf("for %v", s.Duration)
 	}
-	if s.Ramp != "" || s.Trace != "" {
+	if s.Ramp != "" || s.Trace != "" || s.TraceDataset() {
 		what := "ramp " + s.Ramp + " (" + s.Arrival + " arrivals)"
 		if s.Trace != "" {
 			what = "trace " + s.Trace
+		}
+		if s.TraceDataset() {
+			what = "open loop: the arrivals of " + s.Dataset
 		}
 		return fmt.Sprintf("%s, %s after %d warmup", what, stop, s.Warmup)
 	}

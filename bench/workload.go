@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"servebench/client"
@@ -36,28 +38,35 @@ func (b *Session) prepareLoad(ctx context.Context) error {
 }
 
 // buildWorkload materialises the prompts (the baseline's for --like, from a file, or
-// synthetic, built against the server's tokenizer when it has one) and hashes the workload.
+// synthetic, built against the server's tokenizer when it has one), one part per run
+// (parts.go), and hashes the workload.
 func (b *Session) buildWorkload(ctx context.Context) error {
 	s := &b.spec
+	b.plan = b.planParts()
 	var err error
 	defer b.slowNotice(ctx, time.Now())()
 	switch like := b.opt.Like; {
 	case like != nil && like.Requests != nil && !s.TraceDataset():
 		// (a trace dataset is read again instead: its arrivals are the schedule, and its
 		// prompts are rebuilt exactly, checked by the hash)
-		b.reqs, b.exact = like.Requests, like.Exact // the baseline's very prompts
-	case s.Dataset != "" || s.PrefixGroups > 0 || s.Sessions():
-		b.reqs, b.exact, err = b.datasetWorkload(ctx)
-	case b.arrivals != nil && s.Prompts == "":
-		b.reqs, b.exact, err = b.traceWorkload(ctx)
+		b.exact = like.Exact // the baseline's very prompts, run by run
+		if b.parts, err = splitParts(like.Requests, like.Header.Workload.Parts); err != nil {
+			return runspec.Usagef("--like %s: %v", like.Path, err)
+		}
 	case s.Prompts != "":
-		b.reqs, err = b.readPrompts(ctx)
+		reqs, rerr := b.readPrompts(ctx)
+		if rerr != nil {
+			return rerr
+		}
+		b.parts = []part{{reqs: reqs}}
 	default:
-		b.reqs, b.exact, err = b.synthetic(ctx)
+		err = b.buildParts(ctx)
 	}
 	if err != nil {
 		return err
 	}
+	var parts []record.Part
+	b.reqs, parts = joinParts(b.parts)
 	if s.SaveWorkload != "" {
 		if err := workload.Save(s.SaveWorkload, b.reqs); err != nil {
 			return err
@@ -68,11 +77,18 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	if b.ds != nil {
 		ws.Arrivals = b.ds.arrivals
 	}
-	hash, err := workload.Hash(b.reqs, ws)
+	// the hash is one run's workload, the first part: the later parts are the same settings
+	// drawn further (and embedded), so a file of 3 repeats compares with one of 5
+	hash, err := workload.Hash(b.parts[0].reqs, ws)
 	if err != nil {
 		return err
 	}
 	b.hdr = b.header(hash)
+	b.hdr.Workload.Parts = parts
+	b.hdr.Workload.Lengths = lengthsOf(b.parts[0].reqs)
+	if b.opt.Sweep == "" {
+		b.hdr.Load = b.loadShape()
+	}
 	if b.ds != nil {
 		b.ds.describe(b)
 	}
@@ -146,33 +162,43 @@ type workloadSettings struct {
 	Arrivals []int64 `json:"arrivals,omitempty"`
 }
 
-// synthetic builds seeded prompts of exact length with the server's tokenizer, or approximate
-// ones when the server has no tokenize endpoint.
-func (b *Session) synthetic(ctx context.Context) ([]workload.Request, bool, error) {
+// synthetic builds part r's seeded prompts of exact length with the server's tokenizer, or
+// approximate ones when the server has no tokenize endpoint: the seed's stream from prompt
+// r·size on, so part 0 is the workload a run of one part always had.
+func (b *Session) synthetic(ctx context.Context, r int) (part, bool, error) {
 	s := &b.spec
-	syn := workload.Synthetic{Count: s.WorkloadSize(), InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+	n := b.plan.size()
+	syn := workload.Synthetic{Count: n, First: r * n, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
 		RangeRatio: s.RangeRatio, Seed: s.Seed, Chat: apis.IsChat(s.API)}
 	if err := syn.Validate(); err != nil {
-		return nil, false, runspec.Usage(err)
+		return part{}, false, runspec.Usage(err)
 	}
 	tok, err := b.promptTokenizer(ctx)
 	if err != nil {
-		return nil, false, err
+		return part{}, false, err
 	}
 	start := time.Now()
 	reqs, exact, err := syn.Generate(ctx, tok)
 	if err != nil {
-		return nil, false, fmt.Errorf("build workload: %s", s.Redact(err.Error()))
+		return part{}, false, fmt.Errorf("build workload: %s", s.Redact(err.Error()))
 	}
-	b.logf("built %d prompts in %v (lengths %s)", len(reqs), time.Since(start).Round(time.Millisecond), map[bool]string{true: "exact", false: "approximate"}[exact])
-	return reqs, exact, nil
+	b.logf("built %d prompts%s in %v (lengths %s)", len(reqs), partOf(r, b.plan), time.Since(start).Round(time.Millisecond), map[bool]string{true: "exact", false: "approximate"}[exact])
+	return part{reqs: reqs, warm: b.plan.warm}, exact, nil
+}
+
+// partOf names part r in a log line ("" for a run of one part).
+func partOf(r int, p plan) string {
+	if r == 0 && p.parts <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" for run %d", r+1)
 }
 
 // traceWorkload builds one request per trace arrival. Arrivals without lengths take
 // --input-tokens and --output-tokens; arrivals with lengths get prompts of exactly that many
 // tokens (when the server can tokenize), built per distinct length pair with a seed derived
 // from --seed so the workload, and its hash, are reproducible.
-func (b *Session) traceWorkload(ctx context.Context) ([]workload.Request, bool, error) {
+func (b *Session) traceWorkload(ctx context.Context, r int) ([]workload.Request, bool, error) {
 	s := &b.spec
 	type pair struct{ in, out int }
 	groups := map[pair][]int{}
@@ -198,7 +224,7 @@ func (b *Session) traceWorkload(ctx context.Context) ([]workload.Request, bool, 
 	exact := true
 	for gi, p := range order {
 		syn := workload.Synthetic{Count: len(groups[p]), InputTokens: p.in, OutputTokens: p.out,
-			RangeRatio: s.RangeRatio, Seed: s.Seed + int64(gi), Chat: apis.IsChat(s.API)}
+			RangeRatio: s.RangeRatio, Seed: seedFor(s.Seed, r) + int64(gi), Chat: apis.IsChat(s.API)}
 		if err := syn.Validate(); err != nil {
 			return nil, false, runspec.Usagef("--trace: %w", err)
 		}
@@ -212,7 +238,7 @@ func (b *Session) traceWorkload(ctx context.Context) ([]workload.Request, bool, 
 			reqs[i].ID = i
 		}
 	}
-	b.logf("built %d prompts for the trace's arrivals (%d distinct lengths)", len(reqs), len(order))
+	b.logf("built %d prompts%s for the trace's arrivals (%d distinct lengths)", len(reqs), partOf(r, b.plan), len(order))
 	return reqs, exact, nil
 }
 
@@ -234,7 +260,7 @@ func (b *Session) header(hash string) *record.Header {
 		Version: b.opt.Version, GoVersion: runtime.Version(),
 		Command: append([]string{"servebench"}, runspec.RedactArgs(args)...),
 		Target:  record.Target{URL: runspec.RedactURL(b.target.BaseURL), API: s.API, Model: s.Model, Simulated: b.simulated},
-		Workload: record.Workload{Hash: hash, Source: src, Count: len(b.reqs), Seed: s.Seed,
+		Workload: record.Workload{Hash: hash, Source: src, Count: len(b.parts[0].reqs), Seed: s.Seed,
 			PromptLengths: lengths, File: s.SaveWorkload},
 		Config:    s.Record(),
 		ConfigSet: s.SetKeys(),
@@ -297,4 +323,24 @@ func short(h string) string {
 		return h[:19]
 	}
 	return h
+}
+
+// loadShape is the header's load: open or closed as the spec resolved it, and a replayed
+// trace's arrivals and span.
+func (b *Session) loadShape() *record.Load {
+	l := &record.Load{Open: b.spec.OpenLoop()}
+	switch {
+	case b.ds != nil && len(b.ds.arrivals) > 0:
+		a := b.ds.arrivals
+		l.Arrivals, l.Span = len(a), slices.Max(a)-slices.Min(a)
+	case len(b.arrivals) > 0:
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, a := range b.arrivals {
+			lo, hi = min(lo, a.T), max(hi, a.T)
+		}
+		// seconds to ns, bounded: a trace's offsets are checked when read, but the span must
+		// not wrap whatever they are
+		l.Arrivals, l.Span = len(b.arrivals), int64(min(max(hi-lo, 0)*1e9, float64(math.MaxInt64/2)))
+	}
+	return l
 }

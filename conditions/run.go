@@ -1,6 +1,7 @@
 package conditions
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -38,14 +39,22 @@ func FromHeader(h *record.Header) Set {
 	for _, k := range []string{"prefix_groups", "prefix_tokens", "prefix_order", "block_tokens"} {
 		f.put("workload."+k, c[k])
 	}
-	f.put("workload.output_tokens", c["output_tokens"])
+	// the setting is what was asked only where the workload is built from it; a dataset or a
+	// trace brings its own lengths (written as their distribution)
+	if trace, _ := c["trace"].(string); (w.Dataset == "" && trace == "") || w.Lengths == nil {
+		f.put("workload.output_tokens", c["output_tokens"])
+	} else {
+		d := w.Lengths.Output
+		f.put("workload.output_tokens", fmt.Sprintf("mean %s, p50 %s, max %d",
+			strconv.FormatFloat(d.Mean, 'f', 1, 64), strconv.FormatFloat(d.P50, 'f', 1, 64), d.Max))
+	}
 	f.put("workload.fixed_output", c["fixed_output"])
 	// files written before the salt existed sent none
 	f.put("sampling.cache_salt", stringOr(c, "cache_salt", "none"))
 	for _, k := range []string{"temperature", "top_p", "extra_body"} {
 		f.put("sampling."+k, stringOr(c, k, "server default"))
 	}
-	loadConditions(&f, c)
+	loadConditions(&f, c, h.Load)
 	// how events were stamped (client.Arrivals); files written before the kernel's receive
 	// times were used were stamped at the read
 	f.put("measurement.arrival_clock", stringOr(c, "arrival_clock", "read"))
@@ -64,8 +73,19 @@ func stringOr(c map[string]any, key, def string) string {
 
 // loadConditions states the load shape: closed loop (users) or open loop (rate, arrivals,
 // cap), and the stop rule.
-func loadConditions(f *facts, c map[string]any) {
-	if rate, _ := c["rate"].(float64); rate > 0 {
+func loadConditions(f *facts, c map[string]any, ld *record.Load) {
+	rate, _ := c["rate"].(float64)
+	switch {
+	case ld != nil && ld.Open && rate <= 0:
+		// a ramp or a replayed trace (a --trace file, a Mooncake or BurstGPT dataset): open,
+		// on a schedule that the workload hash and the trace's own conditions pin down
+		f.put("load.mode", "open loop")
+		f.put("load.max_concurrency", c["max_concurrency"])
+		f.put("load.ramp", c["ramp"])
+		if ld.Arrivals > 0 {
+			f.put("load.arrivals", ld.Arrivals)
+		}
+	case rate > 0:
 		f.put("load.mode", "open loop")
 		f.put("load.rate", rate)
 		f.put("load.arrival", c["arrival"])
@@ -73,7 +93,7 @@ func loadConditions(f *facts, c map[string]any) {
 			f.put("load.burstiness", c["burstiness"])
 		}
 		f.put("load.max_concurrency", c["max_concurrency"])
-	} else {
+	default:
 		f.put("load.mode", "closed loop")
 		f.put("load.concurrency", c["concurrency"])
 	}

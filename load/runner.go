@@ -119,6 +119,12 @@ type Runner struct {
 	// kernel): send stamps that had to fall back to the write hook are counted
 	// (Outcome.WriteSends).
 	KernelSends bool
+	// Warm is how many requests at the start of Workload are the warmup's own (whole sessions,
+	// for a multi-turn workload): warmup request k sends Workload[k mod Warm] and measured
+	// request m Workload[Warm + m mod (len−Warm)], so no measured request repeats a warmup
+	// prompt however long --warmup auto warms. 0 (or a sharded run, whose record IDs pick)
+	// sends request i Workload[ID(i) mod len], as a replay of a prompts file asks.
+	Warm int
 	// Finished, when set, is called with each record on its request's goroutine as soon as
 	// the backend has returned, before the record is queued for Sink (selftest counts the
 	// streams held open with it). Calls are concurrent.
@@ -222,42 +228,63 @@ type state struct {
 	stopper *stopper
 
 	mu        sync.Mutex
-	warm      autoWarm // --warmup auto (warmup.go)
-	next      int      // next request index
-	mStart    int64    // ns since t0 when the first measured request was taken
-	measuring bool     // mStart is set (0 is a legitimate start: an open loop's first arrival)
-	stopAt    int64    // ns since t0 after which no measured request is sent (0: not yet known)
+	warm      autoWarm                            // --warmup auto (warmup.go)
+	sess      struct{ begun, warm, measured int } // sessions begun (sessions.go)
+	next      int                                 // next request index
+	mStart    int64                               // ns since t0 when the first measured request was taken
+	measuring bool                                // mStart is set (0 is a legitimate start: an open loop's first arrival)
+	stopAt    int64                               // ns since t0 after which no measured request is sent (0: not yet known)
 	inflight  sync.WaitGroup
 	clock     clockCount // event stamps, with KernelClock
 }
 
-// take returns the next request index and its phase, or false when a stop rule says sending
-// is over. now is the ns offset at which the caller would dispatch it (open loop: its
-// scheduled time, so phases follow the schedule, not the sender's lateness).
-func (s *state) take(now int64) (int, string, bool) {
+// pick is a request to send: its index in the run, the workload request it sends, and its
+// phase.
+type pick struct {
+	i, slot int
+	phase   string
+}
+
+// take returns the next request to send, or false when a stop rule says sending is over. now
+// is the ns offset at which the caller would dispatch it (open loop: its scheduled time, so
+// phases follow the schedule, not the sender's lateness).
+func (s *state) take(now int64) (pick, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sending.Err() != nil || s.reqCtx.Err() != nil {
-		return 0, "", false
+		return pick{}, false
 	}
 	i := s.next
-	phase := record.PhaseWarmup
+	p := pick{i: i, slot: s.r.slot(i, -1), phase: record.PhaseWarmup}
 	if measured := i - s.warmupCount(now); measured >= 0 {
 		if s.cfg.Requests > 0 && measured >= s.cfg.Requests {
 			s.stopper.stop(StopRequests, "", false)
-			return 0, "", false
+			return pick{}, false
 		}
 		if !s.measuring {
 			s.startMeasuring(now)
 		}
 		if s.stopAt > 0 && now >= s.stopAt {
 			s.stopper.stop(StopDuration, "", true)
-			return 0, "", false
+			return pick{}, false
 		}
-		phase = s.phaseAt(now)
+		p.slot, p.phase = s.r.slot(i, measured), s.phaseAt(now)
 	}
 	s.next++
-	return i, phase, true
+	return p, true
+}
+
+// slot is the workload request that request i sends: measured is its index among the
+// measured requests, or −1 for a warmup request (see Runner.Warm).
+func (r *Runner) slot(i, measured int) int {
+	n := len(r.Workload)
+	switch {
+	case r.Warm <= 0 || r.Warm >= n || r.ID != nil:
+		return r.recordID(i) % n
+	case measured < 0:
+		return i % r.Warm
+	}
+	return r.Warm + measured%(n-r.Warm)
 }
 
 // startMeasuring notes when the measured phase began and arms the Duration stop: a timer,
@@ -293,12 +320,12 @@ func (s *state) closedLoop() {
 		users.Go(func() {
 			for {
 				now := s.since()
-				i, phase, ok := s.take(now)
+				p, ok := s.take(now)
 				if !ok {
 					return
 				}
 				s.inflight.Add(1)
-				s.send(i, phase, now)
+				s.send(p, now)
 			}
 		})
 	}
@@ -314,7 +341,7 @@ func (s *state) openLoop() (unsent int) {
 		slots = make(chan struct{}, s.cfg.MaxConcurrency)
 	}
 	n, ended := s.schedule(func(_ int, due time.Duration) bool {
-		i, phase, ok := s.take(int64(due))
+		p, ok := s.take(int64(due))
 		if !ok {
 			return false
 		}
@@ -327,7 +354,7 @@ func (s *state) openLoop() (unsent int) {
 		}
 		s.inflight.Add(1)
 		go func() {
-			s.send(i, phase, int64(due))
+			s.send(p, int64(due))
 			if slots != nil {
 				<-slots
 			}
@@ -383,7 +410,11 @@ func (s *state) unsent(n int) int {
 	end -= int64(unsentSlack)
 	limit := n + maxUnsentWalk
 	if s.cfg.Requests > 0 {
-		limit = min(limit, max(s.cfg.Warmup, 0)+s.cfg.Requests)
+		warm := s.cfg.Warmup
+		if s.cfg.WarmupAuto {
+			warm, _ = s.warm.result(s) // where warming stopped, not the fixed count
+		}
+		limit = min(limit, max(warm, 0)+s.cfg.Requests)
 	}
 	count := 0
 	prev := time.Duration(math.MinInt64)
@@ -413,12 +444,11 @@ func (s *state) sleepUntil(timer *time.Timer, due time.Duration) bool {
 	}
 }
 
-// send performs request i, scheduled at offset sched, and hands its record to the writer.
-func (s *state) send(i int, phase string, sched int64) {
-	id := s.r.recordID(i)
-	// the workload request is picked by the record ID, so a shard's request k is the unsplit
-	// run's request k, also when a duration run wraps around the workload
-	s.sendReq(id, &s.r.Workload[id%len(s.r.Workload)], phase, sched)
+// send performs request p, scheduled at offset sched, and hands its record to the writer. A
+// shard's workload request is picked by the record ID (Runner.slot), so a shard's request k
+// is the unsplit run's request k, also when a duration run wraps around the workload.
+func (s *state) send(p pick, sched int64) {
+	s.sendReq(s.r.recordID(p.i), &s.r.Workload[p.slot], p.phase, sched)
 }
 
 // sendReq sends workload request wreq as record id and queues its record; it reports

@@ -269,7 +269,7 @@ func TestSessionsOpenLoopCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Run(context.Background(), context.Background(), time.Now(), Config{Pacer: p, MaxConcurrency: 2, Requests: 18}); err != nil {
+	if err := r.Run(context.Background(), context.Background(), time.Now(), Config{Pacer: p, MaxConcurrency: 2, Requests: 6}); err != nil {
 		t.Fatal(err)
 	}
 	var spans [][2]int64

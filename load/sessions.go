@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"servebench/record"
+
 	"servebench/workload"
 )
 
@@ -36,15 +38,21 @@ func sessionsOf(reqs []workload.Request) [][]int {
 // sessionLoop runs multi-turn sessions: closed loop, Concurrency sessions at a time (each
 // user starts the next session when its last one ended); open loop, an arrival starts a
 // session. A session's turns go one after another, each after the last one's answer and a
-// think time; every turn is one request of the run (warmup, measured, stop rules as usual).
-// A session whose turn failed goes on: its history is fixed, not the server's answers.
+// think time. Counts are sessions: the first Warmup sessions (with --warmup auto, those begun
+// while warming) are warmup, every turn of them; then Requests sessions are measured, and
+// each runs to its last turn, so no measured session is cut by the count (the end of
+// Duration or Ctrl-C still stops sending). A session whose turn failed goes on: its history
+// is fixed, not the server's answers.
 func (s *state) sessionLoop(sessions [][]int) (unsent int) {
-	var next atomic.Int64
 	var all sync.WaitGroup
-	// run sends session si's turns; false when a stop rule ended sending
-	run := func(si int, start int64) bool {
-		turns := sessions[si%len(sessions)]
-		rng := rand.New(rand.NewPCG(uint64(s.cfg.ThinkSeed), uint64(si)))
+	// run sends one session begun at start; false when no session may begin
+	run := func(n int, start int64) bool {
+		sess, ok := s.takeSession(start)
+		if !ok {
+			return false
+		}
+		turns := sessions[s.r.sessionSlot(sess, len(sessions))]
+		rng := rand.New(rand.NewPCG(uint64(s.cfg.ThinkSeed), uint64(n)))
 		sched := start
 		for k, wi := range turns {
 			if k > 0 && !s.think(rng) {
@@ -53,7 +61,7 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 			if k > 0 {
 				sched = s.since()
 			}
-			i, phase, ok := s.take(sched)
+			i, phase, ok := s.takeTurn(sched, sess.warm)
 			if !ok {
 				return false
 			}
@@ -63,6 +71,7 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 		return true
 	}
 	if s.cfg.Pacer == nil {
+		var next atomic.Int64
 		for range s.cfg.Concurrency {
 			all.Go(func() {
 				for run(int(next.Add(1)-1), s.since()) {
@@ -70,6 +79,7 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 			})
 		}
 		all.Wait()
+		s.sessionsDone()
 		return 0
 	}
 	// a session has at most one request in flight, so --max-concurrency caps sessions
@@ -85,6 +95,9 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 				return false
 			}
 		}
+		if s.sessionsFull() {
+			return false
+		}
 		all.Go(func() {
 			run(n, int64(due))
 			if slots != nil {
@@ -94,7 +107,96 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 		return true
 	})
 	all.Wait()
+	s.sessionsDone()
 	return 0
+}
+
+// sessionPick is a session begun: its index among the warmup sessions or the measured ones.
+type sessionPick struct {
+	k, begun int
+	warm     bool
+}
+
+// takeSession begins the next session at now, or says no session may begin: sending stopped,
+// or Requests measured sessions have begun.
+func (s *state) takeSession(now int64) (sessionPick, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sending.Err() != nil || s.reqCtx.Err() != nil {
+		return sessionPick{}, false
+	}
+	warm := s.sess.begun < s.cfg.Warmup
+	if s.cfg.WarmupAuto {
+		warm = s.next < s.warmupCount(now) // warming is judged by requests (warmup.go)
+	}
+	if warm {
+		p := sessionPick{k: s.sess.warm, begun: s.sess.begun, warm: true}
+		s.sess.begun++
+		s.sess.warm++
+		return p, true
+	}
+	if s.cfg.Requests > 0 && s.sess.measured >= s.cfg.Requests {
+		return sessionPick{}, false
+	}
+	if !s.measuring {
+		s.startMeasuring(now)
+	}
+	if s.stopAt > 0 && now >= s.stopAt {
+		s.stopper.stop(StopDuration, "", true)
+		return sessionPick{}, false
+	}
+	p := sessionPick{k: s.sess.measured, begun: s.sess.begun}
+	s.sess.begun++
+	s.sess.measured++
+	return p, true
+}
+
+// sessionsFull reports whether every measured session has begun (an open loop then stops
+// taking arrivals).
+func (s *state) sessionsFull() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Requests > 0 && s.sess.measured >= s.cfg.Requests
+}
+
+// sessionsDone records, once every session has ended, that the count stopped sending.
+func (s *state) sessionsDone() {
+	if s.sessionsFull() {
+		s.stopper.stop(StopRequests, "", false)
+	}
+}
+
+// takeTurn numbers the next turn of a session begun in warmup (warm) or measured, or says
+// sending stopped (Ctrl-C, an error limit, the end of Duration).
+func (s *state) takeTurn(now int64, warm bool) (int, string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sending.Err() != nil || s.reqCtx.Err() != nil {
+		return 0, "", false
+	}
+	phase := record.PhaseWarmup
+	if !warm {
+		if s.stopAt > 0 && now >= s.stopAt {
+			s.stopper.stop(StopDuration, "", true)
+			return 0, "", false
+		}
+		phase = s.phaseAt(now)
+	}
+	i := s.next
+	s.next++
+	return i, phase, true
+}
+
+// sessionSlot is the workload session a begun session sends, of n (see Runner.Warm: the
+// first Warm sessions are the warmup's own).
+func (r *Runner) sessionSlot(p sessionPick, n int) int {
+	switch {
+	case r.Warm <= 0 || r.Warm >= n:
+		return p.begun % n // no sessions of the warmup's own: a replay of what was given
+	case p.warm:
+		return p.k % r.Warm
+	}
+	return r.Warm + p.k%(n-r.Warm)
 }
 
 // think waits a session's think time; false when sending stopped meanwhile.

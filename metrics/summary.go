@@ -172,6 +172,9 @@ func (a *Accumulator) openLoop() bool {
 	if a.hdr == nil {
 		return false
 	}
+	if a.hdr.Load != nil && a.hdr.Sweep == "" {
+		return a.hdr.Load.Open // the spec's own answer (a trace dataset is an open loop too)
+	}
 	c := a.hdr.Config
 	rate, _ := c["rate"].(float64)
 	ramp, _ := c["ramp"].(string)

@@ -77,22 +77,7 @@ func tokenWarnings(s *Summary, h *record.Header) []string {
 		w = append(w, fmt.Sprintf("server-reported prompt tokens differ from the requested length for %d requests (mean %+.1f tokens): %s",
 			s.PromptMismatches, s.PromptDelta.Mean, cause))
 	}
-	reusable := 0.0
-	if h != nil {
-		reusable = h.Workload.ReusableShare
-	}
-	switch {
-	case reusable > 0 && s.CachedReported > 0 && s.InputTokens > 0:
-		w = append(w, fmt.Sprintf("the workload repeats %.1f%% of its prompt tokens as shared prefixes; the server reported %.1f%% of prompt tokens cached (%d of %d)",
-			100*reusable, 100*float64(s.CachedPromptTokens)/float64(s.InputTokens), s.CachedPromptTokens, s.InputTokens))
-	case reusable > 0 && s.Completed > 0:
-		w = append(w, fmt.Sprintf("the workload repeats %.1f%% of its prompt tokens as shared prefixes; the server reported no cached tokens, so how much it reused is unknown", 100*reusable))
-	}
-	// a token or so per request (a shared BOS) is always cached; warn past 5% of prompt tokens
-	if reusable == 0 && s.InputTokens > 0 && float64(s.CachedPromptTokens) > 0.05*float64(s.InputTokens) {
-		w = append(w, fmt.Sprintf("the server served %d of %d prompt tokens (%.0f%%) from its prefix cache: TTFT measures cache hits, not prefill. A workload replayed on a server that has seen it (run --like, --repeat, a second run with the same --seed) is faster for that reason alone: restart the server, or change --seed, to measure cold prefill",
-			s.CachedPromptTokens, s.InputTokens, 100*float64(s.CachedPromptTokens)/float64(s.InputTokens)))
-	}
+	w = append(w, cacheNotes(s, h)...)
 	if s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && h != nil && strings.HasPrefix(h.Target.API, "openai") {
 		w = append(w, "the server reported no cached prompt tokens, so whether TTFT measured prefix-cache hits is unknown (not 0): vLLM reports them when started with --enable-prompt-tokens-details (usage.prompt_tokens_details.cached_tokens); llama.cpp and SGLang report them by default")
 	}
@@ -148,4 +133,57 @@ func Classes(m map[string]int) []string {
 	}
 	slices.Sort(rest)
 	return append(out, rest...)
+}
+
+// cacheNotes set the prompt tokens the server served from its prefix cache beside the reuse
+// the workload was built for (shared prefixes, a session's history: Workload.ReusableShare),
+// and name reuse it was not built for with an action that removes it. The tool's own runs
+// never cause it (every run, warmup and sweep point sends prompts of its own), so what is
+// left is a replay the user asked for or a server that saw the prompts elsewhere.
+func cacheNotes(s *Summary, h *record.Header) []string {
+	reusable, what := 0.0, "as shared prefixes"
+	if h != nil {
+		reusable = h.Workload.ReusableShare
+		if strings.HasSuffix(h.Workload.Source, "+sessions") {
+			what = "as session history (each turn sends the conversation so far)"
+		}
+	}
+	cached := 0.0
+	if s.InputTokens > 0 {
+		cached = float64(s.CachedPromptTokens) / float64(s.InputTokens)
+	}
+	var w []string
+	switch {
+	case reusable > 0 && s.CachedReported > 0 && s.InputTokens > 0:
+		w = append(w, fmt.Sprintf("the workload repeats %.1f%% of its prompt tokens %s; the server reported %.1f%% of prompt tokens cached (%d of %d)",
+			100*reusable, what, 100*cached, s.CachedPromptTokens, s.InputTokens))
+	case reusable > 0 && s.Completed > 0:
+		w = append(w, fmt.Sprintf("the workload repeats %.1f%% of its prompt tokens %s; the server reported no cached tokens, so how much it reused is unknown", 100*reusable, what))
+	}
+	// a token or so per request (a shared BOS) is always cached; note past 5% of prompt tokens
+	// more than the workload itself repeats
+	if s.InputTokens > 0 && cached > reusable+0.05 {
+		beyond := ""
+		if reusable > 0 {
+			beyond = fmt.Sprintf(", %.0f points more than the workload repeats", 100*(cached-reusable))
+		}
+		w = append(w, fmt.Sprintf("the server served %d of %d prompt tokens (%.0f%%) from its prefix cache%s: TTFT measures cache hits, not prefill. %s",
+			s.CachedPromptTokens, s.InputTokens, 100*cached, beyond, cacheAdvice(h)))
+	}
+	return w
+}
+
+// cacheAdvice says where reuse the workload was not built for comes from, and what removes it.
+func cacheAdvice(h *record.Header) string {
+	const clear = "empty the server's cache before the run (--flush-cache on SGLang, --cache-salt per-run on vLLM, or a server restart)"
+	switch {
+	case h == nil:
+	case h.Like != nil:
+		return "This run replays its baseline's prompts (run --like), which the server has answered before: " + clear + " for both runs, or measure the baseline and this run on servers that had not seen them"
+	case h.Config["prompts"] != nil && h.Config["prompts"] != "":
+		return "A prompts file is sent as it is in every run and invocation: " + clear + ", or give each run prompts of its own"
+	case h.Config["num_prompts"] != nil:
+		return "--num-prompts cycles a fixed set of prompts, so requests repeat ones sent before: leave it out (every request then sends a prompt of its own), or " + clear
+	}
+	return "Every run of servebench sends prompts of its own, so the server had seen these before this invocation (an earlier one with the same --seed: give another --seed) or shares its cache with other traffic; or " + clear
 }

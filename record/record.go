@@ -88,6 +88,9 @@ type Header struct {
 	// Telemetry are the server's Prometheus samples met so far by the Reader (each run's
 	// are written just before its run-end line). Not part of the header line itself.
 	Telemetry []Telemetry `json:"-"`
+	// Load is the run's load as its resolved spec knew it (nil in a sweep, whose points each
+	// have their own, and in a file from before).
+	Load *Load `json:"load,omitempty"`
 	// Like names the baseline this run was made like (run --like) and the settings that were
 	// deliberately changed from it.
 	Like *Like `json:"like,omitempty"`
@@ -117,9 +120,9 @@ type Target struct {
 
 // Workload identifies the fixed workload that was sent.
 type Workload struct {
-	Hash   string `json:"hash"`   // sha256 of the materialised workload (see package workload)
+	Hash   string `json:"hash"`   // sha256 of one run's materialised workload, the first part (see package workload)
 	Source string `json:"source"` // "synthetic" or the prompts file name
-	Count  int    `json:"count"`  // requests in the materialised workload
+	Count  int    `json:"count"`  // requests in one run's materialised workload (the first part)
 	Seed   int64  `json:"seed"`
 	// PromptLengths says how prompt lengths were obtained: "exact" (server tokenizer),
 	// or "approximate" (no tokenizer reachable).
@@ -133,10 +136,53 @@ type Workload struct {
 	// ReusableShare is the share of prompt tokens the workload itself repeats as shared
 	// prefixes (shared-prefix groups, a trace's hash ids): what a prefix cache could serve.
 	ReusableShare float64 `json:"reusable_share,omitempty"`
+	// Lengths are one run's (the first part's) prompt and output lengths; nil before.
+	Lengths *Lengths `json:"lengths,omitempty"`
+	// Parts, when present, lay Requests out run by run: run r of the file sent part r (mod
+	// the number of parts) — its own prompts, so no run measures what an earlier one sent —
+	// the first Warmup of a part (sessions, for a multi-turn workload) for its warmup only.
+	// Absent: one set that every run sent, cycled (a prompts file, or a file from before).
+	Parts []Part `json:"parts,omitempty"`
 	// Requests is the materialised workload itself, a JSON array of prompts-file lines
 	// ({"prompt" or "messages", "output_tokens", "input_tokens"}), so that run --like replays
 	// exactly what was sent even when no workload file travels with the records.
 	Requests json.RawMessage `json:"requests,omitempty"`
+}
+
+// Load is a run's load shape, recorded once so that every reader tells an open loop from a
+// closed one the same way.
+type Load struct {
+	// Open is runspec.Spec.OpenLoop: requests sent on an arrival schedule (a rate, a ramp, a
+	// --trace file or a trace dataset such as Mooncake or BurstGPT), not by N users.
+	Open bool `json:"open_loop"`
+	// Arrivals and Span describe a replayed trace: how many arrivals it holds and the time
+	// from its first to its last (ns). Zero for any other load.
+	Arrivals int   `json:"arrivals,omitempty"`
+	Span     int64 `json:"span,omitempty"`
+}
+
+// Lengths are the prompt and output lengths one run's workload asks for, in tokens.
+type Lengths struct {
+	Input  Dist `json:"input"`  // the prompts' lengths as built (all zero when unknown)
+	Output Dist `json:"output"` // the output lengths asked for (max_tokens)
+}
+
+// Dist summarises lengths: their mean, median and maximum.
+type Dist struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	Max  int     `json:"max"`
+}
+
+// Fixed reports whether every length was the same (or none was known).
+func (d Dist) Fixed() bool { return d.Mean == float64(d.Max) && d.P50 == float64(d.Max) }
+
+// Part is one run's share of the workload (Workload.Parts).
+type Part struct {
+	Count  int `json:"count"`  // requests (turns, for sessions) of the part
+	Warmup int `json:"warmup"` // the warmup's own, at its start: requests, or whole sessions
+	// Sessions counts a multi-turn part's sessions (0 for any other workload)
+	Sessions int `json:"sessions,omitempty"`
 }
 
 // Condition is one fact that must stay fixed between runs.
@@ -159,7 +205,7 @@ type Record struct {
 	Run   int    `json:"run,omitempty"`   // repeat or sweep-point index
 	Phase string `json:"phase"`           // warmup | measure | cooldown
 	Shard int    `json:"shard,omitempty"` // shard index in a split run
-	// Session and Turn place the request in a multi-turn session (Turn counts from 1; both 0
+	// Session and Turn place the request in a multi-turn session (both count from 1; both 0
 	// for a request of its own).
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`

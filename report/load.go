@@ -19,8 +19,9 @@ type runLoad struct {
 	burstiness float64 // the gamma shape (1 for poisson)
 	maxConc    int     // open loop: the --max-concurrency cap; 0 when none
 	ramp       string  // a --ramp spec, when the rate ramped
-	trace      string  // the --trace file's name, when arrivals came from one
+	trace      string  // the --trace file's name (or trace dataset's), when arrivals came from one
 	requests   int     // requests asked for per run; 0 when the run was timed
+	open       bool    // the header says the run was an open loop (record.Load)
 }
 
 // loadOf is the load of the run that end closes (end may be nil: the header's load).
@@ -40,8 +41,17 @@ func loadOf(h *record.Header, end *record.RunEnd) runLoad {
 	if t, _ := c["trace"].(string); t != "" {
 		l.trace = filepath.Base(t)
 	}
+	if h != nil && h.Load != nil && h.Sweep == "" {
+		l.open = h.Load.Open
+		if l.trace == "" && h.Load.Arrivals > 0 {
+			l.trace = h.Workload.Dataset // a trace dataset (mooncake:file, burstgpt:file)
+		}
+	}
 	if end != nil && (end.Concurrency > 0 || end.Rate > 0) {
-		l.users, l.rate = end.Concurrency, end.Rate
+		l.users, l.rate, l.open = end.Concurrency, end.Rate, end.Rate > 0
+	}
+	if l.open {
+		l.users = 0
 	}
 	if l.rate > 0 {
 		l.users = 0 // open loop: concurrency, if recorded too, is not the load
@@ -56,7 +66,7 @@ func loadOf(h *record.Header, end *record.RunEnd) runLoad {
 }
 
 // openLoop reports whether requests were sent on a schedule rather than by users.
-func (l runLoad) openLoop() bool { return l.rate > 0 || l.ramp != "" || l.trace != "" }
+func (l runLoad) openLoop() bool { return l.open || l.rate > 0 || l.ramp != "" || l.trace != "" }
 
 // summaryEnd is the run-end line of the one run s summarises, or nil.
 func summaryEnd(s *metrics.Summary) *record.RunEnd {

@@ -76,44 +76,100 @@ func textHeader(b *strings.Builder, h *record.Header, s *metrics.Summary) {
 }
 
 // loadLine describes the load shape and lengths of a `servebench run` header in words
-// ("16 users (closed loop), 200 requests + 16 warmup, in 512 / out 128 tokens"); for a
-// configuration it does not know, it falls back to configLine.
+// ("16 users (closed loop), 200 requests + 16 warmup, in 512 / out 128 tokens"; a replayed
+// trace is "open loop: 1000 arrivals of trace.csv over 5m0s (mean 3.33 req/s)", and lengths
+// that vary are "mean, p50, max"); for a configuration it does not know, it falls back to
+// configLine.
 func loadLine(h *record.Header) string {
 	cfg := h.Config
 	num := func(k string) float64 { v, _ := cfg[k].(float64); return v }
 	if _, ok := cfg["input_tokens"]; !ok {
 		return configLine(cfg)
 	}
-	var parts []string
-	if h.Sweep != "" {
-		// each point's load is in its run-end line; the per-run table shows them
-		parts = append(parts, fmt.Sprintf("sweep over %s (%d points)", h.Sweep, len(h.Ends)))
-	} else if r := num("rate"); r > 0 {
-		p := fmt.Sprintf("%v arrivals at %g req/s", cfg["arrival"], r)
-		if m := num("max_concurrency"); m > 0 {
-			p += fmt.Sprintf(", at most %g in flight", m)
-		}
-		parts = append(parts, p)
-	} else {
-		parts = append(parts, fmt.Sprintf("%g users (closed loop)", num("concurrency")))
+	parts := []string{loadShapeWords(h)}
+	unit := "requests"
+	if t := num("turns"); t > 1 {
+		unit = fmt.Sprintf("sessions of %g turns", t)
 	}
-	stop := fmt.Sprintf("%g requests", num("requests"))
+	stop := fmt.Sprintf("%g %s", num("requests"), unit)
 	if d := num("duration"); d > 0 {
 		stop = "for " + time.Duration(d).String()
 	}
 	if w := num("warmup"); w >= 0 {
 		stop += fmt.Sprintf(" + %g warmup", w)
 	}
-	parts = append(parts, stop)
-	if p, _ := cfg["prompts"].(string); p != "" {
-		parts = append(parts, "prompts "+p)
-	} else {
-		parts = append(parts, fmt.Sprintf("in %g / out %g tokens", num("input_tokens"), num("output_tokens")))
+	if auto, _ := cfg["warmup_auto"].(bool); auto {
+		stop += " (--warmup auto)"
 	}
+	parts = append(parts, stop)
+	parts = append(parts, lengthWords(h))
 	if fixed, _ := cfg["fixed_output"].(bool); fixed {
 		parts[len(parts)-1] += " (fixed output)"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// loadShapeWords is the load of a run header: a sweep, a replayed trace, a ramp, a rate or
+// closed-loop users.
+func loadShapeWords(h *record.Header) string {
+	cfg := h.Config
+	num := func(k string) float64 { v, _ := cfg[k].(float64); return v }
+	l := loadOf(h, nil)
+	capS := ""
+	if m := num("max_concurrency"); m > 0 {
+		capS = fmt.Sprintf(", at most %g in flight", m)
+	}
+	switch {
+	case h.Sweep != "":
+		// each point's load is in its run-end line; the per-run table shows them
+		return fmt.Sprintf("sweep over %s (%d points)", h.Sweep, len(h.Ends))
+	case l.trace != "":
+		p := "open loop: replaying " + l.trace
+		if ld := h.Load; ld != nil && ld.Arrivals > 0 {
+			p = fmt.Sprintf("open loop: %d arrivals of %s", ld.Arrivals, l.trace)
+			if ld.Span > 0 {
+				p += fmt.Sprintf(" over %v (mean %.3g req/s)", time.Duration(ld.Span).Round(time.Millisecond), float64(ld.Arrivals)/time.Duration(ld.Span).Seconds())
+			}
+		}
+		return p + capS
+	case l.ramp != "":
+		return fmt.Sprintf("open loop: ramp %s (%s arrivals)%s", l.ramp, l.arrival, capS)
+	case l.rate > 0:
+		return fmt.Sprintf("%v arrivals at %g req/s%s", cfg["arrival"], l.rate, capS)
+	}
+	return fmt.Sprintf("%g users (closed loop)", num("concurrency"))
+}
+
+// lengthWords are a run header's prompt and output lengths: the settings of a synthetic
+// workload of fixed lengths, else the distribution the workload holds (a dataset, a trace,
+// --range-ratio), or the prompts file.
+func lengthWords(h *record.Header) string {
+	cfg := h.Config
+	num := func(k string) float64 { v, _ := cfg[k].(float64); return v }
+	p, _ := cfg["prompts"].(string)
+	ln := h.Workload.Lengths
+	switch {
+	case ln != nil && (!ln.Input.Fixed() || !ln.Output.Fixed() || p != "" || h.Workload.Source != "synthetic"):
+		in := "in " + distWords(ln.Input)
+		if ln.Input.Max == 0 {
+			in = "in ? (not measured)"
+		}
+		if p != "" {
+			in = "prompts " + p + ", " + in
+		}
+		return in + " / out " + distWords(ln.Output) + " tokens"
+	case p != "":
+		return "prompts " + p
+	}
+	return fmt.Sprintf("in %g / out %g tokens", num("input_tokens"), num("output_tokens"))
+}
+
+// distWords is a length distribution in words: one number when fixed.
+func distWords(d record.Dist) string {
+	if d.Fixed() {
+		return fmt.Sprint(d.Max)
+	}
+	return fmt.Sprintf("mean %.4g, p50 %.4g, max %d", d.Mean, d.P50, d.Max)
 }
 
 // configLine lists the scalar top-level entries of the run configuration, sorted by key.

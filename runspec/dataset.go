@@ -116,6 +116,37 @@ func (s *Spec) validateSessions() error {
 		return Usagef("--turns builds sessions from synthetic turns or --dataset sharegpt: leave out --prompts, --trace and --prefix-groups")
 	case s.Shard != "":
 		return Usagef("--turns with --shard is not supported: a session's turns must go from one load generator")
+	case s.Turns > MaxTurns:
+		return Usagef("--turns %d: at most %d turns per session", s.Turns, MaxTurns)
+	}
+	return s.boundHistory()
+}
+
+// Bounds of a multi-turn workload, checked before anything is built. Every turn sends the
+// whole history again, so the tokens built grow with the square of --turns: MaxHistoryTokens
+// bounds them over the sessions built before the run (every --repeat run's, warmup included).
+const (
+	MaxTurns         = 1024
+	MaxHistoryTokens = 1 << 27
+)
+
+// boundHistory refuses a session workload whose prompts would hold more than
+// MaxHistoryTokens tokens in all (computed in floating point: the product of large counts
+// must not wrap).
+func (s *Spec) boundHistory() error {
+	sessions := float64(s.Requests + max(s.Warmup, 0))
+	if s.Requests == 0 {
+		sessions = float64(max(s.NumPrompts, 1000)) / float64(s.Turns) // a duration run's workload
+	}
+	if s.NumPrompts > 0 {
+		sessions = float64(s.NumPrompts)
+	}
+	t := float64(s.Turns)
+	perTurn := float64(max(s.InputTokens, 1) + max(s.OutputTokens, 1))
+	total := sessions * float64(max(s.Repeat, 1)) * t * (t + 1) / 2 * perTurn
+	if total > MaxHistoryTokens {
+		return Usagef("--turns %d: %.3g sessions of %d turns would build %.3g prompt tokens of history (each turn sends the whole history), more than %d: lower --turns, --requests or --repeat",
+			s.Turns, sessions, s.Turns, total, MaxHistoryTokens)
 	}
 	return nil
 }

@@ -188,8 +188,9 @@ func (b *Base) prompts(s *Spec) error {
 		return nil
 	}
 	// the baseline kept its prompts out of the records (--embed-prompts=false): the same
-	// number of synthetic prompts, and a prompts or tokenizer file that can be found from here
-	if h.Workload.Source == "synthetic" && h.Workload.Count > 0 {
+	// number of synthetic prompts (a file of parts builds them from the same settings, part by
+	// part), and a prompts or tokenizer file that can be found from here
+	if h.Workload.Source == "synthetic" && h.Workload.Count > 0 && len(h.Workload.Parts) == 0 {
 		s.NumPrompts = h.Workload.Count
 	}
 	for _, f := range []struct{ flag, file string }{{"prompts", s.Prompts}, {"tokenizer", s.Tokenizer}} {

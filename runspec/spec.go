@@ -38,7 +38,10 @@ type Spec struct {
 	ExtraBody    string  `yaml:"extra-body" json:"extra_body,omitempty"`
 	// CacheSalt is none or per-run: a fresh cache_salt in every request body of each run,
 	// so that a repeat or replay cannot reuse the prefix cache of an earlier one (vLLM).
-	CacheSalt    string `yaml:"cache-salt" json:"cache_salt"`
+	CacheSalt string `yaml:"cache-salt" json:"cache_salt"`
+	// FlushCache empties an SGLang server's prefix cache (POST /flush_cache) before every
+	// run of the file, so that no repeat or sweep point is served from an earlier one's.
+	FlushCache   bool   `yaml:"flush-cache" json:"flush_cache,omitempty"`
 	SaveWorkload string `yaml:"save-workload" json:"save_workload,omitempty"`
 	// Dataset is FORMAT:PATH of a dataset the prompts come from: sharegpt (prompt and answer
 	// length from each conversation), mooncake or burstgpt (a trace: arrival times and

@@ -105,8 +105,10 @@ type sweeper struct {
 // slot unless s sets --warmup.
 func Run(ctx, hard context.Context, s runspec.Spec, c *Config, opt bench.Options, stdout io.Writer) error {
 	s.EmbedPrompts = false // a sweep's header carries no workload (it cannot be --like'd)
-	if s.NumPrompts == 0 && s.Requests > 0 {
-		s.NumPrompts = s.Requests + max(16, slices.Max(append([]int{0}, c.Concurrency...))) // cycled beyond
+	// every point sends prompts of its own (bench builds a part per point); each point's
+	// warmup, one request per user unless --warmup is set, takes the part's warmup prompts
+	if !s.IsSet("warmup") {
+		opt.WarmPrompts = max(16, slices.Max(append([]int{0}, c.Concurrency...)))
 	}
 	r := s.Resolve()
 	r.Concurrency, r.Rate = 0, 0 // per point; not one value for the file

@@ -18,7 +18,7 @@ type Request struct {
 	InputTokens int `json:"input_tokens,omitempty"`
 	// OutputTokens is the output length asked for (max_tokens; with FixedOutput also the minimum).
 	OutputTokens int `json:"output_tokens"`
-	// Session and Turn place the request in a multi-turn session (Turn counts from 1; 0 is a
+	// Session and Turn place the request in a multi-turn session (both count from 1; 0 is a
 	// request of its own): a session's turns are sent in order, each after the last one's
 	// answer and a think time, each with the whole history so far.
 	Session int `json:"session,omitempty"`

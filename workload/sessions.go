@@ -56,7 +56,9 @@ func (s *SyntheticSessions) Generate(ctx context.Context, tok Tokenizer) ([]Sess
 	return out, exactU && exactA, nil
 }
 
-// SessionRequests lays sessions out as requests, session by session and turn by turn. Chat
+// SessionRequests lays sessions out as requests, session by session and turn by turn, session
+// i as Session i+1 (like Turn, Session counts from 1: 0 is a request of its own, and the
+// records leave a zero out, so a session 0 would lose its id). Chat
 // requests carry the history as messages; completion requests as a rendered transcript
 // ("User: …\nAssistant: …\n…User: …\nAssistant:"), measured with tok for its exact length.
 func SessionRequests(ctx context.Context, sessions []Session, chat bool, tok Tokenizer) ([]Request, error) {
@@ -65,7 +67,7 @@ func SessionRequests(ctx context.Context, sessions []Session, chat bool, tok Tok
 		var msgs []Message
 		var text strings.Builder
 		for k, t := range s.Turns {
-			r := Request{ID: len(out), Session: si, Turn: k + 1, OutputTokens: t.OutputTokens}
+			r := Request{ID: len(out), Session: si + 1, Turn: k + 1, OutputTokens: t.OutputTokens}
 			msgs = append(msgs, Message{Role: "user", Content: t.User})
 			if chat {
 				r.Messages = append([]Message(nil), msgs...)

@@ -30,6 +30,9 @@ type Synthetic struct {
 	RangeRatio   float64
 	Seed         int64
 	Chat         bool // build chat messages instead of a completions prompt
+	// First is the index of the first request built: requests First … First+Count−1 of the
+	// seed's stream, so a later run's prompts continue the stream instead of repeating it.
+	First int
 }
 
 // Validate checks the settings.
@@ -37,6 +40,8 @@ func (s *Synthetic) Validate() error {
 	switch {
 	case s.Count < 1:
 		return errors.New("number of prompts must be at least 1")
+	case s.First < 0:
+		return errors.New("first prompt index must not be negative")
 	case s.InputTokens < 1:
 		return errors.New("--input-tokens must be at least 1")
 	case s.OutputTokens < 1:
@@ -67,7 +72,7 @@ func (s *Synthetic) Generate(ctx context.Context, tok Tokenizer) (reqs []Request
 		wg.Go(func() {
 			b := &builder{tok: tok, ratio: 1}
 			for i := w; i < s.Count; i += workers {
-				reqs[i], exactN[i], errs[i] = s.one(ctx, b, i)
+				reqs[i], exactN[i], errs[i] = s.one(ctx, b, s.First+i)
 				if errs[i] != nil {
 					return
 				}
@@ -78,7 +83,7 @@ func (s *Synthetic) Generate(ctx context.Context, tok Tokenizer) (reqs []Request
 	exact = tok != nil
 	for i := range reqs {
 		if errs[i] != nil {
-			return nil, false, fmt.Errorf("prompt %d: %w", i, errs[i])
+			return nil, false, fmt.Errorf("prompt %d: %w", s.First+i, errs[i])
 		}
 		exact = exact && exactN[i]
 	}

@@ -11,10 +11,15 @@
 package sglang
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"sort"
+	"strings"
+	"time"
 
 	"servebench/client"
 	"servebench/record"
@@ -198,3 +203,27 @@ func reportMeta(m map[string]any, o client.Observer) {
 
 // Finished implements client.EventDecoder: an EOF after a finish_reason is complete.
 func (d *decoder) Finished() bool { return d.finished }
+
+// FlushCache empties the radix (prefix) cache of the SGLang server at t: POST /flush_cache,
+// which SGLang refuses while requests are in flight. run and sweep --flush-cache call it
+// before every run, so that no run is served from the cache an earlier one filled (an SGLang
+// server serves its OpenAI-compatible APIs and /generate alike).
+func FlushCache(ctx context.Context, t client.Target) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := t.NewRequest(ctx, http.MethodPost, "/flush_cache", nil)
+	if err != nil {
+		return fmt.Errorf("flush cache: %w", err)
+	}
+	resp, err := t.Client().Do(req)
+	if err != nil {
+		return fmt.Errorf("flush cache: %w", err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("flush cache: POST /flush_cache answered %s: %s (is the server SGLang, and idle?)",
+			resp.Status, strings.TrimSpace(strings.ToValidUTF8(string(msg), "?")))
+	}
+	return nil
+}

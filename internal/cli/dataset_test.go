@@ -203,7 +203,7 @@ func TestMultiTurnSessions(t *testing.T) {
 		url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL, c.NoPrefixCache = 0, 0, noCache })
 		out := filepath.Join(dir, fmt.Sprintf("turns-%v.jsonl", noCache))
 		code, stdout, errs := runMain(t, "run", "--url", url, "--turns", "4", "--input-tokens", "256", "--output-tokens", "16",
-			"--concurrency", "2", "--requests", "32", "--warmup", "0", "--think-time", "1ms", "-o", out)
+			"--concurrency", "2", "--requests", "8", "--warmup", "0", "--think-time", "1ms", "-o", out)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}

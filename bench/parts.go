@@ -1,0 +1,230 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"servebench/record"
+	"servebench/workload"
+)
+
+// Fresh prompts for every run. A server with a prefix cache answers a prompt it has seen from
+// the cache, so a run that sends what the tool itself sent before (its warmup, an earlier
+// repeat, an earlier sweep point) measures cache hits, not prefill. The workload is therefore
+// built in parts, one per run of the file: part r holds its warmup's own prompts first (whole
+// sessions for a multi-turn workload), then the measured ones, and run r sends part r. Part r
+// is drawn from the seed and r (synthetic prompts continue the seed's stream; shared-prefix
+// groups, sessions and dataset samples take a seed derived from r), so every part is new and
+// the file stays exactly replayable: the header embeds every part, and run --like replays
+// them run by run. The reuse a workload is built for (shared prefixes, a session's history)
+// stays inside a part. A prompts file is sent as it is in every run: a replay the user asked
+// for, as is --num-prompts (the runs of a part cycle through its prompts).
+
+// part is the workload of one run: its requests, the first warm of them (sessions, for a
+// multi-turn workload) the warmup's own; sessions counts a multi-turn part's sessions.
+type part struct {
+	reqs     []workload.Request
+	warm     int
+	sessions int
+}
+
+// plan is how many prompts (sessions) one part holds for its warmup and its measured requests,
+// and how many parts are built before the first request.
+type plan struct {
+	warm, measured int
+	parts          int  // built up front: embedded in the header and hashed
+	fresh          bool // parts are laid out warmup first (false: one set cycled, as given)
+}
+
+// planParts sizes the parts from the resolved spec: the warmup (--warmup, or the one given by
+// Options.WarmPrompts for a sweep whose points warm differently) and the measured count (or
+// the workload size of a duration run). A sweep builds its later parts when it reaches them.
+func (b *Session) planParts() plan {
+	s := &b.spec
+	p := plan{parts: max(1, s.Repeat)}
+	if b.opt.Sweep != "" {
+		p.parts = 1
+	}
+	if s.NumPrompts > 0 || s.Prompts != "" || b.arrivals != nil || s.TraceDataset() {
+		p.measured = s.WorkloadSize() // as given: cycled, every run the same set's shape
+		return p
+	}
+	p.fresh = true
+	p.warm = s.Warmup
+	if b.opt.WarmPrompts > 0 {
+		p.warm = b.opt.WarmPrompts
+	}
+	if s.WarmupAuto {
+		// warming stops when the server settles, up to --warmup-max requests: a pool of fresh
+		// prompts that long warms like the measured load (a few prompts cycled would be
+		// served from the cache, a regime the measurement never sees); past it the warmup
+		// cycles its own pool, never the measured prompts
+		pool := autoWarmPool
+		if s.Sessions() {
+			pool = max(autoWarmPool/s.Turns, 1) // sessions: about as many requests
+		}
+		p.warm = max(p.warm, min(s.WarmupMax, pool))
+	}
+	if like := b.opt.Like; like != nil && !like.Rebuilt && len(like.Header.Workload.Parts) > 0 {
+		// a baseline that kept its prompts out of its records: its parts' shape, rebuilt
+		first := like.Header.Workload.Parts[0]
+		n := first.Count
+		if first.Sessions > 0 {
+			n = first.Sessions
+		}
+		p.warm, p.measured = first.Warmup, max(n-first.Warmup, 1)
+		return p
+	}
+	p.measured = s.Requests
+	switch {
+	case p.measured > 0:
+	case s.Sessions(): // a duration run of sessions: the workload size counts turns
+		p.measured = max(s.SessionCount()-(s.Warmup+s.Turns-1)/s.Turns, 1)
+	default:
+		p.measured = max(s.WorkloadSize()-s.Warmup, 1) // a duration run cycles through these
+	}
+	return p
+}
+
+// autoWarmPool is how many prompts of its own --warmup auto warms with before it cycles them.
+const autoWarmPool = 256
+
+// size is the number of prompts (sessions) of one part.
+func (p plan) size() int { return p.warm + p.measured }
+
+// seedFor is the seed of part r's draws: the run's own seed for the first part (so a run of
+// one part is what it always was), a well-mixed derived one after it.
+func seedFor(seed int64, r int) int64 {
+	if r == 0 {
+		return seed
+	}
+	return int64(uint64(seed) + uint64(r)*0x9E3779B97F4A7C15)
+}
+
+// warmSeed is the seed of part r's warmup draws where they are drawn apart from the measured
+// ones (shared-prefix groups: the warmup's groups are its own, so no measured prefix is warm).
+func warmSeed(seed int64, r int) int64 {
+	return int64(uint64(seedFor(seed, r)) ^ 0x5741524D55500001)
+}
+
+// buildParts builds the parts made before the run: every run's for --repeat (the header embeds
+// and hashes them all), the first for a sweep.
+func (b *Session) buildParts(ctx context.Context) error {
+	for r := range b.plan.parts {
+		pt, exact, err := b.buildPart(ctx, r)
+		if err != nil {
+			return err
+		}
+		b.exact = exact && (r == 0 || b.exact)
+		b.parts = append(b.parts, pt)
+	}
+	return nil
+}
+
+// buildPart builds part r.
+func (b *Session) buildPart(ctx context.Context, r int) (part, bool, error) {
+	s := &b.spec
+	switch {
+	case s.Dataset != "" || s.PrefixGroups > 0 || s.Sessions():
+		return b.datasetWorkload(ctx, r)
+	case b.arrivals != nil:
+		reqs, exact, err := b.traceWorkload(ctx, r)
+		return part{reqs: reqs}, exact, err
+	}
+	return b.synthetic(ctx, r)
+}
+
+// partFor is the part run r sends: built before the run, or built now (a sweep's later point,
+// a --like run with more repeats than its baseline: fresh, never an earlier run's again); a
+// prompts file is the one part, sent by every run.
+func (b *Session) partFor(ctx context.Context, r int) (part, error) {
+	if r < len(b.parts) {
+		return b.parts[r], nil
+	}
+	if b.spec.Prompts != "" {
+		return b.parts[0], nil
+	}
+	for len(b.parts) <= r {
+		pt, _, err := b.buildPart(ctx, len(b.parts))
+		if err != nil {
+			return part{}, fmt.Errorf("build the prompts of run %d: %w", len(b.parts), err)
+		}
+		b.parts = append(b.parts, pt)
+	}
+	return b.parts[r], nil
+}
+
+// joinParts is every part's requests in order (what is hashed, embedded and saved), and the
+// header's description of the parts (none for one part without a warmup of its own, the shape
+// of a file from before parts).
+func joinParts(parts []part) ([]workload.Request, []record.Part) {
+	var all []workload.Request
+	var desc []record.Part
+	split := len(parts) > 1
+	for _, pt := range parts {
+		all = append(all, pt.reqs...)
+		desc = append(desc, record.Part{Count: len(pt.reqs), Warmup: pt.warm, Sessions: pt.sessions})
+		split = split || pt.warm > 0
+	}
+	if !split {
+		desc = nil
+	}
+	return all, desc
+}
+
+// splitParts cuts a baseline's embedded requests back into its parts (one part, cycled, for
+// a file from before parts).
+func splitParts(reqs []workload.Request, desc []record.Part) ([]part, error) {
+	if len(desc) == 0 {
+		return []part{{reqs: reqs}}, nil
+	}
+	var out []part
+	at := 0
+	for i, d := range desc {
+		if d.Count < 1 || d.Warmup < 0 || d.Warmup > d.Count || d.Count > len(reqs)-at {
+			return nil, fmt.Errorf("workload part %d (%d requests, %d warmup) does not fit the %d embedded requests", i, d.Count, d.Warmup, len(reqs))
+		}
+		out = append(out, part{reqs: reqs[at : at+d.Count], warm: d.Warmup, sessions: d.Sessions})
+		at += d.Count
+	}
+	if at != len(reqs) {
+		return nil, fmt.Errorf("the workload parts hold %d requests, the embedded workload %d", at, len(reqs))
+	}
+	return out, nil
+}
+
+// lengthsOf summarises the prompt and output lengths of reqs; prompt lengths that were not
+// measured (0) are left out of the input's.
+func lengthsOf(reqs []workload.Request) *record.Lengths {
+	var in, out []int
+	for _, r := range reqs {
+		if r.InputTokens > 0 {
+			in = append(in, r.InputTokens)
+		}
+		out = append(out, r.OutputTokens)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return &record.Lengths{Input: distOf(in), Output: distOf(out)}
+}
+
+// distOf is the mean, median (type 7: the mean of the two middle values) and maximum of xs.
+func distOf(xs []int) record.Dist {
+	if len(xs) == 0 {
+		return record.Dist{}
+	}
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	sum := 0.0
+	for _, x := range xs {
+		sum += float64(x)
+	}
+	n := len(xs)
+	p50 := float64(xs[n/2])
+	if n%2 == 0 {
+		p50 = (float64(xs[n/2-1]) + float64(xs[n/2])) / 2
+	}
+	return record.Dist{Mean: sum / float64(n), P50: p50, Max: xs[n-1]}
+}
