@@ -50,12 +50,12 @@ import (
 // package vtime): see there; this comment does not repeat figures that a change of
 // constants would make stale.
 const (
-	steadyFamilyAlpha = 0.01
+	steadyFamilyAlpha = 0.03
 	steadyMinChange   = 0.10
 	steadyMinReqs     = 40 // fewer completed requests: too few to cut into windows
 	steadyMinWindows  = 5  // a series of fewer windows is not tested
 	steadyMaxWindows  = 20
-	steadyMinPerWin   = 8 // requests per window, at least
+	steadyMinPerWin   = 5 // requests per window, at least
 )
 
 // Drift is one metric's trend over the measurement window.
@@ -65,7 +65,7 @@ type Drift struct {
 	PerMinute float64 `json:"per_minute"` // the change per minute, in the metric's unit (ms, tok/s, requests)
 	Unit      string  `json:"unit"`
 	Change    float64 `json:"change"` // last third's median − first third's, over the series' median
-	P         float64 `json:"p"`      // Mann–Kendall two-sided p, corrected for serial correlation
+	P         float64 `json:"p"`      // two-sided p: the smaller of Mann–Kendall's and the shift test's, ×2; corrected for serial correlation
 }
 
 // SeriesCheck says whether one figure's series was tested, and over how many windows.
@@ -95,6 +95,17 @@ type Steadiness struct {
 	// were still growing at its end: the arrival rate is above the server's capacity and the
 	// run measures a growing queue, not the server.
 	Queueing bool `json:"unbounded_queueing"`
+
+	debug []series
+}
+
+// DebugSeries (temporary) prints the tested series.
+func DebugSeries(s *Summary) string {
+	out := ""
+	for _, sr := range s.Steadiness.debug {
+		out += fmt.Sprintf("%s %.4g %+v\n", sr.metric, sr.xs, stat.MannKendall(sr.xs))
+	}
+	return out
 }
 
 // steadyObs is what the check keeps of one measured, completed request.
@@ -178,19 +189,22 @@ func (s *steadyAcc) check(users int, open bool) *Steadiness {
 			all = append(all, sr)
 		}
 	}
-	per := max(steadyMinPerWin, users, (n+steadyMaxWindows-1)/steadyMaxWindows)
-	bounds, reason := countWindows(n, per, users)
-	add(s.byCount("ttft", "ms", bounds, func(o steadyObs) float32 { return o.ttft }), reason)
-	add(s.byCount("itl", "ms", bounds, func(o steadyObs) float32 { return o.itl }), reason)
+	rg := s.region(open)
+	in := s.inRegion(rg)
+	per := max(steadyMinPerWin, users, (len(in)+steadyMaxWindows-1)/steadyMaxWindows)
+	bounds, reason := countWindows(len(in), per, users)
+	add(byCount(in, "ttft", "ms", bounds, func(o steadyObs) float32 { return o.ttft }), reason)
+	add(byCount(in, "itl", "ms", bounds, func(o steadyObs) float32 { return o.itl }), reason)
 	if open {
-		add(s.byCount("client_queue", "ms", bounds, func(o steadyObs) float32 { return o.queue }), reason)
+		add(byCount(in, "client_queue", "ms", bounds, func(o steadyObs) float32 { return o.queue }), reason)
 	}
-	tp, inf, reason := s.byTime(open)
+	tp, inf, reason := s.byTime(rg)
 	add(tp, reason)
 	if open {
 		add(inf, reason)
 	}
 	st.Series = checks
+	st.debug = all
 	if len(all) == 0 {
 		st.Reason = "too few windows: " + untestedReasons(checks)
 		return st
@@ -228,8 +242,11 @@ func untestedReasons(cs []SeriesCheck) string {
 // steadyMinWindows windows of a generation each.
 func countWindows(n, per, users int) ([]int, string) {
 	k := n / per
+	if n < steadyMinReqs {
+		return nil, fmt.Sprintf("too few windows: %d measured requests between the ramp-in and the drain, at least %d are needed", n, steadyMinReqs)
+	}
 	if k < steadyMinWindows && users > 0 && per == users {
-		return nil, fmt.Sprintf("too few windows: %d requests from %d users is %d per user, and each window needs one per user; at least %d per user are needed",
+		return nil, fmt.Sprintf("too few windows: %d requests from %d users between the ramp-in and the drain is %d per user, and each window needs one per user; at least %d per user are needed",
 			n, users, n/users, steadyMinWindows)
 	}
 	var b []int
@@ -239,13 +256,26 @@ func countWindows(n, per, users int) ([]int, string) {
 	return b, ""
 }
 
+// inRegion are the measured requests sent in the region after its ramp-in and done before
+// the drain (the last send of any phase): the first requests of a run meet an emptier
+// server, and so do the last, once nothing more is sent.
+func (s *steadyAcc) inRegion(rg region) []steadyObs {
+	var in []steadyObs
+	for _, o := range s.obs {
+		if float64(o.sent) >= rg.start && float64(o.end) <= rg.lastAll {
+			in = append(in, o)
+		}
+	}
+	return in
+}
+
 // byCount is the series of a per-request figure's window medians, windows by count.
-func (s *steadyAcc) byCount(metric, unit string, bounds []int, f func(steadyObs) float32) series {
+func byCount(obs []steadyObs, metric, unit string, bounds []int, f func(steadyObs) float32) series {
 	sr := series{metric: metric, unit: unit}
 	var vals []float64
 	for i := 0; i+1 < len(bounds); i++ {
 		vals = vals[:0]
-		w := s.obs[bounds[i]:bounds[i+1]]
+		w := obs[bounds[i]:bounds[i+1]]
 		for _, o := range w {
 			if v := float64(f(o)); !math.IsNaN(v) {
 				vals = append(vals, v/1e6)
@@ -262,17 +292,25 @@ func (s *steadyAcc) byCount(metric, unit string, bounds []int, f func(steadyObs)
 
 // byTime is output tokens/s and mean requests in flight over equal-time windows of the
 // region that leaves out the ramp-in and the drain (see the comment at the top).
-func (s *steadyAcc) byTime(open bool) (tp, inf series, reason string) {
-	tp, inf = series{metric: "output_throughput", unit: "tok/s"}, series{metric: "in_flight", unit: "requests"}
+// region is the part of the run the check tests: from the later of the first measured send
+// and the run's first send (warmup included) plus the ramp-in, to the last measured send;
+// lastAll is the last send of any phase, after which the server drains.
+type region struct {
+	start, end, lastAll float64
+	ramp, minW          float64 // ns
+}
+
+// region finds the ramp-in and the time windows' least length (see the comment at the top).
+func (s *steadyAcc) region(open bool) region {
 	e2e := make([]float64, 0, len(s.obs))
 	firstM, lastM := int64(math.MaxInt64), int64(0)
 	for _, o := range s.obs { // s.obs is in send order
 		e2e = append(e2e, float64(o.end-o.sent))
 		firstM, lastM = min(firstM, o.sent), max(lastM, o.sent)
 	}
-	firstAll := firstM
+	firstAll, lastAll := firstM, lastM
 	for _, sp := range s.spans {
-		firstAll = min(firstAll, sp.sent)
+		firstAll, lastAll = min(firstAll, sp.sent), max(lastAll, sp.sent)
 	}
 	// The ramp-in lasts about one E2E: an open loop's in flight climbs to λ·E2E over it, a
 	// closed loop's first requests finish at its end. A closed loop's windows last at least
@@ -284,8 +322,13 @@ func (s *steadyAcc) byTime(open bool) (tp, inf series, reason string) {
 		ramp = stat.Median(e2e[:min(len(e2e), max(steadyMinPerWin, len(e2e)/steadyMaxWindows))])
 		minW = ramp / 2
 	}
-	start := max(float64(firstM), float64(firstAll)+ramp)
-	span := float64(lastM) - start
+	return region{start: max(float64(firstM), float64(firstAll)+ramp), end: float64(lastM), lastAll: float64(lastAll), ramp: ramp, minW: minW}
+}
+
+func (s *steadyAcc) byTime(rg region) (tp, inf series, reason string) {
+	tp, inf = series{metric: "output_throughput", unit: "tok/s"}, series{metric: "in_flight", unit: "requests"}
+	start, ramp, minW := rg.start, rg.ramp, rg.minW
+	span := rg.end - start
 	k := steadyMaxWindows
 	if minW > 0 {
 		k = min(k, int(span/minW))
@@ -340,7 +383,15 @@ func spread(dst []float64, start, w, a, b, amount float64, ok bool) {
 func trend(sr series, alpha float64) (Drift, bool) {
 	xs, ts := sr.xs, sr.ts
 	n := len(xs)
-	mk := stat.MannKendall(xs)
+	// Two tests, each at α/2 (Bonferroni): Mann–Kendall for a gradual trend, ShiftTest for a
+	// step (throttling, a throughput step), which a trend test counts only by the pairs that
+	// straddle it.
+	mk, sh := stat.MannKendall(xs), stat.ShiftTest(xs)
+	p := min(1, 2*min(mk.P, sh.P))
+	up := mk.S > 0
+	if sh.P < mk.P {
+		up = sh.D > 0
+	}
 	// The size is the change between the medians of the first and last thirds of the windows.
 	// Sen's slope over the whole series was tried first: for a step — throttling that begins
 	// part-way — most pairs lie within one side of the step, their slopes are about zero,
@@ -349,7 +400,7 @@ func trend(sr series, alpha float64) (Drift, bool) {
 	first, last := stat.Median(xs[:third]), stat.Median(xs[n-third:])
 	delta := last - first
 	change := stat.RelChange(first, last, stat.Median(xs))
-	if mk.P >= alpha || change < steadyMinChange || delta == 0 || (delta > 0) != (mk.S > 0) {
+	if p >= alpha || change < steadyMinChange || delta == 0 || (delta > 0) != up {
 		return Drift{}, false
 	}
 	dir := "rose"
@@ -362,7 +413,7 @@ func trend(sr series, alpha float64) (Drift, bool) {
 	if dt > 0 {
 		per = delta / dt * 60e9
 	}
-	return Drift{Metric: sr.metric, Direction: dir, PerMinute: per, Unit: sr.unit, Change: change, P: mk.P}, true
+	return Drift{Metric: sr.metric, Direction: dir, PerMinute: per, Unit: sr.unit, Change: change, P: p}, true
 }
 
 // stillRising reports whether the last half of xs still rose by steadyMinChange of its
