@@ -52,7 +52,7 @@ import (
 // package vtime): see there; this comment does not repeat figures that a change of
 // constants would make stale.
 const (
-	steadyFamilyAlpha = 0.03
+	steadyFamilyAlpha = 0.01
 	steadyMinChange   = 0.10
 	steadyMinReqs     = 40 // fewer completed requests: too few to cut into windows
 	steadyMinWindows  = 5  // a series of fewer windows is not tested
@@ -194,6 +194,12 @@ func (s *steadyAcc) check(users int, open bool) *Steadiness {
 	rg := s.region(open)
 	in := s.inRegion(rg)
 	per := max(steadyMinPerWin, users, (len(in)+steadyMaxWindows-1)/steadyMaxWindows)
+	if open && len(in) > 1 && rg.ramp > 0 {
+		// an open loop's window holds the arrivals of one E2E at least (see region)
+		if span := float64(in[len(in)-1].sent - in[0].sent); span > 0 {
+			per = max(per, int(math.Ceil(float64(len(in))/span*rg.ramp)))
+		}
+	}
 	bounds, reason := countWindows(len(in), per, users)
 	add(byCount(in, "ttft", "ms", bounds, func(o steadyObs) float32 { return o.ttft }), reason)
 	add(byCount(in, "itl", "ms", bounds, func(o steadyObs) float32 { return o.itl }), reason)
@@ -316,14 +322,16 @@ func (s *steadyAcc) region(open bool) region {
 		firstAll, lastAll = min(firstAll, sp.sent), max(lastAll, sp.sent)
 	}
 	// The ramp-in lasts about one E2E: an open loop's in flight climbs to λ·E2E over it, a
-	// closed loop's first requests finish at its end. A closed loop's windows last at least
-	// one median E2E, its period (users send in cohorts); an open loop's arrivals have no
-	// period, and its ramp is the E2E of its first requests, before any queue grew.
+	// closed loop's first requests finish at its end. Every window lasts at least one E2E (a
+	// closed loop's median E2E, its period: users send in cohorts; an open loop's ramp):
+	// figures of requests whose lifetimes overlap are one observation, not several, and
+	// shorter windows of an open loop at 90% of capacity turned one slow excursion of the
+	// batch into a significant "trend" in 8 of 36 steady runs.
 	ramp := stat.Median(e2e)
 	minW := ramp
 	if open {
 		ramp = stat.Median(e2e[:min(len(e2e), max(steadyMinPerWin, len(e2e)/steadyMaxWindows))])
-		minW = ramp / 4
+		minW = ramp
 	}
 	return region{start: max(float64(firstM), float64(firstAll)+ramp), end: float64(lastM), lastAll: float64(lastAll), ramp: ramp, minW: minW}
 }

@@ -63,7 +63,7 @@ func Cases(full bool) []Case {
 	if full {
 		users, rpus, outs = []int{1, 4, 16, 64, 256, 1024}, []int{2, 5, 20, 100}, []int{8, 64, 256}
 		rates, reqs, seeds = []float64{0.1, 0.5, 0.9}, []int{200, 1000}, []uint64{1, 2}
-		chUsers, chRPU = []int{1, 4, 16, 64, 256, 1024}, []int{10, 40}
+		chUsers, chRPU = []int{1, 4, 16, 64, 256, 1024}, []int{20, 60}
 	}
 	base := sim.DefaultConfig()
 	const in = 512
@@ -104,6 +104,9 @@ func Cases(full bool) []Case {
 	}
 	for _, u := range chUsers {
 		for _, rpu := range chRPU {
+			if u*rpu > 40000 {
+				continue
+			}
 			for _, out := range outs {
 				cs = append(cs, changing(base, u, rpu, in, out)...)
 			}
@@ -111,7 +114,7 @@ func Cases(full bool) []Case {
 	}
 	for _, out := range outs {
 		for _, seed := range seeds {
-			l := Load{Rate: 1.5 * caps[out], Requests: 1500, Warmup: 10, InputTokens: in, OutputTokens: out, InputJitter: 0.5, Seed: seed}
+			l := Load{Rate: 1.5 * caps[out], Requests: 6000, Warmup: 10, InputTokens: in, OutputTokens: out, InputJitter: 0.5, Seed: seed}
 			cs = append(cs, Case{Shape: "overload (open loop at 150%)", Changing: true, Expect: []string{"in_flight"}, Sim: base, Load: l,
 				Label: fmt.Sprintf("rate %.1f/s, out %d, seed %d", l.Rate, out, seed)})
 		}

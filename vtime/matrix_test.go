@@ -2,11 +2,16 @@ package vtime
 
 import (
 	"flag"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
-var matrixFlag = flag.String("matrix", "reduced", "validation matrix: reduced (CI) or full")
+var (
+	matrixFlag = flag.String("matrix", "reduced", "validation matrix: reduced (CI) or full")
+	shapeFlag  = flag.String("shape", "", "run only the cases whose shape contains this")
+)
 
 // TestMatrix runs the validation matrix and holds the steady-state check to its promises:
 // at most 3% of steady-by-construction runs called not steady overall and 5% in any shape,
@@ -20,6 +25,9 @@ func TestMatrix(t *testing.T) {
 	}
 	start := time.Now()
 	cs := Cases(full)
+	if *shapeFlag != "" {
+		cs = slices.DeleteFunc(cs, func(c Case) bool { return !strings.Contains(c.Shape, *shapeFlag) })
+	}
 	os := RunCases(cs)
 	rs := Tally(os)
 	t.Logf("%d runs in %v\n%s", len(os), time.Since(start), Table(rs))
