@@ -15,16 +15,19 @@ import (
 // are the median gap between consecutive events of one request (ITL) over the gaps that end
 // in it, and the median TTFT of the requests whose first event is in it. A window is
 // complete once no request sent before its end is still in flight, so no later record can
-// change it. After each complete window, warming stops when the last Span complete windows
-// agree: for each figure defined in all of them, (max − min)/median ≤ Tolerance, and the
-// Sen slope across them, per window, is at most Tolerance/10 of the median, so a drift of
-// more than 1% of the figure per window keeps it warming even when no two neighbours differ
-// by the tolerance (the old rule's blind spot: 1.5% per window passed a 10% neighbour test).
+// change it. After each complete window, warming stops when the ITLs of the last Span
+// complete windows that have one agree: (max − min)/median ≤ Tolerance, and the Sen slope
+// across them, per window, is at most Tolerance/4 of the median, so a steady drift keeps it
+// warming even when no two neighbours differ by the tolerance (the old rule's blind spot:
+// 1.5% per window passed a 10% neighbour test; this one holds 3 windows to 5% end to end).
 //
 // Why these choices:
 //   - Windows tile time and figures come from events, not from completions: in a
 //     synchronised closed loop completions come in bursts milliseconds apart, and a rate over
 //     a window's own completions swung from 4.5k to 265k tok/s against a true 730 (issue 22).
+//   - TTFT is kept per window (Figures) but not judged: with prompts of varied length, a
+//     window's few first tokens swing by tens of per cent on a warm server, and a cold
+//     engine slows decode steps as it slows prefill, so ITL carries the signal.
 //   - Throughput is not judged here. A closed loop's prefill bursts make throughput over a
 //     window shorter than one request swing by tens of per cent on a warm server; at a fixed
 //     load shape the token rate follows from ITL and TTFT, and the steady-state check judges
@@ -33,7 +36,7 @@ import (
 //     enough that three windows fit in about one request's decode, so warming stops soon
 //     after the server settles; long enough to hold many gaps.
 type WarmupJudge struct {
-	// Tolerance is the figures' allowed relative spread over the last Span windows (0: 0.1).
+	// Tolerance is the ITL's allowed relative spread over the last Span windows (0: 0.1).
 	Tolerance float64
 	// Span is how many consecutive complete windows must agree (0: 3).
 	Span int
@@ -49,6 +52,11 @@ type WarmupJudge struct {
 }
 
 type wbin struct{ gaps, ttfts []float64 }
+
+// minGaps is how many gaps let a window be judged before every request that may add to it
+// has finished: a closed loop's requests finish a whole E2E after the window, and waiting
+// for them all made measuring begin seconds after a cold phase ended.
+const minGaps = 64
 
 type earlyObs struct {
 	sent int64
@@ -107,17 +115,21 @@ func (j *WarmupJudge) place(sent int64, ev []int64) {
 	if len(ev) == 0 {
 		return
 	}
-	j.bin(ev[0]).ttfts = append(j.bin(ev[0]).ttfts, float64(ev[0]-sent))
+	if b := j.bin(ev[0]); b != nil {
+		b.ttfts = append(b.ttfts, float64(ev[0]-sent))
+	}
 	for i := 1; i < len(ev); i++ {
-		b := j.bin(ev[i])
-		b.gaps = append(b.gaps, float64(ev[i]-ev[i-1]))
+		if b := j.bin(ev[i]); b != nil {
+			b.gaps = append(b.gaps, float64(ev[i]-ev[i-1]))
+		}
 	}
 }
 
+// bin is the window of an event at t; nil for a window already judged (its figures stand).
 func (j *WarmupJudge) bin(t int64) *wbin {
 	k := int(max(t-j.origin, 0) / j.l)
-	if k < len(j.figs) { // a late event of a judged window: a judged window stays as judged
-		k = len(j.figs)
+	if k < len(j.figs) {
+		return nil
 	}
 	b := j.bins[k]
 	if b == nil {
@@ -136,10 +148,10 @@ func (j *WarmupJudge) judge() {
 	for {
 		k := len(j.figs)
 		end := j.origin + int64(k+1)*j.l
-		if oldest < end || !j.hasLater(k) {
-			return // a request in flight may still add to it, or nothing has reached past it
-		}
 		b := j.bins[k]
+		if !j.hasLater(k) || (oldest < end && (b == nil || len(b.gaps) < minGaps)) {
+			return // nothing has reached past it, or requests in flight may still fill it
+		}
 		delete(j.bins, k)
 		f := [2]float64{math.NaN(), math.NaN()}
 		if b != nil && len(b.gaps) > 0 {
@@ -167,7 +179,8 @@ func (j *WarmupJudge) hasLater(k int) bool {
 	return false
 }
 
-// agree reports whether the last Span windows' figures agree (see WarmupJudge).
+// agree reports whether the last Span windows with an ITL agree (see WarmupJudge). Windows
+// without a gap (a closed loop's prefill burst) are passed over, not counted against.
 func (j *WarmupJudge) agree() bool {
 	span, tol := j.Span, j.Tolerance
 	if span <= 0 {
@@ -176,29 +189,16 @@ func (j *WarmupJudge) agree() bool {
 	if tol <= 0 {
 		tol = 0.1
 	}
-	if len(j.figs) < span {
+	var xs []float64
+	for i := len(j.figs) - 1; i >= 0 && len(xs) < span; i-- {
+		if v := j.figs[i][0]; !math.IsNaN(v) {
+			xs = append(xs, v)
+		}
+	}
+	if len(xs) < span {
 		return false
 	}
-	last := j.figs[len(j.figs)-span:]
-	judged := 0
-	for f := range 2 {
-		xs := make([]float64, 0, span)
-		for _, w := range last {
-			if !math.IsNaN(w[f]) {
-				xs = append(xs, w[f])
-			}
-		}
-		if len(xs) < span {
-			if f == 0 {
-				return false // ITL must be seen in every window: an empty window is no evidence
-			}
-			continue
-		}
-		judged++
-		med := Median(xs)
-		if RelChange(slices.Min(xs), slices.Max(xs), med) > tol || RelChange(0, SenSlope(xs), med) > tol/10 {
-			return false
-		}
-	}
-	return judged > 0
+	slices.Reverse(xs)
+	med := Median(xs)
+	return RelChange(slices.Min(xs), slices.Max(xs), med) <= tol && RelChange(0, SenSlope(xs), med) <= tol/4
 }
