@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"servebench/record"
 	"servebench/stat"
@@ -241,7 +242,7 @@ func untestedReasons(cs []SeriesCheck) string {
 		if i > 0 {
 			out += "; "
 		}
-		out += c.Metric + ": " + c.Reason
+		out += c.Metric + ": " + strings.TrimPrefix(c.Reason, "too few windows: ")
 	}
 	return out
 }
