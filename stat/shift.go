@@ -16,7 +16,7 @@ type Shift struct {
 	P  float64 // two-sided, Bonferroni over the splits tried; 1 when untestable
 }
 
-// ShiftTest finds the split (each side at least 4 points) with the largest standardised
+// ShiftTest finds the split (each side at least max(3, n/5) points) with the largest standardised
 // difference of segment medians and tests it.
 //
 // The noise is the median absolute successive difference, σ̂ = median|x_i − x_{i−1}|/0.954
@@ -32,7 +32,7 @@ type Shift struct {
 func ShiftTest(xs []float64) Shift {
 	n := len(xs)
 	sh := Shift{P: 1}
-	if n < 8 {
+	if n < 6 {
 		return sh
 	}
 	diffs := make([]float64, n-1)
@@ -44,7 +44,8 @@ func ShiftTest(xs []float64) Shift {
 		return sh
 	}
 	best := 0.0
-	for k := 4; k <= n-4; k++ {
+	seg := max(3, n/5) // short segments: a median of 3 is the least that one spike cannot move
+	for k := seg; k <= n-seg; k++ {
 		d := Median(xs[k:]) - Median(xs[:k])
 		z := d / (1.2533 * sigma * math.Sqrt(1/float64(k)+1/float64(n-k)))
 		if math.Abs(z) > math.Abs(best) {
@@ -73,7 +74,7 @@ func ShiftTest(xs []float64) Shift {
 	iqr := quantileSorted(sr, 0.75) - quantileSorted(sr, 0.25)
 	scale := max(1, iqr/1.349/(sigma/math.Sqrt(1-rho)))
 	sh.Z = best * math.Sqrt(1-rho) / math.Sqrt((1+rho)/(1-rho)) / scale
-	sh.P = min(1, float64(n-7)*math.Erfc(math.Abs(sh.Z)/math.Sqrt2))
+	sh.P = min(1, float64(n-2*seg+1)*math.Erfc(math.Abs(sh.Z)/math.Sqrt2))
 	return sh
 }
 
