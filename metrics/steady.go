@@ -14,33 +14,35 @@ import (
 //
 // Series. Each figure is a series of windows, and each series is tested on its own:
 //
-//   - ttft, itl (and client_queue): the measured, completed requests in send order are cut
-//     into k windows of equal request count (not equal time: a synchronised closed loop
-//     leaves most equal-time windows empty), and a window's figure is the median of its
-//     requests' TTFT, per-request mean gap between events ((last − first)/(events − 1): a
-//     median gap is 0 when the client coalesced events, and a zero median must give no
-//     "rose +Inf%"), or client queue time. A closed loop's window holds at least one
-//     request per user, so each window spans a generation of the loop, not part of one.
-//   - output_throughput and in_flight (open loops): equal-time windows, each at least the
-//     median E2E long, over a region that leaves out the ramp-in and the drain: from the
-//     later of the first measured send and the run's first send (warmup included) plus one
-//     median E2E, to the last measured send. Tokens and time in flight are counted from
-//     every request's events, warmup and cooldown included, so a window is never short of
-//     tokens because measured requests had not finished yet (the old design counted
-//     measured completions only, and every run whose requests lasted a quarter of its
-//     sending span was flagged).
+//   - ttft, itl (and client_queue): the measured, completed requests of the region (below)
+//     in send order are cut into windows of equal request count (not equal time: a
+//     synchronised closed loop leaves most equal-time windows empty), and a window's figure
+//     is the median of its requests' TTFT, per-request mean gap between events ((last −
+//     first)/(events − 1): a median gap is 0 when the client coalesced events, and a zero
+//     median must give no "rose +Inf%"), or client queue time. A closed loop's window holds
+//     at least one request per user (a generation of the loop), an open loop's the arrivals
+//     of one E2E.
+//   - output_throughput and in_flight (open loops): equal-time windows over the region, each
+//     at least one E2E long. Tokens and time in flight are counted from every request's
+//     events, warmup and cooldown included, so a window is never short of tokens because
+//     measured requests had not finished yet (the old design counted measured completions
+//     only, and every run whose requests lasted a quarter of its sending span was flagged).
+//
+// The region leaves out the ramp-in and the drain (see region and inRegion): from the later
+// of the first measured send and the run's first send plus one E2E, to the last measured
+// send, and for the per-request series not past one E2E before the last send of any phase.
 //
 // A series with fewer than steadyMinWindows windows is not tested and says so; a run none
 // of whose series could be tested is "too few windows", never "steady".
 //
 // Test. Mann–Kendall (stat.MannKendall) with the variance widened for the windows' serial
-// correlation (Yue & Wang 2004), at α = steadyFamilyAlpha / (series tested) (Bonferroni:
-// the chance that any of the series of a steady run is flagged is at most the family α,
-// before the size gate). A series drifts when p < α and its size, the change between the
-// medians of its first and last thirds relative to its median, is at least
-// steadyMinChange, in the direction of the trend: significance alone would flag a 1% trend
-// in a long run, size alone a noisy short one. A zero median never gives an infinite size
-// (stat.RelChange).
+// correlation (Yue & Wang 2004), and a step test (stat.ShiftTest) for the change that begins
+// part-way, each at α/2, with α = steadyFamilyAlpha / (series tested) (Bonferroni: the chance
+// that any series of a steady run is flagged is at most the family α, before the size gate).
+// A series drifts when p < α and its size, the change between the medians of its first and
+// last thirds relative to its median, is at least steadyMinChange, in the direction of the
+// change: significance alone would flag a 1% trend in a long run, size alone a noisy short
+// one. A zero median never gives an infinite size (stat.RelChange).
 //
 // Closed loops. A TTFT or ITL drift is kept only when E2E moved with it (cycled).
 //

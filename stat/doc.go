@@ -6,7 +6,13 @@
 //
 //   - MannKendall: a distribution-free trend test (Mann 1945, Kendall 1975), with the
 //     variance corrected for serial correlation (Yue & Wang 2004) and Sen's slope (Sen 1968).
+//   - ShiftTest: one step in a series' level at an unknown point (segment medians, noise
+//     from successive differences and residual spread, Bonferroni over the splits).
 //   - MSER: the initial-transient truncation point by the Marginal Standard Error Rule
-//     (White 1997; MSER-5 of White, Cobb & Spratt 2000).
+//     (White 1997; MSER-5 of White, Cobb & Spratt 2000). Not used by a verdict yet: it needs
+//     the series to be half past its transient before it can say so, later than
+//     WarmupJudge stops.
+//   - WarmupJudge: when a warmup has stopped moving (--warmup auto), fed alike by the live
+//     load runner and the virtual-time driver.
 //   - Median, Mean and MedianSorted: small helpers the others share.
 package stat
