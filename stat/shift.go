@@ -70,18 +70,18 @@ func ShiftTest(xs []float64) Shift {
 	}
 	// spiky noise (a few slow windows) leaves successive differences small but moves the
 	// median of a short segment: the residuals' spread bounds the noise from below
-	sr := sortedCopy(res)
-	iqr := quantileSorted(sr, 0.75) - quantileSorted(sr, 0.25)
+	sr := shiftSorted(res)
+	iqr := shiftQuantile(sr, 0.75) - shiftQuantile(sr, 0.25)
 	scale := max(1, iqr/1.349/(sigma/math.Sqrt(1-rho)))
 	sh.Z = best * math.Sqrt(1-rho) / math.Sqrt((1+rho)/(1-rho)) / scale
 	sh.P = min(1, float64(n-2*seg+1)*math.Erfc(math.Abs(sh.Z)/math.Sqrt2))
 	return sh
 }
 
-func sortedCopy(xs []float64) []float64 { return slices.Sorted(slices.Values(xs)) }
+func shiftSorted(xs []float64) []float64 { return slices.Sorted(slices.Values(xs)) }
 
 // quantileSorted interpolates linearly between closest ranks (type 7), q in [0, 1].
-func quantileSorted(s []float64, q float64) float64 {
+func shiftQuantile(s []float64, q float64) float64 {
 	if len(s) == 0 {
 		return 0
 	}

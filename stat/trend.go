@@ -8,7 +8,7 @@ import (
 // Trend is the result of a Mann–Kendall test of a series in index order.
 type Trend struct {
 	N int     // points tested
-	S float64 // Σ_{i<j} sign(x_j − x_i)
+	S float64 // Σ_{i<j} mkSign(x_j − x_i)
 	// Inflation is the factor n/n* by which serial correlation widened Var(S) (1: none).
 	Inflation float64
 	Z         float64 // (S ∓ 1)/√(Var(S)·Inflation), continuity-corrected
@@ -19,7 +19,7 @@ type Trend struct {
 
 // MannKendall tests xs (in time order, equally spaced) for a monotone trend.
 //
-// S = Σ_{i<j} sign(x_j − x_i) has, without trend and for independent points, mean 0 and
+// S = Σ_{i<j} mkSign(x_j − x_i) has, without trend and for independent points, mean 0 and
 // variance n(n−1)(2n+5)/18 less Σ t(t−1)(2t+5)/18 over groups of t tied values (Kendall
 // 1975); Z = (S − sign S)/√Var is nearly normal from n ≈ 8 (and usable from 4).
 //
@@ -39,7 +39,7 @@ func MannKendall(xs []float64) Trend {
 	}
 	for i := range n {
 		for j := i + 1; j < n; j++ {
-			t.S += sign(xs[j] - xs[i])
+			t.S += mkSign(xs[j] - xs[i])
 		}
 	}
 	t.Slope = SenSlope(xs)
@@ -64,10 +64,10 @@ func MannKendall(xs []float64) Trend {
 		// smoothness says nothing about the noise (a queue growing by 70 requests per window,
 		// ±5, had residual ρ1 ≈ 0.9 and an inflation of 10 that made it insignificant). The
 		// inflation is scaled by q: 1 + (n/n* − 1)·q.
-		q := min(1, variance(res)/variance(xs))
+		q := min(1, popVariance(res)/popVariance(xs))
 		t.Inflation = 1 + (arInflation(unbias(r, n), n)-1)*q
 	}
-	t.Z = (t.S - sign(t.S)) / math.Sqrt(v*t.Inflation)
+	t.Z = (t.S - mkSign(t.S)) / math.Sqrt(v*t.Inflation)
 	t.P = math.Erfc(math.Abs(t.Z) / math.Sqrt2)
 	return t
 }
@@ -134,7 +134,7 @@ func arInflation(rho float64, n int) float64 {
 	return f
 }
 
-func sign(x float64) float64 {
+func mkSign(x float64) float64 {
 	switch {
 	case x > 0:
 		return 1
@@ -145,7 +145,7 @@ func sign(x float64) float64 {
 }
 
 // variance is the population variance of xs (0 for fewer than two).
-func variance(xs []float64) float64 {
+func popVariance(xs []float64) float64 {
 	if len(xs) < 2 {
 		return 0
 	}

@@ -50,12 +50,12 @@ func RelChange(a, b, scale float64) float64 {
 		scale = -scale
 	}
 	if scale == 0 {
-		scale = max(abs(a), abs(b))
+		scale = max(absf(a), absf(b))
 	}
 	return d / scale
 }
 
-func abs(x float64) float64 {
+func absf(x float64) float64 {
 	if x < 0 {
 		return -x
 	}
