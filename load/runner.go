@@ -50,9 +50,9 @@ type Config struct {
 	// Run is written into every record (repeat or sweep index).
 	Run int
 	// WarmupAuto keeps warming, at the run's own load shape, until the warmup stops moving
-	// (warmup.go): at least WarmupMin requests, at most WarmupMax or WarmupTimeout, judged over
-	// windows of completed warmup requests whose TTFT, ITL and throughput must each stay
-	// within WarmupTolerance of the window before, twice in a row. Warmup is then unused.
+	// (warmup.go, stat.WarmupJudge): at least WarmupMin requests, at most WarmupMax or
+	// WarmupTimeout, judged over windows that tile time, whose ITL and TTFT must agree within
+	// WarmupTolerance, with no trend, over the last three. Warmup is then unused.
 	WarmupAuto      bool
 	WarmupMin       int
 	WarmupMax       int
@@ -269,6 +269,8 @@ func (s *state) take(now int64) (pick, bool) {
 			return pick{}, false
 		}
 		p.slot, p.phase = s.r.slot(i, measured), s.phaseAt(now)
+	} else {
+		s.sentWarmup(i, now)
 	}
 	s.next++
 	return p, true

@@ -2,40 +2,36 @@ package load
 
 import (
 	"math"
-	"slices"
 	"sync"
 
 	"servebench/record"
+	"servebench/stat"
 )
 
 // Warming until warm. A fixed count of warmup requests trusts that one request per slot was
 // enough; real engines capture CUDA graphs per batch shape, autotune kernels and fill caches
 // for far longer. With Config.WarmupAuto the warmup goes on, at the run's own load shape,
-// until it stops moving: the completed warmup requests are cut into windows of warmWindow
-// requests (one per slot, at least 8), and warming stops when the last window's median TTFT,
-// median ITL and output tokens/s are each within WarmupTolerance of the window before it, for
-// two windows in a row — or at the caps, which the run-end line names (and the summary warns
-// of). Requests already in flight when warming stops stay warmup.
+// until it stops moving, as judged by stat.WarmupJudge: time from the first warmup send is
+// tiled into windows of about 16 ITLs, each window's median ITL (over the event gaps that
+// end in it) and median TTFT (of the requests whose first event is in it) are taken once no
+// request sent before its end is in flight, and warming stops when the last three windows
+// agree within WarmupTolerance with no trend across them (less than a tenth of the
+// tolerance per window) — or at the caps, which the run-end line names (and the summary
+// warns of). Requests already in flight when warming stops stay warmup.
+//
+// The judge is pure: the virtual-time driver (package vtime) feeds it the same calls, which
+// is how its stopping point was measured (docs/metrics.md "Warmup").
 
 // autoWarm is the state of an automatic warmup, guarded by state.mu (start, done, end) and
-// by its own mutex (the records writer's observations).
+// by its own mutex (the judge, fed by take and by the records writer).
 type autoWarm struct {
 	done  bool // warming stopped
 	end   int  // the first measured request's index
 	why   string
 	start int64 // ns since t0 of the first warmup request
 
-	mu      sync.Mutex
-	window  []warmObs
-	last    []float64 // the previous window's [ttft, itl, tokens/s]
-	passes  int
-	settled bool // the writer saw convergence; take ends warming at the next request
-}
-
-type warmObs struct {
-	ttft, itl float64
-	end       int64
-	tokens    int
+	mu    sync.Mutex
+	judge stat.WarmupJudge
 }
 
 // warmupCount is how many requests are warmup (take holds s.mu): the fixed count, or with
@@ -53,7 +49,7 @@ func (s *state) warmupCount(now int64) int {
 		w.start = now
 	}
 	w.mu.Lock()
-	settled := w.settled
+	settled := w.judge.Settled()
 	w.mu.Unlock()
 	switch {
 	case i < s.cfg.WarmupMin:
@@ -70,78 +66,39 @@ func (s *state) warmupCount(now int64) int {
 	return w.end
 }
 
-// warmWindow is the number of completed requests judged together.
-func (s *state) warmWindow() int { return max(8, s.cfg.Concurrency, s.cfg.MaxConcurrency) }
-
-// observeWarmup takes a completed warmup record (on the records writer's goroutine).
-func (s *state) observeWarmup(rec *record.Record) {
-	if !s.cfg.WarmupAuto || rec.Phase != record.PhaseWarmup || !rec.OK() || len(rec.Events) == 0 {
+// sentWarmup tells the judge that warmup request i goes out at now (take holds s.mu).
+func (s *state) sentWarmup(i int, now int64) {
+	if !s.cfg.WarmupAuto || s.warm.done {
 		return
 	}
 	w := &s.warm
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.settled {
-		return
-	}
-	o := warmObs{ttft: float64(rec.Events[0].T - rec.Sent), itl: math.NaN(), end: rec.Done, tokens: rec.OutputTokens}
-	if n := len(rec.Events); n > 1 {
-		o.itl = float64(rec.Events[n-1].T-rec.Events[0].T) / float64(n-1)
-	}
-	w.window = append(w.window, o)
-	if len(w.window) < s.warmWindow() {
-		return
-	}
-	cur := windowFigures(w.window)
-	w.window = w.window[:0]
-	if w.last != nil {
-		if within(w.last, cur, s.cfg.WarmupTolerance) {
-			w.passes++
-		} else {
-			w.passes = 0
-		}
-	}
-	w.last = cur
-	w.settled = w.passes >= 2
+	w.judge.Tolerance = s.cfg.WarmupTolerance
+	w.judge.Sent(s.r.recordID(i), now)
+	w.mu.Unlock()
 }
 
-// windowFigures are a window's median TTFT, median ITL and output tokens/s.
-func windowFigures(ws []warmObs) []float64 {
-	var t, i []float64
-	first, last, tokens := int64(math.MaxInt64), int64(0), 0
-	for _, o := range ws {
-		t = append(t, o.ttft)
-		if !math.IsNaN(o.itl) {
-			i = append(i, o.itl)
-		}
-		first, last, tokens = min(first, o.end), max(last, o.end), tokens+o.tokens
+// observeWarmup takes a finished warmup record (on the records writer's goroutine); a
+// failed one only leaves the judge's in-flight set.
+func (s *state) observeWarmup(rec *record.Record) {
+	if !s.cfg.WarmupAuto || rec.Phase != record.PhaseWarmup {
+		return
 	}
-	med := func(v []float64) float64 {
-		if len(v) == 0 {
-			return math.NaN()
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
-	rate := math.NaN()
-	if last > first {
-		rate = float64(tokens) / (float64(last-first) / 1e9)
-	}
-	return []float64{med(t), med(i), rate}
-}
-
-// within reports whether every figure of b is within tol (relative) of a's; a figure that is
-// undefined on either side is not judged.
-func within(a, b []float64, tol float64) bool {
-	for k := range a {
-		if math.IsNaN(a[k]) || math.IsNaN(b[k]) || a[k] == 0 {
-			continue
-		}
-		if math.Abs(b[k]-a[k])/math.Abs(a[k]) > tol {
-			return false
+	var ev []int64
+	if rec.OK() {
+		ev = make([]int64, len(rec.Events))
+		for i, e := range rec.Events {
+			ev[i] = e.T
 		}
 	}
-	return true
+	sent := rec.Sent
+	if sent == 0 {
+		sent = rec.Scheduled
+	}
+	w := &s.warm
+	w.mu.Lock()
+	w.judge.Done(rec.ID, sent, ev)
+	w.mu.Unlock()
 }
 
 // result is the warmup's request count and why it stopped, for the run-end line.

@@ -81,6 +81,7 @@ func (a *Accumulator) Add(r *record.Record) {
 		a.runs = make(map[int]bool)
 	}
 	a.runs[r.Run] = true
+	a.steady.addLoad(r) // every request loads the server, warmup and cooldown too (steady.go)
 	if !r.Measured() {
 		if r.Phase == record.PhaseCooldown {
 			a.n.cooldown++

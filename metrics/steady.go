@@ -4,27 +4,63 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"servebench/record"
+	"servebench/stat"
 )
 
 // Steady-state check: was the server steady during the measurement window?
 //
-// The sending span (first sent → last sent of the measured requests) is cut into k equal
-// windows by send time (k = completed/8, between 5 and 20), and for each window the median
-// TTFT and median per-request ITL of the requests sent in it, and the output tokens/s of the
-// requests that ended in it, form a series. Each series gets
-// the Mann–Kendall trend test (Mann 1945, Kendall 1975: S = Σ_{i<j} sign(x_j − x_i), its
-// variance n(n−1)(2n+5)/18 less the ties' share, Z = (S ∓ 1)/√Var, two-sided p from the
-// normal), which assumes no distribution and is robust to outliers; the size is the change
-// between the medians of its first and last thirds (see trend). A series drifts when
-// p < steadyAlpha and that change is at least steadyMinChange of the series' median:
-// significance alone would flag a 1% trend in a long run, size alone a noisy short one.
-// With three series the chance that a steady run is called drifting is at most 3 × α.
+// Series. Each figure is a series of windows, and each series is tested on its own:
+//
+//   - ttft, itl (and client_queue): the measured, completed requests of the region (below)
+//     in send order are cut into windows of equal request count (not equal time: a
+//     synchronised closed loop leaves most equal-time windows empty), and a window's figure
+//     is the median of its requests' TTFT, per-request mean gap between events ((last −
+//     first)/(events − 1): a median gap is 0 when the client coalesced events, and a zero
+//     median must give no "rose +Inf%"), or client queue time. A closed loop's window holds
+//     at least one request per user (a generation of the loop), an open loop's the arrivals
+//     of one E2E.
+//   - output_throughput and in_flight (open loops): equal-time windows over the region, each
+//     at least one E2E long. Tokens and time in flight are counted from every request's
+//     events, warmup and cooldown included, so a window is never short of tokens because
+//     measured requests had not finished yet (the old design counted measured completions
+//     only, and every run whose requests lasted a quarter of its sending span was flagged).
+//
+// The region leaves out the ramp-in and the drain (see region and inRegion): from the later
+// of the first measured send and the run's first send plus one E2E, to the last measured
+// send, and for the per-request series not past one E2E before the last send of any phase.
+//
+// A series with fewer than steadyMinWindows windows is not tested and says so; a run none
+// of whose series could be tested is "too few windows", never "steady".
+//
+// Test. Mann–Kendall (stat.MannKendall) with the variance widened for the windows' serial
+// correlation (Yue & Wang 2004), and a step test (stat.ShiftTest) for the change that begins
+// part-way, each at α/2, with α = steadyFamilyAlpha / (series tested) (Bonferroni: the chance
+// that any series of a steady run is flagged is at most the family α, before the size gate).
+// A series drifts when p < α and its size, the change between the medians of its first and
+// last thirds relative to its median, is at least steadyMinChange, in the direction of the
+// change: significance alone would flag a 1% trend in a long run, size alone a noisy short
+// one. A zero median never gives an infinite size (stat.RelChange).
+//
+// Closed loops. A TTFT or ITL drift is kept only when E2E moved with it (cycled).
+//
+// Queueing. An open loop is "unbounded queueing" only when requests in flight rose over the
+// region (which leaves out the ramp-in to λ·E2E) and were still rising over its last half
+// by at least steadyMinChange: a server that slowed once (throttling) raises λ·E2E to a new
+// level and stops; a queue above capacity grows to the end.
+//
+// Error rates (docs/metrics.md "Steady state", measured by the validation matrix in
+// package vtime): see there; this comment does not repeat figures that a change of
+// constants would make stale.
 const (
-	steadyAlpha     = 0.01
-	steadyMinChange = 0.10
-	steadyMinReqs   = 40 // fewer completed requests: too few windows to test
+	steadyFamilyAlpha = 0.01
+	steadyMinChange   = 0.10
+	steadyMinReqs     = 40 // fewer completed requests: too few to cut into windows
+	steadyMinWindows  = 5  // a series of fewer windows is not tested
+	steadyMaxWindows  = 20
+	steadyMinPerWin   = 5 // requests per window, at least
 )
 
 // Drift is one metric's trend over the measurement window.
@@ -34,49 +70,85 @@ type Drift struct {
 	PerMinute float64 `json:"per_minute"` // the change per minute, in the metric's unit (ms, tok/s, requests)
 	Unit      string  `json:"unit"`
 	Change    float64 `json:"change"` // last third's median − first third's, over the series' median
-	P         float64 `json:"p"`      // Mann–Kendall two-sided p
+	P         float64 `json:"p"`      // two-sided p: the smaller of Mann–Kendall's and the shift test's, ×2; corrected for serial correlation
+}
+
+// SeriesCheck says whether one figure's series was tested, and over how many windows.
+type SeriesCheck struct {
+	Metric  string `json:"metric"`
+	Windows int    `json:"windows"`
+	Tested  bool   `json:"tested"`
+	Reason  string `json:"reason,omitempty"` // why it was not tested
 }
 
 // Steadiness is the verdict of the steady-state check.
 type Steadiness struct {
-	// Tested is false when the run had too few completed requests for it (Reason says so).
-	Tested  bool    `json:"tested"`
-	Reason  string  `json:"reason,omitempty"`
+	// Tested is false when no series could be tested (Reason says why): too few requests,
+	// or too few windows.
+	Tested bool   `json:"tested"`
+	Reason string `json:"reason,omitempty"`
+	// Windows is the most windows any tested series had.
 	Windows int     `json:"windows"`
 	Steady  bool    `json:"steady"`
 	Drifts  []Drift `json:"drifts,omitempty"`
-	// Queueing is true for an open loop whose requests in flight (or whose client-side queue
-	// time) grew through the window: the arrival rate is above the server's capacity and the
+	// Series lists every figure considered, tested or not.
+	Series []SeriesCheck `json:"series,omitempty"`
+	// Alpha is the significance level each tested series was held to (the family α over
+	// the number of series tested).
+	Alpha float64 `json:"alpha,omitempty"`
+	// Queueing is true for an open loop whose requests in flight grew through the window and
+	// were still growing at its end: the arrival rate is above the server's capacity and the
 	// run measures a growing queue, not the server.
 	Queueing bool `json:"unbounded_queueing"`
 }
 
-// steadyObs is what the check keeps of one measured request (28 bytes).
+// steadyObs is what the check keeps of one measured, completed request.
 type steadyObs struct {
 	sent, end int64
 	ttft, itl float32 // ns; NaN when undefined
 	queue     float32 // dispatched − scheduled, ns
-	tokens    int32
+}
+
+// loadSpan is what the check keeps of every request, any phase: its time in flight and
+// its output tokens, spread evenly from its first to its last event.
+type loadSpan struct {
+	sent, first, end int64
+	tokens           int32
 }
 
 type steadyAcc struct {
-	obs  []steadyObs
-	gaps []float64 // scratch for one request's ITL median, reused
+	obs   []steadyObs
+	spans []loadSpan
 }
 
-func (s *steadyAcc) add(r *record.Record, out int) {
-	o := steadyObs{sent: r.Sent, end: r.Done, ttft: float32(math.NaN()), itl: float32(math.NaN()), tokens: int32(out)}
+// addLoad keeps any sent request's span (warmup, cooldown and failed ones too).
+func (s *steadyAcc) addLoad(r *record.Record) {
+	if r.Sent <= 0 {
+		return
+	}
+	sp := loadSpan{sent: r.Sent, end: r.Done}
+	if n := len(r.Events); n > 0 {
+		sp.first, sp.end = r.Events[0].T, max(sp.end, r.Events[n-1].T)
+		sp.tokens = int32(r.OutputTokens)
+		if sp.tokens == 0 {
+			sp.tokens = int32(n)
+		}
+	}
+	if sp.end < sp.sent {
+		return // never finished: no span to count
+	}
+	s.spans = append(s.spans, sp)
+}
+
+// add keeps a measured, completed request.
+func (s *steadyAcc) add(r *record.Record, _ int) {
+	o := steadyObs{sent: r.Sent, end: r.Done, ttft: float32(math.NaN()), itl: float32(math.NaN())}
 	if v, ok := ttft(r); ok {
 		o.ttft = float32(v)
 	}
 	if n := len(r.Events); n >= 2 {
-		s.gaps = s.gaps[:0]
-		for i := 1; i < n; i++ {
-			s.gaps = append(s.gaps, float64(r.Events[i].T-r.Events[i-1].T))
-		}
-		slices.Sort(s.gaps)
-		o.itl = float32(Quantile(s.gaps, 50))
-		o.end = r.Events[n-1].T
+		o.itl = float32(float64(r.Events[n-1].T-r.Events[0].T) / float64(n-1))
+		o.end = max(o.end, r.Events[n-1].T)
 	}
 	if r.Dispatched > 0 {
 		o.queue = float32(r.Dispatched - r.Scheduled)
@@ -84,124 +156,265 @@ func (s *steadyAcc) add(r *record.Record, out int) {
 	s.obs = append(s.obs, o)
 }
 
-// check tests the series of the window [start, end]; open says the run was an open loop.
-func (s *steadyAcc) check(start, end int64, open bool) *Steadiness {
+// series is one figure's windows, ready to test.
+type series struct {
+	metric, unit string
+	xs, ts       []float64 // values and window mid-times (ns)
+}
+
+// check runs the steady-state check; users is a closed loop's user count (0: open loop or
+// unknown) and open says the run was an open loop.
+func (s *steadyAcc) check(users int, open bool) *Steadiness {
 	n := len(s.obs)
-	if n < steadyMinReqs || end <= start {
+	if n < steadyMinReqs {
 		return &Steadiness{Reason: fmt.Sprintf("%d completed requests: at least %d are needed to test for drift", n, steadyMinReqs)}
 	}
-	// the windows span the sending, first sent → last sent: after the last send an open loop
-	// only drains, and its in-flight count falls whatever the server did
-	lastSent := int64(0)
-	for _, o := range s.obs {
-		lastSent = max(lastSent, o.sent)
-	}
-	if lastSent > start {
-		end = lastSent
-	}
-	k := min(20, max(5, n/8))
-	w := float64(end-start) / float64(k)
-	bucket := func(t int64) int { return min(k-1, max(0, int(float64(t-start)/w))) }
-	ttfts, itls, queues := make([][]float64, k), make([][]float64, k), make([][]float64, k)
-	tokens, inflight := make([]float64, k), make([]float64, k)
-	for _, o := range s.obs {
-		b := bucket(o.sent)
-		if !math.IsNaN(float64(o.ttft)) {
-			ttfts[b] = append(ttfts[b], float64(o.ttft))
+	slices.SortFunc(s.obs, func(a, b steadyObs) int { return cmpInt64(a.sent, b.sent) })
+	st := &Steadiness{}
+	var all []series
+	var checks []SeriesCheck
+	add := func(sr series, reason string) {
+		c := SeriesCheck{Metric: sr.metric, Windows: len(sr.xs), Tested: reason == "" && len(sr.xs) >= steadyMinWindows, Reason: reason}
+		if reason == "" && !c.Tested {
+			c.Reason = fmt.Sprintf("too few windows (%d, at least %d)", len(sr.xs), steadyMinWindows)
 		}
-		if !math.IsNaN(float64(o.itl)) {
-			itls[b] = append(itls[b], float64(o.itl))
-		}
-		queues[b] = append(queues[b], float64(o.queue))
-		if o.end <= end {
-			tokens[bucket(o.end)] += float64(o.tokens) // completions after the last send drain, they measure no window
-		}
-		// time in flight inside each window, so the mean in flight per window is Little's law
-		for i := bucket(o.sent); i <= bucket(o.end); i++ {
-			lo, hi := float64(start)+float64(i)*w, float64(start)+float64(i+1)*w
-			inflight[i] += max(0, min(hi, float64(o.end))-max(lo, float64(o.sent)))
+		checks = append(checks, c)
+		if c.Tested {
+			all = append(all, sr)
 		}
 	}
-	st := &Steadiness{Tested: true, Windows: k}
-	mid := func(i int) float64 { return (float64(i) + 0.5) * w }
-	series := func(metric, unit string, scale float64, vals func(i int) (float64, bool)) {
-		var xs, ts []float64
-		for i := range k {
-			if v, ok := vals(i); ok {
-				xs, ts = append(xs, v/scale), append(ts, mid(i))
-			}
-		}
-		if d, ok := trend(metric, unit, xs, ts); ok {
-			st.Drifts = append(st.Drifts, d)
+	rg := s.region(open)
+	in := s.inRegion(rg)
+	per := max(steadyMinPerWin, users, (len(in)+steadyMaxWindows-1)/steadyMaxWindows)
+	if open && len(in) > 1 && rg.ramp > 0 {
+		// an open loop's window holds the arrivals of one E2E at least (see region)
+		if span := float64(in[len(in)-1].sent - in[0].sent); span > 0 {
+			per = max(per, int(math.Ceil(float64(len(in))/span*rg.ramp)))
 		}
 	}
-	median := func(v [][]float64) func(int) (float64, bool) {
-		return func(i int) (float64, bool) {
-			if len(v[i]) == 0 {
-				return 0, false
-			}
-			slices.Sort(v[i])
-			return Quantile(v[i], 50), true
-		}
-	}
-	series("ttft", "ms", 1e6, median(ttfts))
-	series("itl", "ms", 1e6, median(itls))
-	series("output_throughput", "tok/s", 1, func(i int) (float64, bool) { return tokens[i] / (w / 1e9), true })
+	bounds, reason := countWindows(len(in), per, users)
+	add(byCount(in, "ttft", "ms", bounds, func(o steadyObs) float32 { return o.ttft }), reason)
+	add(byCount(in, "itl", "ms", bounds, func(o steadyObs) float32 { return o.itl }), reason)
 	if open {
-		before := len(st.Drifts)
-		series("in_flight", "requests", 1, func(i int) (float64, bool) { return inflight[i] / w, true })
-		series("client_queue", "ms", 1e6, median(queues))
-		for _, d := range st.Drifts[before:] {
-			st.Queueing = st.Queueing || d.Direction == "rose"
+		add(byCount(in, "client_queue", "ms", bounds, func(o steadyObs) float32 { return o.queue }), reason)
+	}
+	tp, inf, reason := s.byTime(rg)
+	add(tp, reason)
+	if open {
+		add(inf, reason)
+	}
+	st.Series = checks
+	if len(all) == 0 {
+		st.Reason = "too few windows: " + untestedReasons(checks)
+		return st
+	}
+	st.Tested = true
+	st.Alpha = steadyFamilyAlpha / float64(len(all))
+	e2e := byCount(in, "e2e", "ms", bounds, func(o steadyObs) float32 { return float32(o.end - o.sent) })
+	for _, sr := range all {
+		st.Windows = max(st.Windows, len(sr.xs))
+		// An open loop's throughput and requests in flight follow its Poisson arrivals, and
+		// E2E-long windows share requests with their neighbours: the series are smooth, its
+		// successive differences understate its noise, and the step test called a 10 req/s
+		// run against a steady server "unbounded queueing" (p = 7e-8 for an arrival-count
+		// excursion of +36%). There the trend test alone judges them.
+		shift := !open || (sr.metric != "output_throughput" && sr.metric != "in_flight")
+		d, ok := trend(sr, st.Alpha, shift)
+		if !ok || (!open && !cycled(d, e2e)) {
+			continue
+		}
+		st.Drifts = append(st.Drifts, d)
+		if sr.metric == "in_flight" && d.Direction == "rose" && stillRising(sr.xs) {
+			st.Queueing = true
 		}
 	}
 	st.Steady = len(st.Drifts) == 0
 	return st
 }
 
-// trend is the Mann–Kendall test of xs at times ts (ns) and its size, as a Drift when
-// significant and large enough.
-func trend(metric, unit string, xs, ts []float64) (Drift, bool) {
+func untestedReasons(cs []SeriesCheck) string {
+	out := ""
+	for i, c := range cs {
+		if i > 0 {
+			out += "; "
+		}
+		out += c.Metric + ": " + strings.TrimPrefix(c.Reason, "too few windows: ")
+	}
+	return out
+}
+
+// countWindows cuts n requests in send order into windows of per requests (the last takes
+// the remainder); reason is set when a closed loop has too few requests per user for
+// steadyMinWindows windows of a generation each.
+func countWindows(n, per, users int) ([]int, string) {
+	k := n / per
+	if n < steadyMinReqs {
+		return nil, fmt.Sprintf("too few windows: %d measured requests between the ramp-in and the drain, at least %d are needed", n, steadyMinReqs)
+	}
+	if k < steadyMinWindows && users > 0 && per == users {
+		return nil, fmt.Sprintf("too few windows: %d requests from %d users between the ramp-in and the drain is %d per user, and each window needs one per user; at least %d per user are needed",
+			n, users, n/users, steadyMinWindows)
+	}
+	var b []int
+	for i := 0; i <= k; i++ {
+		b = append(b, min(n, i*n/max(k, 1)))
+	}
+	return b, ""
+}
+
+// inRegion are the measured requests sent in the region after its ramp-in and more than one
+// ramp before the last send of any phase: the first requests of a run meet an emptier
+// server, and so do the last, which run on as nothing more is sent. (Leaving out every
+// request that finished after the last send was tried first: above capacity that is nearly
+// all of them, and an overload went untested.)
+func (s *steadyAcc) inRegion(rg region) []steadyObs {
+	var in []steadyObs
+	for _, o := range s.obs {
+		if float64(o.sent) >= rg.start && float64(o.sent) <= rg.lastAll-rg.ramp {
+			in = append(in, o)
+		}
+	}
+	return in
+}
+
+// byCount is the series of a per-request figure's window medians, windows by count.
+func byCount(obs []steadyObs, metric, unit string, bounds []int, f func(steadyObs) float32) series {
+	sr := series{metric: metric, unit: unit}
+	var vals []float64
+	for i := 0; i+1 < len(bounds); i++ {
+		vals = vals[:0]
+		w := obs[bounds[i]:bounds[i+1]]
+		for _, o := range w {
+			if v := float64(f(o)); !math.IsNaN(v) {
+				vals = append(vals, v/1e6)
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		sr.xs = append(sr.xs, stat.Median(vals))
+		sr.ts = append(sr.ts, float64(w[0].sent+w[len(w)-1].sent)/2)
+	}
+	return sr
+}
+
+// byTime is output tokens/s and mean requests in flight over equal-time windows of the
+// region that leaves out the ramp-in and the drain (see the comment at the top).
+// region is the part of the run the check tests: from the later of the first measured send
+// and the run's first send (warmup included) plus the ramp-in, to the last measured send;
+// lastAll is the last send of any phase, after which the server drains.
+type region struct {
+	start, end, lastAll float64
+	ramp, minW          float64 // ns
+}
+
+// region finds the ramp-in and the time windows' least length (see the comment at the top).
+func (s *steadyAcc) region(open bool) region {
+	e2e := make([]float64, 0, len(s.obs))
+	firstM, lastM := int64(math.MaxInt64), int64(0)
+	for _, o := range s.obs { // s.obs is in send order
+		e2e = append(e2e, float64(o.end-o.sent))
+		firstM, lastM = min(firstM, o.sent), max(lastM, o.sent)
+	}
+	firstAll, lastAll := firstM, lastM
+	for _, sp := range s.spans {
+		firstAll, lastAll = min(firstAll, sp.sent), max(lastAll, sp.sent)
+	}
+	// The ramp-in lasts about one E2E: an open loop's in flight climbs to λ·E2E over it, a
+	// closed loop's first requests finish at its end. Every window lasts at least one E2E (a
+	// closed loop's median E2E, its period: users send in cohorts; an open loop's ramp):
+	// figures of requests whose lifetimes overlap are one observation, not several, and
+	// shorter windows of an open loop at 90% of capacity turned one slow excursion of the
+	// batch into a significant "trend" in 8 of 36 steady runs.
+	ramp := stat.Median(e2e)
+	minW := ramp
+	if open {
+		ramp = stat.Median(e2e[:min(len(e2e), max(steadyMinPerWin, len(e2e)/steadyMaxWindows))])
+		minW = ramp
+	}
+	return region{start: max(float64(firstM), float64(firstAll)+ramp), end: float64(lastM), lastAll: float64(lastAll), ramp: ramp, minW: minW}
+}
+
+func (s *steadyAcc) byTime(rg region) (tp, inf series, reason string) {
+	tp, inf = series{metric: "output_throughput", unit: "tok/s"}, series{metric: "in_flight", unit: "requests"}
+	start, ramp, minW := rg.start, rg.ramp, rg.minW
+	span := rg.end - start
+	k := steadyMaxWindows
+	if minW > 0 {
+		k = min(k, int(span/minW))
+	}
+	if span <= 0 {
+		k = 0
+	}
+	if k < steadyMinWindows {
+		return tp, inf, fmt.Sprintf("too few windows: the sending span after the ramp-in (%.3g s) holds %d windows of at least %.3g s, at least %d are needed",
+			ramp/1e9, max(k, 0), minW/1e9, steadyMinWindows)
+	}
+	w := span / float64(k)
+	tokens, busy := make([]float64, k), make([]float64, k)
+	for _, sp := range s.spans {
+		spread(tokens, start, w, float64(sp.first), float64(sp.end), float64(sp.tokens), sp.first > 0)
+		spread(busy, start, w, float64(sp.sent), float64(sp.end), float64(sp.end-sp.sent), true)
+	}
+	for i := range k {
+		mid := start + (float64(i)+0.5)*w
+		tp.xs, tp.ts = append(tp.xs, tokens[i]/(w/1e9)), append(tp.ts, mid)
+		inf.xs, inf.ts = append(inf.xs, busy[i]/w), append(inf.ts, mid)
+	}
+	return tp, inf, ""
+}
+
+// spread adds amount, spread evenly over [a, b], to the windows of length w from start.
+func spread(dst []float64, start, w, a, b, amount float64, ok bool) {
+	if !ok || amount <= 0 {
+		return
+	}
+	end := start + w*float64(len(dst))
+	if b <= a { // one instant
+		if a >= start && a < end {
+			dst[int((a-start)/w)] += amount
+		}
+		return
+	}
+	lo, hi := max(a, start), min(b, end)
+	if hi <= lo {
+		return
+	}
+	first, last := int((lo-start)/w), min(len(dst)-1, int((hi-start)/w))
+	for i := max(first, 0); i <= last; i++ { // by index: stepping by time can stall on rounding
+		ov := min(hi, start+float64(i+1)*w) - max(lo, start+float64(i)*w)
+		if ov > 0 {
+			dst[i] += amount * ov / (b - a)
+		}
+	}
+}
+
+// trend tests one series at level alpha and returns its drift when significant and large;
+// shift adds the step test (see check for where it is left out).
+func trend(sr series, alpha float64, shift bool) (Drift, bool) {
+	xs, ts := sr.xs, sr.ts
 	n := len(xs)
-	if n < 5 {
-		return Drift{}, false
+	// Two tests, each at α/2 (Bonferroni): Mann–Kendall for a gradual trend, ShiftTest for a
+	// step (throttling, a throughput step), which a trend test counts only by the pairs that
+	// straddle it.
+	mk, sh := stat.MannKendall(xs), stat.Shift{P: 1}
+	if shift {
+		sh = stat.ShiftTest(xs)
 	}
-	var s float64
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			s += sign(xs[j] - xs[i])
-		}
+	p := min(1, 2*min(mk.P, sh.P))
+	up := mk.S > 0
+	if sh.P < mk.P {
+		up = sh.D > 0
 	}
-	// variance with the tie correction Σ t(t−1)(2t+5) over groups of equal values
-	sorted := slices.Sorted(slices.Values(xs))
-	v := float64(n*(n-1)*(2*n+5)) / 18
-	for i := 0; i < n; {
-		j := i
-		for j < n && sorted[j] == sorted[i] {
-			j++
-		}
-		t := float64(j - i)
-		v -= t * (t - 1) * (2*t + 5) / 18
-		i = j
-	}
-	if v <= 0 || s == 0 {
-		return Drift{}, false
-	}
-	z := (s - sign(s)) / math.Sqrt(v)
-	p := math.Erfc(math.Abs(z) / math.Sqrt2)
 	// The size is the change between the medians of the first and last thirds of the windows.
-	// Sen's slope (the median of the pairwise slopes) was tried first: for a step — throttling
-	// that begins part-way — most pairs lie within one side of the step, their slopes are about
-	// zero, and a 2× slow-down a third into a run came out as a 0% change and went unflagged.
+	// Sen's slope over the whole series was tried first: for a step — throttling that begins
+	// part-way — most pairs lie within one side of the step, their slopes are about zero,
+	// and a 2× slow-down a third into a run came out as a 0% change and went unflagged.
 	third := max(1, n/3)
-	first, last := slices.Sorted(slices.Values(xs[:third])), slices.Sorted(slices.Values(xs[n-third:]))
-	delta := Quantile(last, 50) - Quantile(first, 50)
-	med := Quantile(sorted, 50)
-	change := math.Inf(1)
-	if med != 0 {
-		change = math.Abs(delta) / math.Abs(med)
-	}
-	if p >= steadyAlpha || change < steadyMinChange || delta == 0 || (delta > 0) != (s > 0) {
+	first, last := stat.Median(xs[:third]), stat.Median(xs[n-third:])
+	delta := last - first
+	change := stat.RelChange(first, last, stat.Median(xs))
+	if p >= alpha || change < steadyMinChange || delta == 0 || (delta > 0) != up {
 		return Drift{}, false
 	}
 	dir := "rose"
@@ -210,15 +423,48 @@ func trend(metric, unit string, xs, ts []float64) (Drift, bool) {
 	}
 	// per minute: the change over the time between the thirds' middles
 	dt := (ts[n-1-third/2] + ts[n-1-(third-1)/2] - ts[third/2] - ts[(third-1)/2]) / 2
-	return Drift{Metric: metric, Direction: dir, PerMinute: delta / dt * 60e9, Unit: unit, Change: change, P: p}, true
+	per := 0.0
+	if dt > 0 {
+		per = delta / dt * 60e9
+	}
+	return Drift{Metric: sr.metric, Direction: dir, PerMinute: per, Unit: sr.unit, Change: change, P: p}, true
 }
 
-func sign(x float64) float64 {
+// cycled reports whether a closed loop's TTFT or ITL drift shows in how fast its users
+// cycle: E2E moved the same way by at least half the size gate. Users that started in step
+// drift apart over the first generations, after which their prefills interleave with the
+// others' decodes: ITL rises and TTFT falls by tens of per cent while E2E and throughput stay
+// flat (the validation matrix's 16 users × 20 with 8-token outputs: ITL +22%, E2E +0%).
+// That is the loop's phase structure mixing, not the server; a cold start, throttling or a
+// step moves E2E with them. Other metrics pass unchanged.
+func cycled(d Drift, e2e series) bool {
+	if d.Metric != "ttft" && d.Metric != "itl" {
+		return true
+	}
+	n := len(e2e.xs)
+	if n < steadyMinWindows {
+		return true // nothing to corroborate with: keep the drift
+	}
+	third := max(1, n/3)
+	first, last := stat.Median(e2e.xs[:third]), stat.Median(e2e.xs[n-third:])
+	return stat.RelChange(first, last, stat.Median(e2e.xs)) >= steadyMinChange/2 && (last > first) == (d.Direction == "rose")
+}
+
+// stillRising reports whether the last half of xs still rose by steadyMinChange of its
+// median (Sen's slope across it): a queue above capacity grows to the end, a one-off
+// slow-down levels off.
+func stillRising(xs []float64) bool {
+	h := xs[len(xs)/2:]
+	rise := stat.SenSlope(h) * float64(len(h)-1)
+	return rise > 0 && stat.RelChange(0, rise, stat.Median(h)) >= steadyMinChange
+}
+
+func cmpInt64(a, b int64) int {
 	switch {
-	case x > 0:
-		return 1
-	case x < 0:
+	case a < b:
 		return -1
+	case a > b:
+		return 1
 	}
 	return 0
 }
@@ -230,14 +476,22 @@ func steadyWarning(st *Steadiness) []string {
 	}
 	var out []string
 	if st.Queueing {
-		out = append(out, "unbounded queueing: requests in flight (or waiting in the client for a slot) grew through the window: the arrival rate is above the server's capacity, so the run measures a growing queue, not the server; lower --rate")
+		out = append(out, "unbounded queueing: requests in flight grew through the window and were still growing at its end: the arrival rate is above the server's capacity, so the run measures a growing queue, not the server; lower --rate")
+	}
+	client := false
+	for _, d := range st.Drifts {
+		client = client || (d.Metric == "client_queue" && d.Direction == "rose")
 	}
 	for _, d := range st.Drifts {
 		if st.Queueing && (d.Metric == "in_flight" || d.Metric == "client_queue") {
 			continue
 		}
-		out = append(out, fmt.Sprintf("not steady: %s %s by %.3g %s per minute (%.0f%% over the window; Mann–Kendall p = %.2g over %d windows): the server changed during the measurement (warmup too short, throttling, a growing queue); see docs/metrics.md \"Steady state\"",
-			driftName(d.Metric), d.Direction, math.Abs(d.PerMinute), d.Unit, 100*d.Change, d.P, st.Windows))
+		cause := "the server changed during the measurement (warmup too short, throttling, a growing queue)"
+		if client && d.Metric != "client_queue" {
+			cause = "the client's own queue time rose too, so the load generator may be the cause rather than the server"
+		}
+		out = append(out, fmt.Sprintf("not steady: %s %s by %.3g %s per minute (%.0f%% over the window; p = %.2g over %d windows by the trend and step tests, α %.2g): %s; see docs/metrics.md \"Steady state\"",
+			driftName(d.Metric), d.Direction, math.Abs(d.PerMinute), d.Unit, 100*d.Change, d.P, st.Windows, st.Alpha, cause))
 	}
 	return out
 }

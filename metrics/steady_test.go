@@ -77,18 +77,16 @@ func TestSteadyFindsUnboundedQueueing(t *testing.T) {
 	}
 }
 
-// The Mann–Kendall statistic against hand-computed values: 1..5 has S = 10, Var = 5·4·15/18,
-// Z = 9/√(50/3) = 2.2045, p = 0.0275.
-func TestMannKendallByHand(t *testing.T) {
-	xs := []float64{1, 2, 3, 4, 5}
+// trend's size and rate against hand-computed values: 1..10, one per minute, is a rise of
+// 1 per minute; 1..5 has p = 0.0275 (stat's test), not below α = 0.01.
+func TestTrendByHand(t *testing.T) {
 	ts := []float64{0, 60e9, 120e9, 180e9, 240e9}
-	d, ok := trend("x", "u", []float64{1, 2, 3, 4, 5}, ts)
-	if ok {
+	if d, ok := trend(series{"x", "u", []float64{1, 2, 3, 4, 5}, ts}, 0.01, true); ok {
 		t.Errorf("p = 0.0275 is not below α = 0.01 but drift was reported: %+v", d)
 	}
-	xs = append(xs, 6, 7, 8, 9, 10)
+	xs := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	ts = append(ts, 300e9, 360e9, 420e9, 480e9, 540e9)
-	d, ok = trend("x", "u", xs, ts)
+	d, ok := trend(series{"x", "u", xs, ts}, 0.01, true)
 	if !ok || d.PerMinute < 0.999 || d.PerMinute > 1.001 || d.P > 0.001 {
 		t.Errorf("1..10, one per minute: %+v %v", d, ok)
 	}

@@ -159,12 +159,21 @@ func (a *Accumulator) Summary() *Summary {
 	s.Ends = a.ends()
 	s.Server = a.server(s)
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
-	s.Steadiness = a.steady.check(s.WindowStart, s.WindowEnd, a.openLoop())
+	s.Steadiness = a.steady.check(a.closedUsers(), a.openLoop())
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, steadyWarning(s.Steadiness)...)
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	s.Warnings = append(s.Warnings, gpuWarnings(s)...)
 	return s
+}
+
+// closedUsers is a closed loop's user count from the header (0: an open loop or unknown).
+func (a *Accumulator) closedUsers() int {
+	if a.hdr == nil || a.openLoop() {
+		return 0
+	}
+	c, _ := a.hdr.Config["concurrency"].(float64)
+	return int(c)
 }
 
 // openLoop reports whether the header's run was an open loop (an arrival schedule).

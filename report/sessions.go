@@ -53,6 +53,25 @@ func jsonSessions(o *object, s *metrics.Summary) {
 	o.set("sessions", so)
 }
 
+// testedSeries names the series that were (or were not) tested, e.g. "ttft, itl".
+func testedSeries(st *metrics.Steadiness, tested bool) string {
+	var names []string
+	for _, c := range st.Series {
+		if c.Tested == tested {
+			names = append(names, c.Metric)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// untested is "; not tested: x, y (too few windows)" when some series were not tested.
+func untested(st *metrics.Steadiness) string {
+	if n := testedSeries(st, false); n != "" {
+		return "; not tested (too few windows): " + n
+	}
+	return ""
+}
+
 // textSteady says whether the run was steady (metrics' steady-state check); the drifts
 // themselves are notes.
 func textSteady(b *strings.Builder, s *metrics.Summary) {
@@ -62,7 +81,7 @@ func textSteady(b *strings.Builder, s *metrics.Summary) {
 	case !st.Tested:
 		line(b, "steady", "not tested: %s", st.Reason)
 	case st.Steady:
-		line(b, "steady", "steady: no trend in TTFT, ITL or throughput over %d windows (Mann–Kendall)", st.Windows)
+		line(b, "steady", "steady: no trend or step in %s (up to %d windows each)%s", testedSeries(st, true), st.Windows, untested(st))
 	case st.Queueing:
 		line(b, "steady", "NOT STEADY: unbounded queueing (see the notes)")
 	default:

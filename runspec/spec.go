@@ -80,9 +80,9 @@ type Spec struct {
 	// Warmup is the number of warmup requests; 0 is none. Unset, it is one per concurrency
 	// slot (DefaultWarmup): that is why it is tracked as set or not rather than by value.
 	Warmup int `yaml:"warmup" json:"warmup"`
-	// WarmupAuto (--warmup auto) warms until the warmup's TTFT, ITL and throughput stop
-	// moving (within WarmupTolerance), after at least one request per slot and at most
-	// WarmupMax requests or WarmupTimeout.
+	// WarmupAuto (--warmup auto) warms until the warmup's ITL stops moving (stat.WarmupJudge:
+	// within WarmupTolerance over three windows of time), after at least one request per slot
+	// and at most WarmupMax requests or WarmupTimeout.
 	WarmupAuto      bool          `yaml:"warmup-auto" json:"warmup_auto,omitempty"`
 	WarmupMax       int           `yaml:"warmup-max" json:"warmup_max,omitempty"`
 	WarmupTimeout   time.Duration `yaml:"warmup-timeout" json:"warmup_timeout,omitempty"`

@@ -158,7 +158,7 @@ func (e *engine) runModel() {
 			t = time.Now() // an idle engine starts the step when the request arrives
 		}
 		e.drain()
-		dur := e.sched.step()
+		dur, ph := modelStep(e.sched, e.cost, t) // the step Virtual takes too (virtual.go)
 		e.stats.markScheduled(e.sched.plan, t)
 		e.publishGauges()
 		if dur == 0 { // nothing schedulable this step (e.g. cancelled): retry shortly, never spin
@@ -167,10 +167,6 @@ func (e *engine) runModel() {
 				return
 			}
 			continue
-		}
-		var ph stepPhase
-		if e.cost != nil {
-			dur, ph = e.cost.next(dur, e.sched.stepTokens, t)
 		}
 		if ph.throttleStart {
 			e.markPhase("throttle_start", t)

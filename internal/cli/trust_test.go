@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,35 +14,43 @@ import (
 )
 
 // TestWarmupAutoAgainstColdStart: against the simulator with a modelled cold phase (slow
-// first steps and a capture cost per batch shape), --warmup auto measures only after the
-// cold phase ended, and a --warmup 1 run of the same workload is not steady.
+// first steps and a capture cost per batch shape: a custom one and --cold-start's profile),
+// over HTTP, --warmup auto measures no earlier than max(10% of the cold phase, 1 s) before
+// its end and soon after it (the virtual-time measurement of the same judge is in package
+// vtime; docs/metrics.md quotes both), and a --warmup 1 run of the same workload is not
+// steady.
 func TestWarmupAutoAgainstColdStart(t *testing.T) {
 	cold := func(c *sim.Config) { c.ColdSteps, c.ColdFactor, c.GraphCapture = 300, 4, 20*time.Millisecond }
 	dir := t.TempDir()
-	srv, url := startSimServer(t, cold)
-	out := filepath.Join(dir, "auto.jsonl")
-	start := time.Now()
-	code, _, errs := runMain(t, "run", "-q", "--url", url, "--warmup", "auto", "--requests", "60", "--concurrency", "4",
-		"--input-tokens", "64", "--output-tokens", "16", "-o", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	h, recs := readRecords(t, out)
-	firstMeasured := int64(0)
-	for _, r := range recs {
-		if r.Phase == record.PhaseMeasure && (firstMeasured == 0 || r.Sent < firstMeasured) {
-			firstMeasured = r.Sent
+	for _, mod := range []func(*sim.Config){cold, func(c *sim.Config) { c.ColdStart = true }} {
+		srv, url := startSimServer(t, mod)
+		out := filepath.Join(dir, "auto.jsonl")
+		start := time.Now()
+		code, _, errs := runMain(t, "run", "-q", "--url", url, "--warmup", "auto", "--requests", "60", "--concurrency", "4",
+			"--input-tokens", "64", "--output-tokens", "16", "-o", out)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
 		}
-	}
-	ph := srv.Phases()
-	coldEnd := ph.ColdEnd.Sub(h.Start)
-	t.Logf("cold phase ended %v after t0 (%d steps, %d shapes captured); --warmup auto: %d requests (%s), first measured request sent at %v (run took %v)",
-		coldEnd, ph.ColdSteps, ph.Captures, h.Ends[0].WarmupRequests, h.Ends[0].WarmupStop, time.Duration(firstMeasured), time.Since(start))
-	if ph.ColdEnd.IsZero() || time.Duration(firstMeasured) < coldEnd || time.Duration(firstMeasured) > coldEnd*3/2 || h.Ends[0].WarmupStop != "converged" {
-		t.Errorf("measuring began at %v: not after the cold phase ended at %v, or later than half its length after (%s)", time.Duration(firstMeasured), coldEnd, h.Ends[0].WarmupStop)
+		h, recs := readRecords(t, out)
+		firstMeasured := int64(0)
+		for _, r := range recs {
+			if r.Phase == record.PhaseMeasure && (firstMeasured == 0 || r.Sent < firstMeasured) {
+				firstMeasured = r.Sent
+			}
+		}
+		ph := srv.Phases()
+		coldEnd := ph.ColdEnd.Sub(h.Start)
+		late := time.Duration(firstMeasured) - coldEnd
+		bound := max(coldEnd/10, time.Second)
+		t.Logf("cold phase ended %v after t0 (%d steps, %d shapes captured); --warmup auto: %d requests (%s), first measured request sent %v after its end (goal: within %v; run took %v)",
+			coldEnd, ph.ColdSteps, ph.Captures, h.Ends[0].WarmupRequests, h.Ends[0].WarmupStop, late, bound, time.Since(start))
+		if ph.ColdEnd.IsZero() || late < -bound || late > max(bound, 3500*time.Millisecond) || h.Ends[0].WarmupStop != "converged" {
+			t.Errorf("measuring began %v after the cold phase ended at %v (%s)", late, coldEnd, h.Ends[0].WarmupStop)
+		}
+		os.Remove(out)
 	}
 
-	_, url = startSimServer(t, cold)
+	_, url := startSimServer(t, cold)
 	out1 := filepath.Join(dir, "one.jsonl")
 	code, stdout, errs := runMain(t, "run", "--url", url, "--warmup", "1", "--requests", "200", "--concurrency", "4",
 		"--input-tokens", "64", "--output-tokens", "16", "-o", out1)
@@ -54,7 +63,8 @@ func TestWarmupAutoAgainstColdStart(t *testing.T) {
 }
 
 // TestDriftAndQueueing: throttling part-way through a run is named as a drift of the right
-// metric and direction; an open loop at twice the simulator's capacity is unbounded queueing.
+// metric and direction; an open loop at twice the simulator's capacity is unbounded queueing
+// (20 s: the check needs several windows of one early E2E, here 1.6 s, after the ramp-in).
 func TestDriftAndQueueing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for about 20 s")
@@ -78,7 +88,7 @@ func TestDriftAndQueueing(t *testing.T) {
 	}
 	capRate := requestRate(t, filepath.Join(dir, "cap.jsonl"))
 	code, stdout, errs = runMain(t, "run", "--url", url, "--rate", strconv.FormatFloat(2*capRate, 'f', 2, 64),
-		"--duration", "6s", "--input-tokens", "64", "--output-tokens", "64", "-o", filepath.Join(dir, "over.jsonl"))
+		"--duration", "20s", "--input-tokens", "64", "--output-tokens", "64", "-o", filepath.Join(dir, "over.jsonl"))
 	if code != 0 {
 		t.Fatalf("overload: exit %d: %s", code, errs)
 	}

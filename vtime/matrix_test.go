@@ -1,0 +1,59 @@
+package vtime
+
+import (
+	"flag"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	matrixFlag = flag.String("matrix", "reduced", "validation matrix: reduced (CI) or full")
+	shapeFlag  = flag.String("shape", "", "run only the cases whose shape contains this")
+)
+
+// TestMatrix runs the validation matrix and holds the steady-state check to its promises:
+// at most 3% of steady-by-construction runs called not steady overall and 5% in any shape,
+// at least 90% of changing runs caught naming the metric that changed. The full matrix:
+//
+//	go test ./vtime -run TestMatrix -matrix=full -v
+func TestMatrix(t *testing.T) {
+	full := *matrixFlag == "full"
+	if testing.Short() && !full {
+		t.Skip("the reduced matrix takes a few seconds")
+	}
+	start := time.Now()
+	cs := Cases(full)
+	if *shapeFlag != "" {
+		cs = slices.DeleteFunc(cs, func(c Case) bool { return !strings.Contains(c.Shape, *shapeFlag) })
+	}
+	os := RunCases(cs)
+	rs := Tally(os)
+	t.Logf("%d runs in %v\n%s", len(os), time.Since(start), Table(rs))
+	var sr, sf, cr, cn int
+	for _, o := range os {
+		if o.Err != nil {
+			t.Errorf("%s (%s): %v", o.Shape, o.Label, o.Err)
+		}
+		if testing.Verbose() && (o.Flagged != o.Changing || (o.Changing && !o.Named)) {
+			t.Logf("miss: %s (%s): tested %v, drifts [%s]", o.Shape, o.Label, o.Tested, o.Drifts)
+		}
+	}
+	for _, r := range rs {
+		if r.Changing {
+			cr, cn = cr+r.Runs, cn+r.Named
+			continue
+		}
+		sr, sf = sr+r.Runs, sf+r.Flagged
+		if pct(r.Flagged, r.Runs) > 5 {
+			t.Errorf("%s: %d of %d steady runs called not steady", r.Shape, r.Flagged, r.Runs)
+		}
+	}
+	if pct(sf, sr) > 3 {
+		t.Errorf("%d of %d steady runs called not steady (> 3%%)", sf, sr)
+	}
+	if pct(cn, cr) < 90 {
+		t.Errorf("%d of %d changing runs caught naming the metric (< 90%%)", cn, cr)
+	}
+}
