@@ -1,0 +1,101 @@
+package stat
+
+import (
+	"math"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// Student's t and the power of a two-sided t test, for compare's intervals and its "runs
+// needed" figures.
+
+// TCDF is the CDF of Student's t with df degrees of freedom at x; df ≤ 0 or +Inf means the
+// standard normal.
+func TCDF(x, df float64) float64 {
+	if df <= 0 || math.IsInf(df, 1) {
+		return stats.StdNormal.CDF(x)
+	}
+	return stats.TDist{V: df}.CDF(x)
+}
+
+// TQuantile is the q-quantile (0 < q < 1) of Student's t with df degrees of freedom (df ≤ 0 or
+// +Inf: the standard normal), by bisection of TCDF: t quantiles are needed a handful of times
+// per comparison, so a closed-form approximation is not worth its error.
+func TQuantile(q, df float64) float64 {
+	if df <= 0 || math.IsInf(df, 1) {
+		return stats.StdNormal.InvCDF(q)
+	}
+	lo, hi := -1.0, 1.0
+	for TCDF(lo, df) > q {
+		lo *= 2
+	}
+	for TCDF(hi, df) < q {
+		hi *= 2
+	}
+	for range 100 {
+		mid := (lo + hi) / 2
+		if TCDF(mid, df) < q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// TPower is the chance that a two-sided t test at level alpha with df degrees of freedom
+// rejects "no difference" when the true difference is effect and the estimate's standard
+// error is se — the exact power under normal errors (the noncentral t):
+//
+//	P(|Z + λ| > t* · S),  λ = effect/se,  S = √(χ²_df / df),  t* = t_{1−α/2, df}
+//
+// integrated over S numerically (the normal approximation Φ(λ − t*) overstates the power at
+// few degrees of freedom: 80% by it is about 75% at 5 runs per side). df ≤ 0 or +Inf: S = 1.
+func TPower(effect, se, alpha, df float64) float64 {
+	if se <= 0 {
+		if effect != 0 {
+			return 1
+		}
+		return alpha
+	}
+	lam := math.Abs(effect) / se
+	tc := TQuantile(1-alpha/2, df)
+	rej := func(s float64) float64 {
+		return stats.StdNormal.CDF(lam-tc*s) + stats.StdNormal.CDF(-lam-tc*s)
+	}
+	if df <= 0 || math.IsInf(df, 1) {
+		return rej(1)
+	}
+	// density of S = √(χ²_df/df): 2·df·s·f_χ²(df·s²), on a grid wide enough for df = 1
+	lg, _ := math.Lgamma(df / 2)
+	logc := math.Log(2*df) - df/2*math.Ln2 - lg
+	const steps = 2000
+	top := 1 + 12/math.Sqrt(df) + 6
+	h := top / steps
+	var p, mass float64
+	for i := range steps {
+		s := (float64(i) + 0.5) * h
+		v := df * s * s
+		f := math.Exp(logc + math.Log(s) + (df/2-1)*math.Log(v) - v/2)
+		p += f * rej(s) * h
+		mass += f * h
+	}
+	if mass <= 0 {
+		return rej(1)
+	}
+	return math.Min(1, p/mass)
+}
+
+// RunsNeeded is the fewest runs per side (2 to max) at which a two-sample t test at level
+// alpha, on runs whose values have standard deviation sd, detects a true difference effect
+// with the given power: se = sd·√(2/n), df = 2n − 2. It returns 0 when max runs per side do
+// not suffice. The power is the exact one (TPower), so the figure is not optimistic for
+// the normal model it assumes.
+func RunsNeeded(effect, sd, alpha, power float64, max int) int {
+	for n := 2; n <= max; n++ {
+		if TPower(effect, sd*math.Sqrt(2/float64(n)), alpha, float64(2*n-2)) >= power {
+			return n
+		}
+	}
+	return 0
+}
