@@ -1,6 +1,9 @@
 package compare
 
 import (
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"servebench/metrics"
@@ -32,5 +35,22 @@ func TestPrefixCacheMakesRunsNotComparable(t *testing.T) {
 	}
 	if r := Compare(cold, side(20, 2), Options{}); r.Verdict == NotComparable {
 		t.Errorf("two cold runs: %q, differences %+v", r.Verdict, r.Differences)
+	}
+}
+
+// selectQuantile agrees with the sorted quantile of metrics, the one definition of a percentile.
+func TestSelectQuantile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{1, 2, 3, 10, 101, 1000} {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = math.Floor(rng.Float64() * 50) // ties too
+		}
+		sorted := slices.Sorted(slices.Values(xs))
+		for _, p := range []float64{0, 1, 50, 90, 99, 99.9, 100} {
+			if got, want := selectQuantile(slices.Clone(xs), p), metrics.Quantile(sorted, p); got != want {
+				t.Errorf("n %d p%g: %v, want %v", n, p, got, want)
+			}
+		}
 	}
 }

@@ -32,7 +32,7 @@ func TQuantile(q, df float64) float64 {
 	for TCDF(hi, df) < q {
 		hi *= 2
 	}
-	for range 100 {
+	for range 60 {
 		mid := (lo + hi) / 2
 		if TCDF(mid, df) < q {
 			lo = mid
@@ -69,12 +69,14 @@ func TPower(effect, se, alpha, df float64) float64 {
 	// density of S = √(χ²_df/df): 2·df·s·f_χ²(df·s²), on a grid wide enough for df = 1
 	lg, _ := math.Lgamma(df / 2)
 	logc := math.Log(2*df) - df/2*math.Ln2 - lg
-	const steps = 2000
-	top := 1 + 12/math.Sqrt(df) + 6
-	h := top / steps
+	// S has mean ≈ 1 and spread ≈ 1/√(2·df): 400 steps over ±10 spreads (from 0 at small df)
+	const steps = 400
+	w := 10 / math.Sqrt(2*df)
+	lo, hi := math.Max(0, 1-w), 1+w+1/df
+	h := (hi - lo) / steps
 	var p, mass float64
 	for i := range steps {
-		s := (float64(i) + 0.5) * h
+		s := lo + (float64(i)+0.5)*h
 		v := df * s * s
 		f := math.Exp(logc + math.Log(s) + (df/2-1)*math.Log(v) - v/2)
 		p += f * rej(s) * h
@@ -92,10 +94,19 @@ func TPower(effect, se, alpha, df float64) float64 {
 // not suffice. The power is the exact one (TPower), so the figure is not optimistic for
 // the normal model it assumes.
 func RunsNeeded(effect, sd, alpha, power float64, max int) int {
-	for n := 2; n <= max; n++ {
-		if TPower(effect, sd*math.Sqrt(2/float64(n)), alpha, float64(2*n-2)) >= power {
-			return n
+	ok := func(n int) bool { return TPower(effect, sd*math.Sqrt(2/float64(n)), alpha, float64(2*n-2)) >= power }
+	if max < 2 || !ok(max) {
+		return 0
+	}
+	// the power grows with n (the standard error shrinks and t* falls): bisect
+	lo, hi := 2, max
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
 	}
-	return 0
+	return lo
 }
