@@ -39,7 +39,7 @@ type obs struct {
 	// ttfts, tpots, e2es hold ttft, tpot, e2e as zero or one values, made once so that the
 	// bootstrap's thousands of passes allocate nothing per request
 	ttfts, tpots, e2es []float64
-	out             int       // output tokens (completed requests)
+	out                int // output tokens (completed requests)
 }
 
 // NewSide starts a side with the records file's header. opt sets the SLOs for goodput.

@@ -255,10 +255,10 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		Cand   *float64 `json:"candidate"`
 	}
 	type row struct {
-		Metric      string  `json:"metric"`
-		Unit        string  `json:"unit"`
-		Base        est     `json:"base"`
-		Cand        est     `json:"candidate"`
+		Metric      string   `json:"metric"`
+		Unit        string   `json:"unit"`
+		Base        est      `json:"base"`
+		Cand        est      `json:"candidate"`
 		Delta       float64  `json:"delta"`
 		DeltaLo     *float64 `json:"delta_lo"`
 		DeltaHi     *float64 `json:"delta_hi"`
