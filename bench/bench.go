@@ -20,6 +20,7 @@ import (
 	"servebench/runspec"
 	"servebench/sim"
 	"servebench/telemetry"
+	"servebench/validity"
 	"servebench/workload"
 )
 
@@ -69,6 +70,7 @@ type Session struct {
 	out       *output.File
 	w         *record.Writer
 	acc       *metrics.Accumulator
+	check     *validity.Checker // the current run's validity rules (package validity)
 	flushed   time.Time
 	written   int // records flushed to the file
 	pending   int // records handed to the writer

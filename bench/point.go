@@ -8,6 +8,7 @@ import (
 	"servebench/load"
 	"servebench/metrics"
 	"servebench/record"
+	"servebench/validity"
 )
 
 // runner is the load runner for the session's target and workload.
@@ -53,6 +54,11 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	r.OnEnd = func(o load.Outcome) { out = o }
 	b.acc = metrics.NewAccumulator(b.mopt)
 	b.acc.SetHeader(b.hdr)
+	rules, err := b.spec.ValidityRules() // validated with the spec: no error here
+	if err != nil {
+		return nil, err
+	}
+	b.check = &validity.Checker{Rules: rules}
 	var q load.QualitySampler
 	q.Start()
 	if p := b.opt.Progress; p != nil {
@@ -67,6 +73,10 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	end.WarmupRequests, end.WarmupStop = out.WarmupRequests, out.WarmupStop
 	if end.WarmupStop != "" {
 		b.logf("--warmup auto: %d warmup requests, %s", end.WarmupRequests, end.WarmupStop)
+	}
+	end.Validity = b.check.Result()
+	if v := end.Validity; v != nil {
+		b.logf("validity (%s): %s", v.Rules, v.Verdict)
 	}
 	end.Quality = q.Stop()
 	end.Quality.InProcessServer = b.sim != nil
@@ -108,6 +118,7 @@ func (b *Session) sink(r *record.Record) error {
 	}
 	b.pending++
 	b.acc.Add(r)
+	b.check.Add(r)
 	if p := b.opt.Progress; p != nil {
 		p.Add(r)
 	}
