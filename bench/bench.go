@@ -71,15 +71,18 @@ type Session struct {
 	w         *record.Writer
 	acc       *metrics.Accumulator
 	check     *validity.Checker // the current run's validity rules (package validity)
-	flushed   time.Time
-	written   int // records flushed to the file
-	pending   int // records handed to the writer
-	lc        load.Config
-	arrivals  []pacer.Arrival
-	t0        time.Time
-	mopt      metrics.Options
-	runs      []metrics.RunSummary
-	tel       *telemetry.Scraper // nil: no server telemetry
+	// endHook, when set, judges a run's summary before its run-end line is written
+	// (--repeat auto records there why it stopped)
+	endHook  func(*metrics.Summary) *record.RepeatAuto
+	flushed  time.Time
+	written  int // records flushed to the file
+	pending  int // records handed to the writer
+	lc       load.Config
+	arrivals []pacer.Arrival
+	t0       time.Time
+	mopt     metrics.Options
+	runs     []metrics.RunSummary
+	tel      *telemetry.Scraper // nil: no server telemetry
 }
 
 // Open prepares a session for the resolved spec s: it refuses outputs that would overwrite an

@@ -88,6 +88,9 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	if terr := b.writeTelemetry(end.Run, hard.Err() == nil); terr != nil && err == nil {
 		err = terr
 	}
+	if b.endHook != nil {
+		end.RepeatAuto = b.endHook(b.acc.Summary())
+	}
 	if werr := b.w.WriteRunEnd(&end); werr != nil && err == nil {
 		err = b.writeErr(werr)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"servebench/conditions"
 	"servebench/metrics"
@@ -137,6 +138,9 @@ func Compare(base, cand *Side, opt Options) *Result {
 	if res.Verdict == Inconclusive {
 		res.Decide = decide(res.Rows)
 	}
+	if res.Verdict == Improved || res.Verdict == Regressed {
+		res.inconclusiveNote()
+	}
 	res.Server = serverRows(br, cr)
 	for _, w := range conditionWarnings(base, cand, res.Differences) {
 		res.warnf("%s", w)
@@ -166,6 +170,21 @@ func (r *Result) methodWarnings() {
 		r.warnf("one run a side: the run-to-run spread cannot be measured, so every interval assumes %.0f%% (plus what each run's requests show); run --repeat 3 on both sides to measure it", 100*stat.AssumedRunSD)
 	case r.BaseRuns == 1 || r.CandRuns == 1:
 		r.warnf("one run on a side: the run-to-run spread comes from the other side's runs alone; run --repeat 3 on both sides for a firmer interval")
+	}
+}
+
+// inconclusiveNote names, beside a clear verdict, the metrics whose interval straddles the
+// threshold: they may have changed by it either way.
+func (r *Result) inconclusiveNote() {
+	var names []string
+	for _, row := range r.Rows {
+		if row.Change == Inconclusive {
+			names = append(names, row.Metric.Name)
+		}
+	}
+	if len(names) > 0 {
+		r.warnf("%s: the interval straddles the %.4g%% threshold, so these runs cannot tell whether it changed by that much either way; more runs per side (or longer runs, for a p99) would decide it",
+			strings.Join(names, ", "), 100*r.Threshold)
 	}
 }
 
@@ -228,19 +247,14 @@ func judge(r Row, th float64) string {
 	return Inconclusive
 }
 
-// worseInconclusive: an inconclusive row whose interval reaches the threshold on the worse
-// side (it may have regressed by the threshold).
-func worseInconclusive(r Row, th float64) bool {
-	hi := r.DeltaHi
-	if !r.Metric.Lower {
-		hi = -r.DeltaLo
-	}
-	return r.Change == Inconclusive && hi >= th
-}
-
 // verdict: not comparable when a blocking condition moved unannounced; else regressed when
-// any key metric regressed; else inconclusive when any may have regressed by the threshold;
-// else improved when any improved; else inconclusive when any is; else no significant change.
+// any key metric regressed; else improved when any improved (an inconclusive metric beside it
+// is named in a note); else inconclusive when any is; else no significant change.
+//
+// We tried letting a metric that may have regressed (its interval reaching the threshold on
+// the worse side) make the whole verdict inconclusive even beside a clear improvement: with
+// short runs a p99 (the largest of a few requests) straddles any threshold, so a halved ITL
+// read as inconclusive. Such metrics are named instead.
 func verdict(r *Result) string {
 	for _, d := range r.Differences {
 		if d.Kind == conditions.KindBlocking {
@@ -258,8 +272,6 @@ func verdict(r *Result) string {
 	switch {
 	case has(func(x Row) bool { return x.Change == Regressed }):
 		return Regressed
-	case has(func(x Row) bool { return worseInconclusive(x, r.Threshold) }):
-		return Inconclusive
 	case has(func(x Row) bool { return x.Change == Improved }):
 		return Improved
 	case has(func(x Row) bool { return x.Change == Inconclusive }):

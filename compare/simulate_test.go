@@ -158,6 +158,9 @@ func ratesTable() string {
 				}
 				r := measure(m, runs, n, f, 7)
 				dec := "—"
+				if r.undecidedOver > 0 {
+					dec = fmt.Sprintf("all over %d", MaxRuns)
+				}
 				if r.decideN > 0 {
 					dec = fmt.Sprintf("%.1f (%d over %d)", float64(r.decideSum)/float64(r.decideN), r.undecidedOver, MaxRuns)
 				}

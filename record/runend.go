@@ -29,9 +29,25 @@ type RunEnd struct {
 	WarmupStop     string `json:"warmup_stop,omitempty"`
 	// Quality is the load generator's own health during the run.
 	Quality *Quality `json:"quality,omitempty"`
+	// RepeatAuto, on the last run of a --repeat auto file, says why repeating stopped and how
+	// well the runs pinned the key metrics down.
+	RepeatAuto *RepeatAuto `json:"repeat_auto,omitempty"`
 	// Validity is the run held to validity rules (run --valid, --slo NAME=D@pNN): nil when
 	// no rule was given.
 	Validity *Validity `json:"validity,omitempty"`
+}
+
+// RepeatAuto is how a --repeat auto file ended.
+type RepeatAuto struct {
+	// Stop is "converged" (every key metric's run-to-run interval within Target) or "cap"
+	// (Max runs made without that: the baseline is less certain than asked).
+	Stop   string  `json:"stop"`
+	Runs   int     `json:"runs"`
+	Max    int     `json:"max"`
+	Target float64 `json:"target"` // the half-width asked for, a share (0.05)
+	// Widths are each key metric's 95% interval half-width over the runs, as a share of its
+	// geometric mean (null: not defined in two runs).
+	Widths map[string]*float64 `json:"widths"`
 }
 
 // Verdicts of Validity.

@@ -110,3 +110,27 @@ func RunsNeeded(effect, sd, alpha, power float64, max int) int {
 	}
 	return lo
 }
+
+// RelHalfWidth is the half-width of the 1 − alpha interval of the geometric mean of values
+// (all > 0), as a share of it: exp(t_{1−α/2, k−1} · s/√k) − 1 with s the standard deviation
+// of log values and k their count — how well k runs pin a figure down. +Inf for fewer than 2
+// values or any value ≤ 0.
+func RelHalfWidth(values []float64, alpha float64) float64 {
+	k := len(values)
+	if k < 2 {
+		return math.Inf(1)
+	}
+	var sum, ss float64
+	for _, v := range values {
+		if !(v > 0) {
+			return math.Inf(1)
+		}
+		sum += math.Log(v)
+	}
+	m := sum / float64(k)
+	for _, v := range values {
+		ss += (math.Log(v) - m) * (math.Log(v) - m)
+	}
+	sd := math.Sqrt(ss / float64(k-1))
+	return math.Expm1(TQuantile(1-alpha/2, float64(k-1)) * sd / math.Sqrt(float64(k)))
+}

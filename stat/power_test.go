@@ -73,3 +73,14 @@ func TestTwoLevel(t *testing.T) {
 		t.Errorf("one run a side: %+v", one)
 	}
 }
+
+func TestRelHalfWidth(t *testing.T) {
+	// logs 0, ±0.01: s = 0.01, k = 3, t = 4.303 → exp(4.303·0.01/√3) − 1 ≈ 2.52%
+	got := RelHalfWidth([]float64{1, math.Exp(0.01), math.Exp(-0.01)}, 0.05)
+	if math.Abs(got-0.0251) > 5e-4 {
+		t.Errorf("half-width %v, want about 0.0251", got)
+	}
+	if !math.IsInf(RelHalfWidth([]float64{1}, 0.05), 1) || !math.IsInf(RelHalfWidth([]float64{1, 0}, 0.05), 1) {
+		t.Error("one value or a zero gives a finite width")
+	}
+}

@@ -164,7 +164,7 @@ func (r *repeatValue) String() string {
 
 func (r *repeatValue) Set(v string) error {
 	if v == "auto" {
-		r.s.RepeatAuto, r.s.Repeat = true, 0
+		r.s.RepeatAuto, r.s.Repeat = true, 1 // the count is unused; 1 keeps it valid
 		r.s.MarkSet("repeat-auto")
 		return nil
 	}
