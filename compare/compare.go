@@ -213,7 +213,12 @@ func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, roun
 		if !ok || !(v > 0) || math.IsInf(v, 0) {
 			continue
 		}
-		out = append(out, stat.RunValue{Log: math.Log(v), Within: withinVar(m, blocks[r.Run], rounds, rng)})
+		w := withinVar(m, blocks[r.Run], rounds, rng)
+		df := 0.0
+		if w > 0 {
+			df = float64(len(blocks[r.Run]) - 1)
+		}
+		out = append(out, stat.RunValue{Log: math.Log(v), Within: w, WithinDF: df})
 	}
 	return out
 }

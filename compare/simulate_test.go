@@ -82,7 +82,7 @@ func measure(m genModel, runs, n int, factor float64, seed uint64) rates {
 	rng := rand.New(rand.NewPCG(seed, uint64(runs)))
 	var r rates
 	for range n {
-		res := Compare(genSide(rng, m, runs, 1), genSide(rng, m, runs, factor), Options{Rounds: 50})
+		res := Compare(genSide(rng, m, runs, 1), genSide(rng, m, runs, factor), Options{})
 		r.n++
 		switch res.Verdict {
 		case Regressed:
@@ -144,7 +144,7 @@ func TestCompareRates(t *testing.T) {
 
 // ratesTable is the full table, in Markdown, for docs/metrics.md.
 func ratesTable() string {
-	const n = 200
+	const n = 150
 	var b strings.Builder
 	b.WriteString("| runs per side | run-to-run spread | true change | called changed | regressed | inconclusive | TTFT p50 significant | runs to decide (mean) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")

@@ -3,6 +3,7 @@ package stat
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Two-level intervals for a ratio between two sets of runs.
@@ -21,7 +22,9 @@ import (
 //     runs that happen to agree cannot claim less noise than each run's own requests show;
 //   - with one run on each side, no run-to-run spread can be seen: the per-run variance is
 //     mean w_i + τ², τ being an assumed run-to-run relative spread (AssumedRunSD), and the
-//     interval says it rests on that assumption;
+//     interval says it rests on that assumption; its t has the degrees of freedom of the
+//     within-run estimate (time windows − 1 of the run with the fewest), since w_i is itself
+//     estimated from a handful of windows;
 //   - the log ratio d = ȳ_c − ȳ_b has standard error √(V (1/k_b + 1/k_c)), and its interval
 //     and p are Student's t with the pooled degrees of freedom (normal with one run a side).
 //
@@ -36,9 +39,10 @@ import (
 const AssumedRunSD = 0.03
 
 // RunValue is one run's figure for the two-level interval: Log = log(value), Within = the
-// sampling variance of Log inside the run (BlockVar), 0 when unknown.
+// sampling variance of Log inside the run (BlockVar), 0 when unknown, and WithinDF the
+// degrees of freedom of that estimate (time windows − 1; 0: unknown).
 type RunValue struct {
-	Log, Within float64
+	Log, Within, WithinDF float64
 }
 
 // Ratio is the comparison of one figure between two sets of runs: cand/base − 1 with a
@@ -80,6 +84,11 @@ func TwoLevel(base, cand []RunValue, alpha float64) Ratio {
 		v = math.Max(ss/r.DF, within)
 	} else {
 		r.DF, r.Assumed = math.Inf(1), true
+		for _, x := range append(slices.Clone(base), cand...) {
+			if x.WithinDF > 0 {
+				r.DF = math.Min(r.DF, x.WithinDF)
+			}
+		}
 	}
 	r.RunSD = math.Sqrt(v)
 	r.LogDiff = mc - mb

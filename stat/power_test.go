@@ -62,8 +62,8 @@ func mean(xs []float64) float64 {
 // An interval from one run a side rests on the assumed run-to-run spread; from several, on the
 // runs; the delta and interval are finite and contain the truth for a plain case.
 func TestTwoLevel(t *testing.T) {
-	base := []RunValue{{math.Log(100), 1e-4}, {math.Log(102), 1e-4}, {math.Log(98), 1e-4}}
-	cand := []RunValue{{math.Log(1000), 1e-4}, {math.Log(1020), 1e-4}, {math.Log(980), 1e-4}}
+	base := []RunValue{{math.Log(100), 1e-4, 0}, {math.Log(102), 1e-4, 0}, {math.Log(98), 1e-4, 0}}
+	cand := []RunValue{{math.Log(1000), 1e-4, 0}, {math.Log(1020), 1e-4, 0}, {math.Log(980), 1e-4, 0}}
 	r := TwoLevel(base, cand, 0.05)
 	if r.Assumed || r.DF != 4 || r.Lo < 8 || r.Hi > 10 || r.P > 1e-4 {
 		t.Errorf("10x at 3 runs a side: %+v", r)
