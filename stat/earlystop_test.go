@@ -2,6 +2,7 @@ package stat
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -39,5 +40,32 @@ func TestNearestRank(t *testing.T) {
 	}
 	if _, ok := NearestRank(nil, 99); ok {
 		t.Error("p99 of nothing is defined")
+	}
+}
+
+// A run whose true p99 sits exactly at the limit (1% of requests over) passes early stopping
+// at most 1% of the time at a fixed count: the binomial tail the rule sets, checked here by
+// simulation.
+func TestEarlyStopFalseValidRate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{500, 1000, 3000} {
+		pass := 0
+		const sims = 4000
+		for range sims {
+			over := 0
+			for range n {
+				if rng.Float64() < 0.01 {
+					over++
+				}
+			}
+			if n >= EarlyStopMin(over, 0.99, 0, EarlyStopConfidence) {
+				pass++
+			}
+		}
+		if rate := float64(pass) / sims; rate > 0.012 {
+			t.Errorf("n = %d, true p99 at the limit: VALID %.2f%% of the time (want ≤ 1%%)", n, 100*rate)
+		} else {
+			t.Logf("n = %d, true p99 at the limit: VALID %.2f%% of the time", n, 100*rate)
+		}
 	}
 }
