@@ -277,3 +277,33 @@ func Invalid(ends []record.RunEnd) []string {
 	}
 	return out
 }
+
+// HighestValid is for a search over loads (sweep --auto with a preset, as LoadGen's
+// peak-finding mode): among run-end lines of points at increasing load (Rate, or Concurrency
+// for a closed loop), the highest-load point that is VALID with every lower-load point VALID
+// too. ok is false when the lightest point is not VALID or no point was held to rules.
+func HighestValid(ends []record.RunEnd) (best record.RunEnd, ok bool) {
+	load := func(e record.RunEnd) float64 {
+		if e.Rate > 0 {
+			return e.Rate
+		}
+		return float64(e.Concurrency)
+	}
+	sorted := slices.Clone(ends)
+	slices.SortStableFunc(sorted, func(a, b record.RunEnd) int {
+		switch {
+		case load(a) < load(b):
+			return -1
+		case load(a) > load(b):
+			return 1
+		}
+		return 0
+	})
+	for _, e := range sorted {
+		if e.Validity == nil || e.Validity.Verdict != record.Valid {
+			break
+		}
+		best, ok = e, true
+	}
+	return best, ok
+}

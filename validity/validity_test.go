@@ -85,3 +85,17 @@ func TestPresetDurationAndCount(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// The highest VALID load counts only points whose every lighter point was VALID too.
+func TestHighestValid(t *testing.T) {
+	v := func(rate float64, verdict string) record.RunEnd {
+		return record.RunEnd{Rate: rate, Validity: &record.Validity{Verdict: verdict}}
+	}
+	got, ok := HighestValid([]record.RunEnd{v(4, record.Valid), v(1, record.Valid), v(8, record.Invalid), v(16, record.Valid)})
+	if !ok || got.Rate != 4 {
+		t.Errorf("got %+v %v, want rate 4", got, ok)
+	}
+	if _, ok := HighestValid([]record.RunEnd{v(1, record.Invalid)}); ok {
+		t.Error("an invalid lightest point gave a highest valid load")
+	}
+}
