@@ -218,6 +218,13 @@ func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, roun
 		if w > 0 {
 			df = float64(len(blocks[r.Run]) - 1)
 		}
+		if m.orderVar != nil && len(blocks[r.Run]) >= minBlocks {
+			var reqs []*obs
+			for _, b := range blocks[r.Run] {
+				reqs = append(reqs, b.reqs...)
+			}
+			w = math.Max(w, m.orderVar(reqs))
+		}
 		out = append(out, stat.RunValue{Log: math.Log(v), Within: w, WithinDF: df})
 	}
 	return out

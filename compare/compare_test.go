@@ -54,3 +54,26 @@ func TestSelectQuantile(t *testing.T) {
 		}
 	}
 }
+
+// A p99 of fewer than about 600 values has no distribution-free upper bound, so its
+// within-run variance is unbounded; a p50 of 96 values and a p99 of 1,000 are bounded.
+func TestOrderStatVar(t *testing.T) {
+	vals := func(n int) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(i + 1)
+		}
+		return xs
+	}
+	if v := orderStatVar(vals(96), 99); !math.IsInf(v, 1) {
+		t.Errorf("p99 of 96: %v, want +Inf", v)
+	}
+	for _, c := range []struct {
+		n int
+		p float64
+	}{{96, 50}, {1000, 99}} {
+		if v := orderStatVar(vals(c.n), c.p); !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("p%g of %d: %v, want a finite positive variance", c.p, c.n, v)
+		}
+	}
+}

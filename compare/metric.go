@@ -16,6 +16,9 @@ type Metric struct {
 	FromSummary func(*metrics.Summary) (float64, bool)
 	// fromBlocks computes the figure from the requests of resampled time blocks (bootstrap).
 	fromBlocks func(reqs []*obs, seconds float64) (float64, bool)
+	// orderVar, for a percentile, is a floor under its within-run variance on the log scale
+	// from order statistics (orderStatVar); nil for rates.
+	orderVar func(reqs []*obs) float64
 }
 
 // Key figures (the list): TTFT p50/p99, ITL p50/p99, TPOT p50, E2E p50/p99, output
@@ -74,7 +77,45 @@ func latency(name string, p float64, stat func(*metrics.Summary) metrics.Stat, v
 				xs = append(xs, vals(o)...)
 			}
 			return selectQuantile(xs, p) / 1e6, true
+		},
+		orderVar: func(reqs []*obs) float64 {
+			var xs []float64
+			for _, o := range reqs {
+				xs = append(xs, vals(o)...)
+			}
+			return orderStatVar(xs, p)
 		}}
+}
+
+// orderStatVar is the variance on the log scale that the distribution-free 95% interval of the
+// p-th percentile implies: the interval runs between the order statistics of ranks
+// np ∓ 1.96·√(np(1 − p)) (the binomial count of values below the percentile), and its width
+// in logs over 2·1.96 is a standard deviation. It floors the block bootstrap's variance, which
+// for a tail percentile of few values is too small: resampling can only reshuffle the few
+// values above it (a p99 of 96 requests moves among the top four), so it misses how far the
+// next run's top values may fall. +Inf when the values cannot bound the percentile from
+// above; 0 when fewer than 2 values or a value is not positive.
+func orderStatVar(xs []float64, p float64) float64 {
+	n := float64(len(xs))
+	if n < 2 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	q := p / 100
+	h := 1.96 * math.Sqrt(n*q*(1-q))
+	lo := min(max(int(math.Floor(n*q-h)), 1), len(s)) - 1 // ranks are 1-based
+	hi := int(math.Ceil(n*q+h)) + 1
+	if hi > len(s) {
+		// the interval's upper rank lies beyond the largest value: no run of this size bounds
+		// the percentile from above (a p99 needs about 600 values)
+		return math.Inf(1)
+	}
+	hi = max(hi, 1) - 1
+	if s[lo] <= 0 || s[hi] <= 0 {
+		return 0
+	}
+	sd := (math.Log(s[hi]) - math.Log(s[lo])) / (2 * 1.96)
+	return sd * sd
 }
 
 // selectQuantile is metrics.Quantile (linear between closest ranks, numpy's default) of

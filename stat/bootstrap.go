@@ -39,7 +39,8 @@ import (
 const AssumedRunSD = 0.03
 
 // RunValue is one run's figure for the two-level interval: Log = log(value), Within = the
-// sampling variance of Log inside the run (BlockVar), 0 when unknown, and WithinDF the
+// sampling variance of Log inside the run (BlockVar), 0 when unknown and +Inf when the run
+// cannot bound it (a p99 of a few hundred requests), and WithinDF the
 // degrees of freedom of that estimate (time windows − 1; 0: unknown).
 type RunValue struct {
 	Log, Within, WithinDF float64
@@ -74,11 +75,22 @@ func TwoLevel(base, cand []RunValue, alpha float64) Ratio {
 	}{{base, mb}, {cand, mc}} {
 		for _, x := range side.v {
 			ss += (x.Log - side.m) * (x.Log - side.m)
-			within += x.Within
 		}
 	}
-	within /= kb + kc
 	r.DF = kb + kc - 2
+	within, nw := 0.0, 0.0
+	for _, x := range append(slices.Clone(base), cand...) {
+		// an infinite within-run variance (a percentile its run cannot bound) is unknown when
+		// the runs' spread can speak for it, and makes the interval unbounded when it cannot
+		if math.IsInf(x.Within, 1) && r.DF > 0 {
+			continue
+		}
+		within += x.Within
+		nw++
+	}
+	if nw > 0 {
+		within /= nw
+	}
 	v := within + AssumedRunSD*AssumedRunSD
 	if r.DF > 0 {
 		v = math.Max(ss/r.DF, within)
