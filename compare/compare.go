@@ -123,7 +123,8 @@ func Compare(base, cand *Side, opt Options) *Result {
 	bb, cb := base.blocksByRun(br), cand.blocksByRun(cr)
 	for i, m := range ms {
 		rng := rand.New(rand.NewPCG(uint64(i+1), 0x5eed))
-		bv, cv := runValues(m, br, bb, opt.Rounds, rng), runValues(m, cr, cb, opt.Rounds, rng)
+		one := len(br) == 1 && len(cr) == 1
+		bv, cv := runValues(m, br, bb, opt.Rounds, rng, one), runValues(m, cr, cb, opt.Rounds, rng, one)
 		if len(bv) == 0 || len(cv) == 0 {
 			if len(br) > 0 && len(cr) > 0 {
 				res.warnf("%s: not compared: it is undefined or zero in every run of a side", m.Name)
@@ -206,7 +207,8 @@ func sideConditions(s *Side) conditions.Set {
 
 // runValues is each run's value of m on the log scale with its within-run variance; runs
 // where m is undefined or not positive (a ratio needs both) are left out.
-func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, rounds int, rng *rand.Rand) []stat.RunValue {
+// oneEach says that each side has one run.
+func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, rounds int, rng *rand.Rand, oneEach bool) []stat.RunValue {
 	var out []stat.RunValue
 	for _, r := range runs {
 		v, ok := m.FromSummary(r.Summary)
@@ -223,7 +225,12 @@ func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, roun
 			for _, b := range blocks[r.Run] {
 				reqs = append(reqs, b.reqs...)
 			}
-			w = math.Max(w, m.orderVar(reqs))
+			// an unbounded percentile makes the interval unbounded only where nothing else
+			// can bound it (one run a side); with more runs their spread does, and the
+			// bootstrap's variance stays a floor under it
+			if ov := m.orderVar(reqs); !math.IsInf(ov, 1) || oneEach {
+				w = math.Max(w, ov)
+			}
 		}
 		out = append(out, stat.RunValue{Log: math.Log(v), Within: w, WithinDF: df})
 	}
