@@ -20,6 +20,7 @@ import (
 	"servebench/runspec"
 	"servebench/sim"
 	"servebench/telemetry"
+	"servebench/validity"
 	"servebench/workload"
 )
 
@@ -77,15 +78,19 @@ type Session struct {
 	out       *output.File
 	w         *record.Writer
 	acc       *metrics.Accumulator
-	flushed   time.Time
-	written   int // records flushed to the file
-	pending   int // records handed to the writer
-	lc        load.Config
-	arrivals  []pacer.Arrival
-	t0        time.Time
-	mopt      metrics.Options
-	runs      []metrics.RunSummary
-	tel       *telemetry.Scraper // nil: no server telemetry
+	check     *validity.Checker // the current run's validity rules (package validity)
+	// endHook, when set, judges a run's summary before its run-end line is written
+	// (--repeat auto records there why it stopped)
+	endHook  func(*metrics.Summary) *record.RepeatAuto
+	flushed  time.Time
+	written  int // records flushed to the file
+	pending  int // records handed to the writer
+	lc       load.Config
+	arrivals []pacer.Arrival
+	t0       time.Time
+	mopt     metrics.Options
+	runs     []metrics.RunSummary
+	tel      *telemetry.Scraper // nil: no server telemetry
 }
 
 // Open prepares a session for the resolved spec s: it refuses outputs that would overwrite an

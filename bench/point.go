@@ -10,6 +10,7 @@ import (
 	"servebench/load"
 	"servebench/metrics"
 	"servebench/record"
+	"servebench/validity"
 )
 
 // runner is the load runner for the session's target and run run's part of the workload.
@@ -69,6 +70,11 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	r.OnEnd = func(o load.Outcome) { out = o }
 	b.acc = metrics.NewAccumulator(b.mopt)
 	b.acc.SetHeader(b.hdr)
+	rules, err := b.spec.ValidityRules() // validated with the spec: no error here
+	if err != nil {
+		return nil, err
+	}
+	b.check = &validity.Checker{Rules: rules}
 	var q load.QualitySampler
 	q.Start()
 	if p := b.opt.Progress; p != nil {
@@ -84,6 +90,10 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	if end.WarmupStop != "" {
 		b.logf("--warmup auto: %d warmup requests, %s", end.WarmupRequests, end.WarmupStop)
 	}
+	end.Validity = b.check.Result()
+	if v := end.Validity; v != nil {
+		b.logf("validity (%s): %s", v.Rules, v.Verdict)
+	}
 	end.Quality = q.Stop()
 	end.Quality.InProcessServer = b.sim != nil
 	end.Quality.Stamps, end.Quality.ReadStamps = out.Stamps, out.ReadStamps
@@ -93,6 +103,9 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	}
 	if terr := b.writeTelemetry(end.Run, hard.Err() == nil); terr != nil && err == nil {
 		err = terr
+	}
+	if b.endHook != nil {
+		end.RepeatAuto = b.endHook(b.acc.Summary())
 	}
 	if werr := b.w.WriteRunEnd(&end); werr != nil && err == nil {
 		err = b.writeErr(werr)
@@ -124,6 +137,7 @@ func (b *Session) sink(r *record.Record) error {
 	}
 	b.pending++
 	b.acc.Add(r)
+	b.check.Add(r)
 	if p := b.opt.Progress; p != nil {
 		p.Add(r)
 	}

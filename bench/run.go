@@ -42,8 +42,11 @@ func Run(ctx, hard context.Context, s runspec.Spec, opt Options) (*Result, error
 	return res, b.allFailed()
 }
 
-// repeats runs the load --repeat times.
+// repeats runs the load --repeat times (or until --repeat auto is satisfied).
 func (b *Session) repeats(ctx, hard context.Context) error {
+	if b.spec.RepeatAuto {
+		return b.autoRepeat(ctx, hard)
+	}
 	n := max(1, b.spec.Repeat)
 	if n == 1 {
 		_, err := b.RunPoint(ctx, hard, b.lc, record.RunEnd{}, "")

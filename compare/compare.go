@@ -3,12 +3,13 @@ package compare
 import (
 	"fmt"
 	"math"
-
-	"golang.org/x/perf/benchmath"
+	"math/rand/v2"
+	"strings"
 
 	"servebench/conditions"
 	"servebench/metrics"
 	"servebench/record"
+	"servebench/stat"
 )
 
 // Verdicts.
@@ -17,25 +18,27 @@ const (
 	Regressed     = "regressed"
 	NoChange      = "no significant change"
 	NotComparable = "not comparable"
+	// Inconclusive: some metric's interval straddles the threshold, so these runs cannot
+	// tell whether it changed by the threshold or not; Result.Decide says how many runs per
+	// side would.
+	Inconclusive = "inconclusive"
 )
 
-// Methods of comparison.
-const (
-	MannWhitney = "mann-whitney"    // several runs per side: U test on run-level values
-	Bootstrap   = "block-bootstrap" // one run on a side: block bootstrap over time windows
-)
+// Method is the one method of comparison (stat.TwoLevel): run-level values on the log scale,
+// their spread between runs, and each run's requests through a within-run block bootstrap.
+const Method = "two-level t"
 
-// Options configures a comparison. The zero value means: threshold 5%, alpha 0.05, 1000
-// bootstrap rounds, nothing expected to change.
+// Options configures a comparison. The zero value means: threshold 5%, alpha 0.05, 100
+// within-run bootstrap rounds, nothing expected to change.
 type Options struct {
 	// Threshold is the smallest relative change (0.05 = 5%) that counts as improved or
-	// regressed; a significant change below it is reported but judged "within threshold".
+	// regressed; a significant change whose whole interval lies below it is "within threshold".
 	Threshold float64
-	// Alpha is the significance level of the test (0.05).
+	// Alpha is 1 − the confidence of the intervals (0.05: 95% intervals).
 	Alpha float64
 	// Expect names the conditions the user meant to change (--expect-change).
 	Expect []string
-	// Rounds is the number of bootstrap rounds (1000).
+	// Rounds is the number of block-bootstrap rounds inside each run (100).
 	Rounds int
 	// Goodput includes goodput among the metrics (the sides' Options must carry SLOs).
 	Goodput bool
@@ -49,13 +52,13 @@ func (o Options) withDefaults() Options {
 		o.Alpha = 0.05
 	}
 	if o.Rounds == 0 {
-		o.Rounds = 1000
+		o.Rounds = 100
 	}
 	return o
 }
 
-// Estimate is a side's value of a metric: its centre (the median of run-level values, or the
-// pooled value for one run) and a 95% interval; N is runs (U test) or time blocks (bootstrap).
+// Estimate is a side's value of a metric: the geometric mean of its runs' values and its
+// interval; N is the runs.
 type Estimate struct {
 	Center, Lo, Hi float64
 	N              int
@@ -66,12 +69,18 @@ type Row struct {
 	Metric           Metric
 	Base, Cand       Estimate
 	Delta            float64 // cand/base − 1
-	DeltaLo, DeltaHi float64 // bootstrap interval of Delta (zero with the U test)
+	DeltaLo, DeltaHi float64 // its interval (at 1 − Alpha)
 	P                float64
-	Significant      bool
-	// Change is "~" (not significant), "within threshold", Improved or Regressed.
+	// Significant: the interval of Delta excludes 0.
+	Significant bool
+	// Change is "~" (not significant, interval within the threshold), "within threshold"
+	// (significant, interval within it), Inconclusive (the interval straddles the threshold),
+	// Improved or Regressed (the whole interval beyond the threshold).
 	Change string
-	// Power is what the test could detect with these runs (U test only; power.go).
+	// Assumed: neither side had two runs, so the run-to-run spread is assumed
+	// (stat.AssumedRunSD), not measured.
+	Assumed bool
+	// Power is what these runs could detect (power.go).
 	Power *Power
 }
 
@@ -83,7 +92,10 @@ type Result struct {
 	Rows               []Row
 	Verdict            string
 	Threshold, Alpha   float64
-	// Warnings are footnotes for the reader (STYLE.md "Warnings are data").
+	// Decide, with an inconclusive verdict, is the runs per side that would decide every
+	// inconclusive metric with 80% power at the deltas seen (0: more than MaxRuns).
+	Decide int
+	// Warnings are footnotes for the reader (STYLE.md "Warnings are data"), each said once.
 	Warnings []string
 	// Changes are the settings the candidate deliberately changed from its baseline (flags
 	// given beside run --like), from the candidate's header; nil when it was not made like one.
@@ -97,41 +109,84 @@ type Result struct {
 func Compare(base, cand *Side, opt Options) *Result {
 	opt = opt.withDefaults()
 	br, cr := base.Runs(), cand.Runs()
-	res := &Result{BaseRuns: len(br), CandRuns: len(cr), Threshold: opt.Threshold, Alpha: opt.Alpha}
+	res := &Result{BaseRuns: len(br), CandRuns: len(cr), Threshold: opt.Threshold, Alpha: opt.Alpha, Method: Method}
 	bc, cc := sideConditions(base), sideConditions(cand)
 	if bcache, ccache, ok := prefixCache(br, cr); ok {
 		bc.Put(bcache)
 		cc.Put(ccache)
 	}
 	res.Differences = conditions.Diff(bc, cc, opt.Expect)
-	metrics := KeyMetrics
+	ms := KeyMetrics
 	if opt.Goodput {
-		metrics = append(append([]Metric{}, KeyMetrics...), Goodput)
+		ms = append(append([]Metric{}, KeyMetrics...), Goodput)
 	}
-	if len(br) >= 2 && len(cr) >= 2 {
-		res.Method = MannWhitney
-		res.Rows = uTest(metrics, br, cr, opt, res)
-	} else {
-		res.Method = Bootstrap
-		bb, cb := base.blocks(), cand.blocks()
-		for i, m := range metrics {
-			if row, ok := bootstrapRow(m, bb, cb, opt.Rounds, uint64(i+1)); ok {
-				row.Metric = m
-				res.Rows = append(res.Rows, row)
+	bb, cb := base.blocksByRun(br), cand.blocksByRun(cr)
+	for i, m := range ms {
+		rng := rand.New(rand.NewPCG(uint64(i+1), 0x5eed))
+		one := len(br) == 1 && len(cr) == 1
+		bv, cv := runValues(m, br, bb, opt.Rounds, rng, one), runValues(m, cr, cb, opt.Rounds, rng, one)
+		if len(bv) == 0 || len(cv) == 0 {
+			if len(br) > 0 && len(cr) > 0 {
+				res.warnf("%s: not compared: it is undefined or zero in every run of a side", m.Name)
 			}
+			continue
 		}
-		res.warnf("one run on a side: low confidence. Deltas come from a block bootstrap over %d+%d time windows of requests; run --repeat 6 on both sides for a test between runs", len(bb), len(cb))
+		row := compareRow(m, bv, cv, opt)
+		res.Rows = append(res.Rows, row)
 	}
-	for i := range res.Rows {
-		judge(&res.Rows[i], opt.Threshold)
-	}
+	res.methodWarnings()
 	res.Verdict = verdict(res)
+	if res.Verdict == Inconclusive {
+		res.Decide = decide(res.Rows)
+	}
+	if res.Verdict == Improved || res.Verdict == Regressed {
+		res.inconclusiveNote()
+	}
 	res.Server = serverRows(br, cr)
-	res.Warnings = append(res.Warnings, conditionWarnings(base, cand, res.Differences)...)
+	for _, w := range conditionWarnings(base, cand, res.Differences) {
+		res.warnf("%s", w)
+	}
 	if cand.Header != nil && cand.Header.Like != nil {
 		res.Changes = cand.Header.Like.Changes
 	}
 	return res
+}
+
+// compareRow compares one metric's run values and judges the change.
+func compareRow(m Metric, bv, cv []stat.RunValue, opt Options) Row {
+	r := stat.TwoLevel(bv, cv, opt.Alpha)
+	row := Row{Metric: m, Delta: r.Delta, DeltaLo: r.Lo, DeltaHi: r.Hi, P: r.P, Assumed: r.Assumed,
+		Significant: r.Lo > 0 || r.Hi < 0,
+		Base:        Estimate{r.Base, r.BaseLo, r.BaseHi, len(bv)},
+		Cand:        Estimate{r.Cand, r.CandLo, r.CandHi, len(cv)}}
+	row.Change = judge(row, opt.Threshold)
+	row.Power = power(r, row, opt)
+	return row
+}
+
+// methodWarnings says, once each, what the intervals rest on when runs are few.
+func (r *Result) methodWarnings() {
+	switch {
+	case r.BaseRuns == 1 && r.CandRuns == 1:
+		r.warnf("one run a side: the run-to-run spread cannot be measured, so every interval assumes %.0f%% (plus what each run's requests show); run --repeat 3 on both sides to measure it", 100*stat.AssumedRunSD)
+	case r.BaseRuns == 1 || r.CandRuns == 1:
+		r.warnf("one run on a side: the run-to-run spread comes from the other side's runs alone; run --repeat 3 on both sides for a firmer interval")
+	}
+}
+
+// inconclusiveNote names, beside a clear verdict, the metrics whose interval straddles the
+// threshold: they may have changed by it either way.
+func (r *Result) inconclusiveNote() {
+	var names []string
+	for _, row := range r.Rows {
+		if row.Change == Inconclusive {
+			names = append(names, row.Metric.Name)
+		}
+	}
+	if len(names) > 0 {
+		r.warnf("%s: the interval straddles the %.4g%% threshold, so these runs cannot tell whether it changed by that much either way; more runs per side (or longer runs, for a p99) would decide it",
+			strings.Join(names, ", "), 100*r.Threshold)
+	}
 }
 
 func (r *Result) warnf(format string, a ...any) {
@@ -150,76 +205,98 @@ func sideConditions(s *Side) conditions.Set {
 	return conditions.Merge(conditions.FromHeader(s.Header), s.Header.Conditions)
 }
 
-// uTest compares the run-level values of each metric with benchmath's Mann-Whitney U test and
-// summarises each side by its median and a distribution-free 95% interval.
-func uTest(ms []Metric, br, cr []metrics.RunSummary, opt Options, res *Result) []Row {
-	th := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
-	var rows []Row
-	for i, m := range ms {
-		bv, cv := runValues(m, br), runValues(m, cr)
-		if len(bv) < 2 || len(cv) < 2 {
+// runValues is each run's value of m on the log scale with its within-run variance; runs
+// where m is undefined or not positive (a ratio needs both) are left out.
+// oneEach says that each side has one run.
+func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, rounds int, rng *rand.Rand, oneEach bool) []stat.RunValue {
+	var out []stat.RunValue
+	for _, r := range runs {
+		v, ok := m.FromSummary(r.Summary)
+		if !ok || !(v > 0) || math.IsInf(v, 0) {
 			continue
 		}
-		bs, cs := benchmath.NewSample(bv, th), benchmath.NewSample(cv, th)
-		bsum, csum := benchmath.AssumeNothing.Summary(bs, 0.95), benchmath.AssumeNothing.Summary(cs, 0.95)
-		cmp := benchmath.AssumeNothing.Compare(bs, cs)
-		for _, w := range append(append(bsum.Warnings, csum.Warnings...), cmp.Warnings...) {
-			res.warnf("%s: %v", m.Name, w)
+		w := withinVar(m, blocks[r.Run], rounds, rng)
+		df := 0.0
+		if w > 0 {
+			df = float64(len(blocks[r.Run]) - 1)
 		}
-		row := Row{Metric: m, P: cmp.P, Significant: cmp.P <= cmp.Alpha,
-			Base: Estimate{bsum.Center, bsum.Lo, bsum.Hi, len(bv)}, Cand: Estimate{csum.Center, csum.Lo, csum.Hi, len(cv)}}
-		if bsum.Center != 0 {
-			row.Delta = csum.Center/bsum.Center - 1
+		if m.orderVar != nil && len(blocks[r.Run]) >= minBlocks {
+			var reqs []*obs
+			for _, b := range blocks[r.Run] {
+				reqs = append(reqs, b.reqs...)
+			}
+			// an unbounded percentile makes the interval unbounded only where nothing else
+			// can bound it (one run a side); with more runs their spread does, and the
+			// bootstrap's variance stays a floor under it
+			if ov := m.orderVar(reqs); !math.IsInf(ov, 1) || oneEach {
+				w = math.Max(w, ov)
+			}
 		}
-		row.Power = power(bv, cv, opt.Alpha, opt.Threshold, uint64(i+1))
-		rows = append(rows, row)
-	}
-	return rows
-}
-
-func runValues(m Metric, runs []metrics.RunSummary) []float64 {
-	var out []float64
-	for _, r := range runs {
-		if v, ok := m.FromSummary(r.Summary); ok && !math.IsNaN(v) {
-			out = append(out, v)
-		}
+		out = append(out, stat.RunValue{Log: math.Log(v), Within: w, WithinDF: df})
 	}
 	return out
 }
 
-// judge names a row's change: "~" unless significant; then improved or regressed when the
-// change is at least the threshold in the better or worse direction.
-func judge(r *Row, threshold float64) {
-	switch {
-	case !r.Significant:
-		r.Change = "~"
-	case math.Abs(r.Delta) < threshold:
-		r.Change = "within threshold"
-	case (r.Delta > 0) == r.Metric.Lower:
-		r.Change = Regressed
-	default:
-		r.Change = Improved
+// judge names a row's change from its interval [lo, hi] of cand/base − 1 against the
+// threshold th, in the metric's worse and better directions: beyond th entirely → regressed
+// or improved; inside (−th, th) entirely → "~" or "within threshold"; across ±th →
+// inconclusive. With a threshold of 0 every significant change counts, and a non-significant
+// one is "~" (benchstat's rule).
+func judge(r Row, th float64) string {
+	worseLo, worseHi := r.DeltaLo, r.DeltaHi // the interval in the "worse" direction
+	if !r.Metric.Lower {
+		worseLo, worseHi = -r.DeltaHi, -r.DeltaLo
 	}
+	switch {
+	case th <= 1e-6 && !r.Significant:
+		return "~"
+	case worseLo >= th:
+		return Regressed
+	case worseHi <= -th:
+		return Improved
+	case worseHi < th && worseLo > -th && r.Significant:
+		return "within threshold"
+	case worseHi < th && worseLo > -th:
+		return "~"
+	case th <= 1e-6 && worseLo > 0:
+		return Regressed
+	case th <= 1e-6:
+		return Improved
+	}
+	return Inconclusive
 }
 
 // verdict: not comparable when a blocking condition moved unannounced; else regressed when
-// any key metric regressed; else improved when any improved; else no significant change.
+// any key metric regressed; else improved when any improved (an inconclusive metric beside it
+// is named in a note); else inconclusive when any is; else no significant change.
+//
+// We tried letting a metric that may have regressed (its interval reaching the threshold on
+// the worse side) make the whole verdict inconclusive even beside a clear improvement: with
+// short runs a p99 (the largest of a few requests) straddles any threshold, so a halved ITL
+// read as inconclusive. Such metrics are named instead.
 func verdict(r *Result) string {
 	for _, d := range r.Differences {
 		if d.Kind == conditions.KindBlocking {
 			return NotComparable
 		}
 	}
-	v := NoChange
-	for _, row := range r.Rows {
-		if row.Change == Regressed {
-			return Regressed
+	has := func(ok func(Row) bool) bool {
+		for _, row := range r.Rows {
+			if ok(row) {
+				return true
+			}
 		}
-		if row.Change == Improved {
-			v = Improved
-		}
+		return false
 	}
-	return v
+	switch {
+	case has(func(x Row) bool { return x.Change == Regressed }):
+		return Regressed
+	case has(func(x Row) bool { return x.Change == Improved }):
+		return Improved
+	case has(func(x Row) bool { return x.Change == Inconclusive }):
+		return Inconclusive
+	}
+	return NoChange
 }
 
 // prefixCacheKey is the measured condition "how much of the prompts the server took from its

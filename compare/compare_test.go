@@ -1,6 +1,9 @@
 package compare
 
 import (
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"servebench/metrics"
@@ -32,5 +35,45 @@ func TestPrefixCacheMakesRunsNotComparable(t *testing.T) {
 	}
 	if r := Compare(cold, side(20, 2), Options{}); r.Verdict == NotComparable {
 		t.Errorf("two cold runs: %q, differences %+v", r.Verdict, r.Differences)
+	}
+}
+
+// selectQuantile agrees with the sorted quantile of metrics, the one definition of a percentile.
+func TestSelectQuantile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{1, 2, 3, 10, 101, 1000} {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = math.Floor(rng.Float64() * 50) // ties too
+		}
+		sorted := slices.Sorted(slices.Values(xs))
+		for _, p := range []float64{0, 1, 50, 90, 99, 99.9, 100} {
+			if got, want := selectQuantile(slices.Clone(xs), p), metrics.Quantile(sorted, p); got != want {
+				t.Errorf("n %d p%g: %v, want %v", n, p, got, want)
+			}
+		}
+	}
+}
+
+// A p99 of fewer than about 600 values has no distribution-free upper bound, so its
+// within-run variance is unbounded; a p50 of 96 values and a p99 of 1,000 are bounded.
+func TestOrderStatVar(t *testing.T) {
+	vals := func(n int) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(i + 1)
+		}
+		return xs
+	}
+	if v := orderStatVar(vals(96), 99); !math.IsInf(v, 1) {
+		t.Errorf("p99 of 96: %v, want +Inf", v)
+	}
+	for _, c := range []struct {
+		n int
+		p float64
+	}{{96, 50}, {1000, 99}} {
+		if v := orderStatVar(vals(c.n), c.p); !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("p%g of %d: %v, want a finite positive variance", c.p, c.n, v)
+		}
 	}
 }

@@ -16,18 +16,21 @@ type Metric struct {
 	FromSummary func(*metrics.Summary) (float64, bool)
 	// fromBlocks computes the figure from the requests of resampled time blocks (bootstrap).
 	fromBlocks func(reqs []*obs, seconds float64) (float64, bool)
+	// orderVar, for a percentile, is a floor under its within-run variance on the log scale
+	// from order statistics (orderStatVar); nil for rates.
+	orderVar func(reqs []*obs) float64
 }
 
 // Key figures (the list): TTFT p50/p99, ITL p50/p99, TPOT p50, E2E p50/p99, output
 // and request throughput, and goodput when SLOs are given.
 var (
-	TTFTp50   = latency("TTFT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return one(o.ttft) })
-	TTFTp99   = latency("TTFT p99", 99, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return one(o.ttft) })
+	TTFTp50   = latency("TTFT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return o.ttfts })
+	TTFTp99   = latency("TTFT p99", 99, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return o.ttfts })
 	ITLp50    = latency("ITL p50", 50, func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }, func(o *obs) []float64 { return o.gaps })
 	ITLp99    = latency("ITL p99", 99, func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }, func(o *obs) []float64 { return o.gaps })
-	TPOTp50   = latency("TPOT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TPOT }, func(o *obs) []float64 { return one(o.tpot) })
-	E2Ep50    = latency("E2E p50", 50, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return one(o.e2e) })
-	E2Ep99    = latency("E2E p99", 99, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return one(o.e2e) })
+	TPOTp50   = latency("TPOT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TPOT }, func(o *obs) []float64 { return o.tpots })
+	E2Ep50    = latency("E2E p50", 50, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return o.e2es })
+	E2Ep99    = latency("E2E p99", 99, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return o.e2es })
 	OutputTPS = rate("output throughput", "tok/s", func(s *metrics.Summary) *float64 { return s.OutputThroughput }, func(o *obs) float64 { return float64(o.out) })
 	ReqPS     = rate("request throughput", "req/s", func(s *metrics.Summary) *float64 { return s.RequestThroughput }, func(o *obs) float64 { return b2f(o.ok) })
 	Goodput   = rate("goodput", "req/s", func(s *metrics.Summary) *float64 { return s.RequestGoodput }, func(o *obs) float64 { return b2f(o.ok && o.good) })
@@ -62,16 +65,104 @@ func latency(name string, p float64, stat func(*metrics.Summary) metrics.Stat, v
 			return v / 1e6, ok
 		},
 		fromBlocks: func(reqs []*obs, _ float64) (float64, bool) {
+			n := 0
+			for _, o := range reqs {
+				n += len(vals(o))
+			}
+			if n == 0 {
+				return 0, false
+			}
+			xs := make([]float64, 0, n)
+			for _, o := range reqs {
+				xs = append(xs, vals(o)...)
+			}
+			return selectQuantile(xs, p) / 1e6, true
+		},
+		orderVar: func(reqs []*obs) float64 {
 			var xs []float64
 			for _, o := range reqs {
 				xs = append(xs, vals(o)...)
 			}
-			if len(xs) == 0 {
-				return 0, false
-			}
-			slices.Sort(xs)
-			return metrics.Quantile(xs, p) / 1e6, true
+			return orderStatVar(xs, p)
 		}}
+}
+
+// orderStatVar is the variance on the log scale that the distribution-free 95% interval of the
+// p-th percentile implies: the interval runs between the order statistics of ranks
+// np ∓ 1.96·√(np(1 − p)) (the binomial count of values below the percentile), and its width
+// in logs over 2·1.96 is a standard deviation. It floors the block bootstrap's variance, which
+// for a tail percentile of few values is too small: resampling can only reshuffle the few
+// values above it (a p99 of 96 requests moves among the top four), so it misses how far the
+// next run's top values may fall. +Inf when the values cannot bound the percentile from
+// above; 0 when fewer than 2 values or a value is not positive.
+func orderStatVar(xs []float64, p float64) float64 {
+	n := float64(len(xs))
+	if n < 2 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	q := p / 100
+	h := 1.96 * math.Sqrt(n*q*(1-q))
+	lo := min(max(int(math.Floor(n*q-h)), 1), len(s)) - 1 // ranks are 1-based
+	hi := int(math.Ceil(n*q+h)) + 1
+	if hi > len(s) {
+		// the interval's upper rank lies beyond the largest value: no run of this size bounds
+		// the percentile from above (a p99 needs about 600 values)
+		return math.Inf(1)
+	}
+	hi = max(hi, 1) - 1
+	if s[lo] <= 0 || s[hi] <= 0 {
+		return 0
+	}
+	sd := (math.Log(s[hi]) - math.Log(s[lo])) / (2 * 1.96)
+	return sd * sd
+}
+
+// selectQuantile is metrics.Quantile (linear between closest ranks, numpy's default) of
+// unsorted xs, which it reorders: a selection in linear time, not a sort, because the
+// within-run bootstrap takes a percentile of tens of thousands of ITL gaps hundreds of times.
+func selectQuantile(xs []float64, p float64) float64 {
+	n := len(xs)
+	h := p / 100 * float64(n-1)
+	k := min(max(int(math.Floor(h)), 0), n-1)
+	lo := nth(xs, k)
+	if k+1 >= n || h <= float64(k) {
+		return lo
+	}
+	hi := slices.Min(xs[k+1:]) // after nth, everything right of k is ≥ xs[k]
+	return lo + (h-float64(k))*(hi-lo)
+}
+
+// nth puts the k-th smallest of xs at xs[k], smaller ones before and larger after (Hoare's
+// selection with a middle pivot), and returns it.
+func nth(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		pivot := xs[(lo+hi)/2]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
 }
 
 // rate is a count per second of window: Σ count(request) / Σ block seconds.

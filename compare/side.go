@@ -2,14 +2,13 @@
 // under the same conditions (package conditions), then, metric by metric, whether the
 // candidate differs by more than chance, and finally a verdict a CI pipeline can gate on.
 //
-// Statistics policy (benchstat's, STYLE.md 7): with several runs per side, the run-level values
-// of a metric (one TTFT p50 per run ...) are compared with a Mann-Whitney U test and summarised
-// by their median with a distribution-free confidence interval (golang.org/x/perf/benchmath).
-// With one run on either side no such test exists: requests of one run are not independent
-// (they share batches and queues), so a test treating them as independent samples would be
-// far too confident. We then use a block bootstrap over time windows, which keeps the
-// correlation of requests close in time inside each resampled block, and say that the
-// confidence is low.
+// Statistics policy (STYLE.md 7, docs/metrics.md "Comparing runs"): each metric's value per
+// run, on the log scale, is the unit; the runs' spread and each run's own requests (a block
+// bootstrap over its time windows, which keeps neighbouring requests together) give a
+// Student-t interval of the ratio cand/base (stat.TwoLevel). The interval decides: "~" when it
+// holds no change and no change of the threshold, improved or regressed when it lies wholly
+// beyond the threshold, inconclusive when it straddles it. The false-alarm and detection rates
+// of this rule are measured by simulation (simulate_test.go) and quoted in docs/metrics.md.
 package compare
 
 import (
@@ -37,7 +36,10 @@ type obs struct {
 	ok, good        bool
 	ttft, tpot, e2e float64
 	gaps            []float64 // ITL (chunk): the gaps between consecutive content events
-	out             int       // output tokens (completed requests)
+	// ttfts, tpots, e2es hold ttft, tpot, e2e as zero or one values, made once so that the
+	// bootstrap's thousands of passes allocate nothing per request
+	ttfts, tpots, e2es []float64
+	out                int // output tokens (completed requests)
 }
 
 // NewSide starts a side with the records file's header. opt sets the SLOs for goodput.
@@ -60,6 +62,7 @@ func (s *Side) Add(r *record.Record) {
 		m := metrics.PerRequest(r)
 		o.ttft, o.tpot, o.e2e = opt(m.TTFT), opt(m.TPOT), opt(m.E2E)
 		o.out = m.OutputTokens
+		o.ttfts, o.tpots, o.e2es = one(o.ttft), one(o.tpot), one(o.e2e)
 		o.good = s.meetsSLO(m)
 		// ITL (chunk) = the gaps between consecutive content events (METRICS.md)
 		for i := 1; i < len(r.Events); i++ {
@@ -91,6 +94,15 @@ func (s *Side) meetsSLO(m metrics.RequestMetrics) bool {
 	}
 	return within(m.TTFT, int64(slo.TTFT), false) && within(m.TPOT, int64(slo.TPOT), true) &&
 		within(m.ITLMax, int64(slo.ITL), true) && within(m.E2E, int64(slo.E2E), false)
+}
+
+// blocksByRun is each run's time windows (runBlocks), by run index.
+func (s *Side) blocksByRun(runs []metrics.RunSummary) map[int][]block {
+	out := map[int][]block{}
+	for _, r := range runs {
+		out[r.Run] = runBlocks(s.reqs[r.Run])
+	}
+	return out
 }
 
 // Runs returns every run's summary, in Run order, labelled as metrics.Runs labels them; nil

@@ -10,12 +10,15 @@ import (
 )
 
 // ParseSLOs reads --slo values "ttft=500ms", "tpot=50ms", "itl=…", "e2e=…" (each value may
-// also list several, comma-separated). Every threshold must be a positive duration.
+// also list several, comma-separated). Every threshold must be a positive duration. A value
+// written at a percentile, "ttft=2s@p99", is also a validity rule (package validity, which
+// checks the percentile); for goodput its threshold counts as any other.
 func ParseSLOs(vals []string) (SLO, error) {
 	var s SLO
 	for _, v := range vals {
 		for _, kv := range strings.Split(v, ",") {
 			k, d, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			d, _, _ = strings.Cut(d, "@")
 			dur, err := time.ParseDuration(strings.TrimSpace(d))
 			if !ok || err != nil || dur <= 0 {
 				return s, fmt.Errorf("--slo %q: want NAME=DURATION with NAME ttft, tpot, itl or e2e and a positive duration, e.g. ttft=500ms", kv)

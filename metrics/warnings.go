@@ -47,6 +47,9 @@ func warnings(s *Summary, h *record.Header) []string {
 		case "not reached":
 			add("the run ended while still warming (--warmup auto, %d requests): nothing was measured warm", e.WarmupRequests)
 		}
+		if ra := e.RepeatAuto; ra != nil && ra.Stop == "cap" {
+			add("--repeat auto stopped at its cap of %d runs before every key metric's run-to-run 95%% interval was within ±%.3g%%: this baseline is less certain than asked; raise --repeat-max or find what makes the runs differ", ra.Max, 100*ra.Target)
+		}
 	}
 	w = append(w, tokenWarnings(s, h)...)
 	w = append(w, clientWarnings(s)...)

@@ -29,6 +29,58 @@ type RunEnd struct {
 	WarmupStop     string `json:"warmup_stop,omitempty"`
 	// Quality is the load generator's own health during the run.
 	Quality *Quality `json:"quality,omitempty"`
+	// RepeatAuto, on the last run of a --repeat auto file, says why repeating stopped and how
+	// well the runs pinned the key metrics down.
+	RepeatAuto *RepeatAuto `json:"repeat_auto,omitempty"`
+	// Validity is the run held to validity rules (run --valid, --slo NAME=D@pNN): nil when
+	// no rule was given.
+	Validity *Validity `json:"validity,omitempty"`
+}
+
+// RepeatAuto is how a --repeat auto file ended.
+type RepeatAuto struct {
+	// Stop is "converged" (every key metric's run-to-run interval within Target) or "cap"
+	// (Max runs made without that: the baseline is less certain than asked).
+	Stop   string  `json:"stop"`
+	Runs   int     `json:"runs"`
+	Max    int     `json:"max"`
+	Target float64 `json:"target"` // the half-width asked for, a share (0.05)
+	// Widths are each key metric's 95% interval half-width over the runs, as a share of its
+	// geometric mean (null: not defined in two runs).
+	Widths map[string]*float64 `json:"widths"`
+}
+
+// Verdicts of Validity.
+const (
+	Valid   = "VALID"
+	Invalid = "INVALID"
+)
+
+// Validity is a run's verdict under validity rules in the manner of MLPerf LoadGen: VALID
+// when every check passed, else INVALID.
+type Validity struct {
+	Verdict string `json:"verdict"`
+	// Rules names the rule set: a preset (e.g. "mlperf-llama3.1-8b-server") or "custom".
+	Rules  string          `json:"rules"`
+	Checks []ValidityCheck `json:"checks"`
+}
+
+// ValidityCheck is one rule's figure and, when it failed, what would make it pass.
+type ValidityCheck struct {
+	// Rule is the rule in words: "min duration 600s", "p99 TTFT ≤ 2s (early stopping)".
+	Rule string `json:"rule"`
+	Pass bool   `json:"pass"`
+	// Figure is what the run showed: "312.4 s to the last scheduled query", "0 of 300 over
+	// the limit; nearest-rank p99 812 ms".
+	Figure string `json:"figure"`
+	// Shortfall, on a failed check, says what to change: "needs 159 more requests at this
+	// over-limit count", "run 288 s longer", "reduce the load".
+	Shortfall string `json:"shortfall,omitempty"`
+	// Measured, Over and Needed are an early-stopping check's counts: requests judged,
+	// those over the limit, and the fewest requests that would pass at that over count.
+	Measured int `json:"measured,omitempty"`
+	Over     int `json:"over,omitempty"`
+	Needed   int `json:"needed,omitempty"`
 }
 
 // Quality is how well the client could keep time during a run: the Go scheduler's latency

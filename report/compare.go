@@ -89,52 +89,32 @@ func cmpValue(v string) string {
 }
 
 func writeCmpRows(b *strings.Builder, r *compare.Result) {
-	if r.Method == compare.MannWhitney {
-		fmt.Fprintf(b, "metrics: median of run-level values [95%% CI]; Mann-Whitney U test, alpha %.2f\n", r.Alpha)
-	} else {
-		fmt.Fprintf(b, "metrics: pooled value [95%% bootstrap CI]; block bootstrap over time windows, LOW CONFIDENCE\n")
-	}
+	fmt.Fprintf(b, "metrics: geometric mean of run values [%.0f%% CI]; delta [%.0f%% CI] from the runs' spread and each run's requests (two-level t)\n",
+		100*(1-r.Alpha), 100*(1-r.Alpha))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	head := "  metric\tbase\tcandidate\tdelta\tp, n\t"
-	if r.Method == compare.MannWhitney {
-		head += "detects\t"
-	}
-	fmt.Fprintln(tw, head)
+	fmt.Fprintln(tw, "  metric\tbase\tcandidate\tdelta\tp, n\tpower\t")
 	for _, row := range r.Rows {
 		change := ""
 		if row.Change != "~" {
 			change = row.Change
 		}
-		detects := ""
-		if r.Method == compare.MannWhitney {
-			detects = cmpDetects(row.Power, r.Threshold) + "\t"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit),
-			cmpEstimate(row.Cand, row.Metric.Unit), cmpDelta(row), cmpPN(row), detects, change)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit),
+			cmpEstimate(row.Cand, row.Metric.Unit), cmpDelta(row), cmpPN(row), cmpPower(row.Power, r.Threshold), change)
 	}
 	tw.Flush()
-	if r.Method == compare.MannWhitney {
-		fmt.Fprintf(b, "detects: the smallest change these runs detect with 80%% power, and the runs per side that detect %.4g%% (a simulation of the test; docs/metrics.md)\n", 100*r.Threshold)
-	}
+	fmt.Fprintf(b, "power: the chance these runs find a true %.4g%% change (--threshold), and the runs per side that reach 80%% (docs/metrics.md)\n", 100*r.Threshold)
 }
 
-// cmpDetects is what a row's test could detect: "≥4.5% (n≥10 for 5%)".
-func cmpDetects(p *compare.Power, threshold float64) string {
+// cmpPower is a row's power at the threshold: "73% (n≥7 for 80%)".
+func cmpPower(p *compare.Power, threshold float64) string {
 	if p == nil {
-		return "—"
+		return dash
 	}
-	d := "none"
-	switch {
-	case p.Detectable <= 0.0025:
-		d = "≥0.25%" // the smallest change simulated: the spread is smaller still
-	case !math.IsInf(p.Detectable, 1):
-		d = fmt.Sprintf("≥%.2g%%", fin(100*p.Detectable))
-	}
-	n := "n>40"
+	n := fmt.Sprintf("n>%d", compare.MaxRuns)
 	if p.RunsNeeded > 0 {
 		n = fmt.Sprintf("n≥%d", p.RunsNeeded)
 	}
-	return fmt.Sprintf("%s (%s for %.4g%%)", d, n, 100*threshold)
+	return fmt.Sprintf("%.0f%% (%s for 80%%)", 100*p.AtThreshold, n)
 }
 
 // cmpEstimate is "centre unit [lo, hi]"; an interval end that is unbounded or undefined
@@ -160,11 +140,18 @@ func cmpNum(v float64) string {
 	}
 }
 
+// cmpDelta is "~" when not significant, else the delta with its interval: "+98.5% [+80.1%, +118%]".
 func cmpDelta(r compare.Row) string {
 	if !r.Significant {
 		return "~"
 	}
-	return fmt.Sprintf("%+.1f%%", fin(100*r.Delta))
+	pct := func(v float64) string {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return dash
+		}
+		return fmt.Sprintf("%+.3g%%", 100*v)
+	}
+	return fmt.Sprintf("%s [%s, %s]", pct(r.Delta), pct(r.DeltaLo), pct(r.DeltaHi))
 }
 
 func cmpPN(r compare.Row) string {
@@ -196,6 +183,18 @@ func cmpVerdict(r *compare.Result) string {
 			}
 		}
 		return fmt.Sprintf("%s: %s (threshold %g%%)", v, strings.Join(why, ", "), 100*r.Threshold)
+	case compare.Inconclusive:
+		for _, row := range r.Rows {
+			if row.Change == compare.Inconclusive {
+				why = append(why, row.Metric.Name)
+			}
+		}
+		n := fmt.Sprintf("more than %d runs per side", compare.MaxRuns)
+		if r.Decide > 0 {
+			n = fmt.Sprintf("about %d runs per side", r.Decide)
+		}
+		return fmt.Sprintf("%s: the interval of %s straddles the %g%% threshold; %s would decide it (80%% power at the deltas seen)",
+			v, strings.Join(why, ", "), 100*r.Threshold, n)
 	}
 	return fmt.Sprintf("%s (threshold %g%%)", v, 100*r.Threshold)
 }
@@ -251,18 +250,24 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		Cand   *float64 `json:"candidate"`
 	}
 	type row struct {
-		Metric      string  `json:"metric"`
-		Unit        string  `json:"unit"`
-		Base        est     `json:"base"`
-		Cand        est     `json:"candidate"`
-		Delta       float64 `json:"delta"`
-		P           float64 `json:"p"`
-		Significant bool    `json:"significant"`
-		Change      string  `json:"change"`
-		// Detectable is the smallest change detected with 80% power (null: none up to 200%,
-		// or no runs to tell); RunsNeeded the runs per side that detect the threshold (0: > 40).
-		Detectable *float64 `json:"detectable_change,omitempty"`
-		RunsNeeded *int     `json:"runs_needed,omitempty"`
+		Metric      string   `json:"metric"`
+		Unit        string   `json:"unit"`
+		Base        est      `json:"base"`
+		Cand        est      `json:"candidate"`
+		Delta       float64  `json:"delta"`
+		DeltaLo     *float64 `json:"delta_lo"`
+		DeltaHi     *float64 `json:"delta_hi"`
+		P           float64  `json:"p"`
+		Significant bool     `json:"significant"`
+		Change      string   `json:"change"`
+		// RunSpreadAssumed: no side had two runs, so the run-to-run spread was assumed.
+		RunSpreadAssumed bool `json:"run_spread_assumed,omitempty"`
+		// PowerAtThreshold is the chance these runs find a true change of the threshold;
+		// RunsNeeded the runs per side that reach 80% there, Decide those that would decide
+		// an inconclusive row (0: more than 40).
+		PowerAtThreshold *float64 `json:"power_at_threshold,omitempty"`
+		RunsNeeded       *int     `json:"runs_needed,omitempty"`
+		Decide           *int     `json:"runs_to_decide,omitempty"`
 	}
 	finite := func(v float64) *float64 {
 		if math.IsInf(v, 0) || math.IsNaN(v) {
@@ -277,6 +282,7 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		Verdict     string                  `json:"verdict"`
 		Method      string                  `json:"method"`
 		Threshold   float64                 `json:"threshold"`
+		Decide      *int                    `json:"runs_to_decide,omitempty"`
 		Differences []conditions.Difference `json:"differences"`
 		Metrics     []row                   `json:"metrics"`
 		Warnings    []string                `json:"warnings"`
@@ -285,17 +291,21 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		Server []serverRow `json:"server,omitempty"`
 	}{Base: baseName, Cand: candName, Verdict: r.Verdict, Method: r.Method, Threshold: r.Threshold,
 		Differences: r.Differences, Warnings: finiteNotes(r.Warnings), Changes: r.Changes}
+	if r.Verdict == compare.Inconclusive {
+		out.Decide = &r.Decide
+	}
 	for _, x := range r.Server {
 		out.Server = append(out.Server, serverRow{x.Name, x.Unit, x.Base, x.Cand})
 	}
 	for _, x := range r.Rows {
 		rw := row{Metric: x.Metric.Name, Unit: x.Metric.Unit, Base: e(x.Base), Cand: e(x.Cand), Delta: x.Delta, P: x.P,
+			DeltaLo: finite(x.DeltaLo), DeltaHi: finite(x.DeltaHi), RunSpreadAssumed: x.Assumed,
 			Significant: x.Significant, Change: x.Change}
 		if p := x.Power; p != nil {
-			if !math.IsInf(p.Detectable, 1) {
-				rw.Detectable = &p.Detectable
+			rw.PowerAtThreshold, rw.RunsNeeded = finite(p.AtThreshold), &p.RunsNeeded
+			if x.Change == compare.Inconclusive {
+				rw.Decide = &p.Decide
 			}
-			rw.RunsNeeded = &p.RunsNeeded
 		}
 		out.Metrics = append(out.Metrics, rw)
 	}
@@ -303,36 +313,32 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 }
 
 // cmpSensitivity says, after a "no significant change", what the runs could have detected:
-// the largest detectable change among the metrics, or that the threshold was out of reach.
+// the lowest power at the threshold among the metrics, and the runs per side for 80%.
 func cmpSensitivity(r *compare.Result) string {
-	if r.Verdict != compare.NoChange || r.Method != compare.MannWhitney {
+	if r.Verdict != compare.NoChange {
 		return ""
 	}
-	worst, need := 0.0, 0
+	low, need := 1.0, 0
 	for _, row := range r.Rows {
 		if row.Power == nil {
 			continue
 		}
-		worst = max(worst, row.Power.Detectable)
+		low = min(low, row.Power.AtThreshold)
 		if row.Power.RunsNeeded == 0 {
 			need = -1
 		} else if need >= 0 {
 			need = max(need, row.Power.RunsNeeded)
 		}
 	}
-	switch {
-	case worst == 0:
-		return ""
-	case math.IsInf(worst, 1) || worst > r.Threshold:
-		more := "more than 40"
-		if need > 0 {
-			more = fmt.Sprint(need)
-		}
-		what := "could not detect a change of"
-		if !math.IsInf(worst, 1) {
-			what = fmt.Sprintf("could only detect changes of %.2g%% or more, not", fin(100*worst))
-		}
-		return fmt.Sprintf("         but these runs %s %.4g%% (--threshold) on every metric: that needs %s runs per side (run --repeat)", what, 100*r.Threshold, more)
+	if low >= powerOK {
+		return fmt.Sprintf("         and these runs had at least %.0f%% power to find a %.4g%% change on every metric", 100*low, 100*r.Threshold)
 	}
-	return fmt.Sprintf("         and these runs could detect a change of %.2g%% or more on every metric", fin(100*worst))
+	more := fmt.Sprintf("more than %d", compare.MaxRuns)
+	if need > 0 {
+		more = fmt.Sprint(need)
+	}
+	return fmt.Sprintf("         but on some metric these runs had only %.0f%% power to find a %.4g%% change (--threshold): 80%% needs %s runs per side (run --repeat)", 100*low, 100*r.Threshold, more)
 }
+
+// powerOK is the power at the threshold below which a "no significant change" is qualified.
+const powerOK = 0.8

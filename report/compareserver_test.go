@@ -13,7 +13,7 @@ import (
 // a figure one side lacks is a dash, and so is the change.
 func TestCompareTextServerBlock(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	r := &compare.Result{BaseRuns: 1, CandRuns: 1, Method: compare.Bootstrap, Verdict: compare.NoChange, Threshold: 0.05,
+	r := &compare.Result{BaseRuns: 1, CandRuns: 1, Method: compare.Method, Verdict: compare.NoChange, Threshold: 0.05,
 		Server: []compare.ServerRow{
 			{Name: "server TTFT p50", Unit: "ms", Base: f(355.06), Cand: f(236.8)},
 			{Name: "preemptions", Base: f(0), Cand: f(41)},

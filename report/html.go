@@ -99,6 +99,7 @@ type serverBlock struct {
 type runInfo struct {
 	Label, Class, Target, API, Model, Start, Version, Hash, Workload, Shard, Command, Load string
 	Warnings                                                                               []string
+	Validity                                                                               []string // validity.go
 }
 
 type tableRow struct {
@@ -173,7 +174,7 @@ func simulatedBanner(sim []string, runs int) string {
 func runInfoOf(i int, label string, h *record.Header, s *metrics.Summary) runInfo {
 	ri := runInfo{Label: label, Class: fmt.Sprintf("c%d", i), Target: h.Target.URL, API: h.Target.API,
 		Model: h.Target.Model, Version: h.Version, Hash: short(h.Workload.Hash), Shard: h.Shard,
-		Command: strings.Join(h.Command, " "), Load: loadLine(h), Warnings: finiteNotes(s.Warnings)}
+		Command: strings.Join(h.Command, " "), Load: loadLine(h), Warnings: finiteNotes(s.Warnings), Validity: htmlValidity(s)}
 	if !h.Start.IsZero() {
 		ri.Start = h.Start.UTC().Format("2006-01-02 15:04:05Z")
 	}

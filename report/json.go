@@ -244,6 +244,9 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	o.set("warnings", warnings)
 	jsonSessions(o, s) // sessions.go: only for multi-turn runs
 	o.set("steady_state", s.Steadiness)
+	if vs := validities(s); len(vs) > 0 {
+		o.set("validity", vs[len(vs)-1]) // the summary's run: the last of its run-end lines
+	}
 	jsonServer(o, s) // server.go: only when the records hold telemetry
 }
 

@@ -20,6 +20,7 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	mdLatency(&b, s)
 	mdServer(&b, s)
 	mdFailures(&b, s)
+	mdValidity(&b, s) // validity.go: only for a run held to rules
 	mdNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -33,7 +33,8 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	textLatency(&b, s)
 	textSessions(&b, s) // sessions.go: only for multi-turn runs
 	textSteady(&b, s)
-	textServer(&b, s) // server.go: only when the records hold telemetry
+	textValidity(&b, s) // validity.go: only for a run held to rules
+	textServer(&b, s)   // server.go: only when the records hold telemetry
 	textNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -120,10 +120,20 @@ type Spec struct {
 	CooldownDuration time.Duration `yaml:"cooldown-duration" json:"cooldown_duration,omitempty"`
 	SLO              []string      `yaml:"slo" json:"slo,omitempty"`
 	FailBelow        string        `yaml:"fail-below" json:"fail_below,omitempty"`
+	// validity rules (package validity): a preset and minimums; latency limits come from
+	// --slo values written at a percentile (ttft=2s@p99)
+	Valid            string        `yaml:"valid" json:"valid,omitempty"`
+	ValidMinDuration time.Duration `yaml:"valid-min-duration" json:"valid_min_duration,omitempty"`
+	ValidMinRequests int           `yaml:"valid-min-requests" json:"valid_min_requests,omitempty"`
 
 	// baselines
-	Like           string   `yaml:"like" json:"-"`
-	Repeat         int      `yaml:"repeat" json:"repeat,omitempty"`
+	Like   string `yaml:"like" json:"-"`
+	Repeat int    `yaml:"repeat" json:"repeat,omitempty"`
+	// RepeatAuto (--repeat auto) repeats until the run-to-run interval of the key metrics is
+	// within RepeatWidth, or RepeatMax runs (bench.AutoRepeat).
+	RepeatAuto     bool     `yaml:"repeat-auto" json:"repeat_auto,omitempty"`
+	RepeatMax      int      `yaml:"repeat-max" json:"repeat_max,omitempty"`
+	RepeatWidth    float64  `yaml:"repeat-width" json:"repeat_width,omitempty"`
 	Conditions     []string `yaml:"condition" json:"condition,omitempty"`
 	ConditionsFile string   `yaml:"conditions" json:"conditions_file,omitempty"`
 

@@ -10,6 +10,7 @@ import (
 	"servebench/load/pacer"
 	"servebench/metrics"
 	"servebench/record"
+	"servebench/validity"
 )
 
 // Validate checks every setting and how they combine, and never changes s. A zero or
@@ -178,8 +179,32 @@ func (s *Spec) validateLoad() error {
 			}
 		}
 	}
-	_, err := metrics.ParseSLOs(s.SLO)
+	if _, err := metrics.ParseSLOs(s.SLO); err != nil {
+		return Usage(err)
+	}
+	return s.validateVerdicts()
+}
+
+// validateVerdicts checks the validity rules and --repeat auto's settings.
+func (s *Spec) validateVerdicts() error {
+	switch {
+	case s.ValidMinDuration < 0:
+		return Usagef("--valid-min-duration %v: must not be negative", s.ValidMinDuration)
+	case s.ValidMinRequests < 0:
+		return Usagef("--valid-min-requests %d: must not be negative", s.ValidMinRequests)
+	case s.RepeatMax < 0 || s.RepeatMax == 1:
+		return Usagef("--repeat-max %d: want at least 2 runs", s.RepeatMax)
+	case s.RepeatWidth < 0 || s.RepeatWidth >= 1 || math.IsNaN(s.RepeatWidth):
+		return Usagef("--repeat-width %g: want a share in (0, 1), e.g. 0.05 for 5%%", s.RepeatWidth)
+	}
+	_, err := s.ValidityRules()
 	return Usage(err)
+}
+
+// ValidityRules are the rules the run is held to (none when no --valid, --valid-min-* or
+// --slo NAME=D@pNN is given).
+func (s *Spec) ValidityRules() (validity.Rules, error) {
+	return validity.Build(s.Valid, s.ValidMinDuration, s.ValidMinRequests, s.SLO)
 }
 
 // validateSampling checks the sampling settings and the request body additions.

@@ -23,6 +23,8 @@ const (
 	ExitSLO           = 3 // an SLO gate (--fail-below) was not met
 	ExitRegression    = 4 // compare: the candidate regressed
 	ExitNotComparable = 5 // compare: conditions differ, the runs are not comparable
+	ExitInconclusive  = 6 // compare: a metric's interval straddles the threshold
+	ExitInvalid       = 7 // run: INVALID under the validity rules (--valid)
 	// ExitInterrupted is Ctrl-C (or SIGTERM) before a run started, while its inputs were read:
 	// nothing was measured. A run stopped once sending has begun ends as it would have.
 	ExitInterrupted = 130

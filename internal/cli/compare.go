@@ -14,7 +14,7 @@ import (
 
 const compareExamples = `  servebench compare base.jsonl cand.jsonl                       # verdict, per metric, with statistics
   servebench compare base.jsonl cand.jsonl --expect-change server.version --threshold 3
-  servebench compare base.jsonl cand.jsonl --format json          # for CI; exit 4 regressed, 5 not comparable`
+  servebench compare base.jsonl cand.jsonl --format json          # for CI; exit 4 regressed, 5 not comparable, 6 inconclusive`
 
 // compareConfig is the configuration of `servebench compare`.
 type compareConfig struct {
@@ -30,12 +30,15 @@ func newCompareCmd(st *streams) *cobra.Command {
 		Short: "Judge a candidate run against a baseline: conditions, statistics, verdict",
 		Long: `Compare two records files. First the conditions: any difference in the workload, load,
 sampling, model, quantisation, hardware, server version or flags makes the runs not comparable,
-unless named with --expect-change. Then each key metric: with several runs per side
-(run --repeat), a Mann-Whitney U test on run-level values with median confidence intervals
-("~" = no significant difference); with one run on a side, a block bootstrap over time windows
-(low confidence). The verdict is improved, regressed, no significant change or not comparable.
+unless named with --expect-change. Then each key metric: a 95% interval of the ratio
+candidate/base from the runs' spread (run --repeat) and each run's own requests (a block
+bootstrap over time windows); with one run a side the run-to-run spread is assumed (3%).
+"~" = no significant difference. A metric whose whole interval lies beyond --threshold improved
+or regressed; one whose interval straddles it is inconclusive, with the runs per side that
+would decide it. The verdict is improved, regressed, inconclusive, no significant change or
+not comparable.
 
-Exit codes: 0 no regression, 4 regressed, 5 not comparable (1 and 2 as usual).`,
+Exit codes: 0 no regression, 4 regressed, 5 not comparable, 6 inconclusive (1 and 2 as usual).`,
 		Example: compareExamples,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,6 +80,8 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 		return codeErr(ExitRegression, fmt.Errorf("candidate regressed (%s)", regressedList(res)))
 	case compare.NotComparable:
 		return codeErr(ExitNotComparable, fmt.Errorf("not comparable: conditions differ"))
+	case compare.Inconclusive:
+		return codeErr(ExitInconclusive, fmt.Errorf("inconclusive: more runs per side would decide it"))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"servebench/runspec"
+	"servebench/validity"
 )
 
 // bindRunFlags registers every run flag on fs, bound to s. Each flag's name is its key in a
@@ -75,10 +76,15 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.StringVar(&s.MaxErrorRate, "max-error-rate", s.MaxErrorRate, "stop sending when more than this share of requests failed, e.g. 5% (judged after 20)")
 	fs.DurationVar(&s.WarmupDuration, "warmup-duration", s.WarmupDuration, "steady state: requests sent in the first D of --duration are warmup")
 	fs.DurationVar(&s.CooldownDuration, "cooldown-duration", s.CooldownDuration, "steady state: requests sent in the last D of --duration are not measured")
-	fs.StringArrayVar(&s.SLO, "slo", s.SLO, "service-level objective `NAME=DURATION` for goodput and attainment: ttft, tpot, itl or e2e (repeatable)")
+	fs.StringArrayVar(&s.SLO, "slo", s.SLO, "service-level objective `NAME=DURATION` for goodput and attainment: ttft, tpot, itl or e2e (repeatable); NAME=DURATION@p99 is also a validity rule on that percentile (MLPerf early stopping)")
 	fs.StringVar(&s.FailBelow, "fail-below", s.FailBelow, "exit with code 3 when SLO attainment is below this, e.g. 99% or 0.99")
 	fs.StringVar(&s.Like, "like", s.Like, "replay an earlier run's workload and load settings (its records file); flags given beside it override them, and every setting that differs is printed and recorded as a change")
-	fs.IntVar(&s.Repeat, "repeat", s.Repeat, "run the same workload N times into one file (warmup before each), so run-to-run variation is measured")
+	fs.Var(&repeatValue{s}, "repeat", "run the same workload N times into one file (warmup before each), so run-to-run variation is measured; auto: until the key metrics' run-to-run 95% interval is within --repeat-width, at most --repeat-max runs")
+	fs.IntVar(&s.RepeatMax, "repeat-max", s.RepeatMax, "--repeat auto: the most runs (default 10)")
+	fs.Float64Var(&s.RepeatWidth, "repeat-width", s.RepeatWidth, "--repeat auto: the target half-width of the key metrics' run-to-run 95% interval, as a share of their value (default 0.05)")
+	fs.StringVar(&s.Valid, "valid", s.Valid, "hold each run to MLPerf-style validity rules (VALID or INVALID, exit 7): a preset, "+strings.Join(validity.PresetNames(), ", "))
+	fs.DurationVar(&s.ValidMinDuration, "valid-min-duration", s.ValidMinDuration, "validity: the least time from the first to the last scheduled measured request (presets: 600s)")
+	fs.IntVar(&s.ValidMinRequests, "valid-min-requests", s.ValidMinRequests, "validity: the fewest measured requests")
 	fs.StringArrayVar(&s.Conditions, "condition", s.Conditions, "declare a condition `key=value` that detection cannot see, e.g. gpu.name=H100 (repeatable)")
 	fs.StringVar(&s.ConditionsFile, "conditions", s.ConditionsFile, "YAML file of declared conditions (key: value, nested maps flatten to dotted keys)")
 	fs.StringVarP(&s.Output, "output", "o", s.Output, "records file (default servebench-<UTC time>.jsonl); an existing file is refused unless --force")
@@ -104,6 +110,9 @@ func userSpec(cmd *cobra.Command, flags *runspec.Spec, path string, own ...strin
 			s.Copy(flags, f.Name)
 			if f.Name == "warmup" { // one flag, two fields: a count or auto
 				s.Copy(flags, "warmup-auto")
+			}
+			if f.Name == "repeat" { // the same: a count or auto
+				s.Copy(flags, "repeat-auto")
 			}
 		}
 	})
@@ -141,3 +150,32 @@ func (w *warmupValue) Set(v string) error {
 }
 
 func (w *warmupValue) Type() string { return "count|auto" }
+
+// repeatValue is --repeat: a count, or auto.
+type repeatValue struct{ s *runspec.Spec }
+
+func (r *repeatValue) String() string {
+	if r.s == nil {
+		return "0"
+	}
+	if r.s.RepeatAuto {
+		return "auto"
+	}
+	return strconv.Itoa(r.s.Repeat)
+}
+
+func (r *repeatValue) Set(v string) error {
+	if v == "auto" {
+		r.s.RepeatAuto, r.s.Repeat = true, 1 // the count is unused; 1 keeps it valid
+		r.s.MarkSet("repeat-auto")
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("want a number of runs or auto")
+	}
+	r.s.Repeat, r.s.RepeatAuto = n, false
+	return nil
+}
+
+func (r *repeatValue) Type() string { return "count|auto" }

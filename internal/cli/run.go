@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +13,7 @@ import (
 	"servebench/internal/progress"
 	"servebench/report"
 	"servebench/runspec"
+	"servebench/validity"
 )
 
 const runExamples = `  # the built-in simulator, default workload (512 in / 128 out, 200 requests, 16 users)
@@ -95,6 +97,9 @@ func runRun(ctx context.Context, std *streams, s runspec.Spec, like *runspec.Bas
 	}
 	if err == nil {
 		err = gerr
+	}
+	if bad := validity.Invalid(res.Header.Ends); err == nil && len(bad) > 0 {
+		err = codeErr(ExitInvalid, fmt.Errorf("INVALID under the validity rules: %s", strings.Join(bad, " | ")))
 	}
 	return err
 }

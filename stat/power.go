@@ -1,0 +1,136 @@
+package stat
+
+import (
+	"math"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// Student's t and the power of a two-sided t test, for compare's intervals and its "runs
+// needed" figures.
+
+// TCDF is the CDF of Student's t with df degrees of freedom at x; df ≤ 0 or +Inf means the
+// standard normal.
+func TCDF(x, df float64) float64 {
+	if df <= 0 || math.IsInf(df, 1) {
+		return stats.StdNormal.CDF(x)
+	}
+	return stats.TDist{V: df}.CDF(x)
+}
+
+// TQuantile is the q-quantile (0 < q < 1) of Student's t with df degrees of freedom (df ≤ 0 or
+// +Inf: the standard normal), by bisection of TCDF: t quantiles are needed a handful of times
+// per comparison, so a closed-form approximation is not worth its error.
+func TQuantile(q, df float64) float64 {
+	if df <= 0 || math.IsInf(df, 1) {
+		return stats.StdNormal.InvCDF(q)
+	}
+	lo, hi := -1.0, 1.0
+	for TCDF(lo, df) > q {
+		lo *= 2
+	}
+	for TCDF(hi, df) < q {
+		hi *= 2
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if TCDF(mid, df) < q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// TPower is the chance that a two-sided t test at level alpha with df degrees of freedom
+// rejects "no difference" when the true difference is effect and the estimate's standard
+// error is se — the exact power under normal errors (the noncentral t):
+//
+//	P(|Z + λ| > t* · S),  λ = effect/se,  S = √(χ²_df / df),  t* = t_{1−α/2, df}
+//
+// integrated over S numerically (the normal approximation Φ(λ − t*) overstates the power at
+// few degrees of freedom: 80% by it is about 75% at 5 runs per side). df ≤ 0 or +Inf: S = 1.
+func TPower(effect, se, alpha, df float64) float64 {
+	if se <= 0 {
+		if effect != 0 {
+			return 1
+		}
+		return alpha
+	}
+	lam := math.Abs(effect) / se
+	tc := TQuantile(1-alpha/2, df)
+	rej := func(s float64) float64 {
+		return stats.StdNormal.CDF(lam-tc*s) + stats.StdNormal.CDF(-lam-tc*s)
+	}
+	if df <= 0 || math.IsInf(df, 1) {
+		return rej(1)
+	}
+	// density of S = √(χ²_df/df): 2·df·s·f_χ²(df·s²), on a grid wide enough for df = 1
+	lg, _ := math.Lgamma(df / 2)
+	logc := math.Log(2*df) - df/2*math.Ln2 - lg
+	// S has mean ≈ 1 and spread ≈ 1/√(2·df): 400 steps over ±10 spreads (from 0 at small df)
+	const steps = 400
+	w := 10 / math.Sqrt(2*df)
+	lo, hi := math.Max(0, 1-w), 1+w+1/df
+	h := (hi - lo) / steps
+	var p, mass float64
+	for i := range steps {
+		s := lo + (float64(i)+0.5)*h
+		v := df * s * s
+		f := math.Exp(logc + math.Log(s) + (df/2-1)*math.Log(v) - v/2)
+		p += f * rej(s) * h
+		mass += f * h
+	}
+	if mass <= 0 {
+		return rej(1)
+	}
+	return math.Min(1, p/mass)
+}
+
+// RunsNeeded is the fewest runs per side (2 to max) at which a two-sample t test at level
+// alpha, on runs whose values have standard deviation sd, detects a true difference effect
+// with the given power: se = sd·√(2/n), df = 2n − 2. It returns 0 when max runs per side do
+// not suffice. The power is the exact one (TPower), so the figure is not optimistic for
+// the normal model it assumes.
+func RunsNeeded(effect, sd, alpha, power float64, max int) int {
+	ok := func(n int) bool { return TPower(effect, sd*math.Sqrt(2/float64(n)), alpha, float64(2*n-2)) >= power }
+	if max < 2 || !ok(max) {
+		return 0
+	}
+	// the power grows with n (the standard error shrinks and t* falls): bisect
+	lo, hi := 2, max
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// RelHalfWidth is the half-width of the 1 − alpha interval of the geometric mean of values
+// (all > 0), as a share of it: exp(t_{1−α/2, k−1} · s/√k) − 1 with s the standard deviation
+// of log values and k their count — how well k runs pin a figure down. +Inf for fewer than 2
+// values or any value ≤ 0.
+func RelHalfWidth(values []float64, alpha float64) float64 {
+	k := len(values)
+	if k < 2 {
+		return math.Inf(1)
+	}
+	var sum, ss float64
+	for _, v := range values {
+		if !(v > 0) {
+			return math.Inf(1)
+		}
+		sum += math.Log(v)
+	}
+	m := sum / float64(k)
+	for _, v := range values {
+		ss += (math.Log(v) - m) * (math.Log(v) - m)
+	}
+	sd := math.Sqrt(ss / float64(k-1))
+	return math.Expm1(TQuantile(1-alpha/2, float64(k-1)) * sd / math.Sqrt(float64(k)))
+}
