@@ -88,6 +88,9 @@ type Header struct {
 	// Telemetry are the server's Prometheus samples met so far by the Reader (each run's
 	// are written just before its run-end line). Not part of the header line itself.
 	Telemetry []Telemetry `json:"-"`
+	// SweepEnd is a sweep's conclusions, from its sweep-end line (sweepend.go) once the Reader
+	// met it; nil for a run, or a sweep that wrote none. Not part of the header line itself.
+	SweepEnd *SweepEnd `json:"-"`
 	// Like names the baseline this run was made like (run --like) and the settings that were
 	// deliberately changed from it.
 	Like *Like `json:"like,omitempty"`
