@@ -143,10 +143,19 @@ func (v *sweepView) unitNote() string {
 	return s
 }
 
-// warningLines are the distinct warnings, numbered, each with the points it applies to.
+// warningLines are the distinct warnings, numbered as the table's notes column numbers them.
 func (v *sweepView) warningLines() []string {
+	out := v.warningTexts()
+	for k := range out {
+		out[k] = fmt.Sprintf("[%d] %s", k+1, out[k])
+	}
+	return out
+}
+
+// warningTexts are the distinct warnings, each with the points it applies to.
+func (v *sweepView) warningTexts() []string {
 	var out []string
-	for k, g := range v.groups {
+	for _, g := range v.groups {
 		where := "every point"
 		if len(g.Points) < len(v.points) {
 			var names []string
@@ -159,7 +168,7 @@ func (v *sweepView) warningLines() []string {
 		if g.Differs {
 			text += " (figures of " + v.points[g.Points[0]].Label + "; they differ by point)"
 		}
-		out = append(out, fmt.Sprintf("[%d] %s: %s", k+1, where, text))
+		out = append(out, where+": "+text)
 	}
 	return out
 }
@@ -368,4 +377,30 @@ func warningNumbers(groups []metrics.WarningGroup, i int) []int {
 		}
 	}
 	return out
+}
+
+// sweepBlockOf is run i's per-point table for the HTML page: the text table's columns with
+// each point's offered load and output tokens/s per user.
+func sweepBlockOf(i int, r Run) sweepBlock {
+	v := r.sweep
+	head, rows := v.columns()
+	n := len(head)
+	head = append(head[:n-1:n-1], "offered req/s", "out tok/s/user", head[n-1])
+	for k := range rows {
+		p := &v.points[k]
+		notes := rows[k][n-1]
+		rows[k] = append(rows[k][:n-1:n-1], fmt.Sprintf("%.2f", offeredRate(p)), optf(p.MedianPct(userRate, 50), 1), notes)
+	}
+	return sweepBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Unit: v.unitNote(), Head: head, Rows: rows, Findings: sweepFindings(v.end)}
+}
+
+// sweepLoad is a sweep's load in the load line: its mode and points ("sweep over rate (5
+// points × 2 runs)"); without a sweep-end line every run counts as a point.
+func sweepLoad(h *record.Header) string {
+	if e := h.SweepEnd; e != nil && e.Repeat > 1 {
+		return fmt.Sprintf("sweep over %s (%d points × %d runs)", h.Sweep, len(e.Points), e.Repeat)
+	} else if e != nil {
+		return fmt.Sprintf("sweep over %s (%d points)", h.Sweep, len(e.Points))
+	}
+	return fmt.Sprintf("sweep over %s (%d points)", h.Sweep, len(h.Ends))
 }

@@ -87,7 +87,7 @@ func loadLine(h *record.Header) string {
 	var parts []string
 	if h.Sweep != "" {
 		// each point's load is in its run-end line; the per-run table shows them
-		parts = append(parts, fmt.Sprintf("sweep over %s (%d points)", h.Sweep, len(h.Ends)))
+		parts = append(parts, sweepLoad(h))
 	} else if r := num("rate"); r > 0 {
 		p := fmt.Sprintf("%v arrivals at %g req/s", cfg["arrival"], r)
 		if m := num("max_concurrency"); m > 0 {
