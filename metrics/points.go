@@ -178,13 +178,16 @@ var figureRE = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
 
 // GroupWarnings says each distinct warning of the points' runs once, with the points it
 // applies to, in order of first appearance. Two warnings are the same when they differ
-// only in their figures.
+// only in their figures; a warning's leading run label ("rate 12 req/s: ...") is left out.
 func GroupWarnings(points []PointSummary) []WarningGroup {
 	var out []WarningGroup
 	index := map[string]int{}
 	for i, p := range points {
 		for _, r := range p.Runs {
 			for _, w := range r.Summary.Warnings {
+				if r.Label != "" { // a warning about the run's own quality names the run: the group names its points
+					w = strings.TrimPrefix(w, r.Label+": ")
+				}
 				key := figureRE.ReplaceAllString(w, "#")
 				k, ok := index[key]
 				if !ok {

@@ -141,7 +141,7 @@ func figCurve(id, title, xLabel, yLabel string, runs []Run, users bool, y func(c
 func (p *plot) addCurve(run int, label string, dashed bool, pts [][2]float64) {
 	p.extend(pts)
 	p.marks = append(p.marks, mark{kind: markLine, run: run, dashed: dashed, label: label, pts: pts},
-		mark{kind: markDots, run: run, pts: pts})
+		mark{kind: markDots, run: run, pts: pts, radius: 4})
 }
 
 // extend grows the axes to hold pts (from 0, with headroom above).

@@ -6,6 +6,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -82,6 +83,9 @@ func (p point) label() string {
 	return s
 }
 
+// errInterrupted stops a sweep at its next run once sending was interrupted (Ctrl-C).
+var errInterrupted = errors.New("sweep interrupted")
+
 // pointRun is one finished point: its load and its runs (one, or --repeat of them).
 type pointRun struct {
 	pt point
@@ -130,6 +134,9 @@ func Run(ctx, hard context.Context, s runspec.Spec, c *Config, opt bench.Options
 		err = sw.auto()
 	} else {
 		err = sw.list()
+	}
+	if errors.Is(err, errInterrupted) {
+		err = nil // as run does: an interrupt stops sending, and what finished is the result
 	}
 	if len(sw.pts) > 0 {
 		// the conclusions go into the file, so that report prints what sweep printed
@@ -192,7 +199,7 @@ func (sw *sweeper) run(p point, progress string) (*pointRun, error) {
 // runOnce runs one run of point p and adds it to ps.
 func (sw *sweeper) runOnce(p point, label, progress string, ps *metrics.PointSummary) error {
 	if sw.ctx.Err() != nil {
-		return sw.ctx.Err()
+		return errInterrupted
 	}
 	lc, err := sw.loadFor(p)
 	if err != nil {
