@@ -92,7 +92,7 @@ func (p *PointSummary) RunIndexes() []int {
 func (p *PointSummary) Median(f func(*Summary) *float64) *float64 {
 	var v []float64
 	for _, r := range p.Runs {
-		if x := f(r.Summary); x != nil && !math.IsNaN(*x) && !math.IsInf(*x, 0) {
+		if x := f(r.Summary); x != nil && finite(*x) {
 			v = append(v, *x)
 		}
 	}
@@ -104,7 +104,7 @@ func (p *PointSummary) Median(f func(*Summary) *float64) *float64 {
 func (p *PointSummary) MedianPct(f func(*Summary) Stat, pct float64) *float64 {
 	var v []float64
 	for _, r := range p.Runs {
-		if x, ok := f(r.Summary).Percentile(pct); ok {
+		if x, ok := f(r.Summary).Percentile(pct); ok && finite(x) {
 			v = append(v, x)
 		}
 	}
@@ -116,7 +116,7 @@ func (p *PointSummary) MedianPct(f func(*Summary) Stat, pct float64) *float64 {
 func (p *PointSummary) Spread(f func(*Summary) *float64) *float64 {
 	var v []float64
 	for _, r := range p.Runs {
-		if x := f(r.Summary); x != nil {
+		if x := f(r.Summary); x != nil && finite(*x) {
 			v = append(v, *x)
 		}
 	}
@@ -152,6 +152,8 @@ func (p *PointSummary) Failed() int {
 	}
 	return n
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 func medianOf(v []float64) *float64 {
 	if len(v) == 0 {
