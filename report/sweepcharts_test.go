@@ -16,7 +16,8 @@ import (
 // sweepFile builds the records file of a three-point concurrency sweep (4, 8, 16 users), each
 // point run repeats times with TTFT around 20, 40 and 80 ms (one run of the 16-user point has
 // no SLO attainment above 0: its TTFT is far above the 60 ms of the fixture's SLO), and a
-// sweep-end line that records non-monotonic attainment: 8 users missed, 16 met.
+// sweep-end line, written by hand as a sweep would have recorded it (its figures are not the
+// table's), with non-monotonic attainment: 8 users missed, 16 met.
 func sweepFile(t *testing.T, repeats int) Input {
 	t.Helper()
 	users, ttft := []int{4, 8, 16}, []float64{20, 40, 80}
@@ -200,4 +201,16 @@ func TestSweepHTMLInBrowser(t *testing.T) {
 		t.Error("the rendered page does not say attainment was not monotonic")
 	}
 	checkShot(t, shot)
+}
+
+// TestSweepGolden: a sweep's file in the formats a person or a script reads, against
+// testdata/golden/sweep.FORMAT.golden (go test ./report -update rewrites them).
+func TestSweepGolden(t *testing.T) {
+	for _, format := range []string{"text", "md", "json"} {
+		var b bytes.Buffer
+		if err := Render(&b, format, sweepFile(t, 2)); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "sweep."+format+".golden", b.Bytes())
+	}
 }
