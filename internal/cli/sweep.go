@@ -12,6 +12,9 @@ import (
 const sweepExamples = `  # closed loop at each concurrency, one records file with a labelled run per point
   servebench sweep --url http://127.0.0.1:8000 --concurrency 1,2,4,8,16,32,64 -o sweep.jsonl
 
+  # three runs per point: the table shows medians and how far the runs disagree
+  servebench sweep --url http://127.0.0.1:8000 --concurrency 1,4,16 --repeat 3 -o sweep.jsonl
+
   # open loop at each rate (req/s)
   servebench sweep --url http://127.0.0.1:8000 --rate 1,2,4,8 --requests 100 -o sweep.jsonl
 
