@@ -71,7 +71,7 @@ func (w *Writer) Redact(mark string, secrets ...string) {
 // RedactedHeader is h with every secret replaced as Writer.Redact replaces it in the header
 // line (a server may reflect a credential into what it says about itself: its model id, its
 // conditions), or h itself when none occurs. The fields that are not part of the line (Ends,
-// Telemetry) and Start's monotonic reading are kept.
+// Telemetry, SweepEnd) and Start's monotonic reading are kept.
 func RedactedHeader(h *Header, mark string, secrets ...string) (*Header, error) {
 	if len(secrets) == 0 {
 		return h, nil
@@ -95,7 +95,7 @@ func RedactedHeader(h *Header, mark string, secrets ...string) (*Header, error) 
 		return nil, fmt.Errorf("redacted header: %w", err)
 	}
 	out := *rd.Header()
-	out.Ends, out.Telemetry, out.Start = h.Ends, h.Telemetry, h.Start
+	out.Ends, out.Telemetry, out.SweepEnd, out.Start = h.Ends, h.Telemetry, h.SweepEnd, h.Start
 	return &out, nil
 }
 
@@ -228,6 +228,12 @@ func (r *Reader) read(rec *Record) error {
 				return &LineError{Line: r.line, Err: fmt.Errorf("run end: %v", errOr(err))}
 			}
 			r.hdr.Ends = append(r.hdr.Ends, *el.End)
+			continue
+		}
+		if bytes.HasPrefix(b, []byte(sweepEndPrefix)) { // sweepend.go
+			if err := r.readSweepEnd(b); err != nil {
+				return err
+			}
 			continue
 		}
 		if isHeader(b, true) {

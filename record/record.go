@@ -91,6 +91,9 @@ type Header struct {
 	// Load is the run's load as its resolved spec knew it (nil in a sweep, whose points each
 	// have their own, and in a file from before).
 	Load *Load `json:"load,omitempty"`
+	// SweepEnd is a sweep's conclusions, from its sweep-end line (sweepend.go) once the Reader
+	// met it; nil for a run, or a sweep that wrote none. Not part of the header line itself.
+	SweepEnd *SweepEnd `json:"-"`
 	// Like names the baseline this run was made like (run --like) and the settings that were
 	// deliberately changed from it.
 	Like *Like `json:"like,omitempty"`

@@ -147,7 +147,8 @@ func timePlot(id, title, yLabel, note string, runs []Run, values func(*Series) [
 	return p
 }
 
-// charts returns every chart of the report for runs (one, or base and candidate).
+// charts returns every chart of the report for runs (one, or base and candidate); a sweep's
+// page has sweepCharts instead.
 func charts(runs []Run) []*plot {
 	var ttft, itl []dist
 	for i, r := range runs {
@@ -156,7 +157,7 @@ func charts(runs []Run) []*plot {
 			dist{run: i, label: r.Label + " chunk", vals: msVals(&r.Series.itlChunk)},
 			dist{run: i, label: r.Label + " token", dashed: true, vals: msVals(&r.Series.itlToken)})
 	}
-	return append([]*plot{
+	return []*plot{
 		cdfPlot("ttft-cdf", "TTFT distribution (CDF)", "TTFT (ms)", ttft),
 		histPlot("ttft-hist", "TTFT histogram", "TTFT (ms)", ttft),
 		cdfPlot("itl-cdf", "ITL distributions (CDF): chunk solid, token dashed", "ITL (ms)", itl),
@@ -166,7 +167,7 @@ func charts(runs []Run) []*plot {
 			"completed requests' tokens per 1 s bucket; the last bucket is partial", runs, func(s *Series) []float64 { return s.tokens }),
 		timePlot("inflight-time", "Requests in flight", "requests in flight",
 			"mean in flight over each 1 s bucket (sent → done)", runs, (*Series).inFlight),
-	}, pointCharts(runs)...)
+	}
 }
 
 // approx prints a figure for a note with about three significant digits: 1234, 56.7, 0.123.

@@ -19,9 +19,11 @@ type Run struct {
 	Header  *record.Header
 	Summary *metrics.Summary
 	Series  *Series
-	// Points are the file's runs, when it holds several (sweep points, --repeat runs): the
-	// page then also draws latency and goodput against throughput per point.
-	Points []Point
+	// sweep, for a sweep's file, is its points (runs grouped, warnings grouped, conclusions):
+	// the page then shows the per-point table and curves instead of one run's tables and
+	// distributions (sweepcharts.go). sweepMode is the header's Sweep.
+	sweep     *sweepView
+	sweepMode string
 }
 
 //go:embed html.tmpl
@@ -60,7 +62,13 @@ func HTMLRuns(w io.Writer, runs []Run) error {
 	}
 	var svgs []template.HTML
 	var plots []htmlPlot
-	for _, p := range charts(runs) {
+	chartsOf := charts
+	for _, r := range runs {
+		if r.sweep != nil {
+			chartsOf = sweepCharts
+		}
+	}
+	for _, p := range chartsOf(runs) {
 		svgs = append(svgs, template.HTML(p.svg())) // built from numbers and escaped text only
 		plots = append(plots, htmlPlot{Title: p.title, Note: p.note, SVG: svgs[len(svgs)-1], Wide: p.width() > chartW})
 	}
@@ -88,6 +96,15 @@ type page struct {
 	CondDiffer bool // a condition differs between the two runs: the folded table opens
 	Plots      []htmlPlot
 	Server     []serverBlock // the server section of each run that holds telemetry
+	Sweeps     []sweepBlock  // the per-point table of each run that is a sweep
+}
+
+// sweepBlock is one sweep's per-point table, its note and its conclusions.
+type sweepBlock struct {
+	Label, Class, Unit string
+	Head               []string
+	Rows               [][]string
+	Findings           []string
 }
 
 // serverBlock is one run's "server during the window" lines (serverRows).
@@ -142,10 +159,18 @@ func pageData(runs []Run, plots []htmlPlot) page {
 	if p.Two {
 		p.Cautions = cautions(runs[0].Header, runs[1].Header)
 	}
-	p.Summary = summaryRows(runs)
-	p.Pcts, p.Latency = latencyRows(runs)
 	for i, r := range runs {
-		if rows := serverRows(r.Summary); rows != nil {
+		if r.sweep != nil {
+			p.Sweeps = append(p.Sweeps, sweepBlockOf(i, r))
+			p.Runs[i].Warnings = r.sweep.warningTexts()
+		}
+	}
+	if len(p.Sweeps) == 0 { // a sweep's page has its per-point table instead of one run's tables
+		p.Summary = summaryRows(runs)
+		p.Pcts, p.Latency = latencyRows(runs)
+	}
+	for i, r := range runs {
+		if rows := serverRows(r.Summary); rows != nil && r.sweep == nil { // a sweep's last run is not the sweep
 			p.Server = append(p.Server, serverBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Rows: rows})
 		}
 	}
@@ -200,8 +225,8 @@ func cautions(a, b *record.Header) []string {
 }
 
 // renderHTML is the html format: each input read once into its summary and chart series,
-// then HTMLRuns. An input of several runs (sweep points, --repeat) shows its last run in the
-// tables, as the text report does, and every run in the per-point charts.
+// then HTMLRuns. An input of several runs (--repeat) shows its last run in the tables, as the
+// text report does; a sweep's input shows its per-point table and curves instead.
 func renderHTML(w io.Writer, ins []Input) error {
 	runs := make([]Run, len(ins))
 	for i, in := range ins {
@@ -213,15 +238,11 @@ func renderHTML(w io.Writer, ins []Input) error {
 		rs := per.Summaries()
 		last := rs[len(rs)-1]
 		runs[i] = Run{Label: in.label(), Header: in.Header, Summary: last.Summary, Series: &series}
-		if len(rs) > 1 {
+		switch {
+		case isSweep(in.Header):
+			runs[i].sweep, runs[i].sweepMode = newSweepView(in.Header, rs), in.Header.Sweep
+		case len(rs) > 1:
 			runs[i].Label = fmt.Sprintf("%s (tables: run %d of %d)", in.label(), last.Run, len(rs))
-			for _, r := range rs {
-				label := r.Label
-				if label == "" {
-					label = fmt.Sprintf("run %d", r.Run)
-				}
-				runs[i].Points = append(runs[i].Points, Point{Label: label, Summary: r.Summary})
-			}
 		}
 	}
 	return HTMLRuns(w, runs)

@@ -100,6 +100,29 @@ func TestHTMLInBrowser(t *testing.T) {
 }
 
 func browse(t *testing.T, name string, page []byte) {
+	dom, shot := openInChromium(t, name, page)
+	checkCharts(t, dom)
+	if name == "telemetry" {
+		checkPanels(t, dom)
+	} else if strings.Contains(dom, `data-panel=`) {
+		t.Error("server panels drawn for records without telemetry")
+	}
+	checkShot(t, shot)
+}
+
+// checkShot checks that a screenshot was saved, and names it.
+func checkShot(t *testing.T, shot string) {
+	t.Helper()
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+		t.Errorf("screenshot %s: %v", shot, err)
+	}
+	t.Logf("screenshot: %s", shot)
+}
+
+// openInChromium serves page on a local server, opens it in headless Chromium, fails the test
+// on any other request the page makes or any console message, and returns the rendered DOM
+// and the screenshot's path.
+func openInChromium(t *testing.T, name string, page []byte) (string, string) {
 	var mu sync.Mutex
 	var others []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -140,16 +163,7 @@ func browse(t *testing.T, name string, page []byte) {
 			t.Errorf("console message: %s", l)
 		}
 	}
-	checkCharts(t, dom)
-	if name == "telemetry" {
-		checkPanels(t, dom)
-	} else if strings.Contains(dom, `data-panel=`) {
-		t.Error("server panels drawn for records without telemetry")
-	}
-	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
-		t.Errorf("screenshot %s: %v", shot, err)
-	}
-	t.Logf("screenshot: %s", shot)
+	return dom, shot
 }
 
 // srv0Host accepts the report only under its own address: a mapped host name is an outside request.

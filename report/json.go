@@ -59,14 +59,15 @@ func JSON(w io.Writer, h *record.Header, s *metrics.Summary) error {
 // sweep points) are one object whose top-level keys are the last run's, as JSON writes it,
 // so that a reader of one-run files still finds every key; "summary_run" says which run that
 // is, and "runs" holds every run in file order, each with its run index, label, load and
-// summary keys (the header's keys are not repeated). The last run, not the pooled runs, is
+// summary keys (the header's keys are not repeated); a sweep's file adds its points and
+// conclusions (jsonSweep), one run or several. The last run, not the pooled runs, is
 // at the top: pooling would count the gaps between runs in the window and mix different loads.
 func JSONRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("json: no run")
 	}
 	last := runs[len(runs)-1]
-	if len(runs) == 1 {
+	if len(runs) == 1 && !isSweep(h) {
 		return JSON(w, h, last.Summary)
 	}
 	o := jsonObject(h, last.Summary)
@@ -83,6 +84,9 @@ func JSONRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 		list[i] = ro
 	}
 	o.set("runs", list)
+	if isSweep(h) {
+		jsonSweep(o, h, runs) // sweep.go
+	}
 	return writeIndented(w, o)
 }
 

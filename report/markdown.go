@@ -152,5 +152,14 @@ func mdCode(s string) string { return strings.NewReplacer("`", "'", "|", "¦").R
 
 // renderMarkdown is the md format: the layout of renderText in Markdown.
 func renderMarkdown(w io.Writer, ins []Input) error {
-	return withRunTable(w, ins[0], "md", mdRuns, Markdown)
+	return withRunTable(w, ins[0], "md", mdRuns, mdSweepRuns, Markdown)
+}
+
+// mdSweepRuns is mdSweep followed by the note on whose summary follows.
+func mdSweepRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
+	if err := mdSweep(w, h, runs); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "_%s_\n\n", lastRunNote(runs))
+	return err
 }

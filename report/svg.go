@@ -35,6 +35,7 @@ type mark struct {
 	dashed bool
 	label  string
 	pts    [][2]float64
+	radius float64 // dots: 0 is dotRadius (a sweep's curves draw each point larger)
 }
 
 // plot is one chart: axis ranges, labels and marks.
@@ -118,7 +119,7 @@ func (p *plot) drawMark(b *strings.Builder, m mark) {
 	case markDots:
 		fmt.Fprintf(b, `<g class="dots f%d" data-n="%d">`, m.run, len(m.pts))
 		for _, pt := range m.pts {
-			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="%g"/>`, p.sx(pt[0]), p.sy(min(pt[1], p.y1)), dotRadius)
+			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="%g"/>`, p.sx(pt[0]), p.sy(min(pt[1], p.y1)), cmp.Or(m.radius, dotRadius))
 		}
 		b.WriteString("</g>")
 	case markArea:

@@ -1,98 +1,147 @@
 package report
 
 import (
-	"sort"
+	"cmp"
+	"fmt"
+	"slices"
 
 	"servebench/metrics"
 )
 
-// Point is one run of a records file that holds several: a sweep point or a --repeat run.
-// An HTML report given points draws throughput against latency and goodput per point.
-type Point struct {
-	Label   string
-	Summary *metrics.Summary
+// A sweep's page draws curves per point, never pooled: one dot per point, joined in order of
+// offered load, for TTFT and TPOT (p50 solid, p99 dashed), request throughput, output tokens
+// per second per user against output tokens per second (the curve vLLM and AIPerf draw), and
+// with SLOs goodput and attainment. The x axis is the load the point offered, not the
+// throughput it achieved: past saturation throughput stops growing, and a curve drawn against
+// it folds back on itself where the overloaded points land left of the lighter ones.
+
+// curvePoint is one point of a sweep as drawn: its offered load and its summary figures.
+type curvePoint struct {
+	x float64
+	p *metrics.PointSummary
 }
 
-// pointCharts returns the per-point charts when any run has more than one point: TTFT and
-// E2E p50 (solid) and p99 (dashed) against achieved request throughput, and goodput per
-// point when SLOs were set. Points are joined in order of throughput, so a sweep draws the
-// classic latency-throughput curve whose knee is where latency turns up.
-func pointCharts(runs []Run) []*plot {
-	multi, slo := false, false
+// offeredAxis is the x axis of a sweep's curves: users for a concurrency sweep, else the
+// offered rate in req/s (a closed-loop point of --auto at its achieved throughput, the rate
+// its users offered, as the sweep's search places it).
+func offeredAxis(runs []Run) string {
 	for _, r := range runs {
-		multi = multi || len(r.Points) > 1
-		for _, p := range r.Points {
-			slo = slo || p.Summary.SLO.Any()
+		if r.sweep != nil && r.sweepMode != "concurrency" {
+			return "offered load (requests/s)"
 		}
 	}
-	if !multi {
-		return nil
-	}
-	ps := []*plot{
-		latencyCurve("sweep-ttft", "TTFT against throughput, per run or sweep point", "TTFT (ms)", runs, func(s *metrics.Summary) metrics.Stat { return s.TTFT }),
-		latencyCurve("sweep-e2e", "E2E latency against throughput, per run or sweep point", "E2E (ms)", runs, func(s *metrics.Summary) metrics.Stat { return s.E2E }),
-	}
-	if slo {
-		ps = append(ps, goodputCurve(runs))
-	}
-	return ps
+	return "offered load (concurrent users)"
 }
 
-// byThroughput returns the points that have a request throughput, sorted by it.
-func byThroughput(pts []Point) []Point {
-	var out []Point
-	for _, p := range pts {
-		if p.Summary != nil && p.Summary.RequestThroughput != nil {
-			out = append(out, p)
+// curvePoints are a sweep's points with their x, in order of x.
+func curvePoints(r Run, users bool) []curvePoint {
+	var out []curvePoint
+	for i := range r.sweep.points {
+		p := &r.sweep.points[i]
+		x := offeredRate(p)
+		if users {
+			x = float64(p.Concurrency)
+		}
+		if x > 0 {
+			out = append(out, curvePoint{x: x, p: p})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return *out[i].Summary.RequestThroughput < *out[j].Summary.RequestThroughput })
+	slices.SortStableFunc(out, func(a, b curvePoint) int { return cmp.Compare(a.x, b.x) })
 	return out
 }
 
-// latencyCurve draws stat's p50 and p99 (ms) against request throughput for every run.
-func latencyCurve(id, title, yLabel string, runs []Run, stat func(*metrics.Summary) metrics.Stat) *plot {
-	p := &plot{id: id, title: title, xLabel: "achieved requests/s", yLabel: yLabel,
-		note: "solid p50, dashed p99; one point per run of the file"}
+// offeredRate is a point's offered rate: its arrival rate, or a closed loop's achieved
+// throughput (the median over its runs).
+func offeredRate(p *metrics.PointSummary) float64 {
+	if p.Rate > 0 {
+		return p.Rate
+	}
+	return deref(p.Median(reqTput))
+}
+
+// pointCharts returns the sweep curves when any run is a sweep.
+func pointCharts(runs []Run) []*plot {
+	slo, sweeps := false, false
+	for _, r := range runs {
+		if r.sweep != nil {
+			sweeps, slo = true, slo || r.sweep.slo
+		}
+	}
+	if !sweeps {
+		return nil
+	}
+	xl := offeredAxis(runs)
+	users := xl == "offered load (concurrent users)"
+	ps := []*plot{
+		pctCurve("sweep-ttft", "TTFT against offered load, per sweep point", xl, "TTFT (ms)", runs, users, ttftOf),
+		pctCurve("sweep-tpot", "TPOT against offered load, per sweep point", xl, "TPOT (ms)", runs, users, tpotOf),
+		figCurve("sweep-throughput", "Throughput against offered load, per sweep point", xl, "requests/s completed", runs, users,
+			func(cp curvePoint) *float64 { return cp.p.Median(reqTput) }, func(cp curvePoint) float64 { return cp.x }),
+		figCurve("sweep-user", "Output tokens/s per user against output tokens/s, per sweep point", "output tokens/s (all users)",
+			"output tokens/s per user (median request)", runs, users,
+			func(cp curvePoint) *float64 { return cp.p.MedianPct(userRate, 50) },
+			func(cp curvePoint) float64 { return deref(cp.p.Median(outTput)) }),
+	}
+	if slo {
+		ps = append(ps,
+			figCurve("sweep-goodput", "Goodput against offered load, per sweep point", xl, "goodput (requests/s meeting every SLO)", runs, users,
+				func(cp curvePoint) *float64 { return cp.p.Median(goodputOf) }, func(cp curvePoint) float64 { return cp.x }),
+			figCurve("sweep-attainment", "SLO attainment against offered load, per sweep point", xl, "SLO attainment (%, lowest run)", runs, users,
+				func(cp curvePoint) *float64 { return pct(cp.p.Attainment()) }, func(cp curvePoint) float64 { return cp.x }))
+	}
+	ps[2].note = "one dot per point (the median of its runs); a server keeping up completes what is offered"
+	ps[3].note = "one dot per point, lightest load at the top left: the trade between each user's speed and the server's total"
+	return ps
+}
+
+// pctCurve draws a latency's p50 (solid) and p99 (dashed), in ms, against offered load.
+func pctCurve(id, title, xLabel, yLabel string, runs []Run, users bool, stat func(*metrics.Summary) metrics.Stat) *plot {
+	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: yLabel,
+		note: "solid p50, dashed p99; one dot per point (the median of its runs)"}
 	for i, r := range runs {
+		if r.sweep == nil {
+			continue
+		}
 		for _, q := range []struct {
 			pct    float64
 			dashed bool
-		}{{50, false}, {99, true}} {
+			name   string
+		}{{50, false, " p50"}, {99, true, " p99"}} {
 			var pts [][2]float64
-			for _, pt := range byThroughput(r.Points) {
-				if v, ok := stat(pt.Summary).Percentile(q.pct); ok {
-					pts = append(pts, [2]float64{*pt.Summary.RequestThroughput, v / 1e6})
+			for _, cp := range curvePoints(r, users) {
+				if v := cp.p.MedianPct(stat, q.pct); v != nil {
+					pts = append(pts, [2]float64{cp.x, *v / 1e6})
 				}
 			}
-			p.extend(pts)
-			label := r.Label + " p50"
-			if q.dashed {
-				label = r.Label + " p99"
-			}
-			p.marks = append(p.marks, mark{kind: markLine, run: i, dashed: q.dashed, label: label, pts: pts},
-				mark{kind: markDots, run: i, pts: pts})
+			p.addCurve(i, r.Label+q.name, q.dashed, pts)
 		}
 	}
 	return p
 }
 
-// goodputCurve draws goodput (requests/s meeting every SLO) against request throughput.
-func goodputCurve(runs []Run) *plot {
-	p := &plot{id: "sweep-goodput", title: "Goodput against throughput, per run or sweep point",
-		xLabel: "achieved requests/s", yLabel: "goodput (requests/s meeting every SLO)",
-		note: "where goodput falls away from throughput, requests stop meeting the SLOs"}
+// figCurve draws a point figure y against x(point), joined in order of offered load.
+func figCurve(id, title, xLabel, yLabel string, runs []Run, users bool, y func(curvePoint) *float64, x func(curvePoint) float64) *plot {
+	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: yLabel, note: "one dot per point (the median of its runs)"}
 	for i, r := range runs {
+		if r.sweep == nil {
+			continue
+		}
 		var pts [][2]float64
-		for _, pt := range byThroughput(r.Points) {
-			if g := pt.Summary.RequestGoodput; g != nil {
-				pts = append(pts, [2]float64{*pt.Summary.RequestThroughput, *g})
+		for _, cp := range curvePoints(r, users) {
+			if v := y(cp); v != nil {
+				pts = append(pts, [2]float64{x(cp), *v})
 			}
 		}
-		p.extend(pts)
-		p.marks = append(p.marks, mark{kind: markLine, run: i, label: r.Label, pts: pts}, mark{kind: markDots, run: i, pts: pts})
+		p.addCurve(i, r.Label, false, pts)
 	}
 	return p
+}
+
+// addCurve adds a line through pts and a dot on each, coloured by run.
+func (p *plot) addCurve(run int, label string, dashed bool, pts [][2]float64) {
+	p.extend(pts)
+	p.marks = append(p.marks, mark{kind: markLine, run: run, dashed: dashed, label: label, pts: pts},
+		mark{kind: markDots, run: run, pts: pts, radius: 4})
 }
 
 // extend grows the axes to hold pts (from 0, with headroom above).
@@ -100,4 +149,27 @@ func (p *plot) extend(pts [][2]float64) {
 	for _, pt := range pts {
 		p.x1, p.y1 = max(p.x1, pt[0]*1.05), max(p.y1, pt[1]*1.1)
 	}
+}
+
+// sweepCharts are the charts of a page with a sweep: the per-point curves, then the charts
+// over time (the points one after another, each at its own time: nothing pooled). The
+// distribution charts of a single run are left out: over a sweep they would pool every
+// point's requests into one distribution.
+func sweepCharts(runs []Run) []*plot {
+	return append(pointCharts(runs),
+		timeline(runs, scatterPlot(runs)),
+		timePlot("tokens-time", "Output tokens per second, the points one after another", "output tokens/s",
+			"completed requests' tokens per 1 s bucket over the whole sweep", runs, func(s *Series) []float64 { return s.tokens }),
+		timePlot("inflight-time", "Requests in flight, the points one after another", "requests in flight",
+			fmt.Sprintf("mean in flight over each 1 s bucket (sent → done), over the whole sweep of %d points", pointsOf(runs)), runs, (*Series).inFlight))
+}
+
+func pointsOf(runs []Run) int {
+	n := 0
+	for _, r := range runs {
+		if r.sweep != nil {
+			n += len(r.sweep.points)
+		}
+	}
+	return n
 }

@@ -123,7 +123,7 @@ func loadShapeWords(h *record.Header) string {
 	switch {
 	case h.Sweep != "":
 		// each point's load is in its run-end line; the per-run table shows them
-		return fmt.Sprintf("sweep over %s (%d points)", h.Sweep, len(h.Ends))
+		return sweepLoad(h)
 	case l.trace != "":
 		p := "open loop: replaying " + l.trace
 		if ld := h.Load; ld != nil && ld.Arrivals > 0 {
@@ -291,20 +291,37 @@ func optPct(v *float64) string {
 }
 
 // renderText is the text format: the summary of a one-run input; for several runs, the run
-// table first, then the last run's summary.
+// table first, then the last run's summary; for a sweep, its per-point table and conclusions
+// first (SweepTable, as `sweep` printed them).
 func renderText(w io.Writer, ins []Input) error {
-	return withRunTable(w, ins[0], "text", textRuns, Text)
+	return withRunTable(w, ins[0], "text", textRuns, textSweep, Text)
 }
 
-// withRunTable renders an input's runs: the run table when there are several, then the last
-// run's summary, with the header as it stands after reading the records.
+// textSweep is SweepTable followed by the note on whose summary follows.
+func textSweep(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
+	if err := SweepTable(w, h, runs); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n\n", lastRunNote(runs))
+	return err
+}
+
+// withRunTable renders an input's runs: the sweep's table when the input is a sweep, else
+// the run table when there are several runs, then the last run's summary, with the header
+// as it stands after reading the records (the sweep-end line is the file's last).
 func withRunTable(w io.Writer, in Input, format string, table func(io.Writer, []metrics.RunSummary) error,
+	sweep func(io.Writer, *record.Header, []metrics.RunSummary) error,
 	summary func(io.Writer, *record.Header, *metrics.Summary) error) error {
 	runs, err := in.summaries(format)
 	if err != nil {
 		return err
 	}
-	if len(runs) > 1 {
+	switch {
+	case isSweep(in.Header):
+		if err := sweep(w, in.Header, runs); err != nil {
+			return err
+		}
+	case len(runs) > 1:
 		if err := table(w, runs); err != nil {
 			return err
 		}

@@ -1,8 +1,8 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
-	"math"
 	"slices"
 
 	"servebench/metrics"
@@ -11,10 +11,10 @@ import (
 // auto runs GuideLLM's "sweep" profile: synchronous (1 user) for the unloaded latency, then
 // maximum throughput (every request at once, or --max-concurrency users), then --points
 // rates evenly between the two throughputs. With SLOs it then bisects between the highest
-// rate that met the attainment target and the lowest above it that did not.
+// rate whose every lighter point met the attainment target and the lightest that did not.
 func (sw *sweeper) auto() error {
 	total := 2 + sw.c.Points
-	step := func(i int, p point) (*metrics.Summary, error) {
+	step := func(i int, p point) (*pointRun, error) {
 		return sw.run(p, fmt.Sprintf("point %d/%d %s", i, total, p.label()))
 	}
 	sync, err := step(1, point{users: 1, kind: "synchronous"})
@@ -29,7 +29,7 @@ func (sw *sweeper) auto() error {
 	if err != nil {
 		return err
 	}
-	lo, hi := deref(sync.RequestThroughput), deref(peak.RequestThroughput)
+	lo, hi := offered(sync), offered(peak)
 	if !(hi > lo) || lo <= 0 {
 		sw.logf("maximum throughput %.3g req/s is not above synchronous %.3g req/s: no rates between", hi, lo)
 		return nil
@@ -52,16 +52,16 @@ func (sw *sweeper) search() error {
 	target, _ := metrics.ParseShare("--target-attainment", sw.c.Target)
 	pass, fail, ok := sw.bracket(target)
 	if !ok {
-		return nil // no passing load, or every load passed: nothing to search between
+		return nil // the lightest load missed, or every load met: nothing to search between
 	}
 	for i := 1; i <= sw.c.Steps; i++ {
 		mid := (pass + fail) / 2
 		p := point{rate: mid, kind: "search"}
-		s, err := sw.run(p, fmt.Sprintf("search %d/%d %s", i, sw.c.Steps, p.label()))
+		pr, err := sw.run(p, fmt.Sprintf("search %d/%d %s", i, sw.c.Steps, p.label()))
 		if err != nil {
 			return err
 		}
-		if meets(s, target) {
+		if meets(pr, target) {
 			pass = mid
 		} else {
 			fail = mid
@@ -70,55 +70,53 @@ func (sw *sweeper) search() error {
 	return nil
 }
 
-// bracket returns the offered rate of the highest-load point meeting the target and of the
-// lightest heavier point missing it. Closed-loop points stand at their achieved throughput.
+// bracket returns the offered rate of the highest load whose every lighter point met the
+// target, and of the lightest point that missed it (above which a point that met is noise or
+// luck, not a load the server serves). Closed-loop points stand at their achieved throughput.
 func (sw *sweeper) bracket(target float64) (pass, fail float64, ok bool) {
-	rows := sw.byLoad()
-	fail = math.Inf(1)
-	for _, r := range rows {
-		x := offered(r)
-		if meets(r.sum, target) {
-			pass = x
-			fail = math.Inf(1)
-		} else if math.IsInf(fail, 1) && pass > 0 {
-			fail = x
+	for _, p := range sw.byLoad() {
+		if !meets(p, target) {
+			return pass, offered(p), pass > 0 && offered(p) > pass
 		}
+		pass = offered(p)
 	}
-	return pass, fail, pass > 0 && !math.IsInf(fail, 1) && fail > pass
+	return pass, 0, false // every load met
 }
 
-// meets reports whether a point's SLO attainment is at or above target.
-func meets(s *metrics.Summary, target float64) bool {
-	return s.SLOAttainment != nil && *s.SLOAttainment >= target
+// meets reports whether every run of a point met the attainment target.
+func meets(p *pointRun, target float64) bool {
+	a := p.ps.Attainment()
+	return a != nil && *a >= target
 }
 
 // offered is a point's load as a rate: its arrival rate, or for a closed loop its achieved
-// throughput (the rate that many users offered).
-func offered(r row) float64 {
-	if r.pt.rate > 0 {
-		return r.pt.rate
+// throughput (the rate that many users offered; the median over its runs).
+func offered(p *pointRun) float64 {
+	if p.pt.rate > 0 {
+		return p.pt.rate
 	}
-	return deref(r.sum.RequestThroughput)
+	return deref(p.ps.Median(throughput))
 }
 
-// byLoad returns the rows ordered by offered load (listed sweeps keep their order).
-func (sw *sweeper) byLoad() []row {
-	rows := slices.Clone(sw.rows)
-	if sw.c.Auto {
-		slices.SortStableFunc(rows, func(a, b row) int {
-			if a.pt.kind == "throughput" || b.pt.kind == "throughput" {
-				return map[bool]int{true: 1, false: -1}[a.pt.kind == "throughput"]
-			}
-			switch x, y := offered(a), offered(b); {
-			case x < y:
-				return -1
-			case x > y:
-				return 1
-			}
-			return 0
-		})
+func throughput(s *metrics.Summary) *float64 { return s.RequestThroughput }
+
+// byLoad returns the points ordered by load: --auto's by offered rate with the maximum-
+// throughput point last, a list's by its users or rate.
+func (sw *sweeper) byLoad() []*pointRun {
+	pts := slices.Clone(sw.pts)
+	key := func(p *pointRun) float64 {
+		if !sw.c.Auto && p.pt.users > 0 {
+			return float64(p.pt.users)
+		}
+		return offered(p)
 	}
-	return rows
+	slices.SortStableFunc(pts, func(a, b *pointRun) int {
+		if ta, tb := a.pt.kind == "throughput", b.pt.kind == "throughput"; ta != tb {
+			return map[bool]int{true: 1, false: -1}[ta]
+		}
+		return cmp.Compare(key(a), key(b))
+	})
+	return pts
 }
 
 func deref(p *float64) float64 {

@@ -6,6 +6,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -82,11 +83,13 @@ func (p point) label() string {
 	return s
 }
 
-// row is one finished point.
-type row struct {
-	pt  point
-	run int
-	sum *metrics.Summary
+// errInterrupted stops a sweep at its next run once sending was interrupted (Ctrl-C).
+var errInterrupted = errors.New("sweep interrupted")
+
+// pointRun is one finished point: its load and its runs (one, or --repeat of them).
+type pointRun struct {
+	pt point
+	ps metrics.PointSummary
 }
 
 // sweeper runs the points of one sweep against one target and workload, into one file.
@@ -95,15 +98,18 @@ type sweeper struct {
 	c         *Config
 	spec      runspec.Spec
 	base      load.Config
-	rows      []row
+	pts       []*pointRun
+	runs      int // runs written so far: the next run's index
 	ctx, hard context.Context
 	log       io.Writer
 }
 
 // Run is `servebench sweep`: set up once (spec s unresolved as the user gave it), run every
-// point, and print the table to stdout. Every point's warmup is one request per concurrency
-// slot unless s sets --warmup.
-func Run(ctx, hard context.Context, s runspec.Spec, c *Config, opt bench.Options, stdout io.Writer) error {
+// point --repeat times, and write the sweep's conclusions as the file's sweep-end line. Every
+// point's warmup is one request per concurrency slot unless s sets --warmup. The Result is
+// returned whenever a point finished, also with an error; its header holds the conclusions
+// (Header.SweepEnd), which report.SweepTable prints.
+func Run(ctx, hard context.Context, s runspec.Spec, c *Config, opt bench.Options) (*bench.Result, error) {
 	s.EmbedPrompts = false // a sweep's header carries no workload (it cannot be --like'd)
 	// every point sends prompts of its own (bench builds a part per point); each point's
 	// warmup, one request per user unless --warmup is set, takes the part's warmup prompts
@@ -118,12 +124,12 @@ func Run(ctx, hard context.Context, s runspec.Spec, c *Config, opt bench.Options
 	}
 	b, err := bench.Open(ctx, r, opt)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b.Header().Label = "sweep"
 	if err := b.Begin(); err != nil {
 		b.Close()
-		return err
+		return nil, err
 	}
 	sw := &sweeper{b: b, c: c, spec: s, base: b.Load(), ctx: ctx, hard: hard, log: opt.Log}
 	if c.Auto {
@@ -131,16 +137,25 @@ func Run(ctx, hard context.Context, s runspec.Spec, c *Config, opt bench.Options
 	} else {
 		err = sw.list()
 	}
+	if errors.Is(err, errInterrupted) {
+		err = nil // as run does: an interrupt stops sending, and what finished is the result
+	}
+	if len(sw.pts) > 0 {
+		// the conclusions go into the file, so that report prints what sweep printed
+		if werr := b.WriteSweepEnd(sw.conclude(err != nil || ctx.Err() != nil)); err == nil {
+			err = werr
+		}
+	}
 	if cerr := b.Close(); err == nil {
 		err = cerr
-	}
-	if len(sw.rows) > 0 {
-		sw.printTable(stdout)
 	}
 	if opt.Log != nil {
 		fmt.Fprintf(opt.Log, "records: %s\n", b.Output())
 	}
-	return err
+	if len(sw.pts) == 0 {
+		return nil, err
+	}
+	return &bench.Result{Header: b.Header(), Runs: b.Runs(), Output: b.Output()}, err
 }
 
 // list runs the listed concurrencies or rates in order.
@@ -160,24 +175,47 @@ func (sw *sweeper) list() error {
 	return nil
 }
 
-// run runs one point as the next run of the file and keeps its row.
-func (sw *sweeper) run(p point, progress string) (*metrics.Summary, error) {
+// run runs one point --repeat times, as the next runs of the file, and keeps it. Each run
+// is labelled with its point and, with --repeat, its repeat; a point is kept with the runs
+// it finished when one fails.
+func (sw *sweeper) run(p point, progress string) (*pointRun, error) {
+	n := max(1, sw.spec.Repeat)
+	pr := &pointRun{pt: p, ps: metrics.PointSummary{Label: p.label(), Concurrency: p.users, Rate: p.rate}}
+	var err error
+	for i := range n {
+		label, prog := p.label(), progress
+		if n > 1 {
+			label += fmt.Sprintf(", repeat %d/%d", i+1, n)
+			prog += fmt.Sprintf(", repeat %d/%d", i+1, n)
+		}
+		if err = sw.runOnce(p, label, prog, &pr.ps); err != nil {
+			break
+		}
+	}
+	if len(pr.ps.Runs) > 0 {
+		sw.pts = append(sw.pts, pr)
+	}
+	return pr, err
+}
+
+// runOnce runs one run of point p and adds it to ps.
+func (sw *sweeper) runOnce(p point, label, progress string, ps *metrics.PointSummary) error {
 	if sw.ctx.Err() != nil {
-		return nil, sw.ctx.Err()
+		return errInterrupted
 	}
 	lc, err := sw.loadFor(p)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	k := len(sw.rows)
+	k := sw.runs
 	sw.logf("%s", progress)
-	end := record.RunEnd{Run: k, Label: p.label(), Concurrency: p.users, Rate: p.rate}
+	end := record.RunEnd{Run: k, Label: label, Concurrency: p.users, Rate: p.rate}
 	sum, err := sw.b.RunPoint(sw.ctx, sw.hard, lc, end, progress)
-	if err != nil {
-		return nil, err
+	sw.runs++
+	if sum != nil { // its run-end line is written: the run is in the file
+		ps.Runs = append(ps.Runs, metrics.RunSummary{Run: k, Label: label, Summary: sum})
 	}
-	sw.rows = append(sw.rows, row{pt: p, run: k, sum: sum})
-	return sum, nil
+	return err
 }
 
 func (sw *sweeper) logf(format string, a ...any) {

@@ -4,12 +4,16 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"servebench/report"
 	"servebench/runspec"
 	"servebench/sweep"
 )
 
 const sweepExamples = `  # closed loop at each concurrency, one records file with a labelled run per point
   servebench sweep --url http://127.0.0.1:8000 --concurrency 1,2,4,8,16,32,64 -o sweep.jsonl
+
+  # three runs per point: the table shows medians and how far the runs disagree
+  servebench sweep --url http://127.0.0.1:8000 --concurrency 1,4,16 --repeat 3 -o sweep.jsonl
 
   # open loop at each rate (req/s)
   servebench sweep --url http://127.0.0.1:8000 --rate 1,2,4,8 --requests 100 -o sweep.jsonl
@@ -29,7 +33,11 @@ then maximum throughput, then --points rates between them, and with --slo a bise
 highest rate whose SLO attainment stays at or above --target-attainment. Every point is a
 labelled run in one records file; the table shows throughput against latency and goodput per
 point and names the saturation knee (the lightest load reaching 90% of the peak throughput)
-and the point of maximum goodput. Every other flag means what it means for run.`,
+and the point of maximum goodput. With --repeat N every point runs N times (its figures are
+medians over them). The SLO load is the highest load whose every lighter point met the SLOs;
+a heavier point that met them after a miss is named, as attainment not monotonic in load.
+The conclusions are stored in the records file, so servebench report prints them again.
+Every other flag means what it means for run.`,
 		Example: sweepExamples,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,7 +49,14 @@ and the point of maximum goodput. Every other flag means what it means for run.`
 				return err
 			}
 			ctx := cmd.Context()
-			return sweep.Run(ctx, hardStop(ctx), s, &sc, benchOptions(std, &s), std.stdout)
+			res, err := sweep.Run(ctx, hardStop(ctx), s, &sc, benchOptions(std, &s))
+			if res != nil {
+				// the code of `servebench report` on the file, so the two print the same
+				if perr := report.SweepTable(std.stdout, res.Header, res.Runs); err == nil {
+					err = perr
+				}
+			}
+			return err
 		},
 	}
 	// every run flag but the two that become lists

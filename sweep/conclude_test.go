@@ -1,0 +1,66 @@
+package sweep
+
+import (
+	"testing"
+
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// points are sweep points by load with the given attainments (nil: no SLO figure).
+func points(att ...float64) []record.SweepPoint {
+	out := make([]record.SweepPoint, len(att))
+	for i, a := range att {
+		tp, g := float64(i+1), a*float64(i+1)
+		out[i] = record.SweepPoint{Label: "p", Runs: []int{i}, Offered: tp, RequestThroughput: &tp, RequestGoodput: &g, SLOAttainment: &att[i]}
+	}
+	return out
+}
+
+// TestSLOLoadNeedsEveryLighterPoint is the sweep of issue 23: attainment 100% at the two
+// lightest loads, then 20%, 0%, 100%, 0%. The SLO load is the second point, not the 100%
+// above the misses, and the sweep says attainment was not monotonic.
+func TestSLOLoadNeedsEveryLighterPoint(t *testing.T) {
+	e := &record.SweepEnd{Points: points(1, 1, 0.2, 0, 1, 0), TargetAttainment: 0.99}
+	findSLOLoad(e)
+	if e.SLOLoad == nil || e.SLOLoad.Runs[0] != 1 {
+		t.Errorf("SLO load %+v, want run 1", e.SLOLoad)
+	}
+	if e.FirstMiss == nil || e.FirstMiss.Runs[0] != 2 || len(e.MetAbove) != 1 || e.MetAbove[0].Runs[0] != 4 {
+		t.Errorf("first miss %+v, met above %+v: want run 2, and run 4 named", e.FirstMiss, e.MetAbove)
+	}
+	// monotonic: nothing met above the first miss
+	e = &record.SweepEnd{Points: points(1, 1, 0.5, 0), TargetAttainment: 0.99}
+	findSLOLoad(e)
+	if e.SLOLoad.Runs[0] != 1 || e.FirstMiss.Runs[0] != 2 || len(e.MetAbove) != 0 {
+		t.Errorf("monotonic sweep: %+v", e)
+	}
+	// the lightest missed: no load is shown to meet the SLOs, whatever met above it
+	e = &record.SweepEnd{Points: points(0.5, 1), TargetAttainment: 0.99}
+	findSLOLoad(e)
+	if e.SLOLoad != nil || len(e.MetAbove) != 1 {
+		t.Errorf("lightest missed: %+v", e)
+	}
+}
+
+func TestKneeAndMaxGoodput(t *testing.T) {
+	e := &record.SweepEnd{Points: points(1, 1, 1, 0.5)} // throughput 1..4, goodput 1, 2, 3, 2
+	findKnee(e)
+	findMaxGoodput(e)
+	if *e.PeakThroughput != 4 || e.Knee.Runs[0] != 3 || e.MaxGoodput.Runs[0] != 2 {
+		t.Errorf("peak %v, knee %+v, max goodput %+v", *e.PeakThroughput, e.Knee, e.MaxGoodput)
+	}
+}
+
+// TestSearchBracketStopsAtTheFirstMiss: the search bisects between the highest load whose
+// every lighter point met the target and the first that missed, not past a miss.
+func TestSearchBracketStopsAtTheFirstMiss(t *testing.T) {
+	sw := &sweeper{c: &Config{Auto: true}}
+	for i, a := range []float64{1, 0.2, 1, 0} {
+		s := &metrics.Summary{SLOAttainment: &a}
+		sw.pts = append(sw.pts, &pointRun{pt: point{rate: float64(i + 1)}, ps: metrics.PointSummary{Runs: []metrics.RunSummary{{Run: i, Summary: s}}}})
+	}
+	if pass, fail, ok := sw.bracket(0.99); pass != 1 || fail != 2 || !ok {
+		t.Errorf("bracket %v..%v (%v), want 1..2", pass, fail, ok)
+	}
+}
