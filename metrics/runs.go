@@ -64,9 +64,23 @@ func (p *Runs) Summaries() []RunSummary {
 			labels[e.Run] = e.Label
 		}
 	}
+	p.poolPromptEvals()
 	var out []RunSummary
 	for _, run := range p.Indexes() {
 		out = append(out, RunSummary{Run: run, Label: labels[run], Summary: p.accs[run].Summary()})
 	}
 	return out
+}
+
+// poolPromptEvals gives every run the prompt evaluations of the whole file to judge cache hits
+// against: in a --repeat set the cache warmed by run 1 serves runs 2 and 3, which then have
+// no cold request of their own to be compared with.
+func (p *Runs) poolPromptEvals() {
+	var pool []promptEval
+	for _, run := range p.Indexes() {
+		pool = append(pool, p.accs[run].coldWarm.evals...)
+	}
+	for _, acc := range p.accs {
+		acc.coldWarm.pool = pool
+	}
 }
