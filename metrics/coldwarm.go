@@ -18,24 +18,32 @@ const (
 	ollamaPromptCount = "ollama.prompt_eval_count"
 	ollamaPromptMS    = "ollama.prompt_eval_duration_ms"
 	ollamaLoadMS      = "ollama.load_duration_ms"
+	ollamaEvalCount   = "ollama.eval_count"
+	ollamaEvalMS      = "ollama.eval_duration_ms"
 )
 
 const (
-	// hitFactor: a request that evaluated its prompt at under a tenth of the time per token of
-	// the run's slowest request of similar length was served from the prompt cache. Measured
-	// on Ollama 0.17.4 (mini model, 2 CPU cores, 226-token prompt): 1.05 ms/token cold, 0.015
-	// on a full hit (70× less). Contention between parallel requests slows a cold prompt by a
-	// few times, and a prompt of up to twice the length may cost half as much per token on a
-	// GPU: 4 × 2 = 8 stays under 10 (TestOllamaNoFalseHit). A partial hit (a shared system
-	// prompt) is not flagged.
-	hitFactor = 10
+	// hitFactor: a request that evaluated its prompt at under a fifth of the time per token of
+	// the run's slowest request of similar length was served from the prompt cache. A hit
+	// evaluates one token, which costs about one decode step. Recorded on Ollama 0.17.4 (mini
+	// model, 250-token prompt, 2 CPU cores): 16.8 ms/token cold, 2.0 on the hit (8.3× less)
+	// with the machine at load 25, where a decode step took 520 ms; the quiet machine
+	// gave 1.05 against 0.015 (70×). With OLLAMA_NUM_PARALLEL=1 (the default) a cold prompt
+	// is not slowed by others' prompts, and a prompt of up to twice the length may cost half
+	// as much per token on a GPU: 2 × 2 = 4 stays under 5 (TestOllamaNoFalseHit). A partial
+	// hit (a shared system prompt) is not flagged.
+	hitFactor = 5
+	// hitSteps: a hit's prompt evaluation takes at most this many of its own decode steps
+	// (eval_duration / eval_count); 0.97 in the recording. A cold prompt on a CPU takes many
+	// more, so this keeps a cold request that only looks fast beside a slow outlier unflagged.
+	hitSteps = 5
 	// similarLength: prompts compared per token are within this factor of each other's length,
 	// because short prompts cost more per token (fixed overhead) and long ones more on a CPU
 	// (attention): per-token times of different lengths are not comparable.
 	similarLength = 2
 	// loadMinMS: a load_duration above this was a model load. A request to a loaded model
-	// reports well under a millisecond (0.017 ms in the recorded 0.17.4 answers); loading even
-	// the 14 MB test model took 300 ms.
+	// reports a few milliseconds (4.8 ms recorded on 0.17.4 at load 25); loading even the
+	// 14 MB test model took 300 to 760 ms.
 	loadMinMS = 50
 	// slowFirstFactor and slowFirstMin: the first measured request's TTFT above 10× the median
 	// of at least 5 requests is a cold start (a load, a compile, a cache fill) inside the
@@ -51,6 +59,7 @@ type promptEval struct {
 	tokens   float64 // prompt tokens the server counted
 	ms       float64 // time the server spent on them
 	input    int     // prompt tokens the workload asked for (0: unknown)
+	stepMS   float64 // the server's decode time per output token (0: unknown)
 }
 
 func (e promptEval) perToken() float64 { return e.ms / e.tokens }
@@ -80,7 +89,11 @@ func (c *coldWarmAcc) add(r *record.Record) {
 	}
 	measured := r.Measured()
 	if n, ms := r.Server[ollamaPromptCount], r.Server[ollamaPromptMS]; ms > 0 {
-		c.evals = append(c.evals, promptEval{id: r.ID, measured: measured, tokens: n, ms: ms, input: r.InputTokens})
+		e := promptEval{id: r.ID, measured: measured, tokens: n, ms: ms, input: r.InputTokens}
+		if out := r.Server[ollamaEvalCount]; out >= 2 {
+			e.stepMS = r.Server[ollamaEvalMS] / out
+		}
+		c.evals = append(c.evals, e)
 	}
 	if !measured {
 		return
@@ -97,7 +110,7 @@ func (c *coldWarmAcc) add(r *record.Record) {
 // times (ms) they and the cold requests they were judged against took. A hit: a prompt whose
 // server count is under half the requested length (an Ollama before 0.17 counted only what it
 // evaluated), or one evaluated hitFactor times faster per token than the slowest request of
-// similar length in ref.
+// similar length in ref, in at most hitSteps of its own decode steps.
 func cacheHits(evals, ref []promptEval) (hits []promptEval, hitMS, coldMS float64) {
 	for _, e := range evals {
 		if !e.measured {
@@ -116,7 +129,7 @@ func cacheHits(evals, ref []promptEval) (hits []promptEval, hitMS, coldMS float6
 				cold = max(cold, r.perToken())
 			}
 		}
-		if e.perToken()*hitFactor < cold {
+		if e.perToken()*hitFactor < cold && (e.stepMS == 0 || e.ms <= hitSteps*e.stepMS) {
 			hits = append(hits, e)
 			hitMS = max(hitMS, e.perToken())
 			coldMS = max(coldMS, cold)
