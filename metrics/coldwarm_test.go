@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -135,7 +136,9 @@ func TestModelLoadNamed(t *testing.T) {
 	var a Accumulator
 	a.SetHeader(ollamaHeader())
 	a.Add(ollamaRecord(7, 0, cold, 540))
-	a.Add(ollamaRecord(8, 0, cold, 240)) // the same prompt figures, without the load below
+	noLoad := maps.Clone(cold)
+	noLoad[ollamaLoadMS] = cached[ollamaLoadMS]
+	a.Add(ollamaRecord(8, 0, noLoad, 240)) // the same prompt figures, without the load
 	a.Add(ollamaRecord(9, 0, cached, 12))
 	if s := a.Summary(); !hasWarning(s, "during measured request id 7 (load_duration") || strings.Contains(strings.Join(s.Warnings, "|"), "id 8 (load") {
 		t.Errorf("warnings %q, want the load named on id 7", s.Warnings)
