@@ -11,39 +11,46 @@ import (
 	"servebench/internal/peertest"
 )
 
-// TestDetectOllamaLive asks a real Ollama serving two models about each: cold, then with both
-// loaded. Each model's own settings are read (mini2's Modelfile sets num_ctx and temperature,
-// mini's sets nothing), the model loaded first never stands in for the one asked about, and
-// the conditions of one model are the same cold and warm; only the observations differ.
-// Skipped where Ollama is not built (see peertest.OllamaBin).
+// TestDetectOllamaLive asks a real Ollama serving three models about mini: cold, with two
+// other models loaded (mini2, made from the same file with its own num_ctx and temperature,
+// and tiny), and warm. Each time mini's own settings are read, never a loaded model's, and
+// they are the same; only the observations differ. Skipped where Ollama is not built (see
+// peertest.OllamaBin).
 func TestDetectOllamaLive(t *testing.T) {
 	stubGPU(t, "")
 	url := peertest.Ollama(t, map[string]string{
 		"mini":  "FROM {{peers}}/models/mini.gguf\n",
 		"mini2": "FROM {{peers}}/models/mini.gguf\nPARAMETER num_ctx 1024\nPARAMETER temperature 0.3\n",
+		"tiny":  "FROM {{peers}}/models/tiny.gguf\n",
 	})
 	tg := client.Target{BaseURL: url, HTTP: http.DefaultClient}
 	ctx := context.Background()
-	cold, coldObs := conditions.SplitObserved(Detect(ctx, tg, "mini"))
-	if coldObs.Value(conditions.ObservedPrefix+"ollama.loaded") != "false" {
-		t.Errorf("cold observations %v: want mini not loaded", coldObs)
-	}
-	// load mini2 first, then mini: /api/ps lists both
-	for _, m := range []string{"mini2", "mini"} {
-		generate(t, url, m)
-	}
-	warm, warmObs := conditions.SplitObserved(Detect(ctx, tg, "mini"))
-	if warmObs.Value(conditions.ObservedPrefix+"ollama.loaded") != "true" || !strings.Contains(warmObs.Value(conditions.ObservedPrefix+"ollama.loaded_models"), "mini2") {
-		t.Errorf("warm observations %v: want mini loaded beside mini2", warmObs)
+	observed := conditions.ObservedPrefix + "ollama."
+	cold, obs := conditions.SplitObserved(Detect(ctx, tg, "mini"))
+	if obs.Value(observed+"loaded") != "false" {
+		t.Errorf("cold observations %v: want mini not loaded", obs)
 	}
 	for k, want := range map[string]string{conditions.Model: "mini:latest", conditions.ServerVer: "0.17.4",
 		conditions.FlagPrefix + "num_ctx": "", conditions.FlagPrefix + "temperature": ""} {
-		if got := warm.Value(k); got != want {
-			t.Errorf("--model mini, both loaded: %s = %q, want %q", k, got, want)
+		if got := cold.Value(k); got != want {
+			t.Errorf("--model mini: %s = %q, want %q", k, got, want)
 		}
 	}
-	if d := conditions.Diff(cold, warm, nil); len(d) != 0 {
-		t.Errorf("mini cold vs warm: conditions differ: %+v", d)
+	generate(t, url, "mini2")
+	generate(t, url, "tiny")
+	others, obs := conditions.SplitObserved(Detect(ctx, tg, "mini"))
+	if obs.Value(observed+"loaded") != "false" || !strings.Contains(obs.Value(observed+"loaded_models"), "mini2") {
+		t.Errorf("observations with mini2 and tiny loaded: %v", obs)
+	}
+	generate(t, url, "mini")
+	warm, obs := conditions.SplitObserved(Detect(ctx, tg, "mini"))
+	if obs.Value(observed+"loaded") != "true" {
+		t.Errorf("warm observations %v: want mini loaded", obs)
+	}
+	for name, s := range map[string]conditions.Set{"two others loaded": others, "warm": warm} {
+		if d := conditions.Diff(cold, s, nil); len(d) != 0 {
+			t.Errorf("mini cold vs %s: conditions differ: %+v", name, d)
+		}
 	}
 	two := Detect(ctx, tg, "mini2")
 	for k, want := range map[string]string{conditions.Model: "mini2:latest",

@@ -56,7 +56,9 @@ func Ollama(t testing.TB, models map[string]string) string {
 	host := "127.0.0.1:" + strconv.Itoa(port)
 	tmp := t.TempDir()
 	// its own home and model store: nothing of the machine's Ollama is read or written
-	env := append(os.Environ(), "OLLAMA_HOST="+host, "OLLAMA_MODELS="+filepath.Join(tmp, "models"), "HOME="+tmp)
+	// (and up to three models loaded at once, whatever the machine's memory says)
+	env := append(os.Environ(), "OLLAMA_HOST="+host, "OLLAMA_MODELS="+filepath.Join(tmp, "models"), "HOME="+tmp,
+		"OLLAMA_MAX_LOADED_MODELS=3")
 	logf, _ := os.CreateTemp(tmp, "ollama-*.log")
 	cmd := exec.Command(bin, "serve")
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, logf, logf
