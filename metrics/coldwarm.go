@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"servebench/record"
@@ -77,9 +78,19 @@ type coldWarmAcc struct {
 	evals []promptEval
 	loads []promptEval // ms is the load time
 	first *firstReq
-	// pool, when set (Runs does), is every run's prompt evaluations in the file: a run of a
-	// --repeat set has no cold request of its own when the earlier runs warmed the cache.
-	pool []promptEval
+	// earlier are the prompt evaluations of the file's earlier runs (Runs and After set them):
+	// a run of a --repeat set has no cold request of its own when run 1 warmed the cache.
+	earlier []promptEval
+}
+
+// After makes a, the accumulator of a later run of the same records file, judge prompt-cache
+// hits against prev's requests and every run before it too, as Runs does for a file read
+// back: run writes each run's summary as the run ends, one Accumulator at a time.
+func (a *Accumulator) After(prev *Accumulator) {
+	if prev == nil {
+		return
+	}
+	a.coldWarm.earlier = append(slices.Clip(prev.coldWarm.earlier), prev.coldWarm.evals...)
 }
 
 // add copies out the figures of a completed request (measured or warmup).
@@ -143,11 +154,7 @@ func cacheHits(evals, ref []promptEval) (hits []promptEval, hitMS, coldMS float6
 func (a *Accumulator) coldWarmWarnings(s *Summary) []string {
 	c := &a.coldWarm
 	var w []string
-	ref := c.pool
-	if ref == nil {
-		ref = c.evals
-	}
-	hits, hitMS, coldMS := cacheHits(c.evals, ref)
+	hits, hitMS, coldMS := cacheHits(c.evals, append(slices.Clip(c.earlier), c.evals...))
 	switch {
 	case len(hits) > 0:
 		w = append(w, hitWarning(hits, len(measuredEvals(c.evals)), hitMS, coldMS))

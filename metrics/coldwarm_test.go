@@ -54,8 +54,8 @@ func ollamaHeader() *record.Header {
 // TestOllamaRecordedCacheHit: Ollama 0.17.4 answered the same prompt twice, cold and from its
 // prompt cache, with the same prompt_eval_count: only prompt_eval_duration tells them apart.
 // A --repeat 3 of one request (run 1 cold, runs 2 and 3 cached, each run its own summary) is
-// warned about in runs 2 and 3 only, judged against the file's cold request, because each of
-// those runs has none of its own. Prompts are not compared: a repeat that draws fresh prompts
+// warned about in runs 2 and 3 only, judged against the earlier runs' cold request, because
+// each of those runs has none of its own: read back (Runs) and as run writes them (After). Prompts are not compared: a repeat that draws fresh prompts
 // is judged by the same timings.
 func TestOllamaRecordedCacheHit(t *testing.T) {
 	cold := ollamaFinal(t, "ollama-0.17.4-generate-cold.ndjson")
@@ -76,6 +76,18 @@ func TestOllamaRecordedCacheHit(t *testing.T) {
 		if i > 0 && !hasWarning(rs.Summary, "1 of 1 measured requests (id 0)") {
 			t.Errorf("run %d: the warning does not name the request: %q", i+1, rs.Summary.Warnings)
 		}
+	}
+	// run judges each run as it ends, with one Accumulator per run chained by After: the same
+	var prev *Accumulator
+	for i, srv := range []map[string]float64{cold, cached, cached} {
+		acc := NewAccumulator(Options{})
+		acc.SetHeader(ollamaHeader())
+		acc.After(prev)
+		acc.Add(ollamaRecord(0, i, srv, 10))
+		if hit := hasWarning(acc.Summary(), "from its prompt cache"); hit != (i > 0) {
+			t.Errorf("run %d judged as it ended: cache-hit warning %v, want %v", i+1, hit, i > 0)
+		}
+		prev = acc
 	}
 	// a run alone with only cached requests cannot tell: it says cache hits are unknown
 	var a Accumulator

@@ -72,15 +72,13 @@ func (p *Runs) Summaries() []RunSummary {
 	return out
 }
 
-// poolPromptEvals gives every run the prompt evaluations of the whole file to judge cache hits
-// against: in a --repeat set the cache warmed by run 1 serves runs 2 and 3, which then have
-// no cold request of their own to be compared with.
+// poolPromptEvals gives every run the prompt evaluations of the runs before it to judge cache
+// hits against (Accumulator.After), in index order, as run judged them when it wrote the file.
 func (p *Runs) poolPromptEvals() {
-	var pool []promptEval
+	var prev *Accumulator
 	for _, run := range p.Indexes() {
-		pool = append(pool, p.accs[run].coldWarm.evals...)
-	}
-	for _, acc := range p.accs {
-		acc.coldWarm.pool = pool
+		p.accs[run].coldWarm.earlier = nil
+		p.accs[run].After(prev)
+		prev = p.accs[run]
 	}
 }
