@@ -187,7 +187,7 @@ func measuredEvals(es []promptEval) []promptEval {
 }
 
 func hitWarning(hits []promptEval, n int, hitMS, coldMS float64) string {
-	how := fmt.Sprintf("they evaluated their prompt at %.3f ms/token or less against %.3f ms/token for the run's cold requests of similar length (Ollama's prompt_eval_duration / prompt_eval_count, which counts the whole prompt even on a hit)", hitMS, coldMS)
+	how := fmt.Sprintf("they evaluated their prompt at %.3f ms/token or less against %.3f ms/token for cold requests of similar length in this or an earlier run (Ollama's prompt_eval_duration / prompt_eval_count, which counts the whole prompt even on a hit)", hitMS, coldMS)
 	if coldMS == 0 {
 		how = "the server counted under half of the requested prompt tokens as evaluated"
 	}
