@@ -91,3 +91,22 @@ func TestOllamaUnknownQuantization(t *testing.T) {
 		t.Errorf("a literal Unknown was recorded: %v", s)
 	}
 }
+
+// TestOpenAIModelsUnderTest: the same rule for an OpenAI-compatible server that lists several
+// models (vLLM's base model and a LoRA adapter): the entry of --model is read, not the first;
+// a model it does not list is recorded as asked for.
+func TestOpenAIModelsUnderTest(t *testing.T) {
+	a := Answers{"/v1/models": []byte(`{"data":[
+		{"id":"meta-llama/Llama-3.1-8B-Instruct","owned_by":"vllm","root":"/models/base","max_model_len":32768},
+		{"id":"sql-lora","owned_by":"vllm","root":"/adapters/sql","parent":"meta-llama/Llama-3.1-8B-Instruct","max_model_len":8192}]}`)}
+	for model, want := range map[string][3]string{
+		"":          {"meta-llama/Llama-3.1-8B-Instruct", "/models/base", "32768"},
+		"sql-lora":  {"sql-lora", "/adapters/sql", "8192"},
+		"elsewhere": {"elsewhere", "", ""},
+	} {
+		s := FromAnswers(a, model)
+		if got := [3]string{s.Value(Model), s.Value("model.path"), s.Value(MaxModelLen)}; got != want {
+			t.Errorf("--model %q: model, path, max_model_len = %q, want %q", model, got, want)
+		}
+	}
+}
