@@ -65,10 +65,7 @@ func Ollama(t testing.TB, models map[string]string) string {
 	if err := cmd.Start(); err != nil {
 		t.Skipf("ollama server did not start: %v", err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	t.Cleanup(func() { stopOllama(cmd) })
 	url := "http://" + host
 	if err := waitOllama(url, 60*time.Second); err != nil {
 		b, _ := os.ReadFile(logf.Name())
@@ -78,6 +75,23 @@ func Ollama(t testing.TB, models map[string]string) string {
 		createOllamaModel(t, bin, env, tmp, name, strings.ReplaceAll(modelfile, "{{peers}}", dir))
 	}
 	return url
+}
+
+// stopOllama interrupts `ollama serve`, which stops the runner processes it started (one per
+// loaded model), and kills it after 10 s. A plain kill would leave the runners behind.
+func stopOllama(cmd *exec.Cmd) {
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	_ = cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
 }
 
 // createOllamaModel runs `ollama create name -f Modelfile` against the test's server.
