@@ -283,8 +283,14 @@ func (b *Session) recordConditions(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	detected := capture.Detect(ctx, b.target)
+	// the server's load state when asked is an observation of the run, kept apart from the
+	// conditions, so that a run started cold compares with one started warm
+	detected, observed := conditions.SplitObserved(capture.Detect(ctx, b.target, b.spec.Model))
 	b.hdr.Conditions = conditions.Complete(conditions.Merge(conditions.FromHeader(b.hdr), capture.Host(b.opt.Version), detected, declared))
+	if len(observed) > 0 {
+		observed.Sort()
+		b.hdr.Observed = observed
+	}
 	if b.spec.EmbedPrompts {
 		if b.hdr.Workload.Requests, err = runspec.EncodeRequests(b.reqs); err != nil {
 			return err

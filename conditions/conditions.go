@@ -55,6 +55,10 @@ const (
 
 	WorkloadHash = "workload.hash"
 
+	// ObservedPrefix starts the key of a figure of the server's load state when it was asked
+	// (Ollama: loaded or not, the memory it holds): an observation of the run, not a condition.
+	ObservedPrefix = "observed."
+
 	ClientCPU     = "client.cpu"
 	ClientCores   = "client.cores"
 	ClientOS      = "client.os"
@@ -141,6 +145,20 @@ func Complete(s Set) Set {
 	}
 	out.Sort()
 	return out
+}
+
+// SplitObserved separates the conditions of s from its observations (ObservedPrefix keys, the
+// load state discovery saw), which a header keeps apart because they describe the moment, not
+// what must stay fixed.
+func SplitObserved(s Set) (conds, observed Set) {
+	for _, c := range s {
+		if strings.HasPrefix(c.Key, ObservedPrefix) {
+			observed = append(observed, c)
+		} else {
+			conds = append(conds, c)
+		}
+	}
+	return conds, observed
 }
 
 // Sort orders the set by key, so that headers and golden files are deterministic.

@@ -28,8 +28,10 @@ type Difference struct {
 	Kind       string
 }
 
-// infoGroups are the key groups that never make runs incomparable.
-var infoGroups = []string{"client.", "sim."}
+// infoGroups are the key groups that never make runs incomparable: the client machine, the
+// simulator's speed, and observations of the server's load state (a file that kept them
+// among its conditions compares as informative, never as not comparable).
+var infoGroups = []string{"client.", "sim.", ObservedPrefix}
 
 // Blocking reports whether a difference in key makes two runs not comparable. Everything a
 // server, model, workload or load is made of blocks; so do user-declared keys of any name

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,7 +39,9 @@ func (f *facts) put(key string, v any) {
 	default:
 		s = fmt.Sprint(t)
 	}
-	if s = strings.TrimSpace(s); s != "" {
+	// a server's literal "unknown" (Ollama's quantization_level for a GGUF file type it does
+	// not name) says it could not tell: an unknown value, not the detected value "unknown"
+	if s = strings.TrimSpace(s); s != "" && !strings.EqualFold(s, Unknown) {
 		(*Set)(f).Add(key, s, Detected)
 	}
 }
@@ -50,9 +53,9 @@ func (f *facts) putFlags(m map[string]any, names ...string) {
 	}
 }
 
-// openAIModels reads GET /v1/models: the first model id, and max_model_len where the server
-// gives it (vLLM, the simulator).
-func openAIModels(a Answers) []record.Condition {
+// openAIModels reads GET /v1/models: the entry of the model under test (the first when none
+// was named), and max_model_len where the server gives it (vLLM, the simulator).
+func openAIModels(a Answers, model string) []record.Condition {
 	var m struct {
 		Data []struct {
 			ID          string         `json:"id"`
@@ -66,7 +69,17 @@ func openAIModels(a Answers) []record.Condition {
 		return nil
 	}
 	var f facts
-	d := m.Data[0]
+	ids := make([]string, len(m.Data))
+	for i, d := range m.Data {
+		ids[i] = d.ID
+	}
+	i := modelIndex(ids, model)
+	if i < 0 {
+		// a model the server does not list: the one asked for is the one measured
+		f.put(Model, model)
+		return f
+	}
+	d := m.Data[i]
 	f.put(Model, d.ID)
 	f.put(MaxModelLen, d.MaxModelLen)
 	if d.OwnedBy == "vllm" {
@@ -81,6 +94,24 @@ func openAIModels(a Answers) []record.Condition {
 		f.put("model.vocab_size", d.Meta["n_vocab"])
 	}
 	return f
+}
+
+// modelIndex finds the model under test among the names a server lists: the same name, or
+// the same with Ollama's default tag ":latest" added. With no model named, the first; -1 when
+// the model is not listed.
+func modelIndex(names []string, model string) int {
+	if model == "" {
+		if len(names) > 0 {
+			return 0
+		}
+		return -1
+	}
+	for _, want := range []string{model, model + ":latest"} {
+		if i := slices.Index(names, want); i >= 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // simulator reads the simulator's /version: {"simulator": true, "version", "config": {...}}.

@@ -1,6 +1,7 @@
 package conditions
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -11,10 +12,19 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// answerFile names the recorded answer to a probe: /a/b is testdata/DIR/a_b.txt. The capture
-// package serves the same files over HTTP, so both read one recording.
-func answerFile(dir, path string) string {
-	return filepath.Join("testdata", dir, strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "_")+".txt")
+// answerFiles name the recorded answer to a probe, the first that exists: /a/b asked about
+// model m (a JSON body {"model": m}) is testdata/DIR/a_b@m.txt (":" written "_"), else
+// testdata/DIR/a_b.txt. The capture package serves the same files over HTTP, so both read one
+// recording.
+func answerFiles(dir string, p Probe) []string {
+	base := filepath.Join("testdata", dir, strings.ReplaceAll(strings.TrimPrefix(p.Path, "/"), "/", "_"))
+	var body struct {
+		Model string `json:"model"`
+	}
+	if json.Unmarshal(p.Body, &body) == nil && body.Model != "" {
+		return []string{base + "@" + strings.ReplaceAll(body.Model, ":", "_") + ".txt", base + ".txt"}
+	}
+	return []string{base + ".txt"}
 }
 
 // replay answers probes from a family's recording, as a server would: a missing file is a
@@ -22,18 +32,22 @@ func answerFile(dir, path string) string {
 func replay(t *testing.T, dir string, a Answers, probes []Probe) {
 	t.Helper()
 	for _, p := range probes {
-		if b, err := os.ReadFile(answerFile(dir, p.Path)); err == nil {
-			a[p.Path] = b
+		for _, f := range answerFiles(dir, p) {
+			if b, err := os.ReadFile(f); err == nil {
+				a[p.Path] = b
+				break
+			}
 		}
 	}
 }
 
-// recordedAnswers runs discovery's two rounds against a recording, without any network.
-func recordedAnswers(t *testing.T, dir string) Answers {
+// recordedAnswers runs discovery's two rounds against a recording, about model (none: ""),
+// without any network.
+func recordedAnswers(t *testing.T, dir, model string) Answers {
 	t.Helper()
 	a := Answers{}
 	replay(t, dir, a, Probes())
-	replay(t, dir, a, FollowUps(a))
+	replay(t, dir, a, FollowUps(a, model))
 	return a
 }
 
@@ -85,7 +99,7 @@ func TestFromAnswersRecorded(t *testing.T) {
 			Model: "llama3.2:1b", "model.parameters": "1.2B", FlagPrefix + "num_ctx": "4096", "model.context_train": "131072"}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
-			s := Complete(Merge(FromAnswers(recordedAnswers(t, tc.dir)), GPUFromSMI(string(smi))))
+			s := Complete(Merge(FromAnswers(recordedAnswers(t, tc.dir, ""), ""), GPUFromSMI(string(smi))))
 			for k, v := range tc.want {
 				if got := s.Value(k); got != v {
 					t.Errorf("%s = %q, want %q", k, got, v)
@@ -98,10 +112,10 @@ func TestFromAnswersRecorded(t *testing.T) {
 
 // TestFromAnswersNothing: no answers give no facts, and Complete says so with unknowns.
 func TestFromAnswersNothing(t *testing.T) {
-	if s := FromAnswers(nil); len(s) != 0 {
+	if s := FromAnswers(nil, "m"); len(s) != 0 {
 		t.Errorf("FromAnswers(nil) = %v, want nothing", s)
 	}
-	if FollowUps(nil) != nil {
+	if FollowUps(nil, "m") != nil {
 		t.Errorf("follow-ups asked of a server that answered nothing")
 	}
 }
@@ -112,19 +126,19 @@ func TestFollowUpOllama(t *testing.T) {
 	for _, dir := range []string{"vllm", "sglang", "tgi", "llamacpp"} {
 		a := Answers{}
 		replay(t, dir, a, Probes())
-		if f := FollowUps(a); len(f) != 0 {
+		if f := FollowUps(a, ""); len(f) != 0 {
 			t.Errorf("%s: follow-ups %v, want none", dir, f)
 		}
 	}
 	a := Answers{}
 	replay(t, "ollama", a, Probes())
-	f := FollowUps(a)
+	f := FollowUps(a, "")
 	if len(f) != 1 || f[0].Method != "POST" || f[0].Path != "/api/show" || string(f[0].Body) != `{"model":"llama3.2:1b"}` {
 		t.Fatalf("ollama follow-ups = %+v, want POST /api/show for llama3.2:1b", f)
 	}
-	// without /api/ps the first /v1/models id is the model to show
+	// without /api/ps the first /v1/models id is still the model to show
 	delete(a, "/api/ps")
-	if f := FollowUps(a); len(f) != 1 || !strings.Contains(string(f[0].Body), `"model":`) {
+	if f := FollowUps(a, ""); len(f) != 1 || string(f[0].Body) != `{"model":"llama3.2:1b"}` {
 		t.Errorf("ollama follow-ups without /api/ps = %+v", f)
 	}
 }

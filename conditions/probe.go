@@ -36,6 +36,12 @@ func (a Answers) has(path string) bool {
 // optional follow-up probes computed from those answers, and a pure function from the answers
 // to conditions. capture runs the probes; nothing here does I/O, so a family is tested by
 // feeding it recorded answers.
+//
+// Both functions are told the model under test (run's --model; "" when none was named): a
+// server that serves several models is asked about that one, never about whichever it lists
+// or has loaded first. And they read settings, not load state: what the server happens to
+// hold in memory when asked goes under ObservedPrefix, an observation of the run that never
+// makes two runs not comparable (see SplitObserved).
 type Family struct {
 	// Name says which server the family reads ("openai" for the generic /v1/models one).
 	Name string
@@ -43,26 +49,36 @@ type Family struct {
 	Probes []Probe
 	// FollowUp, when set, gives the probes that can only be phrased after the first round
 	// (Ollama's /api/show needs the model name). It returns nil when it needs nothing more.
-	FollowUp func(Answers) []Probe
+	FollowUp func(a Answers, model string) []Probe
 	// Parse turns the answers to this family's probes into conditions; nothing when they are
 	// not its family's. It sees only the paths the family declared.
-	Parse func(Answers) []record.Condition
+	Parse func(a Answers, model string) []record.Condition
 }
 
 // families are run in order: the generic OpenAI /v1/models parser first, then the family
 // parsers, which refine what it found (a later value for a key replaces an earlier one).
 var families = []Family{
 	{Name: "openai", Probes: gets("/v1/models"), Parse: openAIModels},
-	{Name: SimFamily, Probes: gets("/version"), Parse: simulator},
+	{Name: SimFamily, Probes: gets("/version"), Parse: one(simulator)},
 	// vLLM has no family endpoint of its own: /metrics (vllm:* gauges) or /v1/models
 	// (owned_by) say it is vLLM, and /version is asked to rule out the simulator.
-	{Name: VLLM, Probes: gets("/version", "/metrics", "/v1/models"), Parse: vllm},
+	{Name: VLLM, Probes: gets("/version", "/metrics", "/v1/models"), Parse: one(vllm)},
 	// SGLang renamed /get_server_info to /server_info; both are asked.
-	{Name: SGLang, Probes: gets("/get_server_info", "/server_info", "/get_model_info"), Parse: sglang},
-	{Name: TGI, Probes: gets("/info"), Parse: tgi},
-	{Name: LlamaCpp, Probes: gets("/props", "/slots", "/metrics"), Parse: llamaCpp},
+	{Name: SGLang, Probes: gets("/get_server_info", "/server_info", "/get_model_info"), Parse: one(sglang)},
+	{Name: TGI, Probes: gets("/info"), Parse: one(tgi)},
+	{Name: LlamaCpp, Probes: gets("/props", "/slots", "/metrics"), Parse: one(llamaCpp)},
+	// Ollama serves every model it has pulled: /api/show is asked for the model under test, and
+	// /api/ps (what is loaded now) is only observed.
 	{Name: Ollama, Probes: gets("/api/version", "/api/ps", "/v1/models"), FollowUp: ollamaFollowUp,
-		Parse: func(a Answers) []record.Condition { return append(ollama(a), ollamaShow(a)...) }},
+		Parse: func(a Answers, model string) []record.Condition {
+			return append(ollama(a, model), ollamaShow(a)...)
+		}},
+}
+
+// one adapts the parser of a family whose server serves one model: there is no model to
+// choose, so the model under test does not change what it reads.
+func one(parse func(Answers) []record.Condition) func(Answers, string) []record.Condition {
+	return func(a Answers, _ string) []record.Condition { return parse(a) }
 }
 
 // The methods a probe uses, spelled out so that this package needs no net/http.
@@ -93,16 +109,17 @@ func Probes() []Probe {
 }
 
 // FollowUps lists the probes the families ask for after seeing the first round's answers a,
-// once each and none already in the first round. There is one follow-up round only: it is
-// enough for every family we know, and a longer chain would make discovery slow.
-func FollowUps(a Answers) []Probe {
+// about the model under test, once each and none already in the first round. There is one
+// follow-up round only: it is enough for every family we know, and a longer chain would make
+// discovery slow.
+func FollowUps(a Answers, model string) []Probe {
 	first := Probes()
 	var out []Probe
 	for _, f := range families {
 		if f.FollowUp == nil {
 			continue
 		}
-		for _, p := range f.FollowUp(a) {
+		for _, p := range f.FollowUp(a, model) {
 			if !slices.ContainsFunc(first, func(q Probe) bool { return q.Path == p.Path }) {
 				out = addProbes(out, []Probe{p})
 			}
@@ -122,12 +139,13 @@ func addProbes(list, ps []Probe) []Probe {
 }
 
 // FromAnswers runs every family's parser on the answers to its own declared probes (first
-// round and follow-up) and merges the results in family order. Recorded answers give the same
-// set as a live server, because this is all that discovery does once the answers are in.
-func FromAnswers(a Answers) Set {
+// round and follow-up) about the model under test, and merges the results in family order.
+// Recorded answers give the same set as a live server, because this is all that discovery does
+// once the answers are in.
+func FromAnswers(a Answers, model string) Set {
 	var s Set
 	for _, f := range families {
-		for _, c := range f.Parse(a.only(f)) {
+		for _, c := range f.Parse(a.only(f, model), model) {
 			s.Put(c)
 		}
 	}
@@ -136,10 +154,10 @@ func FromAnswers(a Answers) Set {
 
 // only restricts a to the paths family f declared, so that a parser reading an undeclared
 // path sees nothing and its test fails, instead of depending on another family's probe.
-func (a Answers) only(f Family) Answers {
+func (a Answers) only(f Family, model string) Answers {
 	ps := f.Probes
 	if f.FollowUp != nil {
-		ps = append(slices.Clip(ps), f.FollowUp(a)...)
+		ps = append(slices.Clip(ps), f.FollowUp(a, model)...)
 	}
 	out := make(Answers, len(ps))
 	for _, p := range ps {

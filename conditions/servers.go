@@ -130,9 +130,13 @@ func llamaCpp(a Answers) []record.Condition {
 	return f
 }
 
-// ollama reads /api/version and /api/ps (the loaded model's details). /api/show, which needs
-// the model name, is asked in the follow-up round (ollamaFollowUp) and read by ollamaShow.
-func ollama(a Answers) []record.Condition {
+// ollama reads /api/version, the model under test's name as /v1/models spells it, and from
+// /api/ps only observations: whether that model is loaded now, the memory it holds
+// (size_vram), the context it was loaded with, and which models are loaded. None of them is a
+// condition: Ollama loads a model on its first request and unloads it after 5 idle minutes,
+// so one server reads differently cold and warm, and another model may be the one loaded.
+// The model's own settings come from /api/show, asked for the model under test (ollamaShow).
+func ollama(a Answers, model string) []record.Condition {
 	var v struct {
 		Version string `json:"version"`
 	}
@@ -142,25 +146,57 @@ func ollama(a Answers) []record.Condition {
 	var f facts
 	f.put(ServerFamily, Ollama)
 	f.put(ServerVer, v.Version)
+	model = ollamaModel(a, model)
+	f.put(Model, model)
 	var ps struct {
 		Models []struct {
-			Name          string        `json:"name"`
-			Details       ollamaDetails `json:"details"`
-			SizeVRAM      any           `json:"size_vram"`
-			ContextLength any           `json:"context_length"`
+			Name          string `json:"name"`
+			SizeVRAM      any    `json:"size_vram"`
+			ContextLength any    `json:"context_length"`
 		} `json:"models"`
 	}
-	if a.json("/api/ps", &ps) && len(ps.Models) > 0 {
-		m := ps.Models[0]
-		f.put(Model, m.Name)
-		m.Details.put(&f)
-		f.put(FlagPrefix+"size_vram", m.SizeVRAM)
-		f.put(FlagPrefix+"num_ctx", m.ContextLength)
+	if !a.json("/api/ps", &ps) {
+		return f
+	}
+	names := make([]string, len(ps.Models))
+	for i, m := range ps.Models {
+		names[i] = m.Name
+	}
+	f.put(ObservedPrefix+"ollama.loaded_models", strings.Join(names, ", "))
+	i := -1
+	if model != "" {
+		i = modelIndex(names, model)
+	}
+	f.put(ObservedPrefix+"ollama.loaded", i >= 0)
+	if i >= 0 {
+		f.put(ObservedPrefix+"ollama.size_vram", ps.Models[i].SizeVRAM)
+		f.put(ObservedPrefix+"ollama.context_length", ps.Models[i].ContextLength)
 	}
 	return f
 }
 
-// ollamaDetails is the "details" object of /api/ps and /api/show.
+// ollamaModel is the model under test as Ollama's /v1/models spells it ("mini" is listed as
+// "mini:latest"); with none named, the first it lists; a model it does not list, as named.
+func ollamaModel(a Answers, model string) string {
+	var m struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if !a.json("/v1/models", &m) {
+		return model
+	}
+	ids := make([]string, len(m.Data))
+	for i, d := range m.Data {
+		ids[i] = d.ID
+	}
+	if i := modelIndex(ids, model); i >= 0 {
+		return ids[i]
+	}
+	return model
+}
+
+// ollamaDetails is the "details" object of /api/show.
 type ollamaDetails struct {
 	Format            string `json:"format"`
 	Family            string `json:"family"`
@@ -175,11 +211,12 @@ func (d ollamaDetails) put(f *facts) {
 	f.put("model.format", d.Format)
 }
 
-// ollamaFollowUp asks POST /api/show for the model the first round named: the loaded one of
-// /api/ps, else the first of /v1/models. Nothing when the server is not Ollama or names none.
-func ollamaFollowUp(a Answers) []Probe {
-	s := Merge(openAIModels(a), ollama(a))
-	model := s.Value(Model)
+// ollamaFollowUp asks POST /api/show for the model under test (with none named, the first of
+// /v1/models; never the first of /api/ps, which is whatever happens to be loaded). Nothing when
+// the server is not Ollama or names no model.
+func ollamaFollowUp(a Answers, model string) []Probe {
+	s := Set(ollama(a, model))
+	model = s.Value(Model)
 	if s.Value(ServerFamily) != Ollama || model == "" {
 		return nil
 	}
@@ -189,6 +226,7 @@ func ollamaFollowUp(a Answers) []Probe {
 
 // ollamaShow reads the answer to POST /api/show: quantisation, parameter size, context length
 // and the Modelfile parameters (num_ctx, stop ...), which are the model's server-side flags.
+// It reads the model's files, so it answers the same whether the model is loaded or not.
 func ollamaShow(a Answers) []record.Condition {
 	var show struct {
 		Details    ollamaDetails  `json:"details"`

@@ -43,6 +43,8 @@ type Accumulator struct {
 	runs map[int]bool
 	// sents are the completed requests' sent times and TTFTs, for the server section (server.go)
 	sents []SentTTFT
+	// coldWarm keeps the server's own timings of prompt evaluation and model loads (coldwarm.go)
+	coldWarm coldWarmAcc
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -82,6 +84,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	}
 	a.runs[r.Run] = true
 	a.steady.addLoad(r) // every request loads the server, warmup and cooldown too (steady.go)
+	a.coldWarm.add(r)
 	if !r.Measured() {
 		if r.Phase == record.PhaseCooldown {
 			a.n.cooldown++

@@ -64,9 +64,21 @@ func (p *Runs) Summaries() []RunSummary {
 			labels[e.Run] = e.Label
 		}
 	}
+	p.poolPromptEvals()
 	var out []RunSummary
 	for _, run := range p.Indexes() {
 		out = append(out, RunSummary{Run: run, Label: labels[run], Summary: p.accs[run].Summary()})
 	}
 	return out
+}
+
+// poolPromptEvals gives every run the prompt evaluations of the runs before it to judge cache
+// hits against (Accumulator.After), in index order, as run judged them when it wrote the file.
+func (p *Runs) poolPromptEvals() {
+	var prev *Accumulator
+	for _, run := range p.Indexes() {
+		p.accs[run].coldWarm.earlier = nil
+		p.accs[run].After(prev)
+		prev = p.accs[run]
+	}
 }

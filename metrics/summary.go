@@ -164,6 +164,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Warnings = append(s.Warnings, steadyWarning(s.Steadiness)...)
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	s.Warnings = append(s.Warnings, gpuWarnings(s)...)
+	s.Warnings = append(s.Warnings, a.coldWarmWarnings(s)...)
 	return s
 }
 

@@ -74,6 +74,10 @@ type Header struct {
 	ConfigSet []string `json:"config_set,omitempty"`
 	// Conditions are the facts that must stay fixed between a baseline and a later run.
 	Conditions []Condition `json:"conditions,omitempty"`
+	// Observed are figures of the server's load state seen when its conditions were asked
+	// (Ollama: whether the model under test was loaded, the memory it held, the other models
+	// loaded). They describe the moment, not what must stay fixed: compare never reads them.
+	Observed []Condition `json:"observed,omitempty"`
 	// Shard is "i/n" when this file is one shard of a split run.
 	Shard string `json:"shard,omitempty"`
 	// Label names a run inside a sweep or repeat set.

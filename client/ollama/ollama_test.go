@@ -64,6 +64,32 @@ func TestServerFiguresAndBody(t *testing.T) {
 	}
 }
 
+// TestRecorded0174CacheHit: Ollama 0.17.4 answered one 250-token prompt cold (with the model
+// load) and then from its prompt cache. Both report the whole prompt in prompt_eval_count, so
+// the usage is the same; the figures the cache-hit and model-load notes read differ.
+func TestRecorded0174CacheHit(t *testing.T) {
+	figures := map[string]map[string]float64{}
+	for _, name := range []string{"cold", "cached"} {
+		file := "ollama-0.17.4-generate-" + name + ".ndjson"
+		srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, file), CType: "application/x-ndjson"})
+		b, _ := New(srv.Target(), APIGenerate)
+		rec := &clienttest.Recorder{}
+		if err := b.Do(context.Background(), request(), rec); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if got := strings.Join(rec.Events(), "\n"); !strings.HasSuffix(got, "event usage 250/8 done") {
+			t.Errorf("%s: %s, want usage 250/8", file, got)
+		}
+		figures[name] = rec.Figures
+	}
+	cold, hit := figures["cold"], figures["cached"]
+	if cold["ollama.prompt_eval_count"] != hit["ollama.prompt_eval_count"] ||
+		hit["ollama.prompt_eval_duration_ms"]*5 > cold["ollama.prompt_eval_duration_ms"] ||
+		cold["ollama.load_duration_ms"] < 50 || hit["ollama.load_duration_ms"] > 50 {
+		t.Errorf("figures cold %v, cached %v", cold, hit)
+	}
+}
+
 func TestHTTPErrorKeepsServerMessage(t *testing.T) {
 	srv := clienttest.NewServer(t, clienttest.Stream{Body: `{"error":"model \"nope\" not found, try pulling it first"}`, Status: 404, CType: "application/json"})
 	b, _ := New(srv.Target(), APIGenerate)

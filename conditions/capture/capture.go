@@ -22,15 +22,17 @@ import (
 // a server that does not answer a path in 2 s does not have it in any useful sense.
 const ProbeTimeout = 2 * time.Second
 
-// Detect asks the server at t what it is, cheaply and tolerantly: every family's declared
-// probes in parallel with ProbeTimeout each, then the follow-ups the first answers call for,
-// then each family's parser on the answers. GPU facts come from nvidia-smi when the server runs
+// Detect asks the server at t what it is and what the settings of model, the model under test
+// ("" when none was named), are, cheaply and tolerantly: every family's declared probes in
+// parallel with ProbeTimeout each, then the follow-ups the first answers call for, then each
+// family's parser on the answers. Load-state figures come back as observations
+// (conditions.ObservedPrefix keys; conditions.SplitObserved separates them). GPU facts come from nvidia-smi when the server runs
 // on this machine (a loopback URL) and the target is not the simulator. A server that answers
 // nothing gives an empty set, never an error.
-func Detect(ctx context.Context, t client.Target) conditions.Set {
+func Detect(ctx context.Context, t client.Target, model string) conditions.Set {
 	a := ask(ctx, t, conditions.Probes())
-	maps.Copy(a, ask(ctx, t, conditions.FollowUps(a)))
-	s := conditions.FromAnswers(a)
+	maps.Copy(a, ask(ctx, t, conditions.FollowUps(a, model)))
+	s := conditions.FromAnswers(a, model)
 	if s.Value(conditions.ServerFamily) != conditions.SimFamily && IsLoopback(t.Base()) {
 		for _, c := range GPU(ctx) {
 			s.Put(c)

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,20 +18,30 @@ import (
 	"servebench/sim"
 )
 
-// recorded serves a family's recorded answers: GET or POST /a/b is ../testdata/DIR/a_b.txt;
+// recorded serves a family's recorded answers: GET or POST /a/b is ../testdata/DIR/a_b.txt
+// (a POST about model m: a_b@m.txt first);
 // anything else is a 404, as on a server without that endpoint. The recordings, and their
 // golden files, belong to the pure package conditions, whose test reads them without HTTP:
 // this one proves that asking over HTTP gives the same set.
 func recorded(t *testing.T, dir string) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := strings.ReplaceAll(strings.TrimPrefix(r.URL.Path, "/"), "/", "_") + ".txt"
-		b, err := os.ReadFile(filepath.Join(testdata, dir, name))
-		if err != nil {
-			http.NotFound(w, r)
-			return
+		base := filepath.Join(testdata, dir, strings.ReplaceAll(strings.TrimPrefix(r.URL.Path, "/"), "/", "_"))
+		names := []string{base + ".txt"}
+		var body struct {
+			Model string `json:"model"`
 		}
-		w.Write(b)
+		if json.NewDecoder(r.Body).Decode(&body) == nil && body.Model != "" {
+			// the answer about one model: a_b@model.txt, as the pure package's test reads it
+			names = append([]string{base + "@" + strings.ReplaceAll(body.Model, ":", "_") + ".txt"}, names...)
+		}
+		for _, name := range names {
+			if b, err := os.ReadFile(name); err == nil {
+				w.Write(b)
+				return
+			}
+		}
+		http.NotFound(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
@@ -77,7 +88,7 @@ func TestDetectRecorded(t *testing.T) {
 		"ollama":   {"model.context_train": "131072", conditions.FlagPrefix + "num_ctx": "4096"},
 	} {
 		t.Run(dir, func(t *testing.T) {
-			s := conditions.Complete(Detect(context.Background(), client.Target{BaseURL: recorded(t, dir)}))
+			s := conditions.Complete(Detect(context.Background(), client.Target{BaseURL: recorded(t, dir)}, ""))
 			for k, v := range want {
 				if got := s.Value(k); got != v {
 					t.Errorf("%s = %q, want %q", k, got, v)
@@ -98,7 +109,7 @@ func TestDetectRecorded(t *testing.T) {
 func TestDetectNothing(t *testing.T) {
 	stubGPU(t, "")
 	start := time.Now()
-	s := conditions.Complete(Detect(context.Background(), client.Target{BaseURL: recorded(t, "none")}))
+	s := conditions.Complete(Detect(context.Background(), client.Target{BaseURL: recorded(t, "none")}, ""))
 	if time.Since(start) > ProbeTimeout {
 		t.Errorf("detection took %v", time.Since(start))
 	}
@@ -135,7 +146,7 @@ func TestDetectSimulatorLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got := Detect(context.Background(), client.Target{BaseURL: url})
+	got := Detect(context.Background(), client.Target{BaseURL: url}, "")
 	for k, v := range map[string]string{conditions.ServerFamily: conditions.SimFamily, conditions.MaxNumSeqs: "64", conditions.Model: s.Describe()["model"],
 		conditions.GPUName: s.Describe()["gpu"], "server.simulated": "true", conditions.DType: "bfloat16"} {
 		if got.Value(k) != v {
@@ -147,7 +158,7 @@ func TestDetectSimulatorLive(t *testing.T) {
 func TestDetectLlamaCppLive(t *testing.T) {
 	stubGPU(t, "")
 	url := peertest.Llama(t, "tiny.gguf", "-t", "2", "-np", "3", "-c", "1536")
-	s := Detect(context.Background(), client.Target{BaseURL: url})
+	s := Detect(context.Background(), client.Target{BaseURL: url}, "")
 	for k, v := range map[string]string{conditions.ServerFamily: conditions.LlamaCpp, conditions.MaxNumSeqs: "3", conditions.Quantization: "all F32",
 		conditions.FlagPrefix + "ctx_per_slot": "512"} {
 		if s.Value(k) != v {

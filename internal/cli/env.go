@@ -25,6 +25,7 @@ const envExamples = `  servebench env                                        # t
 // envConfig is the configuration of `servebench env`.
 type envConfig struct {
 	url, apiKey, format, file string
+	model                     string
 	headers, declared         []string
 	insecure                  bool
 	readyTimeout              time.Duration
@@ -53,6 +54,7 @@ value and its source: detected (asked of the server or this machine), declared (
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.url, "url", "", "server base URL (default: none, this machine only)")
+	f.StringVar(&c.model, "model", "", "the model whose settings to read, on a server that serves several (default: the first it lists)")
 	f.StringVar(&c.apiKey, "api-key", "", "API key sent as a Bearer token (default $OPENAI_API_KEY)")
 	f.StringArrayVar(&c.headers, "header", nil, "extra request header `K=V` (repeatable)")
 	f.BoolVar(&c.insecure, "insecure", false, "skip TLS certificate verification")
@@ -85,7 +87,7 @@ func envConditions(ctx context.Context, c *envConfig) (conditions.Set, error) {
 		if err := client.WaitReady(ctx, t, c.readyTimeout); err != nil {
 			return nil, errors.New(runspec.RedactSecrets(err.Error(), key))
 		}
-		detected = capture.Detect(ctx, t)
+		detected = capture.Detect(ctx, t, c.model)
 	}
 	return conditions.Complete(conditions.Merge(capture.Host(Version), detected, declared)), nil
 }
