@@ -66,6 +66,9 @@ func (b *Session) buildDataset(ctx context.Context) ([]workload.Request, bool, e
 	case "sharegpt":
 		sg := workload.ShareGPT{Count: s.WorkloadSize(), Seed: s.Seed, Chat: chat}
 		reqs, exact, err := sg.ReadFile(ctx, path, tok)
+		if tf := b.tooFew(err); tf != nil {
+			return nil, false, tf
+		}
 		return reqs, exact, b.inputErr("--dataset", err)
 	case "mooncake":
 		mc := workload.Mooncake{BlockTokens: s.BlockTokens, Seed: s.Seed, Limit: limit, Chat: chat}
@@ -114,6 +117,28 @@ func (b *Session) inputErr(flag string, err error) error {
 		return runspec.Usagef("%s: %v", flag, err)
 	}
 	return fmt.Errorf("%s: %s", flag, b.spec.Redact(err.Error()))
+}
+
+// tooFew makes a dataset with fewer usable items than asked for a usage error that says what
+// was asked (the warmup requests are drawn from the dataset too, which --requests alone hides);
+// nil for any other error.
+func (b *Session) tooFew(err error) error {
+	var tf *workload.TooFewError
+	if !errors.As(err, &tf) {
+		return nil
+	}
+	s := &b.spec
+	var asked string
+	switch {
+	case s.NumPrompts > 0:
+		asked = fmt.Sprintf("--num-prompts %d", s.NumPrompts)
+	case s.Requests > 0:
+		asked = fmt.Sprintf("%d measured (--requests) + %d warmup (--warmup) requests", s.Requests, s.Warmup)
+	default:
+		asked = "1000 prompts by default for --duration (--num-prompts)"
+	}
+	return runspec.Usagef("--dataset: %s (%s): ask for at most %d in all",
+		b.spec.Redact(err.Error()), asked, tf.Usable)
 }
 
 // describe completes the header's workload fields for a dataset.

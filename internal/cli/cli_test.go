@@ -180,6 +180,8 @@ func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("{\"prompt\":\"a\"}\n{oops\n"), 0o644)
+	small := filepath.Join(dir, "small.json")
+	writeShareGPT(t, small, 12)
 	url := startSim(t, nil)
 	for _, tc := range []struct {
 		name string
@@ -188,6 +190,10 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"run", "--no-such-flag"}, ExitUsage, "unknown flag: --no-such-flag"},
+		{"misspelt flag", []string{"run", "--concurency", "3"}, ExitUsage, "did you mean --concurrency?"},
+		{"url without scheme", []string{"run", "--url", "127.0.0.1:8000"}, ExitUsage, "write http://127.0.0.1:8000"},
+		{"compare of one file", []string{"compare", "baseline.jsonl"}, ExitUsage, "compare takes two records files"},
+		{"sharegpt too small", []string{"run", "--url", url, "--dataset", "sharegpt:" + small, "--requests", "10", "-o", filepath.Join(dir, "s.jsonl")}, ExitUsage, "10 measured (--requests) + 16 warmup (--warmup) requests"},
 		{"bad api", []string{"run", "--api", "grpc"}, ExitUsage, `--api "grpc"`},
 		{"rate and concurrency", []string{"run", "--rate", "2", "--concurrency", "3"}, ExitUsage, "exclude each other"},
 		{"bad extra body", []string{"run", "--extra-body", "[1]"}, ExitUsage, "--extra-body"},

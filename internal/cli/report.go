@@ -38,7 +38,7 @@ Without --format, the extension of -o chooses it (run.html: html), else text.
 Formats:
 ` + formatHelp(),
 		Example: reportExamples,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    someFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := chooseFormat(format, out)
 			if err != nil {
