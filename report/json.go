@@ -234,7 +234,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	o.set("token_count_sources", src)
 	warnings := s.Warnings
 	if warnings == nil {
-		warnings = []string{}
+		warnings = []metrics.Warning{}
 	}
 	o.set("warnings", warnings)
 	jsonSessions(o, s) // sessions.go: only for multi-turn runs

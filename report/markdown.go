@@ -136,7 +136,10 @@ func mdNotes(b *strings.Builder, s *metrics.Summary) {
 	}
 	b.WriteString("**Warnings**\n\n")
 	for i, w := range s.Warnings {
-		fmt.Fprintf(b, "%d. %s\n", i+1, mdEsc(w))
+		fmt.Fprintf(b, "%d. **%s**: %s\n", i+1, w.Level, mdEsc(w.Text))
+		if w.Action != "" {
+			fmt.Fprintf(b, "   Next: %s\n", mdEsc(w.Action))
+		}
 	}
 }
 

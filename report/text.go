@@ -194,7 +194,10 @@ func textNotes(b *strings.Builder, s *metrics.Summary) {
 	}
 	b.WriteString("\nnotes\n")
 	for i, w := range s.Warnings {
-		fmt.Fprintf(b, "  [%d] %s\n", i+1, w)
+		fmt.Fprintf(b, "  [%d] %s: %s\n", i+1, w.Level, w.Text)
+		if w.Action != "" {
+			fmt.Fprintf(b, "      next: %s\n", w.Action)
+		}
 	}
 }
 

@@ -232,10 +232,7 @@ func vllmExtras(o *object, h *record.Header, r metrics.RunSummary, l runLoad) {
 	}
 	vllmStatKeys(o, "servebench_", "ttft_dispatch", s.TTFTDispatch, s.Percentiles)
 	vllmStatKeys(o, "servebench_", "ttft_first_event", s.TTFTFirstEvent, s.Percentiles)
-	warnings := s.Warnings
-	if warnings == nil {
-		warnings = []string{}
-	}
+	warnings := metrics.Texts(s.Warnings) // plain strings beside vLLM's keys
 	o.set("servebench_warnings", warnings)
 	o.set("servebench_notes", vllmNotes(s, l))
 }
