@@ -44,6 +44,8 @@ type Accumulator struct {
 	runs map[int]bool
 	// sents are the completed requests' sent times and TTFTs, for the server section (server.go)
 	sents []SentTTFT
+	// split takes TTFT apart where the server reports a prefill time (ttftsplit.go)
+	split splitAcc
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -116,6 +118,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	_, osrc := outputTokens(r)
 	one := oneTokenEach(r, out, osrc)
 	a.addITL(r, one)
+	a.split.add(r)
 	a.steady.add(r, out)
 	a.run.addEvents(r.Events, one)
 	if a.meetsSLO(r, out) {

@@ -102,6 +102,9 @@ type Summary struct {
 	Connect        Stat // DNS + dial + TLS of new connections
 	ClientOverhead Stat // TTFT from dispatch − TTFT = sent − dispatched
 	ClientOwnDelay Stat // ClientOverhead less connection set-up: servebench's own delay
+	// TTFTSplit takes TTFT apart into to-headers, server prefill and the rest, where the
+	// server reports each request's prefill time (ttftsplit.go); nil otherwise.
+	TTFTSplit *TTFTSplit
 
 	// ITLTokenRequests and ITLTokenSkipped count requests (with ≥ 2 events) that did and did
 	// not have per-event token counts for ITL (token).
@@ -196,6 +199,7 @@ func (a *Accumulator) distributions(s *Summary, ps []float64) {
 	s.Connect = a.connect.stat(ps)
 	s.ClientOverhead = a.overhead.stat(ps)
 	s.ClientOwnDelay = a.ownDelay.stat(ps)
+	s.TTFTSplit = a.split.summary(ps)
 }
 
 // runLevel fills the window, throughput, goodput and load figures.

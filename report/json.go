@@ -232,6 +232,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	src.set("prompt", s.PromptTokenSources)
 	src.set("output", s.OutputTokenSources)
 	o.set("token_count_sources", src)
+	o.set("ttft_split", splitJSON(s))
 	warnings := s.Warnings
 	if warnings == nil {
 		warnings = []metrics.Warning{}
@@ -287,4 +288,21 @@ func renderJSON(w io.Writer, ins []Input) error {
 		return err
 	}
 	return JSONRuns(w, ins[0].Header, runs)
+}
+
+// splitJSON is TTFT taken apart (metrics.TTFTSplit) with the keys of every distribution, or
+// null where no server reported its prefill times.
+func splitJSON(s *metrics.Summary) *object {
+	sp := s.TTFTSplit
+	if sp == nil {
+		return nil
+	}
+	o := &object{}
+	o.set("prefill_source", sp.Source)
+	o.set("requests", sp.Requests)
+	o.set("of", sp.Of)
+	statKeys(o, "to_headers", "_ms", sp.ToHeaders, s.Percentiles, 1e6)
+	statKeys(o, "prefill", "_ms", sp.Prefill, s.Percentiles, 1e6)
+	statKeys(o, "rest", "_ms", sp.Rest, s.Percentiles, 1e6)
+	return o
 }

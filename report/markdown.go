@@ -18,6 +18,9 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	mdHeader(&b, h, s)
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
+	if n := splitNote(s); n != "" {
+		b.WriteString(mdEsc(n) + "\n\n")
+	}
 	mdServer(&b, s)
 	mdFailures(&b, s)
 	mdNotes(&b, s)

@@ -31,6 +31,9 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	textRequests(&b, s)
 	b.WriteString("\n")
 	textLatency(&b, s)
+	if n := splitNote(s); n != "" {
+		line(&b, "ttft split", "%s", n)
+	}
 	textSessions(&b, s) // sessions.go: only for multi-turn runs
 	textSteady(&b, s)
 	textServer(&b, s) // server.go: only when the records hold telemetry
