@@ -173,10 +173,14 @@ func TestTelemetrySaturatedSimulator(t *testing.T) {
 	}
 	checkTTFT(t, sv, s, simLate(t, truth, sv))
 	want := truthTTFTMedian(t, truth)
-	// The histogram times the engine's first token, the truth log its write: on a starved
-	// machine the write comes later, so the bound is wider than the fine buckets' 4.4%.
-	if got := sv.TTFT.P50; math.Abs(got-want) > 0.12*want {
-		t.Errorf("server TTFT p50 %.4f s, truth %.4f s: %+.1f%%, want within 12%%", got, want, 100*(got-want)/want)
+	// The histogram and the truth log are two clocks of the simulator's own (its engine's
+	// first token, its write after reading the request): they agree to the fine buckets' 4.4%
+	// when it gets the CPU it needs, and drift apart by its own delays when it is starved,
+	// which its late reads of our requests (measured in this run) show. Judged only then.
+	if late := readDelay(t, truth); late > 0.01 {
+		t.Logf("the simulator read requests %.3f s late (p50): a starved machine; histogram against truth log not judged", late)
+	} else if got := sv.TTFT.P50; math.Abs(got-want) > 0.05*want {
+		t.Errorf("server TTFT p50 %.4f s, truth %.4f s: %+.1f%%, want within 5%%", got, want, 100*(got-want)/want)
 	}
 	t.Logf("server TTFT p50 %.4f s, truth log %.4f s (%+.2f%%)", sv.TTFT.P50, want, 100*(sv.TTFT.P50-want)/want)
 }

@@ -154,8 +154,15 @@ func warnings(s *Summary, h *record.Header) []Warning {
 func tokenWarnings(s *Summary, h *record.Header) []Warning {
 	var w []Warning
 	add := func(l Level, action, format string, args ...any) { w = append(w, warn(l, action, format, args...)) }
+	// one root cause, said once: without usage or per-event counts, the output counts, the
+	// peak and ITL (token) all rest on one token per event
+	perEvent := s.Completed > 0 && s.OutputTokenSources[record.SourceCount] == s.Completed
 	if n := s.OutputTokenSources[record.SourceCount]; n > 0 {
-		add(Distorts, "ask the server for usage (stream_options.include_usage)", "output token counts for %d requests are estimates: one per event (the server sent no usage)", n)
+		also := ""
+		if perEvent {
+			also = ", so the peak output tokens/s counts events and ITL (token) is empty"
+		}
+		add(Distorts, "ask the server for usage (stream_options.include_usage)", "output token counts for %d requests are estimates: one per event (the server sent no usage)%s", n, also)
 	}
 	if n := s.OutputTokenSources[record.SourceTokenizer]; n > 0 {
 		add(Info, "", "output token counts for %d requests come from a client-side tokenizer, not the server", n)
@@ -175,10 +182,11 @@ func tokenWarnings(s *Summary, h *record.Header) []Warning {
 			s.PromptMismatches, s.PromptDelta.Mean)
 	}
 	w = append(w, cacheWarnings(s, h)...)
-	if s.PeakUnknownEvents > 0 {
+	if s.PeakUnknownEvents > 0 && !perEvent {
 		add(Info, "", "peak output tokens/s counts one token per event for %d events whose token count was unknown", s.PeakUnknownEvents)
 	}
 	switch {
+	case perEvent:
 	case s.ITLTokenSkipped > 0 && s.ITLTokenRequests == 0:
 		add(Info, "on vLLM, --continuous-usage-stats true", "ITL (token) is empty: the server's events carried no token counts and its usage did not show one token per event, so ITL is per event only (ITL (chunk))")
 	case s.ITLTokenSkipped > 0:
