@@ -47,6 +47,7 @@ type Line struct {
 	live       *load.Live
 	lastStream int64
 	warm       int
+	firstDone  time.Time // when the first measured request finished: the estimate's start
 }
 
 // Watch gives the line the run's live counts (load.Runner.Live): requests in flight, tokens
@@ -100,7 +101,7 @@ func (p *Line) Begin(point string, total int, dur time.Duration) {
 	now := time.Now()
 	p.point, p.total, p.dur, p.start, p.lastT = point, total, dur, now, now
 	p.done, p.failed, p.tokens, p.ttft, p.ttftNext, p.lastDone, p.lastToks = 0, 0, 0, p.ttft[:0], 0, 0, 0
-	p.warm, p.lastStream = 0, p.live.Snapshot().Tokens
+	p.warm, p.lastStream, p.firstDone = 0, p.live.Snapshot().Tokens, time.Time{}
 	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
 	p.mu.Unlock()
 	go p.loop()
@@ -141,6 +142,9 @@ func (p *Line) Add(r *record.Record) {
 	if !r.Measured() {
 		p.warm++
 		return
+	}
+	if p.firstDone.IsZero() {
+		p.firstDone = time.Now()
 	}
 	if !r.OK() {
 		p.failed++
@@ -215,16 +219,18 @@ func (p *Line) line(now time.Time) string {
 }
 
 // timeLeft is the elapsed time and an estimate of what remains: the rest of --duration, or
-// the remaining requests at the rate so far; "" for the estimate before any request finished.
+// the remaining requests at the rate measured requests have finished since the first did
+// (the warmup and the first requests' own latency are not a rate); no estimate before two
+// finished.
 func (p *Line) timeLeft(now time.Time, finished int) string {
 	el := now.Sub(p.start)
 	s := "  elapsed " + clock(el)
 	switch {
 	case p.total == 0 && p.dur > 0:
 		s += "  ~" + clock(max(p.dur-el, 0)) + " left"
-	case p.total > 0 && finished > 0 && finished < p.total:
-		left := time.Duration(float64(el) * float64(p.total-finished) / float64(finished))
-		s += "  ~" + clock(left) + " left"
+	case p.total > 0 && finished > 1 && finished < p.total && !p.firstDone.IsZero():
+		per := float64(now.Sub(p.firstDone)) / float64(finished-1)
+		s += "  ~" + clock(time.Duration(per*float64(p.total-finished))) + " left"
 	}
 	return s
 }
