@@ -142,6 +142,10 @@ func TestTelemetrySaturatedSimulator(t *testing.T) {
 	// scrapes every 250 ms (each timing out after as long), fine enough for the attribution;
 	// a busy machine's simulator answers many of them late, which thins what can be judged
 	s, hdr := runTo(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests, s.ScrapeInterval = 32, 64, 250*time.Millisecond })
+	if sv := s.Server; sv != nil && len(sv.Sources) > 0 && sv.Sources[0].OK < 3 && sumErrors(sv.Sources[0]) == sv.Sources[0].Scrapes {
+		// every failure counted (the behaviour), but too few answers to judge the figures
+		t.Skipf("the simulator answered %d of %d scrapes within their 250 ms timeout: the machine is too busy to judge its server figures", sv.Sources[0].OK, sv.Sources[0].Scrapes)
+	}
 	sv := s.Server
 	if s.Completed != 64 || sv == nil {
 		t.Fatalf("%d completed, server section %v", s.Completed, sv)
@@ -279,6 +283,9 @@ func TestTelemetryLightSimulator(t *testing.T) {
 // (the truth log's TTFT, read → written, above the histogram's p50). Ours includes both.
 func simLate(t *testing.T, truth string, sv *metrics.Server) float64 {
 	t.Helper()
+	if sv.TTFT == nil {
+		return 0 // checkTTFT reports it
+	}
 	return readDelay(t, truth) + max(truthTTFTMedian(t, truth)-sv.TTFT.P50, 0)
 }
 
