@@ -66,6 +66,9 @@ func (b *Session) buildDataset(ctx context.Context, r int) (part, bool, error) {
 		sg := workload.ShareGPT{Count: b.plan.size(), Seed: seed, Chat: chat}
 		var reqs []workload.Request
 		reqs, exact, err = sg.Read(ctx, in, path, tok)
+		if tf := b.tooFew(err); tf != nil {
+			return part{}, false, tf
+		}
 		pt, err = part{reqs: reqs, warm: b.plan.warm}, b.inputErr("--dataset", err)
 	case "mooncake":
 		mc := workload.Mooncake{BlockTokens: s.BlockTokens, Seed: seed, Limit: limit, Chat: chat}
@@ -202,6 +205,28 @@ func (b *Session) inputErr(flag string, err error) error {
 		return runspec.Usagef("%s: %v", flag, err)
 	}
 	return fmt.Errorf("%s: %s", flag, b.spec.Redact(err.Error()))
+}
+
+// tooFew makes a dataset with fewer usable items than asked for a usage error that says what
+// was asked (the warmup requests are drawn from the dataset too, which --requests alone hides);
+// nil for any other error.
+func (b *Session) tooFew(err error) error {
+	var tf *workload.TooFewError
+	if !errors.As(err, &tf) {
+		return nil
+	}
+	s := &b.spec
+	var asked string
+	switch {
+	case s.NumPrompts > 0:
+		asked = fmt.Sprintf("--num-prompts %d", s.NumPrompts)
+	case s.Requests > 0:
+		asked = fmt.Sprintf("%d measured (--requests) + %d warmup requests (--warmup; a run's warmup draws prompts of its own)", b.plan.measured, b.plan.warm)
+	default:
+		asked = "1000 prompts by default for --duration (--num-prompts)"
+	}
+	return runspec.Usagef("--dataset: %s (%s): ask for at most %d in all",
+		b.spec.Redact(err.Error()), asked, tf.Usable)
 }
 
 // describe completes the header's workload fields for a dataset.

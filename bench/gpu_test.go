@@ -68,7 +68,7 @@ func TestGPUSamplingFakeSMI(t *testing.T) {
 	if d := *g.JoulesPerToken/want - 1; d < -0.01 || d > 0.01 {
 		t.Errorf("J/token %.4f, want %.4f (300 W × %v / %d tokens)", *g.JoulesPerToken, want, s.Window, s.OutputTokens)
 	}
-	if !strings.Contains(strings.Join(s.Warnings, "\n"), "SM clock fell from 1980 to 1500 MHz") {
+	if !strings.Contains(strings.Join(s.WarningTexts(), "\n"), "SM clock fell from 1980 to 1500 MHz") {
 		t.Errorf("no throttling warning in %q", s.Warnings)
 	}
 	t.Logf("%d GPU samples over a %v window; %.4f J/token", n, s.Window, *g.JoulesPerToken)

@@ -81,6 +81,10 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	var q load.QualitySampler
 	q.Start()
 	if p := b.opt.Progress; p != nil {
+		if w, ok := p.(liveWatcher); ok {
+			r.Live = &load.Live{}
+			w.Watch(r.Live)
+		}
 		p.Begin(label, lc.Requests, lc.Duration)
 	}
 	b.tel.Start()
@@ -181,3 +185,7 @@ func (b *Session) prewarm(ctx context.Context, lc load.Config) bool {
 	b.logf("prewarm: %d of %d connections opened in %v", opened, n, time.Since(start).Round(time.Millisecond))
 	return true
 }
+
+// liveWatcher is a Progress that follows requests as they stream (load.Live), not only as
+// they complete.
+type liveWatcher interface{ Watch(*load.Live) }

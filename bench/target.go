@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"servebench/client"
 	"servebench/client/apis"
@@ -44,7 +45,7 @@ func (b *Session) startTarget(ctx context.Context) error {
 	conns := max(s.Concurrency, s.MaxConcurrency, 64)
 	b.target = client.Target{BaseURL: strings.TrimRight(s.URL, "/"), APIKey: s.APIKey, Header: hdr,
 		HTTP: client.NewHTTPClientClocks(conns, s.Insecure, client.Clocks{Arrivals: s.ArrivalClock == "kernel", Sends: s.SendClock == "kernel"})}
-	if err := client.WaitReady(ctx, b.target, s.ReadyTimeout); err != nil {
+	if err := client.WaitReadyNotify(ctx, b.target, s.ReadyTimeout, b.waiting()); err != nil {
 		return errors.New(s.Redact(err.Error()))
 	}
 	if err := b.resolveAPI(ctx); err != nil {
@@ -167,4 +168,37 @@ func (b *Session) allFailed() error {
 		return nil
 	}
 	return &AllFailedError{First: b.spec.Redact(w.first)}
+}
+
+// waitingEvery is how often the ready wait says it is still waiting, after its first line
+// (at the first failed probe, so a closed port is reported at once).
+const (
+	waitingEvery = 10 * time.Second
+	waitingMin   = 5 * time.Second
+)
+
+// waiting returns the ready wait's notice: "waiting for URL: connection refused, 12 s of 60";
+// nil for a wait shorter than waitingMin, whose own error comes soon enough.
+func (b *Session) waiting() func(time.Duration, error) {
+	if b.spec.ReadyTimeout < waitingMin {
+		return nil
+	}
+	var next time.Duration
+	return func(waited time.Duration, err error) {
+		if waited < next {
+			return
+		}
+		next = waited + waitingEvery
+		b.logf("waiting for %s: %s, %.0f s of %.0f", b.target.Base(), shortCause(err), waited.Seconds(), b.spec.ReadyTimeout.Seconds())
+	}
+}
+
+// shortCause is the end of an error chain's message: "connection refused" for a whole
+// "Get "http://…/health": dial tcp …: connect: connection refused".
+func shortCause(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 && i+2 < len(msg) {
+		return msg[i+2:]
+	}
+	return msg
 }

@@ -48,6 +48,14 @@ func ListModels(ctx context.Context, t Target) ([]string, error) {
 // other than 404 (llama.cpp's 503 while loading a model) is "not yet". A server without
 // /health (Ollama) is ready when GET /v1/models answers 200.
 func WaitReady(ctx context.Context, t Target, timeout time.Duration) error {
+	return WaitReadyNotify(ctx, t, timeout, nil)
+}
+
+// WaitReadyNotify is WaitReady that calls notify (when not nil) after every probe that
+// failed, with the time waited so far and the probe's error (its URL redacted), so that a
+// caller can say what it waits for instead of printing nothing for a minute.
+func WaitReadyNotify(ctx context.Context, t Target, timeout time.Duration, notify func(waited time.Duration, err error)) error {
+	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(readyPoll)
@@ -61,6 +69,9 @@ func WaitReady(ctx context.Context, t Target, timeout time.Duration) error {
 		// A probe cut short by the overall timeout says less than the one before it.
 		if last == nil || wctx.Err() == nil {
 			last = err
+			if notify != nil {
+				notify(time.Since(start), errors.New(t.Redact(err.Error())))
+			}
 		}
 		select {
 		case <-tick.C:

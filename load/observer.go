@@ -27,6 +27,7 @@ type stamp struct {
 	txMark     uint32          // the end of the request's last write (Sends.LastWrite)
 	txPending  bool            // the kernel had not reported that write when its hook ran
 	kernelSent bool            // Sent is the kernel's send time
+	live       *Live           // the run's live counts (nil: none)
 }
 
 // clockCount counts a run's measured content-event stamps and those that fell back to the
@@ -148,6 +149,10 @@ func (s *stamp) Choice() {
 	}
 }
 func (s *stamp) Content(tokens int) {
+	if len(s.rec.Events) == 0 && s.rec.Measured() && s.rec.Sent != 0 {
+		s.live.first(s.lastEvent - s.rec.Sent)
+	}
+	s.live.content(tokens)
 	s.rec.Events = append(s.rec.Events, record.Event{T: s.lastEvent, N: int32(tokens)})
 	if s.readStamp {
 		s.readStamps++

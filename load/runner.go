@@ -129,6 +129,9 @@ type Runner struct {
 	// the backend has returned, before the record is queued for Sink (selftest counts the
 	// streams held open with it). Calls are concurrent.
 	Finished func(*record.Record)
+	// Live, when set, counts requests in flight, streamed tokens and first tokens as they
+	// happen, for a progress line (nil: nothing is counted).
+	Live *Live
 }
 
 // Outcome is what a Run reports at its end (Runner.OnEnd).
@@ -471,8 +474,11 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
 	}
-	st := &stamp{t0: s.t0, rec: rec}
+	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live}
+	warm := phase == record.PhaseWarmup
+	s.r.Live.start(warm)
 	err := s.r.Backend.Do(ctx, &req, st)
+	s.r.Live.end(warm)
 	st.finish(s.r.PromptSource)
 	if err != nil {
 		classify(rec, err, ctx)

@@ -29,6 +29,7 @@ type Accumulator struct {
 	// per-request distributions (completed, measured requests only)
 	ttft, ttftDispatch, ttftFirst, e2e, e2eQueue, stream, queue sample
 	tpot, decode, connect, overhead, promptServer, promptDelta  sample
+	ownDelay                                                    sample // overhead less connect
 	// pooled per-event distributions: ITL (chunk) and ITL (token), from one store of gaps
 	itl itlSample
 	// lateness = dispatched − scheduled over every measured request that was dispatched
@@ -45,6 +46,8 @@ type Accumulator struct {
 	sents []SentTTFT
 	// coldWarm keeps the server's own timings of prompt evaluation and model loads (coldwarm.go)
 	coldWarm coldWarmAcc
+	// split takes TTFT apart where the server reports a prefill time (ttftsplit.go)
+	split splitAcc
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -116,9 +119,12 @@ func (a *Accumulator) Add(r *record.Record) {
 	out := a.addTokens(r)
 	a.addLatencies(r, out)
 	a.addSent(r)
-	a.addITL(r)
+	_, osrc := outputTokens(r)
+	one := oneTokenEach(r, out, osrc)
+	a.addITL(r, one)
+	a.split.add(r)
 	a.steady.add(r, out)
-	a.run.addEvents(r.Events)
+	a.run.addEvents(r.Events, one)
 	if a.meetsSLO(r, out) {
 		a.n.good++
 	}

@@ -107,7 +107,7 @@ func TestFailuresAndWarmupExcluded(t *testing.T) {
 
 func hasWarning(s *Summary, sub string) bool {
 	for _, w := range s.Warnings {
-		if strings.Contains(w, sub) {
+		if strings.Contains(w.String(), sub) {
 			return true
 		}
 	}
@@ -147,7 +147,7 @@ func TestPrefixCacheWarning(t *testing.T) {
 	}
 	warned := func(s *Summary) bool {
 		for _, w := range s.Warnings {
-			if strings.Contains(w, "prefix cache") {
+			if strings.Contains(w.String(), "prefix cache") {
 				return true
 			}
 		}

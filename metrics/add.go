@@ -50,6 +50,9 @@ func (a *Accumulator) addLatencies(r *record.Record, out int) {
 	if r.Connect > 0 {
 		a.connect.add(float64(r.Connect))
 	}
+	if v, ok := clientOverhead(r); ok {
+		a.ownDelay.add(float64(max(v-r.Connect, 0)))
+	}
 	if v, ok := tpotNS(r, out); ok {
 		a.tpot.add(v)
 	}
@@ -74,7 +77,11 @@ func addNS(s *sample, f func(*record.Record) (int64, bool), r *record.Record) {
 // 10 ms values." Counts are known only when every event of the request has N > 0; a request
 // with any unknown count contributes no ITL (token) values at all, rather than a mix of
 // per-token and per-event values. The first event's tokens belong to TTFT, not to ITL.
-func (a *Accumulator) addITL(r *record.Record) {
+//
+// A request whose events carry no counts but whose server-reported output count equals its
+// number of content events carried one token per event (llama.cpp streams one token per
+// chunk): its counts are known to be 1 (see oneTokenEach).
+func (a *Accumulator) addITL(r *record.Record, one bool) {
 	ev := r.Events
 	if len(ev) < 2 {
 		return
@@ -83,6 +90,7 @@ func (a *Accumulator) addITL(r *record.Record) {
 	for i := range ev {
 		known = known && ev[i].N > 0
 	}
+	known = known || one
 	if known {
 		a.n.itlTokenReqs++
 	} else {
@@ -90,6 +98,9 @@ func (a *Accumulator) addITL(r *record.Record) {
 	}
 	for i := 1; i < len(ev); i++ {
 		n := ev[i].N
+		if one {
+			n = 1
+		}
 		if !known {
 			n = 0 // ITL (chunk) only
 		}
@@ -141,4 +152,20 @@ func cachedPromptTokens(r *record.Record) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// oneTokenEach reports whether each content event of r carried exactly one token though none
+// said so: no event has a count, and the server's own output count (usage) equals the number
+// of content events. Any other source (one per event by our own count, a tokenizer) proves
+// nothing and leaves the counts unknown.
+func oneTokenEach(r *record.Record, out int, src string) bool {
+	if src != record.SourceServer || out != len(r.Events) || out == 0 {
+		return false
+	}
+	for _, e := range r.Events {
+		if e.N != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -13,22 +13,22 @@ import (
 func TestCacheNotes(t *testing.T) {
 	sum := &Summary{InputTokens: 1000, CachedPromptTokens: 500, CachedReported: 10, Completed: 10}
 	sessions := &record.Header{Workload: record.Workload{Source: "synthetic+sessions", ReusableShare: 0.5}}
-	got := strings.Join(cacheNotes(sum, sessions), "\n")
+	got := strings.Join(Texts(cacheWarnings(sum, sessions)), "\n")
 	if !strings.Contains(got, "as session history") || strings.Contains(got, "restart") || strings.Contains(got, "TTFT measures cache hits") {
 		t.Errorf("session run, 50%% cached as designed:\n%s", got)
 	}
 	like := &record.Header{Like: &record.Like{File: "base.jsonl"}, Workload: record.Workload{Source: "synthetic"}}
-	got = strings.Join(cacheNotes(sum, like), "\n")
+	got = strings.Join(Texts(cacheWarnings(sum, like)), "\n")
 	if !strings.Contains(got, "replays its baseline's prompts") || !strings.Contains(got, "--flush-cache") {
 		t.Errorf("--like replay, 50%% cached:\n%s", got)
 	}
 	plain := &record.Header{Workload: record.Workload{Source: "synthetic"}, Config: map[string]any{}}
-	got = strings.Join(cacheNotes(sum, plain), "\n")
+	got = strings.Join(Texts(cacheWarnings(sum, plain)), "\n")
 	if !strings.Contains(got, "another --seed") || strings.Contains(got, "--repeat") {
 		t.Errorf("plain run, 50%% cached:\n%s", got)
 	}
 	sum.CachedPromptTokens = 40 // 4%: a BOS token or so per request
-	if n := cacheNotes(sum, plain); len(n) != 0 {
+	if n := Texts(cacheWarnings(sum, plain)); len(n) != 0 {
 		t.Errorf("4%% cached: %v", n)
 	}
 }

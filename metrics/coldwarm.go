@@ -151,22 +151,23 @@ func cacheHits(evals, ref []promptEval) (hits []promptEval, hitMS, coldMS float6
 
 // coldWarmWarnings are the notes on cache hits and model loads the server's own figures show,
 // and the hint that cached tokens are unknown on a native API that reports none.
-func (a *Accumulator) coldWarmWarnings(s *Summary) []string {
+func (a *Accumulator) coldWarmWarnings(s *Summary) []Warning {
 	c := &a.coldWarm
-	var w []string
+	var w []Warning
 	hits, hitMS, coldMS := cacheHits(c.evals, append(slices.Clip(c.earlier), c.evals...))
 	switch {
 	case len(hits) > 0:
-		w = append(w, hitWarning(hits, len(measuredEvals(c.evals)), hitMS, coldMS))
+		w = append(w, Warning{Level: Invalidates, Text: hitWarning(hits, len(measuredEvals(c.evals)), hitMS, coldMS),
+			Action: "send prompts the server has not seen (another --seed), or restart the server before the run"})
 	case len(c.evals) > 0 && s.CachedReported == 0:
-		w = append(w, fmt.Sprintf("Ollama reports no cached prompt tokens; its own prompt-evaluation times show no request %d× faster per token than the run's others of similar length, which rules out cache hits on part of the run but not on all of it (a workload the server saw before this run)", hitFactor))
+		w = append(w, warn(Info, "", "Ollama reports no cached prompt tokens; its own prompt-evaluation times show no request %d× faster per token than the run's others of similar length, which rules out cache hits on part of the run but not on all of it (a workload the server saw before this run)", hitFactor))
 	case s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && a.hdr != nil && nativeAPI(a.hdr.Target.API):
-		w = append(w, fmt.Sprintf("the server reported no cached prompt tokens (--api %s), so whether TTFT measured prefix-cache hits is unknown (not 0)", a.hdr.Target.API))
+		w = append(w, warn(Info, "", "the server reported no cached prompt tokens (--api %s), so whether TTFT measured prefix-cache hits is unknown (not 0)", a.hdr.Target.API))
 	}
 	if len(c.loads) > 0 {
-		w = append(w, loadWarning(c.loads))
+		w = append(w, Warning{Level: Distorts, Text: loadWarning(c.loads), Action: "--warmup 1 or more keeps the model load out"})
 	} else if f := c.first; f != nil && s.TTFT.N >= slowFirstMin && float64(f.ttft) > slowFirstFactor*s.TTFT.Median {
-		w = append(w, fmt.Sprintf("the first measured request (id %d) waited %.1f ms for its first token, %.0f× the median TTFT: a model load or cold start fell inside the measurement and is in its figures; --warmup 1 or more takes it out",
+		w = append(w, warn(Distorts, "--warmup 1 or more takes it out", "the first measured request (id %d) waited %.1f ms for its first token, %.0f× the median TTFT: a model load or cold start fell inside the measurement and is in its figures",
 			f.id, float64(f.ttft)/1e6, float64(f.ttft)/s.TTFT.Median))
 	}
 	return w

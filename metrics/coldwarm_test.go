@@ -152,7 +152,7 @@ func TestModelLoadNamed(t *testing.T) {
 	noLoad[ollamaLoadMS] = cached[ollamaLoadMS]
 	a.Add(ollamaRecord(8, 0, noLoad, 240)) // the same prompt figures, without the load
 	a.Add(ollamaRecord(9, 0, cached, 12))
-	if s := a.Summary(); !hasWarning(s, "during measured request id 7 (load_duration") || strings.Contains(strings.Join(s.Warnings, "|"), "id 8 (load") {
+	if s := a.Summary(); !hasWarning(s, "during measured request id 7 (load_duration") || strings.Contains(strings.Join(Texts(s.Warnings), "|"), "id 8 (load") {
 		t.Errorf("warnings %q, want the load named on id 7", s.Warnings)
 	}
 	var w Accumulator

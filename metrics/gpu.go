@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -235,18 +234,19 @@ func clockFall(pts []gpuPoint, start, end int64) (ClockFall, bool) {
 }
 
 // gpuWarnings say when a GPU throttled inside the window or its samples cover too little of it.
-func gpuWarnings(s *Summary) []string {
+func gpuWarnings(s *Summary) []Warning {
 	if s.Server == nil || s.Server.GPU == nil {
 		return nil
 	}
 	g := s.Server.GPU
-	var out []string
+	var out []Warning
 	for _, f := range g.Throttle {
-		out = append(out, fmt.Sprintf("GPU %s's SM clock fell from %.0f to %.0f MHz (%.0f%%) during the window: thermal or power throttling, so the server slowed for a reason outside it; check cooling and power limits (nvidia-smi -q -d PERFORMANCE) before comparing this run",
+		out = append(out, warn(Distorts, "check cooling and power limits (nvidia-smi -q -d PERFORMANCE) before comparing this run",
+			"GPU %s's SM clock fell from %.0f to %.0f MHz (%.0f%%) during the window: thermal or power throttling, so the server slowed for a reason outside it",
 			f.GPU, f.From, f.To, 100*(f.To-f.From)/f.From))
 	}
 	if g.EnergyJ != nil && g.Coverage < minCoverage {
-		out = append(out, fmt.Sprintf("the GPU samples span only %.0f%% of the window (nvidia-smi stopped or started late): no J/token", 100*g.Coverage))
+		out = append(out, warn(Info, "", "the GPU samples span only %.0f%% of the window (nvidia-smi stopped or started late): no J/token", 100*g.Coverage))
 	}
 	return out
 }

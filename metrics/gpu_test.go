@@ -88,7 +88,7 @@ func TestGPUThrottle(t *testing.T) {
 		}
 		s := acc.Summary()
 		g := s.Server.GPU
-		warned := strings.Contains(strings.Join(s.Warnings, "\n"), "SM clock fell")
+		warned := strings.Contains(strings.Join(Texts(s.Warnings), "\n"), "SM clock fell")
 		if (len(g.Throttle) > 0) != c.want || warned != c.want {
 			t.Errorf("%s: throttle %+v, warned %v; want %v", c.name, g.Throttle, warned, c.want)
 		}

@@ -83,7 +83,7 @@ func TestCachedTokensReportedOrNot(t *testing.T) {
 		if s.CachedReported != c.reported || s.CachedPromptTokens != c.cached {
 			t.Errorf("server %v: reported %d cached %d, want %d %d", c.server, s.CachedReported, s.CachedPromptTokens, c.reported, c.cached)
 		}
-		noted := strings.Contains(strings.Join(s.Warnings, "\n"), "--enable-prompt-tokens-details")
+		noted := strings.Contains(strings.Join(Texts(s.Warnings), "\n"), "--enable-prompt-tokens-details")
 		if noted != (c.reported == 0) {
 			t.Errorf("server %v: note about turning reporting on = %v", c.server, noted)
 		}

@@ -41,10 +41,10 @@ func (a *Accumulator) ends() []record.RunEnd {
 // loadWarnings say when the load was not what was asked: requests sent late (naming the
 // cause when it can), sending stopped by an error rule, a client that may distort its own
 // timestamps.
-func (a *Accumulator) loadWarnings(s *Summary) []string {
-	var w []string
+func (a *Accumulator) loadWarnings(s *Summary) []Warning {
+	var w []Warning
 	if lp, ok := s.Lateness.Percentile(99); ok && lp > latenessNS {
-		w = append(w, fmt.Sprintf("requests were dispatched late: lateness %.1f ms at p99 behind their schedule; %s. Queue time is in E2E incl. queue", lp/1e6, a.lateCause(s)))
+		w = append(w, warn(Distorts, "read E2E incl. queue, which keeps the wait", "requests were dispatched late: lateness %.1f ms at p99 behind their schedule; %s", lp/1e6, a.lateCause(s)))
 	}
 	// a merged file has one run-end line per shard of a run: their unsent arrivals add up
 	unsent := map[int]int{}
@@ -53,11 +53,11 @@ func (a *Accumulator) loadWarnings(s *Summary) []string {
 	}
 	for _, e := range s.Ends {
 		if e.StopDetail != "" {
-			w = append(w, fmt.Sprintf("%ssending stopped early: %s", runPrefix(e), e.StopDetail))
+			w = append(w, warn(Distorts, "", "%ssending stopped early: %s", runPrefix(e), e.StopDetail))
 		}
 		if n := unsent[e.Run]; n > 0 {
 			delete(unsent, e.Run)
-			w = append(w, fmt.Sprintf("%s%d arrivals of the schedule were due before sending stopped but never sent (%s): they have no records, so queue time and E2E incl. queue leave out the longest waits, and the offered rate was not reached", runPrefix(e), n, a.unsentCause()))
+			w = append(w, warn(Distorts, "lower --rate or raise --max-concurrency", "%s%d arrivals of the schedule were due before sending stopped but never sent (%s): they have no records, so queue time and E2E incl. queue leave out the longest waits, and the offered rate was not reached", runPrefix(e), n, a.unsentCause()))
 		}
 		if q := e.Quality; q != nil {
 			w = append(w, qualityWarnings(runPrefix(e), q)...)
@@ -91,23 +91,28 @@ func (a *Accumulator) lateCause(s *Summary) string {
 	return "no concurrency cap was set, so the load generator itself fell behind"
 }
 
-func qualityWarnings(prefix string, q *record.Quality) []string {
-	var w []string
+func qualityWarnings(prefix string, q *record.Quality) []Warning {
+	var w []Warning
 	kernel := q.Stamps > 0 && q.ReadStamps*100 <= q.Stamps // events stamped from the kernel's receive times
 	if q.SchedP99 > schedP99NS {
 		what := "timestamps may include the client's own delays"
 		if kernel {
 			what = "event times come from the kernel's receive times and leave that out, but dispatch and send times (lateness, queue, TTFT's start) may include it"
 		}
-		w = append(w, fmt.Sprintf("%sthe load generator's Go scheduling latency was %.2f ms at p99 (max %.2f ms): %s; give servebench more CPU, or less load per process",
+		w = append(w, warn(Distorts, "give servebench more CPU, or less load per process (--shard)", "%sthe load generator's Go scheduling latency was %.2f ms at p99 (max %.2f ms): %s",
 			prefix, q.SchedP99/1e6, q.SchedMax/1e6, what))
 	}
 	if q.Stamps > 0 && q.ReadStamps*100 > q.Stamps {
-		w = append(w, fmt.Sprintf("%s%.1f%% of event times (%d of %d) were taken when read, not when received: the kernel gave those reads no receive time (it was just turning timestamps on, or the connection is proxied or not TCP), so they include the client's own delays",
+		w = append(w, warn(Info, "", "%s%.1f%% of event times (%d of %d) were taken when read, not when received: the kernel gave those reads no receive time (it was just turning timestamps on, or the connection is proxied or not TCP), so they include the client's own delays",
 			prefix, 100*float64(q.ReadStamps)/float64(q.Stamps), q.ReadStamps, q.Stamps))
 	}
 	if q.Sends > 0 && q.WriteSends*100 > q.Sends {
-		w = append(w, fmt.Sprintf("%s%.1f%% of send times (%d of %d) were taken when the write returned, not when the kernel sent the request: the kernel reported no transmit time for them (HTTP/2, not TCP, or a connection that stopped asking), so their TTFT includes the client's own delays",
+		// The common cause on HTTP/1 over TCP: a transmit report woke Go's poller with nothing
+		// to read, and the client stopped asking on that connection (client/arrival_linux.go
+		// readErrQueueStall), so every later request on it falls back. The write returns
+		// microseconds before the kernel sends, unless servebench's own scheduling is slow,
+		// which the scheduling-latency note reports on its own.
+		w = append(w, warn(Info, "", "%s%.1f%% of send times (%d of %d) were taken when the write returned, not when the kernel sent the request (the kernel gave no transmit time: a connection on which servebench stopped asking, or a transport without one), so their TTFT starts a few microseconds off the kernel's time (more when servebench's own scheduling was slow, which its own note reports)",
 			prefix, 100*float64(q.WriteSends)/float64(q.Sends), q.WriteSends, q.Sends))
 	}
 	if q.CPUMax >= cpuSaturated {
@@ -115,7 +120,7 @@ func qualityWarnings(prefix string, q *record.Quality) []string {
 		if q.InProcessServer {
 			who = "servebench and the in-process simulator it measures"
 		}
-		w = append(w, fmt.Sprintf("%s%s used %.0f%% of %d cores in the busiest second (mean %.0f%%): the client may be distorting timestamps",
+		w = append(w, warn(Distorts, "give servebench more CPU, or split the load over processes (--shard)", "%s%s used %.0f%% of %d cores in the busiest second (mean %.0f%%): the client may be distorting timestamps",
 			prefix, who, 100*q.CPUMax, q.Cores, 100*q.CPUMean))
 	}
 	return w

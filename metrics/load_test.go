@@ -33,7 +33,7 @@ func TestAttainmentWindowAndEnds(t *testing.T) {
 	if s.Window != 2*time.Second || *s.RequestThroughput != 1 || s.CooldownDiscarded != 1 {
 		t.Errorf("window %v, throughput %v, cooldown %d", s.Window, *s.RequestThroughput, s.CooldownDiscarded)
 	}
-	all := strings.Join(s.Warnings, "\n")
+	all := strings.Join(Texts(s.Warnings), "\n")
 	for _, want := range []string{"sending stopped early: 5 failed", "scheduling latency was 2.00 ms", "used 95% of 2 cores"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
@@ -49,7 +49,7 @@ func TestUnsentArrivalsAreNamed(t *testing.T) {
 	// two shards of one run, merged: one warning with their total
 	a.SetHeader(&record.Header{Ends: []record.RunEnd{{Run: 0, Unsent: 30}, {Run: 0, Unsent: 7}}})
 	a.Add(rec(100, 120, ""))
-	w := strings.Join(a.Summary().Warnings, "\n")
+	w := strings.Join(Texts(a.Summary().Warnings), "\n")
 	if !strings.Contains(w, "37 arrivals of the schedule were due before sending stopped but never sent (they waited for a slot of the --max-concurrency cap of 4)") {
 		t.Errorf("warnings do not name the unsent arrivals:\n%s", w)
 	}
@@ -65,7 +65,7 @@ func TestKernelClockWarnings(t *testing.T) {
 		a := NewAccumulator(Options{})
 		a.SetHeader(&record.Header{Ends: []record.RunEnd{{Run: 0, Quality: &q}}})
 		a.Add(rec(100, 120, ""))
-		return strings.Join(a.Summary().Warnings, "\n")
+		return strings.Join(Texts(a.Summary().Warnings), "\n")
 	}
 	slow := record.Quality{SchedP99: 20e6, SchedMax: 30e6, Cores: 2}
 	if w := warn(slow); !strings.Contains(w, "timestamps may include the client's own delays") {
@@ -89,7 +89,7 @@ func TestLatenessNamesTheCause(t *testing.T) {
 			r.Scheduled = int64(i) * 1e6
 			a.Add(r)
 		}
-		return strings.Join(a.Summary().Warnings, "\n")
+		return strings.Join(Texts(a.Summary().Warnings), "\n")
 	}
 	if w := late(Options{MaxConcurrency: 1}); !strings.Contains(w, "cap of 1, which was full") {
 		t.Errorf("full cap: %s", w)

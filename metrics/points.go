@@ -168,6 +168,8 @@ func medianOf(v []float64) *float64 {
 // the points given to GroupWarnings, in order).
 type WarningGroup struct {
 	Text   string
+	Level  Level  // the first point's
+	Action string // the first point's
 	Points []int
 	// Differs is true when the warning's figures differ between its points (e.g. "12 of 40
 	// requests failed" and "3 of 40"): Text is then the first point's.
@@ -186,7 +188,8 @@ func GroupWarnings(points []PointSummary) []WarningGroup {
 	index := map[string]int{}
 	for i, p := range points {
 		for _, r := range p.Runs {
-			for _, w := range r.Summary.Warnings {
+			for _, wn := range r.Summary.Warnings {
+				w := wn.Text
 				if r.Label != "" { // a warning about the run's own quality names the run: the group names its points
 					w = strings.TrimPrefix(w, r.Label+": ")
 				}
@@ -195,7 +198,7 @@ func GroupWarnings(points []PointSummary) []WarningGroup {
 				if !ok {
 					k = len(out)
 					index[key] = k
-					out = append(out, WarningGroup{Text: w})
+					out = append(out, WarningGroup{Text: w, Level: wn.Level, Action: wn.Action})
 				}
 				g := &out[k]
 				g.Differs = g.Differs || w != g.Text

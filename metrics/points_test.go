@@ -10,7 +10,7 @@ import (
 // that differs only in its figures, or in the run label it starts with, is the same warning.
 func TestGroupWarnings(t *testing.T) {
 	run := func(k int, label string, ws ...string) RunSummary {
-		return RunSummary{Run: k, Label: label, Summary: &Summary{Warnings: ws}}
+		return RunSummary{Run: k, Label: label, Summary: &Summary{Warnings: note(ws...)}}
 	}
 	pts := []PointSummary{
 		{Label: "a", Runs: []RunSummary{run(0, "a", "simulated", "a: scheduling latency 3.1 ms")}},

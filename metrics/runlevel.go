@@ -41,10 +41,15 @@ func (ra *runAcc) addSpan(r *record.Record) {
 	ra.busy += end - r.Sent
 }
 
-// addEvents counts a completed request's content events for peak tokens/s.
-func (ra *runAcc) addEvents(ev []record.Event) {
+// addEvents counts a completed request's content events for peak tokens/s; one says each
+// carried one token though none said so (oneTokenEach).
+func (ra *runAcc) addEvents(ev []record.Event, one bool) {
 	for _, e := range ev {
-		ra.tokens.add(e.T, e.N)
+		n := e.N
+		if one {
+			n = 1
+		}
+		ra.tokens.add(e.T, n)
 	}
 }
 

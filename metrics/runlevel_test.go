@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +38,9 @@ func TestPeakBucketsAlignedToWindowStart(t *testing.T) {
 
 func TestPeakCountsEventsWhenTokensUnknown(t *testing.T) {
 	var a Accumulator
-	a.Add(span(1.5, 2.7, []float64{1.6, 2.4, 2.6}, []int32{0, 0, 0}))
+	r := span(1.5, 2.7, []float64{1.6, 2.4, 2.6}, []int32{0, 0, 0})
+	r.OutputTokens = 4 // the server's count is not one per event: the counts stay unknown
+	a.Add(r)
 	s := a.Summary()
 	if *s.PeakOutputTokensPerS != 2 || s.PeakUnknownEvents != 3 {
 		t.Fatalf("peak = %d (unknown %d), want 2 (3)", *s.PeakOutputTokensPerS, s.PeakUnknownEvents)
@@ -179,17 +182,69 @@ func TestWarningsFromHeader(t *testing.T) {
 	a.SetHeader(&record.Header{Target: record.Target{Simulated: true},
 		Workload: record.Workload{PromptLengths: "approximate"}})
 	r := roleChunkRecord()
-	r.Dispatched = r.Sent - 3*ms // 3 ms between dispatch and sent
-	r.Connect = 2 * ms
+	r.Dispatched = r.Sent - 3*ms // 3 ms between dispatch and sent, a third of the 9 ms TTFT
+	r.Connect = 1 * ms
 	a.Add(r)
 	s := a.Summary()
 	if !s.Simulated {
 		t.Error("not simulated")
 	}
 	for _, w := range []string{"built-in simulator", "prompt lengths are approximate",
-		"client-side delay between dispatch and sent is 3.00 ms at p99", "1 new connections took 2.00 ms"} {
+		"servebench's own delay between dispatch and sent is 2.00 ms at p99 (22% of TTFT p50"} {
 		if !hasWarning(s, w) {
 			t.Errorf("no warning %q in %q", w, s.Warnings)
 		}
+	}
+}
+
+// TestOneTokenPerEvent: events without counts whose number equals the server's output count
+// carried one token each (llama.cpp): ITL (token) and the peak use them, and no note says the
+// counts are unknown.
+func TestOneTokenPerEvent(t *testing.T) {
+	var a Accumulator
+	a.Add(span(1.5, 2.7, []float64{1.6, 2.4, 2.6}, []int32{0, 0, 0})) // server output 3 = 3 events
+	s := a.Summary()
+	if s.ITLToken.N != 2 || s.ITLTokenSkipped != 0 || s.PeakUnknownEvents != 0 {
+		t.Errorf("ITL (token) n=%d, skipped %d, peak unknown %d; want 2, 0, 0", s.ITLToken.N, s.ITLTokenSkipped, s.PeakUnknownEvents)
+	}
+	if hasWarning(s, "ITL (token)") || hasWarning(s, "one token per event") {
+		t.Errorf("warnings = %q", Texts(s.Warnings))
+	}
+}
+
+// TestClientDelayWarnings: a client delay of a millisecond or two beside a TTFT of hundreds
+// is no bottleneck; connections the server closed are noted once, as information.
+func TestClientDelayWarnings(t *testing.T) {
+	a := NewAccumulator(Options{})
+	for i := range 8 {
+		base := int64(i) * 1000 * ms
+		r := &record.Record{Phase: record.PhaseMeasure, Scheduled: base, Dispatched: base, Connect: ms, Sent: base + 2*ms,
+			Events: []record.Event{{T: base + 300*ms}, {T: base + 310*ms}}, Done: base + 311*ms,
+			OutputTokens: 2, OutputTokensSource: record.SourceServer}
+		a.Add(r)
+	}
+	s := a.Summary()
+	if hasWarning(s, "bottleneck") {
+		t.Errorf("a 2 ms delay beside a 298 ms TTFT is called a bottleneck: %q", Texts(s.Warnings))
+	}
+	var conn []Warning
+	for _, w := range s.Warnings {
+		if strings.Contains(w.Text, "opened a new connection") {
+			conn = append(conn, w)
+		}
+	}
+	if len(conn) != 1 || conn[0].Level != Info || conn[0].Action == "" {
+		t.Errorf("connection notes: %+v", conn)
+	}
+}
+
+// TestWarningLevels: warnings come ordered by level (invalidates first), each text once.
+func TestWarningLevels(t *testing.T) {
+	ws := ordered([]Warning{{Level: Info, Text: "c"}, {Text: "b"}, {Level: Invalidates, Text: "a"}, {Text: "b"}})
+	if got := strings.Join(Texts(ws), ","); got != "a,b,c" {
+		t.Errorf("order %q, want a,b,c", got)
+	}
+	if b, _ := Distorts.MarshalText(); string(b) != "distorts" || (Warning{}).Level != Distorts {
+		t.Errorf("default level %q", b)
 	}
 }

@@ -31,8 +31,14 @@ type Server struct {
 	PrefixQueries    *float64 // vLLM: prompt tokens looked up in the prefix cache
 	PrefixHits       *float64 // of which found cached
 	PrefixHitRate    *float64 // PrefixHits / PrefixQueries over the window
+	// CachedTokens is llama.cpp's llamacpp:prompt_tokens_cached_total increase: prompt tokens
+	// it took from its cache, which its prompt counter (PromptTokens) leaves out. For
+	// llama.cpp PrefixHits is this and PrefixQueries PromptTokens + CachedTokens.
+	CachedTokens *float64
 	// The server's own latency quantiles from its histograms' increase over the window.
 	TTFT, ITL, Queue *HistQuantiles
+	// Prefill is the server's prefill-time histogram (vLLM): with Queue, where its TTFT went.
+	Prefill *HistQuantiles
 	// Attribution ties the slowest first tokens to the server's queue.
 	Attribution *Attribution
 	// GPU is this machine's GPUs over the window (nvidia-smi's samples); nil without them.
@@ -102,7 +108,7 @@ type Attribution struct {
 
 // roles name, per figure, the families that carry it in each server, first match wins.
 var roles = struct {
-	waiting, running, kv, preempt, prompt, gen, queries, hits, ttft, itl, queue []string
+	waiting, running, kv, preempt, prompt, gen, queries, hits, cached, ttft, itl, queue, prefill []string
 }{
 	waiting: []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size", "llamacpp:requests_deferred"},
 	running: []string{"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size", "llamacpp:requests_processing"},
@@ -112,6 +118,8 @@ var roles = struct {
 	gen:     []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total", "llamacpp:tokens_predicted_total"},
 	queries: []string{"vllm:prefix_cache_queries_total"},
 	hits:    []string{"vllm:prefix_cache_hits_total"},
+	cached:  []string{"llamacpp:prompt_tokens_cached_total"},
+	prefill: []string{"vllm:request_prefill_time_seconds"},
 	ttft:    []string{"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"},
 	itl:     []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds", "sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds", "tgi_request_mean_time_per_token_duration"},
 	queue:   []string{"vllm:request_queue_time_seconds", "sglang:queue_time_seconds", "tgi_request_queue_duration"},
@@ -140,12 +148,18 @@ func ServerDuring(samples []record.Telemetry, start, end int64, reqs []SentTTFT)
 	s.GenerationTokens = roleCounter(ok, roles.gen, start, end)
 	s.PrefixQueries = roleCounter(ok, roles.queries, start, end)
 	s.PrefixHits = roleCounter(ok, roles.hits, start, end)
+	s.CachedTokens = roleCounter(ok, roles.cached, start, end)
+	if s.PrefixQueries == nil && s.CachedTokens != nil && s.PromptTokens != nil {
+		// llama.cpp: its prompt counter leaves the cached tokens out
+		s.PrefixHits, s.PrefixQueries = s.CachedTokens, ptr(*s.PromptTokens+*s.CachedTokens)
+	}
 	if s.PrefixQueries != nil && s.PrefixHits != nil && *s.PrefixQueries > 0 {
 		s.PrefixHitRate = ptr(*s.PrefixHits / *s.PrefixQueries)
 	}
 	s.TTFT = roleHist(ok, roles.ttft, start, end)
 	s.ITL = roleHist(ok, roles.itl, start, end)
 	s.Queue = roleHist(ok, roles.queue, start, end)
+	s.Prefill = roleHist(ok, roles.prefill, start, end)
 	s.Attribution = attribute(ok, reqs)
 	s.GPU = gpuDuring(ok[record.GPUSource], start, end)
 	s.Gauges, s.Counters = everySeries(ok, start, end)

@@ -59,7 +59,7 @@ func TestSteadyFindsDrift(t *testing.T) {
 	if st.Steady || len(st.Drifts) == 0 || st.Drifts[0].Metric != "ttft" || st.Drifts[0].Direction != "rose" {
 		t.Fatalf("TTFT rising 50%%: %+v", st)
 	}
-	if !strings.Contains(strings.Join(s.Warnings, "\n"), "not steady: TTFT p50 rose") {
+	if !strings.Contains(strings.Join(Texts(s.Warnings), "\n"), "not steady: TTFT p50 rose") {
 		t.Errorf("warnings: %v", s.Warnings)
 	}
 	if st := synthetic(1, 400, -0.4, false).Summary().Steadiness; st.Steady || st.Drifts[0].Direction != "fell" {
@@ -69,7 +69,7 @@ func TestSteadyFindsDrift(t *testing.T) {
 
 func TestSteadyFindsUnboundedQueueing(t *testing.T) {
 	s := synthetic(2, 400, 0, true).Summary()
-	if !s.Steadiness.Queueing || !strings.Contains(strings.Join(s.Warnings, "\n"), "unbounded queueing") {
+	if !s.Steadiness.Queueing || !strings.Contains(strings.Join(Texts(s.Warnings), "\n"), "unbounded queueing") {
 		t.Errorf("growing queue: %+v %v", s.Steadiness, s.Warnings)
 	}
 	if st := synthetic(2, 30, 0, false).Summary().Steadiness; st.Tested {

@@ -101,6 +101,10 @@ type Summary struct {
 	ITLToken       Stat // pooled gaps divided evenly among their later event's tokens
 	Connect        Stat // DNS + dial + TLS of new connections
 	ClientOverhead Stat // TTFT from dispatch − TTFT = sent − dispatched
+	ClientOwnDelay Stat // ClientOverhead less connection set-up: servebench's own delay
+	// TTFTSplit takes TTFT apart into to-headers, server prefill and the rest, where the
+	// server reports each request's prefill time (ttftsplit.go); nil otherwise.
+	TTFTSplit *TTFTSplit
 
 	// ITLTokenRequests and ITLTokenSkipped count requests (with ≥ 2 events) that did and did
 	// not have per-event token counts for ITL (token).
@@ -116,8 +120,9 @@ type Summary struct {
 	// nil when the file has none for this run.
 	Server *Server
 
-	// Warnings are actionable notes for the reader, printed as footnotes.
-	Warnings []string
+	// Warnings are notes for the reader, printed as footnotes: each with its level and next
+	// step, the ones that invalidate a figure first, each said once.
+	Warnings []Warning
 }
 
 // Summary computes the summary of every record added so far. It sorts the stored values in
@@ -161,10 +166,11 @@ func (a *Accumulator) Summary() *Summary {
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
 	s.Steadiness = a.steady.check(a.closedUsers(), a.openLoop())
 	s.Warnings = warnings(s, a.hdr)
-	s.Warnings = append(s.Warnings, steadyWarning(s.Steadiness)...)
+	s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	s.Warnings = append(s.Warnings, gpuWarnings(s)...)
 	s.Warnings = append(s.Warnings, a.coldWarmWarnings(s)...)
+	s.Warnings = ordered(s.Warnings)
 	return s
 }
 
@@ -205,6 +211,8 @@ func (a *Accumulator) distributions(s *Summary, ps []float64) {
 	s.ITLChunk, s.ITLToken = a.itl.stats(ps)
 	s.Connect = a.connect.stat(ps)
 	s.ClientOverhead = a.overhead.stat(ps)
+	s.ClientOwnDelay = a.ownDelay.stat(ps)
+	s.TTFTSplit = a.split.summary(ps)
 }
 
 // runLevel fills the window, throughput, goodput and load figures.

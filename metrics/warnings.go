@@ -8,47 +8,144 @@ import (
 	"servebench/record"
 )
 
-// Thresholds of the client-overhead warning: TTFT from dispatch − TTFT at p99 above 1 ms, or
-// above 5% of the median TTFT, means the load generator itself delays requests.
+// Thresholds of the client-overhead warning: servebench's own delay between dispatch and
+// sent (connection set-up left out) at p99 above 1 ms and above 5% of the median TTFT means
+// the load generator itself delays requests enough to matter.
 const (
 	overheadAbsNS = 1e6
 	overheadRel   = 0.05
 	latenessNS    = 10e6 // lateness p99 above 10 ms: requests left later than scheduled
 )
 
-// warnings returns the actionable notes for a summary (STYLE.md "Warnings are data"), in a
-// fixed order so that output is deterministic.
-func warnings(s *Summary, h *record.Header) []string {
-	var w []string
-	add := func(format string, args ...any) { w = append(w, fmt.Sprintf(format, args...)) }
+// Level ranks a warning by what it does to the figures. The zero value is Distorts, the level
+// of a warning that names none.
+type Level int
+
+// Warning levels, in the order a reader needs them: what makes a figure wrong first.
+const (
+	Distorts    Level = iota // a figure may be distorted: read it with the note in mind
+	Invalidates              // a figure is wrong, missing or not the server's: fix before using it
+	Info                     // information: the figures stand
+)
+
+// rank orders levels for output: invalidates, distorts, info.
+func (l Level) rank() int {
+	switch l {
+	case Invalidates:
+		return 0
+	case Info:
+		return 2
+	}
+	return 1
+}
+
+// String is the level's name in text and Markdown output.
+func (l Level) String() string {
+	switch l {
+	case Invalidates:
+		return "invalidates"
+	case Info:
+		return "info"
+	}
+	return "may distort"
+}
+
+// MarshalText is the level's name in JSON: invalidates, distorts or info.
+func (l Level) MarshalText() ([]byte, error) {
+	if l == Distorts {
+		return []byte("distorts"), nil
+	}
+	return []byte(l.String()), nil
+}
+
+// Warning is one note for the reader (STYLE.md "Warnings are data"): how much it matters, what
+// was seen, and the next step that works.
+type Warning struct {
+	Level  Level  `json:"level"`
+	Text   string `json:"text"`             // what was seen, said once
+	Action string `json:"action,omitempty"` // the next step that works; "" when none is needed
+}
+
+// String is the warning as one line: its text, then its action.
+func (w Warning) String() string {
+	if w.Action == "" {
+		return w.Text
+	}
+	return w.Text + ". Next: " + w.Action
+}
+
+// note makes a warning of the default level (Distorts) from a message that carries its own
+// next step, for notes that name no level.
+func note(msgs ...string) []Warning {
+	out := make([]Warning, len(msgs))
+	for i, m := range msgs {
+		out[i] = Warning{Text: m}
+	}
+	return out
+}
+
+// warn formats a warning.
+func warn(l Level, action, format string, args ...any) Warning {
+	return Warning{Level: l, Text: fmt.Sprintf(format, args...), Action: action}
+}
+
+// Texts returns the warnings as lines (Warning.String), for outputs that keep plain strings.
+func Texts(ws []Warning) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.String()
+	}
+	return out
+}
+
+// ordered sorts warnings by level (invalidates first), keeping their order within a level,
+// and drops a repeat of a text already said.
+func ordered(ws []Warning) []Warning {
+	seen := map[string]bool{}
+	out := ws[:0]
+	for _, w := range ws {
+		if !seen[w.Text] {
+			seen[w.Text] = true
+			out = append(out, w)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Warning) int { return a.Level.rank() - b.Level.rank() })
+	return out
+}
+
+// warnings returns the notes for a summary in a fixed order, so that output is deterministic
+// (Summary sorts them by level afterwards).
+func warnings(s *Summary, h *record.Header) []Warning {
+	var w []Warning
+	add := func(l Level, action, format string, args ...any) { w = append(w, warn(l, action, format, args...)) }
 	if s.Simulated {
-		add("the target is servebench's built-in simulator: these are not a real server's figures")
+		add(Invalidates, "give --url to measure a real server", "the target is servebench's built-in simulator: these are not a real server's figures")
 	}
 	if s.Measured == 0 {
-		add("no measured requests: nothing to summarise")
+		add(Invalidates, "check --requests or --duration", "no measured requests: nothing to summarise")
 	} else if s.Completed == 0 {
-		add("every measured request failed: there are no latency or throughput figures")
+		add(Invalidates, "read the first error in the records (error field) and fix the request or the server", "every measured request failed: there are no latency or throughput figures")
 	}
 	if s.Cancelled > 0 {
-		add("%d requests were still in flight when sending stopped and were cancelled at the end of the grace period: they are not failures and are in no figure; a longer --grace lets them finish", s.Cancelled)
+		add(Info, "a longer --grace lets them finish", "%d requests were still in flight when sending stopped and were cancelled at the end of the grace period: they are not failures and are in no figure", s.Cancelled)
 	}
 	if s.Failed > 0 {
-		add("%d of %d requests failed (%.1f%%: %s); failed requests are excluded from every latency figure and from throughput",
+		add(Distorts, "read their error field in the records; servebench report --format csv lists them", "%d of %d requests failed (%.1f%%: %s); failed requests are excluded from every latency figure and from throughput",
 			s.Failed, s.Measured, 100*s.FailureRate, ClassList(s.Errors))
 	}
 	if s.ShortOutputs > 0 {
-		add("%d fixed-length requests returned fewer tokens than max_tokens: the server ignored ignore_eos/min_tokens or stopped early, so the workload moved under the measurement",
+		add(Distorts, "check that the server honours ignore_eos/min_tokens, or run with --fixed-output=false and compare like with like", "%d fixed-length requests returned fewer tokens than max_tokens: the server stopped early, so the workload moved under the measurement",
 			s.ShortOutputs)
 	}
 	for _, e := range s.Ends {
 		switch e.WarmupStop {
 		case "max requests", "max time":
-			add("--warmup auto stopped at its cap (%s) after %d warmup requests without the warmup settling: the server may not have been warm when measuring began; raise --warmup-max or --warmup-timeout, or find what keeps it moving", e.WarmupStop, e.WarmupRequests)
+			add(Distorts, "raise --warmup-max or --warmup-timeout, or find what keeps the server moving", "--warmup auto stopped at its cap (%s) after %d warmup requests without the warmup settling: the server may not have been warm when measuring began", e.WarmupStop, e.WarmupRequests)
 		case "not reached":
-			add("the run ended while still warming (--warmup auto, %d requests): nothing was measured warm", e.WarmupRequests)
+			add(Invalidates, "run longer (--requests or --duration)", "the run ended while still warming (--warmup auto, %d requests): nothing was measured warm", e.WarmupRequests)
 		}
 		if ra := e.RepeatAuto; ra != nil && ra.Stop == "cap" {
-			add("--repeat auto stopped at its cap of %d runs before every key metric's run-to-run 95%% interval was within ±%.3g%%: this baseline is less certain than asked; raise --repeat-max or find what makes the runs differ", ra.Max, 100*ra.Target)
+			add(Distorts, "raise --repeat-max, or find what makes the runs differ", "--repeat auto stopped at its cap of %d runs before every key metric's run-to-run 95%% interval was within ±%.3g%%: this baseline is less certain than asked", ra.Max, 100*ra.Target)
 		}
 	}
 	w = append(w, tokenWarnings(s, h)...)
@@ -57,55 +154,115 @@ func warnings(s *Summary, h *record.Header) []string {
 }
 
 // tokenWarnings say where token counts are estimates.
-func tokenWarnings(s *Summary, h *record.Header) []string {
-	var w []string
+func tokenWarnings(s *Summary, h *record.Header) []Warning {
+	var w []Warning
+	add := func(l Level, action, format string, args ...any) { w = append(w, warn(l, action, format, args...)) }
+	// one root cause, said once: without usage or per-event counts, the output counts, the
+	// peak and ITL (token) all rest on one token per event
+	perEvent := s.Completed > 0 && s.OutputTokenSources[record.SourceCount] == s.Completed
 	if n := s.OutputTokenSources[record.SourceCount]; n > 0 {
-		w = append(w, fmt.Sprintf("output token counts for %d requests are estimates: one per event (server sent no usage); enable stream_options.include_usage on the server", n))
+		also := ""
+		if perEvent {
+			also = ", so the peak output tokens/s counts events and ITL (token) is empty"
+		}
+		add(Distorts, "ask the server for usage (stream_options.include_usage)", "output token counts for %d requests are estimates: one per event (the server sent no usage)%s", n, also)
 	}
 	if n := s.OutputTokenSources[record.SourceTokenizer]; n > 0 {
-		w = append(w, fmt.Sprintf("output token counts for %d requests come from a client-side tokenizer, not the server", n))
+		add(Info, "", "output token counts for %d requests come from a client-side tokenizer, not the server", n)
 	}
 	if h != nil && h.Workload.PromptLengths == "approximate" {
-		w = append(w, "prompt lengths are approximate (no tokenizer was reachable when the workload was built): input lengths requested are estimates")
+		add(Distorts, "give --tokenizer a tokenizer.json, or a server with a tokenize endpoint", "prompt lengths are approximate (no tokenizer was reachable when the workload was built): input lengths requested are estimates")
 	}
 	if n := s.PromptTokenSources[record.SourceRequested]; n > 0 {
-		w = append(w, fmt.Sprintf("input token counts for %d requests are the requested lengths: the server reported no prompt usage", n))
+		add(Info, "", "input token counts for %d requests are the requested lengths: the server reported no prompt usage", n)
 	}
-	if s.PromptMismatches > 0 {
-		cause := "the chat template or tokenizer differs from the one that built the workload"
-		if s.PromptDelta.Min == 1 && s.PromptDelta.Max == 1 {
-			// exactly one more everywhere: the tokenize endpoint counted without special tokens
-			cause = "most likely the BOS token the server adds; the prompts themselves have the requested length"
-		}
-		w = append(w, fmt.Sprintf("server-reported prompt tokens differ from the requested length for %d requests (mean %+.1f tokens): %s",
-			s.PromptMismatches, s.PromptDelta.Mean, cause))
+	// Exactly one more token everywhere is the BOS token the server adds to a prompt that its
+	// tokenize endpoint counted without it (llama.cpp): the prompts have the requested length,
+	// nothing moved, and the summary's server prompt tokens already show it.
+	bosOnly := s.PromptDelta.Min == 1 && s.PromptDelta.Max == 1
+	if s.PromptMismatches > 0 && !bosOnly {
+		add(Distorts, "build the workload with the server's own tokenizer (the default) or the model's tokenizer.json (--tokenizer)", "server-reported prompt tokens differ from the requested length for %d requests (mean %+.1f tokens): the chat template or tokenizer differs from the one that built the workload",
+			s.PromptMismatches, s.PromptDelta.Mean)
 	}
-	w = append(w, cacheNotes(s, h)...)
-	if s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && h != nil && strings.HasPrefix(h.Target.API, "openai") {
-		w = append(w, "the server reported no cached prompt tokens, so whether TTFT measured prefix-cache hits is unknown (not 0): vLLM reports them when started with --enable-prompt-tokens-details (usage.prompt_tokens_details.cached_tokens); llama.cpp and SGLang report them by default")
-	}
-	if s.PeakUnknownEvents > 0 {
-		w = append(w, fmt.Sprintf("peak output tokens/s counts one token per event for %d events whose token count was unknown", s.PeakUnknownEvents))
+	w = append(w, cacheWarnings(s, h)...)
+	if s.PeakUnknownEvents > 0 && !perEvent {
+		add(Info, "", "peak output tokens/s counts one token per event for %d events whose token count was unknown", s.PeakUnknownEvents)
 	}
 	switch {
+	case perEvent:
 	case s.ITLTokenSkipped > 0 && s.ITLTokenRequests == 0:
-		w = append(w, "ITL (token) is empty: no request had per-event token counts (server continuous_usage_stats, NDJSON counts or a tokenizer); ITL (chunk) is per event")
+		add(Info, "on vLLM, --continuous-usage-stats true", "ITL (token) is empty: the server's events carried no token counts and its usage did not show one token per event, so ITL is per event only (ITL (chunk))")
 	case s.ITLTokenSkipped > 0:
-		w = append(w, fmt.Sprintf("ITL (token) leaves out %d requests without per-event token counts (%d included)", s.ITLTokenSkipped, s.ITLTokenRequests))
+		add(Info, "", "ITL (token) leaves out %d requests without per-event token counts (%d included)", s.ITLTokenSkipped, s.ITLTokenRequests)
 	}
 	return w
 }
 
-// clientWarnings say when the load generator, not the server, shaped the figures.
-func clientWarnings(s *Summary) []string {
-	var w []string
-	oh, ok1 := s.ClientOverhead.Percentile(99)
-	if ok1 && (oh > overheadAbsNS || (s.TTFT.Valid() && oh > overheadRel*s.TTFT.Median)) {
-		msg := fmt.Sprintf("client-side delay between dispatch and sent is %.2f ms at p99 (TTFT from dispatch − TTFT): the load generator may be the bottleneck", oh/1e6)
-		if cp, ok := s.Connect.Percentile(99); ok {
-			msg += fmt.Sprintf("; %d new connections took %.2f ms at p99, so part of it is connection set-up", s.Connect.N, cp/1e6)
+// cacheWarnings set the prompt tokens the server served from its prefix cache beside the
+// reuse the workload was built for (shared prefixes, a session's history:
+// Workload.ReusableShare), and name reuse it was not built for with an action that removes it.
+// The tool's own runs never cause it (every run, warmup and sweep point sends prompts of its
+// own), so what is left is a replay the user asked for or a server that saw the prompts
+// elsewhere.
+func cacheWarnings(s *Summary, h *record.Header) []Warning {
+	reusable, what := 0.0, "as shared prefixes"
+	if h != nil {
+		reusable = h.Workload.ReusableShare
+		if strings.HasSuffix(h.Workload.Source, "+sessions") {
+			what = "as session history (each turn sends the conversation so far)"
 		}
-		w = append(w, msg)
+	}
+	cached := 0.0
+	if s.InputTokens > 0 {
+		cached = float64(s.CachedPromptTokens) / float64(s.InputTokens)
+	}
+	var w []Warning
+	switch {
+	case reusable > 0 && s.CachedReported > 0 && s.InputTokens > 0:
+		w = append(w, warn(Info, "", "the workload repeats %.1f%% of its prompt tokens %s; the server reported %.1f%% of prompt tokens cached (%d of %d)",
+			100*reusable, what, 100*cached, s.CachedPromptTokens, s.InputTokens))
+	case reusable > 0 && s.Completed > 0:
+		w = append(w, warn(Info, "", "the workload repeats %.1f%% of its prompt tokens %s; the server reported no cached tokens, so how much it reused is unknown", 100*reusable, what))
+	}
+	// a token or so per request (a shared BOS) is always cached; warn past 5% of prompt tokens
+	// more than the workload itself repeats
+	if s.InputTokens > 0 && cached > reusable+0.05 {
+		beyond := ""
+		if reusable > 0 {
+			beyond = fmt.Sprintf(", %.0f points more than the workload repeats", 100*(cached-reusable))
+		}
+		where, action := cacheAdvice(h)
+		w = append(w, warn(Invalidates, action, "the server served %d of %d prompt tokens (%.0f%%) from its prefix cache%s: TTFT measures cache hits, not prefill. %s",
+			s.CachedPromptTokens, s.InputTokens, 100*cached, beyond, where))
+	}
+	if s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && h != nil && strings.HasPrefix(h.Target.API, "openai") {
+		w = append(w, warn(Info, "start vLLM with --enable-prompt-tokens-details (usage.prompt_tokens_details.cached_tokens); llama.cpp and SGLang report them by default",
+			"the server reported no cached prompt tokens, so whether TTFT measured prefix-cache hits is unknown (not 0)"))
+	}
+	return w
+}
+
+// clientWarnings say when the load generator, not the server, shaped the figures. TTFT starts
+// at sent, so the client's delay before it (and connection set-up) is outside TTFT: it only
+// matters when it is a visible share of TTFT (TTFT from dispatch, a slower send rate).
+func clientWarnings(s *Summary) []Warning {
+	var w []Warning
+	own, ok := s.ClientOwnDelay.Percentile(99)
+	if ok && s.TTFT.Valid() && own > overheadAbsNS && own > overheadRel*s.TTFT.Median {
+		w = append(w, warn(Distorts, "give servebench more CPU, or split the load over processes (--shard)",
+			"servebench's own delay between dispatch and sent is %.2f ms at p99 (%.0f%% of TTFT p50; connection set-up left out): the load generator may be the bottleneck",
+			own/1e6, 100*own/s.TTFT.Median))
+	}
+	// More new connections than requests ever in flight: the server closed kept-alive
+	// connections (llama.cpp's HTTP server does), so requests paid for a new one.
+	if cp, ok := s.Connect.Percentile(99); ok && s.Connect.N > s.MaxInFlight && s.MaxInFlight > 0 {
+		l := Info
+		if s.TTFT.Valid() && cp > overheadRel*s.TTFT.Median {
+			l = Distorts
+		}
+		w = append(w, warn(l, "compare TTFT from dispatch only between runs against the same server; TTFT itself is unaffected",
+			"%d of %d requests opened a new connection (%.2f ms at p99) though at most %d were in flight: the server closed kept-alive connections; TTFT starts after it, TTFT from dispatch includes it",
+			s.Connect.N, s.Completed, cp/1e6, s.MaxInFlight))
 	}
 	return w
 }
@@ -138,55 +295,20 @@ func Classes(m map[string]int) []string {
 	return append(out, rest...)
 }
 
-// cacheNotes set the prompt tokens the server served from its prefix cache beside the reuse
-// the workload was built for (shared prefixes, a session's history: Workload.ReusableShare),
-// and name reuse it was not built for with an action that removes it. The tool's own runs
-// never cause it (every run, warmup and sweep point sends prompts of its own), so what is
-// left is a replay the user asked for or a server that saw the prompts elsewhere.
-func cacheNotes(s *Summary, h *record.Header) []string {
-	reusable, what := 0.0, "as shared prefixes"
-	if h != nil {
-		reusable = h.Workload.ReusableShare
-		if strings.HasSuffix(h.Workload.Source, "+sessions") {
-			what = "as session history (each turn sends the conversation so far)"
-		}
-	}
-	cached := 0.0
-	if s.InputTokens > 0 {
-		cached = float64(s.CachedPromptTokens) / float64(s.InputTokens)
-	}
-	var w []string
-	switch {
-	case reusable > 0 && s.CachedReported > 0 && s.InputTokens > 0:
-		w = append(w, fmt.Sprintf("the workload repeats %.1f%% of its prompt tokens %s; the server reported %.1f%% of prompt tokens cached (%d of %d)",
-			100*reusable, what, 100*cached, s.CachedPromptTokens, s.InputTokens))
-	case reusable > 0 && s.Completed > 0:
-		w = append(w, fmt.Sprintf("the workload repeats %.1f%% of its prompt tokens %s; the server reported no cached tokens, so how much it reused is unknown", 100*reusable, what))
-	}
-	// a token or so per request (a shared BOS) is always cached; note past 5% of prompt tokens
-	// more than the workload itself repeats
-	if s.InputTokens > 0 && cached > reusable+0.05 {
-		beyond := ""
-		if reusable > 0 {
-			beyond = fmt.Sprintf(", %.0f points more than the workload repeats", 100*(cached-reusable))
-		}
-		w = append(w, fmt.Sprintf("the server served %d of %d prompt tokens (%.0f%%) from its prefix cache%s: TTFT measures cache hits, not prefill. %s",
-			s.CachedPromptTokens, s.InputTokens, 100*cached, beyond, cacheAdvice(h)))
-	}
-	return w
-}
-
 // cacheAdvice says where reuse the workload was not built for comes from, and what removes it.
-func cacheAdvice(h *record.Header) string {
+func cacheAdvice(h *record.Header) (where, action string) {
 	const clear = "empty the server's cache before the run (--flush-cache on SGLang, --cache-salt per-run on vLLM, or a server restart)"
 	switch {
 	case h == nil:
 	case h.Like != nil:
-		return "This run replays its baseline's prompts (run --like), which the server has answered before: " + clear + " for both runs, or measure the baseline and this run on servers that had not seen them"
+		return "This run replays its baseline's prompts (run --like), which the server has answered before", clear + " for both runs, or measure the baseline and this run on servers that had not seen them"
 	case h.Config["prompts"] != nil && h.Config["prompts"] != "":
-		return "A prompts file is sent as it is in every run and invocation: " + clear + ", or give each run prompts of its own"
+		return "A prompts file is sent as it is in every run and invocation", clear + ", or give each run prompts of its own"
 	case h.Config["num_prompts"] != nil:
-		return "--num-prompts cycles a fixed set of prompts, so requests repeat ones sent before: leave it out (every request then sends a prompt of its own), or " + clear
+		return "--num-prompts cycles a fixed set of prompts, so requests repeat ones sent before", "leave --num-prompts out (every request then sends a prompt of its own), or " + clear
 	}
-	return "Every run of servebench sends prompts of its own, so the server had seen these before this invocation (an earlier one with the same --seed: give another --seed) or shares its cache with other traffic; or " + clear
+	return "Every run of servebench sends prompts of its own, so the server had seen these before this invocation (an earlier one with the same --seed) or shares its cache with other traffic", "give another --seed, or " + clear
 }
+
+// WarningTexts returns the summary's warnings as lines (Warning.String).
+func (s *Summary) WarningTexts() []string { return Texts(s.Warnings) }

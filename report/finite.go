@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"servebench/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -206,6 +207,18 @@ func finiteNotes(notes []string) []string {
 	}
 	if out == nil {
 		return notes
+	}
+	return out
+}
+
+// finiteWarnings are a summary's warnings with their text and action made finite as
+// finiteNotes makes notes.
+func finiteWarnings(ws []metrics.Warning) []metrics.Warning {
+	out := make([]metrics.Warning, len(ws))
+	for i, w := range ws {
+		w.Text = nonFiniteWord.ReplaceAllString(w.Text, dash)
+		w.Action = nonFiniteWord.ReplaceAllString(w.Action, dash)
+		out[i] = w
 	}
 	return out
 }

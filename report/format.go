@@ -6,6 +6,7 @@ import (
 	"iter"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -32,6 +33,9 @@ var formats = []Format{
 	{Name: "vllm", Ext: ".vllm.json", Desc: "vllm bench serve --save-result --save-detailed JSON, one line per run", render: renderVLLM},
 	{Name: "md", Ext: ".md", Desc: "Markdown tables to paste into a pull request or an issue", render: renderMarkdown},
 	{Name: "csv", Ext: ".csv", Desc: "one row per request, for a spreadsheet", render: renderCSV},
+	{Name: "runs-csv", Ext: ".runs.csv", Desc: "one row per run (repeat or sweep point): load, throughput, latency percentiles", render: renderRunsCSV},
+	{Name: "slices-csv", Ext: ".slices.csv", Desc: "one row per time slice of --slice width: throughput, TTFT and ITL percentiles over the run", render: renderSlicesCSV},
+	{Name: "slices-json", Ext: ".slices.json", Desc: "the time slices of slices-csv as JSON", render: renderSlicesJSON},
 	{Name: "html", Ext: ".html", Desc: "one self-contained page with charts; two inputs are drawn as base and candidate", Inputs: 2, render: renderHTML},
 	{Name: "gobench", Ext: ".bench", Desc: "one Go benchmark line per run, for benchstat", render: renderGoBench},
 }
@@ -52,6 +56,8 @@ type Input struct {
 	// which has them): the formats that need only summaries (text, json, md, gobench) use them
 	// and do not read Records, which may then be nil.
 	Summaries []metrics.RunSummary
+	// Slice is the width of a time slice for the slices formats (0: DefaultSlice).
+	Slice time.Duration
 }
 
 // Formats returns the format names in the order of the help text.

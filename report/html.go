@@ -115,8 +115,23 @@ type serverBlock struct {
 
 type runInfo struct {
 	Label, Class, Target, API, Model, Start, Version, Hash, Workload, Shard, Command, Load string
-	Warnings                                                                               []string
+	Warnings                                                                               []htmlWarning
 	Validity                                                                               []string // validity.go
+}
+
+// htmlWarning is a warning with the CSS class of its level.
+type htmlWarning struct {
+	metrics.Warning
+	Class string
+}
+
+func htmlWarnings(ws []metrics.Warning) []htmlWarning {
+	out := make([]htmlWarning, len(ws))
+	for i, w := range ws {
+		b, _ := w.Level.MarshalText()
+		out[i] = htmlWarning{w, string(b)}
+	}
+	return out
 }
 
 type tableRow struct {
@@ -162,7 +177,7 @@ func pageData(runs []Run, plots []htmlPlot) page {
 	for i, r := range runs {
 		if r.sweep != nil {
 			p.Sweeps = append(p.Sweeps, sweepBlockOf(i, r))
-			p.Runs[i].Warnings = r.sweep.warningTexts()
+			p.Runs[i].Warnings = htmlWarnings(finiteWarnings(r.sweep.warnings()))
 		}
 	}
 	if len(p.Sweeps) == 0 { // a sweep's page has its per-point table instead of one run's tables
@@ -199,7 +214,7 @@ func simulatedBanner(sim []string, runs int) string {
 func runInfoOf(i int, label string, h *record.Header, s *metrics.Summary) runInfo {
 	ri := runInfo{Label: label, Class: fmt.Sprintf("c%d", i), Target: h.Target.URL, API: h.Target.API,
 		Model: h.Target.Model, Version: h.Version, Hash: short(h.Workload.Hash), Shard: h.Shard,
-		Command: strings.Join(h.Command, " "), Load: loadLine(h), Warnings: finiteNotes(s.Warnings), Validity: htmlValidity(s)}
+		Command: strings.Join(h.Command, " "), Load: loadLine(h), Warnings: htmlWarnings(finiteWarnings(s.Warnings)), Validity: htmlValidity(s)}
 	if !h.Start.IsZero() {
 		ri.Start = h.Start.UTC().Format("2006-01-02 15:04:05Z")
 	}

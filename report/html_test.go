@@ -254,7 +254,7 @@ func synthTelemetry(h *record.Header) {
 // its standard output and its log (console messages are logged as "INFO:CONSOLE").
 func runChromium(t *testing.T, addr string, args ...string) (string, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",

@@ -84,10 +84,14 @@ func latencyRows(runs []Run) ([]string, []latencyRow) {
 	for _, p := range ps {
 		names = append(names, "p"+pctName(p))
 	}
+	split := false
+	for _, r := range runs {
+		split = split || r.Summary.TTFTSplit != nil
+	}
 	var rows []latencyRow
-	for k := range tableRows(runs[0].Summary) {
+	for k := range tableRowsWith(runs[0].Summary, split) {
 		for i, r := range runs {
-			tr := tableRows(r.Summary)[k]
+			tr := tableRowsWith(r.Summary, split)[k]
 			name := tr.name
 			if tr.scale == 1 {
 				name += " (tok/s)"

@@ -241,9 +241,10 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	src.set("prompt", s.PromptTokenSources)
 	src.set("output", s.OutputTokenSources)
 	o.set("token_count_sources", src)
-	warnings := finiteNotes(s.Warnings)
+	o.set("ttft_split", splitJSON(s))
+	warnings := finiteWarnings(s.Warnings)
 	if warnings == nil {
-		warnings = []string{}
+		warnings = []metrics.Warning{}
 	}
 	o.set("warnings", warnings)
 	jsonSessions(o, s) // sessions.go: only for multi-turn runs
@@ -299,4 +300,21 @@ func renderJSON(w io.Writer, ins []Input) error {
 		return err
 	}
 	return JSONRuns(w, ins[0].Header, runs)
+}
+
+// splitJSON is TTFT taken apart (metrics.TTFTSplit) with the keys of every distribution, or
+// null where no server reported its prefill times.
+func splitJSON(s *metrics.Summary) *object {
+	sp := s.TTFTSplit
+	if sp == nil {
+		return nil
+	}
+	o := &object{}
+	o.set("prefill_source", sp.Source)
+	o.set("requests", sp.Requests)
+	o.set("of", sp.Of)
+	statKeys(o, "to_headers", "_ms", sp.ToHeaders, s.Percentiles, 1e6)
+	statKeys(o, "prefill", "_ms", sp.Prefill, s.Percentiles, 1e6)
+	statKeys(o, "rest", "_ms", sp.Rest, s.Percentiles, 1e6)
+	return o
 }

@@ -18,6 +18,9 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	mdHeader(&b, h, s)
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
+	if n := splitNote(s); n != "" {
+		b.WriteString(mdEsc(n) + "\n\n")
+	}
 	mdServer(&b, s)
 	mdFailures(&b, s)
 	mdValidity(&b, s) // validity.go: only for a run held to rules
@@ -136,8 +139,11 @@ func mdNotes(b *strings.Builder, s *metrics.Summary) {
 		return
 	}
 	b.WriteString("**Warnings**\n\n")
-	for i, w := range finiteNotes(s.Warnings) {
-		fmt.Fprintf(b, "%d. %s\n", i+1, mdEsc(w))
+	for i, w := range finiteWarnings(s.Warnings) {
+		fmt.Fprintf(b, "%d. **%s**: %s\n", i+1, w.Level, mdEsc(w.Text))
+		if w.Action != "" {
+			fmt.Fprintf(b, "   Next: %s\n", mdEsc(w.Action))
+		}
 	}
 }
 

@@ -51,7 +51,7 @@ func serverRows(s *metrics.Summary) []labeled {
 		add("kv cache", "%s", k)
 	}
 	if sv.PromptTokens != nil || sv.GenerationTokens != nil {
-		add("tokens", "prompt %s, generation %s (server counters)", optCount(sv.PromptTokens), optCount(sv.GenerationTokens))
+		add("tokens", "%s", tokensLine(s))
 	}
 	for _, h := range []struct {
 		label string
@@ -59,7 +59,7 @@ func serverRows(s *metrics.Summary) []labeled {
 		ours  string
 		st    metrics.Stat
 	}{{"server TTFT", sv.TTFT, "servebench TTFT", s.TTFT}, {"server ITL", sv.ITL, "servebench ITL (chunk)", s.ITLChunk},
-		{"queue time", sv.Queue, "", metrics.Stat{}}} {
+		{"queue time", sv.Queue, "", metrics.Stat{}}, {"prefill time", sv.Prefill, "", metrics.Stat{}}} {
 		if t := histText(h.h, h.ours, h.st); t != "" {
 			add(h.label, "%s", t)
 		}
@@ -68,6 +68,25 @@ func serverRows(s *metrics.Summary) []labeled {
 		add("attribution", "%s", a)
 	}
 	return append(rows, gpuRows(sv.GPU)...)
+}
+
+// tokensLine sets the server's token counters beside ours with what each counts, so that
+// they reconcile: the counters move between the scrapes that bracket the window, so they
+// count requests that finished in it whatever their phase (warmup ones too), and llama.cpp's
+// prompt counter leaves out the tokens it took from its cache; ours are the measured,
+// completed requests' usage.
+func tokensLine(s *metrics.Summary) string {
+	sv := s.Server
+	t := fmt.Sprintf("prompt %s, generation %s (server counters between the scrapes around the window: every request they saw finish, warmup too",
+		optCount(sv.PromptTokens), optCount(sv.GenerationTokens))
+	if sv.CachedTokens != nil {
+		t += fmt.Sprintf("; prompt leaves out the %s tokens served from its cache", optCount(sv.CachedTokens))
+	}
+	t += fmt.Sprintf("); servebench: input %d, output %d (%d measured requests)", s.InputTokens, s.OutputTokens, s.Completed)
+	if s.CachedReported > 0 && s.InputTokens > 0 {
+		t += fmt.Sprintf(", %d input tokens cached per the server's responses (%.1f%%)", s.CachedPromptTokens, 100*float64(s.CachedPromptTokens)/float64(s.InputTokens))
+	}
+	return t
 }
 
 // serverSources counts the scraped endpoints with a successful sample (the GPU sampler aside).
@@ -296,10 +315,11 @@ func jsonServer(o *object, s *metrics.Summary) {
 	m.set("prefix_cache_queries", sv.PrefixQueries)
 	m.set("prefix_cache_hits", sv.PrefixHits)
 	m.set("prefix_cache_hit_rate", sv.PrefixHitRate)
+	m.set("cached_tokens", sv.CachedTokens)
 	for _, h := range []struct {
 		k string
 		h *metrics.HistQuantiles
-	}{{"ttft", sv.TTFT}, {"itl", sv.ITL}, {"queue", sv.Queue}} {
+	}{{"ttft", sv.TTFT}, {"itl", sv.ITL}, {"queue", sv.Queue}, {"prefill", sv.Prefill}} {
 		m.set(h.k, histJSON(h.h))
 	}
 	if a := sv.Attribution; a != nil {

@@ -145,16 +145,17 @@ func (v *sweepView) unitNote() string {
 
 // warningLines are the distinct warnings, numbered as the table's notes column numbers them.
 func (v *sweepView) warningLines() []string {
-	out := v.warningTexts()
-	for k := range out {
-		out[k] = fmt.Sprintf("[%d] %s", k+1, out[k])
+	ws := finiteWarnings(v.warnings())
+	out := make([]string, len(ws))
+	for k, w := range ws {
+		out[k] = fmt.Sprintf("[%d] %s: %s", k+1, w.Level, w)
 	}
 	return out
 }
 
-// warningTexts are the distinct warnings, each with the points it applies to.
-func (v *sweepView) warningTexts() []string {
-	var out []string
+// warnings are the distinct warnings, each with the points it applies to in its text.
+func (v *sweepView) warnings() []metrics.Warning {
+	var out []metrics.Warning
 	for _, g := range v.groups {
 		where := "every point"
 		if len(g.Points) < len(v.points) {
@@ -168,7 +169,7 @@ func (v *sweepView) warningTexts() []string {
 		if g.Differs {
 			text += " (figures of " + v.points[g.Points[0]].Label + "; they differ by point)"
 		}
-		out = append(out, where+": "+text)
+		out = append(out, metrics.Warning{Level: g.Level, Text: where + ": " + text, Action: g.Action})
 	}
 	return out
 }

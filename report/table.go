@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -15,10 +16,23 @@ type row struct {
 	scale float64 // divide values by this: 1e6 for ns → ms, 1 for rates
 }
 
-// tableRows are the rows of the latency table, in reading order.
-func tableRows(s *metrics.Summary) []row {
-	return []row{
-		{"TTFT", s.TTFT, 1e6},
+// tableRows are the rows of the latency table, in reading order; TTFT's parts follow TTFT
+// where the server reported its prefill times.
+func tableRows(s *metrics.Summary) []row { return tableRowsWith(s, s.TTFTSplit != nil) }
+
+// tableRowsWith are the rows of the latency table, with TTFT's parts or without (a page of
+// several runs shows them for all when any has them).
+func tableRowsWith(s *metrics.Summary, split bool) []row {
+	rows := []row{{"TTFT", s.TTFT, 1e6}}
+	if split {
+		var sp metrics.TTFTSplit
+		if s.TTFTSplit != nil {
+			sp = *s.TTFTSplit
+		}
+		rows = append(rows, row{"TTFT: to headers", sp.ToHeaders, 1e6}, row{"TTFT: prefill (srv)", sp.Prefill, 1e6},
+			row{"TTFT: rest", sp.Rest, 1e6})
+	}
+	return append(rows, []row{
 		{"TTFT (first event)", s.TTFTFirstEvent, 1e6},
 		{"TPOT", s.TPOT, 1e6},
 		{"ITL (chunk)", s.ITLChunk, 1e6},
@@ -27,7 +41,24 @@ func tableRows(s *metrics.Summary) []row {
 		{"E2E incl. queue", s.E2EQueue, 1e6},
 		{"queue", s.Queue, 1e6},
 		{"decode tok/s/user", s.DecodeRate, 1},
+	}...)
+}
+
+// splitNote says what TTFT's parts are and how well they add up; "" without them.
+func splitNote(s *metrics.Summary) string {
+	sp := s.TTFTSplit
+	if sp == nil {
+		return ""
 	}
+	note := fmt.Sprintf("TTFT = to headers (sent → headers: the network, and the server's queue when it answers only once it starts the request, as llama.cpp does) + prefill (the server's own %s, %d of %d requests) + rest (the first token's way out)",
+		sp.Source, sp.Requests, sp.Of)
+	if r, ok := sp.Rest.Percentile(50); ok {
+		note += fmt.Sprintf("; to headers + prefill is within %.2f ms of TTFT at p50", math.Abs(r)/1e6)
+	}
+	if p, ok := sp.Prefill.Percentile(50); ok && sp.Source == "timings.prompt_ms" {
+		note += fmt.Sprintf("; server TTFT (llama.cpp timings, from its slot taking the request) p50 %.2f ms", p/1e6)
+	}
+	return note
 }
 
 // tablePercentiles are the percentile columns: p50, p90, p99 when the summary has them,

@@ -31,6 +31,9 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	textRequests(&b, s)
 	b.WriteString("\n")
 	textLatency(&b, s)
+	if n := splitNote(s); n != "" {
+		line(&b, "ttft split", "%s", n)
+	}
 	textSessions(&b, s) // sessions.go: only for multi-turn runs
 	textSteady(&b, s)
 	textValidity(&b, s) // validity.go: only for a run held to rules
@@ -250,8 +253,11 @@ func textNotes(b *strings.Builder, s *metrics.Summary) {
 		return
 	}
 	b.WriteString("\nnotes\n")
-	for i, w := range finiteNotes(s.Warnings) {
-		fmt.Fprintf(b, "  [%d] %s\n", i+1, w)
+	for i, w := range finiteWarnings(s.Warnings) {
+		fmt.Fprintf(b, "  [%d] %s: %s\n", i+1, w.Level, w.Text)
+		if w.Action != "" {
+			fmt.Fprintf(b, "      next: %s\n", w.Action)
+		}
 	}
 }
 

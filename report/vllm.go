@@ -43,6 +43,7 @@ type vllmReq struct {
 	latency   float64   // s
 	start     float64   // s since the file's t0
 	queue     float64   // s
+	tpot      float64   // s; 0 when undefined (one output token, a failure), as vLLM's empty figures
 	err       string
 	ok        bool
 }
@@ -69,6 +70,9 @@ func vllmRequest(r *record.Record) vllmReq {
 		q.outputLen = m.OutputTokens
 		if m.E2E.OK {
 			q.latency = m.E2E.V / 1e9
+		}
+		if m.TPOT.OK {
+			q.tpot = m.TPOT.V / 1e9
 		}
 		return q
 	}
@@ -146,7 +150,21 @@ func vllmObject(h *record.Header, r metrics.RunSummary, rs []vllmReq) *object {
 	o.set("rtfx", pyFloat(0)) // audio input only
 	vllmDistributions(o, s, l)
 	vllmExtras(o, h, r, l)
+	vllmOwnArrays(o, rs)
 	return o
+}
+
+// vllmOwnArrays writes the per-request arrays vLLM's file lacks, beside its own and in the
+// same order, under servebench_ keys so that vLLM's keys keep their meaning: each request's
+// TPOT in seconds (0 where undefined, as vLLM writes an empty figure) and whether it
+// succeeded (vLLM's own errors array says it by an empty string).
+func vllmOwnArrays(o *object, rs []vllmReq) {
+	tpots, ok := make([]any, len(rs)), make([]bool, len(rs))
+	for i, q := range rs {
+		tpots[i], ok[i] = pyFloat(q.tpot), q.ok
+	}
+	o.set("servebench_tpots", tpots)
+	o.set("servebench_successes", ok)
 }
 
 // vllmArrays writes the per-request arrays of --save-detailed (and latencies, start_times and
@@ -232,10 +250,7 @@ func vllmExtras(o *object, h *record.Header, r metrics.RunSummary, l runLoad) {
 	}
 	vllmStatKeys(o, "servebench_", "ttft_dispatch", s.TTFTDispatch, s.Percentiles)
 	vllmStatKeys(o, "servebench_", "ttft_first_event", s.TTFTFirstEvent, s.Percentiles)
-	warnings := finiteNotes(s.Warnings)
-	if warnings == nil {
-		warnings = []string{}
-	}
+	warnings := metrics.Texts(s.Warnings) // plain strings beside vLLM's keys
 	o.set("servebench_warnings", warnings)
 	o.set("servebench_notes", vllmNotes(s, l))
 }

@@ -141,9 +141,27 @@ func checkVLLMKeys(t *testing.T, line string, m map[string]any, dists []string, 
 		}
 	}
 	n := len(m["errors"].([]any))
-	for _, k := range []string{"input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "queue_times", "generated_texts"} {
+	for _, k := range []string{"input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "queue_times", "generated_texts",
+		"servebench_tpots", "servebench_successes"} {
 		if got := len(m[k].([]any)); got != n {
 			t.Errorf("%s has %d entries, errors %d", k, got, n)
+		}
+	}
+	// success is what vLLM's errors array says by an empty string; TPOT is (latency − ttft) /
+	// (output − 1) for a success with more than one token, else 0
+	for i := range n {
+		okv := m["servebench_successes"].([]any)[i].(bool)
+		if okv != (m["errors"].([]any)[i] == "") {
+			t.Errorf("request %d: success %v, error %q", i, okv, m["errors"].([]any)[i])
+		}
+		out := jnum(m["output_lens"].([]any)[i])
+		tpot := jnum(m["servebench_tpots"].([]any)[i])
+		want := 0.0
+		if okv && out > 1 {
+			want = (jnum(m["latencies"].([]any)[i]) - jnum(m["ttfts"].([]any)[i])) / (out - 1)
+		}
+		if math.Abs(tpot-want) > 1e-9 {
+			t.Errorf("request %d: tpot %v, want %v", i, tpot, want)
 		}
 	}
 	if notes, ok := m["servebench_notes"].([]any); !ok || len(notes) == 0 || !strings.Contains(line, "generated_texts are empty strings") {

@@ -34,6 +34,10 @@ func (s *Spec) validateTarget() error {
 	if s.URL != "" {
 		u, err := url.Parse(s.URL)
 		switch {
+		case !strings.Contains(s.URL, "://"):
+			// "127.0.0.1:8000" fails to parse and "localhost:8000" parses as scheme "localhost":
+			// either way the fix is the same
+			return Usagef("--url %q: no scheme: write http://%s (or https://)", RedactURL(s.URL), RedactURL(s.URL))
 		case err != nil:
 			return Usagef("--url %q: %v", RedactURL(s.URL), unwrapURLError(err))
 		case u.Scheme != "http" && u.Scheme != "https":

@@ -157,8 +157,7 @@ func sampleShareGPT[T any](ctx context.Context, s *ShareGPT, r io.Reader, name s
 		if total == 0 {
 			return nil, fmt.Errorf("%s: %w: the array is empty", name, ErrNoRequests)
 		}
-		return nil, fmt.Errorf("%s: %w: only %d of its %d conversations pass the filters, fewer than the %d asked for",
-			name, ErrTooFew, len(keep.h), total, s.Count)
+		return nil, &TooFewError{Name: name, Usable: len(keep.h), Total: total, Want: s.Count}
 	}
 	return keep.sorted(), nil
 }
@@ -180,3 +179,19 @@ func parallelW(n, workers int, f func(w, i int)) {
 	}
 	wg.Wait()
 }
+
+// TooFewError says a dataset has fewer usable items than the workload asked for, so that the
+// caller can name what it asked for (measured and warmup requests) and make it a usage error.
+type TooFewError struct {
+	Name                string // the dataset's name in messages
+	Usable, Total, Want int    // items that pass the filters, items read, items asked for
+}
+
+// Error implements error.
+func (e *TooFewError) Error() string {
+	return fmt.Sprintf("%s: only %d of its %d conversations pass the filters, fewer than the %d asked for",
+		e.Name, e.Usable, e.Total, e.Want)
+}
+
+// Unwrap makes a TooFewError an ErrTooFew.
+func (e *TooFewError) Unwrap() error { return ErrTooFew }

@@ -237,7 +237,7 @@ func (m *Mooncake) parse(r io.Reader, name string, block int) ([]traceRow, error
 		}
 		// block ≤ maxTraceTokens and k-1 < the line's length, so the product cannot overflow
 		if k := len(row.hashIDs); k > 0 && row.in <= (k-1)*block {
-			return nil, bad(mooncakeFields[3], fmt.Errorf("%d blocks of %d tokens need an input_length over %d, not %d",
+			return nil, bad(mooncakeFields[3], fmt.Errorf("%d blocks of %d tokens need an input_length over %d, not %d: set --block-tokens to the trace's block size",
 				k, block, (k-1)*block, row.in))
 		}
 		if len(rows) == 0 {

@@ -5,42 +5,108 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"servebench/load"
+	"servebench/metrics"
 	"servebench/sim"
 )
 
 // TestAccuracyAgainstFixedSimulator measures a simulator with fixed TTFT 100 ms and ITL 20 ms
-// through `servebench run` at 64 concurrent streams of 32 tokens: the medians must come out
-// within 10% of the truth (30% under the race detector, which slows everything). The exact
-// figures come from the overhead benchmark, not from this test.
+// through `servebench run` at 64 concurrent streams of 32 tokens, and checks what we stamped
+// against the simulator's truth log of the same run: when it wrote each token (wall clock),
+// paired with our stamp of the same event through the request id. On a busy machine the
+// simulator itself runs late (it reads requests late and writes tokens in bunches: a median
+// ITL near 0 is then the truth, not our error), so the reference is what it did, not what it
+// was configured to do; the bounds hold at a load average of 10 on 2 cores and more. The
+// exact overhead figures come from the overhead benchmark, not from this test.
 func TestAccuracyAgainstFixedSimulator(t *testing.T) {
-	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 100*time.Millisecond, 20*time.Millisecond })
-	tol := 0.10
-	if raceDetector {
-		tol = 0.60 // instrumentation, not the tool: the ±10% check runs without -race in .ci/run
+	truth := filepath.Join(t.TempDir(), "truth.jsonl")
+	srv, url := startSimServer(t, func(c *sim.Config) {
+		c.TTFT, c.ITL, c.TruthFile = 100*time.Millisecond, 20*time.Millisecond, truth
+	})
+	js, rec := filepath.Join(t.TempDir(), "s.json"), filepath.Join(t.TempDir(), "r.jsonl")
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "32",
+		"--requests", "64", "--concurrency", "64", "--warmup", "0", "-o", rec, "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var last string
-	for attempt := 0; attempt < 3; attempt++ { // the machine is shared: best of three
-		js := filepath.Join(t.TempDir(), "s.json")
-		code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "32",
-			"--requests", "64", "--concurrency", "64", "-o", filepath.Join(t.TempDir(), "r.jsonl"), "--json", js)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errs)
-		}
-		var s map[string]any
-		b, _ := os.ReadFile(js)
-		if err := json.Unmarshal(b, &s); err != nil {
-			t.Fatal(err)
-		}
-		ttft, _ := s["median_ttft_ms"].(float64)
-		itl, _ := s["median_itl_ms"].(float64)
-		if math.Abs(ttft-100)/100 <= tol && math.Abs(itl-20)/20 <= tol && s["completed"] == 64.0 {
-			return
-		}
-		last = string(b)
-		t.Logf("attempt %d: median TTFT %.2f ms, median ITL %.2f ms", attempt+1, ttft, itl)
+	if err := srv.Close(); err != nil { // flushes the truth log
+		t.Fatal(err)
 	}
-	t.Errorf("median TTFT or ITL off by more than %.0f%% in three attempts; last summary:\n%s", tol*100, last)
+	var s map[string]any
+	b, _ := os.ReadFile(js)
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s["completed"] != 64.0 {
+		t.Fatalf("completed %v, want 64", s["completed"])
+	}
+	itl, _ := s["median_itl_ms"].(float64)
+	written, wantITL := truthWrites(t, truth)
+	// Each event: our stamp (kernel receive time, on the wall clock through the header's
+	// start) less the simulator's "written, right after the flush". On loopback the bytes
+	// arrive during the write, so the difference is small either way; a stamp taken at our
+	// read, or an event given another's time, would be off by the client's own delays.
+	hdr, recs := readRecords(t, rec)
+	var delays []float64
+	for _, r := range recs {
+		w := written[load.RequestID(r.Run, r.ID)]
+		for i, e := range r.Events {
+			if i < len(w) {
+				delays = append(delays, float64(hdr.Start.UnixNano()+e.T-w[i])/1e6)
+			}
+		}
+	}
+	if len(delays) < 64*32/2 {
+		t.Fatalf("%d events paired with the truth log, want most of %d", len(delays), 64*32)
+	}
+	slices.Sort(delays)
+	med, p90 := metrics.Quantile(delays, 50), metrics.Quantile(delays, 90)
+	t.Logf("event stamp − simulator write: median %.3f ms, p90 %.3f ms over %d events; median ITL %.2f ms (truth %.2f)", med, p90, len(delays), itl, wantITL)
+	if math.Abs(med) > 5 {
+		t.Errorf("our event stamps are %.3f ms (median) off the simulator's writes", med)
+	}
+	// Event times come from the kernel's receive times, so our gaps are the simulator's
+	// write gaps plus the loopback's jitter.
+	if math.Abs(itl-wantITL) > 0.1*wantITL+1 {
+		t.Errorf("median ITL %.2f ms against the simulator's %.2f ms", itl, wantITL)
+	}
+}
+
+// truthWrites are, per request id, the wall-clock times (Unix ns) the simulator wrote each
+// content event, in order, and the median gap between consecutive ones (ms).
+func truthWrites(t *testing.T, path string) (map[string][]int64, float64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[string][]int64{}
+	var gaps []float64
+	for line := range strings.Lines(string(b)) {
+		var e struct {
+			ID      string `json:"request_id"`
+			Kind    string `json:"kind"`
+			Written int64  `json:"written_ns"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("truth line %q: %v", line, err)
+		}
+		if e.Kind != "content" {
+			continue
+		}
+		if w := written[e.ID]; len(w) > 0 {
+			gaps = append(gaps, float64(e.Written-w[len(w)-1])/1e6)
+		}
+		written[e.ID] = append(written[e.ID], e.Written)
+	}
+	if len(gaps) == 0 {
+		t.Fatal("no gaps in the truth log")
+	}
+	slices.Sort(gaps)
+	return written, metrics.Quantile(gaps, 50)
 }

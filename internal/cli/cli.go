@@ -157,9 +157,7 @@ With no --url, servebench run benchmarks its built-in simulated server.`,
 	versionFlag(root)
 	wordTypes(root)
 	completeValues(root)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &exitError{code: ExitUsage, err: err}
-	})
+	root.SetFlagErrorFunc(flagError)
 	wrapArgs(root)
 	return root
 }

@@ -40,7 +40,7 @@ not comparable.
 
 Exit codes: 0 no regression, 4 regressed, 5 not comparable, 6 inconclusive (1 and 2 as usual).`,
 		Example: compareExamples,
-		Args:    cobra.ExactArgs(2),
+		Args:    twoFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, ok := report.LookupCompare(c.format); !ok {
 				return usageErr("--format %q: want one of %s", c.format, strings.Join(report.CompareFormats(), ", "))

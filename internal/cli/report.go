@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,12 +22,15 @@ const reportExamples = `  servebench report baseline.jsonl                 # the
   servebench report baseline.jsonl --format json   # vLLM-compatible JSON keys
   servebench report run.jsonl --format md          # tables to paste into a PR or an issue
   servebench report run.jsonl --format csv -o requests.csv        # one row per request
+  servebench report run.jsonl --format runs-csv -o runs.csv       # one row per run (repeat, sweep point)
+  servebench report run.jsonl --format slices-csv --slice 5s      # throughput, TTFT, ITL per 5 s
   servebench report run.jsonl --format html -o run.html           # self-contained, opens offline
   servebench report base.jsonl cand.jsonl --format html -o cmp.html  # base and candidate overlaid
   servebench report shard-*.jsonl                  # the shards of one split run, merged`
 
 func newReportCmd(st *streams) *cobra.Command {
 	var format, out string
+	var slice time.Duration
 	cmd := &cobra.Command{
 		Use:   "report RECORDS.jsonl [MORE.jsonl ...]",
 		Short: "Summarise records files (" + strings.Join(report.Formats(), ", ") + ")",
@@ -38,11 +42,14 @@ Without --format, the extension of -o chooses it (run.html: html), else text.
 Formats:
 ` + formatHelp(),
 		Example: reportExamples,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    someFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := chooseFormat(format, out)
 			if err != nil {
 				return err
+			}
+			if slice < minSlice {
+				return usageErr("--slice %v: want at least %v", slice, minSlice)
 			}
 			if err := output.NotInput("-o", out, args...); err != nil {
 				return codeErr(ExitUsage, err)
@@ -54,15 +61,20 @@ Formats:
 			defer ins[len(ins)-1].close()
 			rins := make([]report.Input, len(ins))
 			for i, in := range ins {
-				rins[i] = report.Input{Label: in.label, Header: in.hdr, Records: in.records(st.stderr)}
+				rins[i] = report.Input{Label: in.label, Header: in.hdr, Records: in.records(st.stderr), Slice: slice}
 			}
 			return output.WriteFile(out, st.stdout, func(w io.Writer) error { return f.Render(w, rins...) })
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "", strings.Join(report.Formats(), " | ")+" (default: from the -o extension, else text)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	cmd.Flags().DurationVar(&slice, "slice", report.DefaultSlice, "width of a time slice for --format slices-csv and slices-json")
 	return cmd
 }
+
+// minSlice is the narrowest --slice: finer than the clock's useful resolution for per-slice
+// percentiles, and a guard against millions of rows.
+const minSlice = 10 * time.Millisecond
 
 // chooseFormat is --format, or the format -o's extension names, or text.
 func chooseFormat(name, out string) (report.Format, error) {
@@ -84,7 +96,7 @@ func formatHelp() string {
 	var b strings.Builder
 	for _, name := range report.Formats() {
 		f, _ := report.Lookup(name)
-		fmt.Fprintf(&b, "  %-8s %s\n", f.Name, f.Desc)
+		fmt.Fprintf(&b, "  %-11s %s\n", f.Name, f.Desc)
 	}
 	return b.String()
 }

@@ -40,15 +40,18 @@ func selftestRun(t *testing.T, args ...string) []selftest.Point {
 // TestSelftestHolds1024PacedStreams drives 1,024 concurrent streams at 5 events/s each (1/s under -race)
 // through the real load path against a simulator process, and checks that every stream was
 // held, every event was paired with the simulator's truth log, and the timestamp error stays
-// under a loose bound (the figures themselves come from `servebench selftest`).
+// under a loose bound (the figures themselves come from `servebench selftest`). Under -race
+// and -short it drives 128 streams: the instrumented simulator and client share the test
+// binary, and 1,024 of them on a busy 2-core machine measure the machine's backlog (errors of
+// seconds), not servebench; CI's plain run keeps the 1,024.
 func TestSelftestHolds1024PacedStreams(t *testing.T) {
-	itl, tokens, bound := "200ms", 6, 50.0 // bound in ms
-	if raceDetector {
+	itl, tokens, bound, points := "200ms", 6, 50.0, "1,1024" // bound in ms
+	if raceDetector || testing.Short() {
 		// the simulator process is this test binary, so it is race-instrumented too: both
 		// sides run several times slower, and the streams are slowed to 1 event/s to match
-		itl, tokens, bound = "1s", 3, 250
+		itl, tokens, bound, points = "1s", 3, 250, "1,128"
 	}
-	rows := selftestRun(t, "--points", "1,1024", "--itl", itl, "--ttft", "20ms", "--tokens", strconv.Itoa(tokens), "--rounds", "1")
+	rows := selftestRun(t, "--points", points, "--itl", itl, "--ttft", "20ms", "--tokens", strconv.Itoa(tokens), "--rounds", "1")
 	for _, r := range rows {
 		t.Logf("%d streams: %.0f events/s, %.1f µs CPU/event, error p50 %.2f p99 %.2f max %.2f ms, TTFT error p50 %.2f p99 %.2f ms",
 			r.Streams, r.EventsPerSec, r.CPUPerEvent/1e3, r.ErrP50Ms, r.ErrP99Ms, r.ErrMaxMs, r.TTFTErrP50Ms, r.TTFTErrP99Ms)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"servebench/load"
 	"servebench/record"
 )
 
@@ -41,6 +42,24 @@ type Line struct {
 	lastT              time.Time
 	lastDone, lastToks int64
 	stop, stopped      chan struct{}
+	// live, when set (Watch), gives requests in flight and tokens as they stream; warm counts
+	// finished warmup requests
+	live       *load.Live
+	lastStream int64
+	warm       int
+	firstDone  time.Time // when the first measured request finished: the estimate's start
+}
+
+// Watch gives the line the run's live counts (load.Runner.Live): requests in flight, tokens
+// streamed from events and the TTFT of first tokens as they arrive, before any request
+// completes. Call it before Begin.
+func (p *Line) Watch(l *load.Live) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.live = l
+	p.mu.Unlock()
 }
 
 // New returns the progress line for stderr w.
@@ -82,13 +101,25 @@ func (p *Line) Begin(point string, total int, dur time.Duration) {
 	now := time.Now()
 	p.point, p.total, p.dur, p.start, p.lastT = point, total, dur, now, now
 	p.done, p.failed, p.tokens, p.ttft, p.ttftNext, p.lastDone, p.lastToks = 0, 0, 0, p.ttft[:0], 0, 0, 0
+	p.warm, p.lastStream, p.firstDone = 0, p.live.Snapshot().Tokens, time.Time{}
 	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
 	p.mu.Unlock()
 	go p.loop()
 }
 
+// firstAfter is when a log gets its first line: soon enough to show the run is alive.
+const firstAfter = 2 * time.Second
+
 func (p *Line) loop() {
 	defer close(p.stopped)
+	first := time.NewTimer(min(p.every, firstAfter))
+	defer first.Stop()
+	select {
+	case <-p.stop:
+		return
+	case now := <-first.C:
+		p.render(now)
+	}
 	t := time.NewTicker(p.every)
 	defer t.Stop()
 	for {
@@ -103,11 +134,18 @@ func (p *Line) loop() {
 
 // Add counts one finished request (called by the records writer).
 func (p *Line) Add(r *record.Record) {
-	if p == nil || !r.Measured() {
+	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !r.Measured() {
+		p.warm++
+		return
+	}
+	if p.firstDone.IsZero() {
+		p.firstDone = time.Now()
+	}
 	if !r.OK() {
 		p.failed++
 		return
@@ -138,27 +176,73 @@ func (p *Line) render(now time.Time) {
 }
 
 // line formats the progress figures; the rates are over the last interval. Holds p.mu.
+// With live counts it shows requests in flight and tokens streamed from events (so a run
+// whose requests take minutes shows life before the first completes), the TTFT of first
+// tokens as they arrive, and the warmup while it runs.
 func (p *Line) line(now time.Time) string {
 	s := ""
 	if p.point != "" {
 		s = "[" + p.point + "] "
 	}
+	lv := p.live.Snapshot()
+	if lv.Warmup > 0 {
+		s += fmt.Sprintf("warmup: %d done, %d in flight; ", p.warm, lv.Warmup)
+	}
+	finished := p.done + p.failed
 	if p.total > 0 {
-		s += fmt.Sprintf("%d/%d requests", p.done+p.failed, p.total)
+		s += fmt.Sprintf("%d/%d requests", finished, p.total)
 	} else {
 		s += fmt.Sprintf("%v/%v", now.Sub(p.start).Round(time.Second), p.dur)
 	}
+	if p.live != nil {
+		s += fmt.Sprintf("  %d in flight", lv.InFlight-lv.Warmup)
+	}
 	dt := now.Sub(p.lastT).Seconds()
 	if dt > 0 {
-		s += fmt.Sprintf("  %.1f req/s  %.0f out tok/s", float64(int64(p.done)-p.lastDone)/dt, float64(p.tokens-p.lastToks)/dt)
+		s += fmt.Sprintf("  %.1f req/s", float64(int64(p.done)-p.lastDone)/dt)
+		if p.live != nil {
+			s += fmt.Sprintf("  %.0f tok/s streamed", float64(lv.Tokens-p.lastStream)/dt)
+		} else {
+			s += fmt.Sprintf("  %.0f out tok/s", float64(p.tokens-p.lastToks)/dt)
+		}
 	}
-	p.lastT, p.lastDone, p.lastToks = now, int64(p.done), p.tokens
+	p.lastT, p.lastDone, p.lastToks, p.lastStream = now, int64(p.done), p.tokens, lv.Tokens
 	ttft := "—"
-	if len(p.ttft) > 0 {
+	switch {
+	case lv.FirstTokens > 0:
+		ttft = fmt.Sprintf("%.1f ms", lv.TTFTP50/1e6)
+	case len(p.ttft) > 0:
 		sorted := slices.Sorted(slices.Values(p.ttft))
 		ttft = fmt.Sprintf("%.1f ms", sorted[len(sorted)/2]/1e6)
 	}
-	return s + fmt.Sprintf("  TTFT p50 %s  errors %d", ttft, p.failed)
+	return s + fmt.Sprintf("  TTFT p50 %s  errors %d%s", ttft, p.failed, p.timeLeft(now, finished))
+}
+
+// timeLeft is the elapsed time and an estimate of what remains: the rest of --duration, or
+// the remaining requests at the rate measured requests have finished since the first did
+// (the warmup and the first requests' own latency are not a rate); no estimate before two
+// finished.
+func (p *Line) timeLeft(now time.Time, finished int) string {
+	el := now.Sub(p.start)
+	s := "  elapsed " + clock(el)
+	switch {
+	case p.total == 0 && p.dur > 0:
+		s += "  ~" + clock(max(p.dur-el, 0)) + " left"
+	case p.total > 0 && finished > 1 && finished < p.total && !p.firstDone.IsZero():
+		per := float64(now.Sub(p.firstDone)) / float64(finished-1)
+		s += "  ~" + clock(time.Duration(per*float64(p.total-finished))) + " left"
+	}
+	return s
+}
+
+// clock formats d as m:ss (h:mm:ss past an hour).
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	h, m, sec := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, m, sec)
+	}
+	return fmt.Sprintf("%d:%02d", m, sec)
 }
 
 // End stops the ticker and, on a terminal, clears the line.

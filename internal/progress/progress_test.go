@@ -69,3 +69,21 @@ func TestPlainWhenAsked(t *testing.T) {
 		t.Error("NO_COLOR=1 is not plain")
 	}
 }
+
+// TestTimeLeft: the estimate is the remaining requests at the rate they finished since the
+// first did, not since the start (which holds the warmup and the first requests' latency).
+func TestTimeLeft(t *testing.T) {
+	var buf bytes.Buffer
+	p := New(&buf)
+	p.every = time.Hour
+	p.Begin("", 10, 0)
+	for range 3 {
+		p.Add(&record.Record{Phase: record.PhaseMeasure, OutputTokens: 1})
+	}
+	p.firstDone = p.start.Add(time.Minute) // a minute of warmup, then one request a second
+	p.render(p.start.Add(time.Minute + 2*time.Second))
+	p.End()
+	if got := buf.String(); !strings.Contains(got, "elapsed 1:02  ~0:07 left") {
+		t.Errorf("line %q, want elapsed 1:02 and 7 s left", got)
+	}
+}
