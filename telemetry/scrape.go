@@ -84,6 +84,9 @@ func (c *Config) fill() {
 // tick and scrapes never pile up.
 func (c *Config) Timeout() time.Duration { return min(c.Interval, maxTimeout) }
 
+// gpuStartWait is the longest Prime waits for nvidia-smi's first reading.
+const gpuStartWait = 3 * time.Second
+
 // Sample is one scrape, stamped with its absolute (monotonic) arrival time; To converts it to
 // a record line on a run's clock.
 type Sample struct {
@@ -164,7 +167,9 @@ func (s *Scraper) Prime(ctx context.Context) {
 	var wg sync.WaitGroup
 	if s.gpu != nil {
 		// its process lives until Stop; Prime waits for its first reading, within the timeout
-		wg.Go(func() { s.gpu.start(s.cfg.Timeout()) })
+		// or gpuStartWait, whichever is longer: nvidia-smi's start (NVML init) takes longer
+		// than a short interval, and a reading after t0 would leave the run's start unsampled
+		wg.Go(func() { s.gpu.start(max(s.cfg.Timeout(), gpuStartWait)) })
 	}
 	s.scrapeAll(ctx)
 	wg.Wait()

@@ -194,7 +194,7 @@ func TestBadInput(t *testing.T) {
 		{"misspelt flag", []string{"run", "--concurency", "3"}, ExitUsage, "did you mean --concurrency?"},
 		{"url without scheme", []string{"run", "--url", "127.0.0.1:8000"}, ExitUsage, "write http://127.0.0.1:8000"},
 		{"compare of one file", []string{"compare", "baseline.jsonl"}, ExitUsage, "compare takes two records files"},
-		{"sharegpt too small", []string{"run", "--url", url, "--dataset", "sharegpt:" + small, "--requests", "10", "-o", filepath.Join(dir, "s.jsonl")}, ExitUsage, "10 measured (--requests) + 16 warmup (--warmup) requests"},
+		{"sharegpt too small", []string{"run", "--url", url, "--dataset", "sharegpt:" + small, "--requests", "10", "-o", filepath.Join(dir, "s.jsonl")}, ExitUsage, "10 measured (--requests) + 16 warmup requests"},
 		{"bad api", []string{"run", "--api", "grpc"}, ExitUsage, `--api "grpc"`},
 		{"rate and concurrency", []string{"run", "--rate", "2", "--concurrency", "3"}, ExitUsage, "exclude each other"},
 		{"bad extra body", []string{"run", "--extra-body", "[1]"}, ExitUsage, "--extra-body"},
