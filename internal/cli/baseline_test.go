@@ -56,7 +56,7 @@ func TestBaselineCompareSimulator(t *testing.T) {
 		if code, _, _ := runMain(t, "compare", p("base.jsonl"), p("same.jsonl"), "--threshold", "10"); code == ExitOK || code == ExitInconclusive {
 			break
 		}
-		run("--like", p("base.jsonl"), "--url", url20, "-o", p("same.jsonl"))
+		run("--like", p("base.jsonl"), "--url", url20, "--force", "-o", p("same.jsonl"))
 	}
 	for _, tc := range []struct {
 		args []string
