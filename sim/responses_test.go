@@ -113,7 +113,9 @@ func TestResponsesNotStreamed(t *testing.T) {
 	defer resp.Body.Close()
 	var r struct {
 		Object, Status string
-		Usage          struct{ Output int `json:"output_tokens"` }
+		Usage          struct {
+			Output int `json:"output_tokens"`
+		}
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 || r.Object != "response" || r.Status != "completed" || r.Usage.Output != 3 {
 		t.Errorf("%d %+v %v", resp.StatusCode, r, err)
