@@ -131,6 +131,18 @@ type decoder struct {
 // Event implements client.EventDecoder.
 func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 	d.events++
+	if content, ok := fastDelta(data); ok { // scan.go
+		o.Choice()
+		if content {
+			o.Content(0)
+		}
+		return false, nil
+	}
+	return d.decode(data, o)
+}
+
+// decode is Event with encoding/json: every event the fast path does not answer.
+func (d *decoder) decode(data []byte, o client.Observer) (bool, *client.Error) {
 	var ev event
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return false, client.DecodeError(d.events, err, data)

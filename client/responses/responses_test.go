@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -175,6 +176,61 @@ func FuzzEvent(f *testing.F) {
 		_, err := d.Event(data, &clienttest.Recorder{})
 		if err != nil && err.Class != "decode" && err.Class != "stream_error_event" {
 			t.Errorf("class %q", err.Class)
+		}
+	})
+}
+
+// BenchmarkDelta is the decoder's cost per text delta, the event a stream is made of.
+func BenchmarkDelta(b *testing.B) {
+	data := []byte(`{"type":"response.output_text.delta","sequence_number":5,"item_id":"msg_7d2e5b","output_index":0,"content_index":1,"delta":" sky","logprobs":[]}`)
+	d, o := &decoder{}, client.Observer(nopObserver{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := d.Event(data, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Dispatched()            {}
+func (nopObserver) ConnectStart()          {}
+func (nopObserver) ConnectDone()           {}
+func (nopObserver) WroteRequest()          {}
+func (nopObserver) Headers(int)            {}
+func (nopObserver) EventRead()             {}
+func (nopObserver) Choice()                {}
+func (nopObserver) Content(int)            {}
+func (nopObserver) Usage(int, int)         {}
+func (nopObserver) Server(string, float64) {}
+func (nopObserver) Done()                  {}
+
+// FuzzFastDelta: wherever the fast path answers, encoding/json's path makes the same calls.
+func FuzzFastDelta(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"response.output_text.delta","sequence_number":5,"item_id":"m","output_index":0,"content_index":1,"delta":" sky","logprobs":[]}`,
+		`{"type":"response.reasoning_text.delta","delta":""}`, `{"type":"response.output_text.delta","delta":null}`,
+		`{"type":"response.output_text.delta","Delta":"x"}`, `{"type":"response.output_text.delta","delta":"x","delta":""}`,
+		`{"type":"response.refusal.delta","delta":"\u00e9"}`, `{"type":"response.output_text.delta","delta":"x","error":null}`,
+		`{"type":"response.output_text.delta","delta":5}`, `{"type":"response.output_\u0074ext.delta","delta":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		data = bytes.TrimSpace(data)
+		content, ok := fastDelta(data)
+		if !ok {
+			return
+		}
+		var fast, slow clienttest.Recorder
+		fast.Choice()
+		if content {
+			fast.Content(0)
+		}
+		end, err := (&decoder{}).decode(data, &slow)
+		if end || err != nil || strings.Join(fast.Calls, " ") != strings.Join(slow.Calls, " ") {
+			t.Errorf("%s: fast %q, slow %q (end %v, %v)", data, fast.Calls, slow.Calls, end, err)
 		}
 	})
 }
