@@ -2,10 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"servebench/record"
 )
 
 // TestResponsesMatchesChat runs one workload through --api openai-chat and --api
@@ -50,6 +54,42 @@ func TestResponsesMatchesChat(t *testing.T) {
 		t.Logf("%s: chat %.3f, responses %.3f (Δ %.3f ms)", k, c, r, r-c)
 		if c <= 0 || math.Abs(r-c) > max(3, 0.25*c) {
 			t.Errorf("%s: chat %.3f ms, responses %.3f ms", k, c, r)
+		}
+	}
+}
+
+// TestResponsesFaultsThroughRun: the simulator's faults in the Responses API's shapes, through
+// a real run with --api openai-responses, end as the documented class with the server's words
+// and the events received before the failure kept; the run goes on.
+func TestResponsesFaultsThroughRun(t *testing.T) {
+	url := startSim(t, nil)
+	const n = 2
+	for _, tc := range []struct{ fault, class, msg string }{
+		{"error_event=3", record.ErrStreamErrorEvent, "simulated engine error"},
+		{"abort=3", record.ErrStreamErrorEvent, "server_error: simulated abort"},
+		{"disconnect=3", record.ErrTruncated, "stream cut"},
+		{"no_done", record.ErrTruncated, "without its final object"},
+		{"malformed_json=3", record.ErrDecode, "event"},
+		{"multi_token=3", "", ""},
+		{"keepalive", "", ""},
+	} {
+		p := filepath.Join(t.TempDir(), "r.jsonl")
+		code, _, errs := runMain(t, "run", "-q", "--url", url, "--api", "openai-responses", "--header", "X-Sim-Fault="+tc.fault,
+			"--input-tokens", "16", "--output-tokens", "8", "--requests", fmt.Sprint(n), "--concurrency", "1", "--warmup", "0", "-o", p)
+		if want := map[bool]int{true: ExitError, false: 0}[tc.class != ""]; code != want {
+			t.Fatalf("%s: exit %d, want %d: %s", tc.fault, code, want, errs)
+		}
+		_, recs := readRecords(t, p)
+		if len(recs) != n {
+			t.Fatalf("%s: %d records, want %d", tc.fault, len(recs), n)
+		}
+		for _, r := range recs {
+			if r.ErrorClass != tc.class || !strings.Contains(r.Error, tc.msg) {
+				t.Errorf("%s: request %d: %s %q, want %s with %q", tc.fault, r.ID, r.ErrorClass, r.Error, tc.class, tc.msg)
+			}
+			if tc.class != "" && tc.fault != "no_done" && len(r.Events) != 3 {
+				t.Errorf("%s: request %d kept %d events, want the 3 before the fault", tc.fault, r.ID, len(r.Events))
+			}
 		}
 	}
 }
