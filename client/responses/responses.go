@@ -11,6 +11,9 @@
 //	event: response.output_text.done …        the item's whole text, then the item closes
 //	event: response.completed                 the final response object with "usage"
 //
+// llama.cpp (b11669) sends the same sequence without sequence numbers, with its "timings" beside
+// the response in response.completed; they are reported as figures timings.*, as on chat.
+//
 // There is no [DONE]: response.completed (or response.incomplete, when max_output_tokens
 // cut the answer) ends the stream. A failure mid-stream is an "error" event
 // ({"type":"error","code":…,"message":…}) or response.failed, whose response.error holds
@@ -26,6 +29,7 @@ package responses
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"servebench/client"
@@ -90,7 +94,8 @@ type event struct {
 	Delta    json.RawMessage `json:"delta"`
 	Message  string          `json:"message"` // the "error" event's
 	Code     json.RawMessage `json:"code"`
-	Error    json.RawMessage `json:"error"` // a bare {"error": {...}} object some proxies send
+	Error    json.RawMessage `json:"error"`   // a bare {"error": {...}} object some proxies send
+	Timings  json.RawMessage `json:"timings"` // llama.cpp, beside the response in response.completed
 	Response *struct {
 		Status string          `json:"status"`
 		Error  json.RawMessage `json:"error"`
@@ -204,6 +209,7 @@ func (d *decoder) final(ev event, data []byte, o client.Observer) (bool, *client
 			return false, e
 		}
 	}
+	reportTimings(ev.Timings, o)
 	d.done = true
 	return true, nil
 }
@@ -241,6 +247,25 @@ func (d *decoder) report(u *usage, data []byte, o client.Observer) *client.Error
 type count struct {
 	name string
 	v    *int
+}
+
+// reportTimings passes on every numeric field of llama.cpp's "timings" object as a figure
+// timings.NAME, in key order (the chat backend's names: the summary reads timings.cache_n).
+func reportTimings(raw json.RawMessage, o client.Observer) {
+	var m map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return // absent, or not an object: nothing we know how to report
+	}
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if _, ok := v.(float64); ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		o.Server("timings."+k, m[k].(float64))
+	}
 }
 
 // errorEvent is the failure an "error" event stands for: its message, with its code.

@@ -29,6 +29,8 @@ func TestTranscripts(t *testing.T) {
 		// output_item.done are output events without text
 		{"openai-responses-vllm.sse", "", "", append(start, "event choice content 0 ×2", "event choice",
 			"event choice content 0", "event choice ×3", "event usage 12/4 done")},
+		// captured from llama.cpp b11669 (tiny.gguf, ignore_eos, 6 tokens): no sequence numbers
+		{"llamacpp-b11669-responses.sse", "", "", append(start, "event choice content 0 ×6", "event choice ×3", "event usage 39/6 done")},
 		{"openai-responses-reasoning.sse", "", "", append(start, "event choice content 0 ×3", "event choice ×2",
 			"event choice content 0 ×2", "event usage 20/9 done")},
 		// response.incomplete (max_output_tokens reached) is a complete, capped answer
@@ -61,6 +63,7 @@ func TestFigures(t *testing.T) {
 	for file, want := range map[string]map[string]float64{
 		"openai-responses-vllm.sse":      {"usage.cached_tokens": 8, "usage.reasoning_tokens": 0},
 		"openai-responses-reasoning.sse": {"usage.cached_tokens": 0, "usage.reasoning_tokens": 6},
+		"llamacpp-b11669-responses.sse":  {"usage.cached_tokens": 11, "timings.cache_n": 11, "timings.predicted_n": 6, "timings.prompt_n": 28},
 	} {
 		srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, file)})
 		b, _ := New(srv.Target())
