@@ -15,6 +15,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/completions", s.handleGenerate(false))
 	mux.HandleFunc("POST /v1/chat/completions", s.handleGenerate(true))
+	mux.HandleFunc("POST /v1/responses", s.handleResponses)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /version", s.handleVersion)
@@ -44,6 +45,12 @@ func (s *Server) parseGen(r *http.Request, chat bool) (*genParams, int, error) {
 	if err := json.NewDecoder(r.Body).Decode(&p.req); err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("invalid JSON body: %v", err)
 	}
+	return s.checkGen(p)
+}
+
+// checkGen validates a decoded generation request and fills the rest of p.
+func (s *Server) checkGen(p *genParams) (*genParams, int, error) {
+	chat := p.chat
 	if p.req.Model != "" && p.req.Model != s.modelName {
 		return nil, http.StatusNotFound, fmt.Errorf("the model `%s` does not exist", p.req.Model)
 	}

@@ -27,7 +27,7 @@ const Version = "servebench-sim/1"
 // the connection. Kind is one of role, content, empty (a chunk without text, from the
 // hidden_tokens fault: not a content event), abort (a chunk with finish_reason "abort"),
 // malformed, error, usage, done (streams), response (a non-streaming body) or http_error (a
-// fault status before any streaming).
+// fault status before any streaming); lifecycle is a Responses API event without text.
 type TruthEvent struct {
 	RequestID string
 	Seq       int // index of the event within its request, from 0

@@ -22,6 +22,7 @@ import (
 	"servebench/client/llamacpp"
 	"servebench/client/ollama"
 	"servebench/client/openai"
+	"servebench/client/responses"
 	"servebench/client/sglang"
 	"servebench/client/tgi"
 	"servebench/client/triton"
@@ -38,6 +39,8 @@ var table = client.Registry{
 		Reports: client.Reports{Usage: true, Figures: true}},
 	{Name: openai.APIChat, Chat: true, New: openaiAPI(openai.APIChat),
 		Reports: client.Reports{Usage: true, Figures: true}},
+	{Name: responses.API, Chat: true, Reports: client.Reports{Usage: true, Figures: true},
+		New: func(t client.Target, o client.Options) (client.Backend, error) { return o.Native(responses.New(t)) }},
 	{Name: ollama.APIGenerate, Aliases: []string{"ollama-generate"}, Probe: &client.Probe{Path: "/api/version", Key: "version"},
 		Reports: client.Reports{Usage: true, Figures: true, NoTokenizer: true},
 		New:     ollamaAPI(ollama.APIGenerate)},

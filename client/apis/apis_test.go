@@ -20,7 +20,7 @@ func TestTable(t *testing.T) {
 	if err := table.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	want := "openai-completions openai-chat ollama ollama-chat tgi llamacpp sglang triton auto"
+	want := "openai-completions openai-chat openai-responses ollama ollama-chat tgi llamacpp sglang triton auto"
 	if got := strings.Join(Names(), " "); got != want {
 		t.Errorf("Names = %s\nwant    %s", got, want)
 	}
@@ -45,7 +45,7 @@ func TestTable(t *testing.T) {
 func TestLookup(t *testing.T) {
 	for in, want := range map[string]string{
 		"openai-completions": "openai-completions", "openai": "openai-completions", "vllm": "openai-completions",
-		"openai-chat": "openai-chat", "ollama": "ollama", "ollama-generate": "ollama", "ollama-chat": "ollama-chat",
+		"openai-chat": "openai-chat", "openai-responses": "openai-responses", "ollama": "ollama", "ollama-generate": "ollama", "ollama-chat": "ollama-chat",
 		"tgi": "tgi", "text-generation-inference": "tgi", "llamacpp": "llamacpp", "llama.cpp": "llamacpp",
 		"sglang": "sglang", "triton": "triton", "tensorrt-llm": "triton", "auto": "auto",
 	} {
@@ -57,7 +57,7 @@ func TestLookup(t *testing.T) {
 		t.Error(`Lookup("auto") found an entry`)
 	}
 	_, err := Canonical("chat")
-	const msg = `unknown API "chat": want one of openai-completions, openai-chat, ollama, ollama-chat, tgi, llamacpp, sglang, triton, auto`
+	const msg = `unknown API "chat": want one of openai-completions, openai-chat, openai-responses, ollama, ollama-chat, tgi, llamacpp, sglang, triton, auto`
 	if !errors.Is(err, client.ErrUnknownAPI) || err.Error() != msg {
 		t.Errorf("Canonical(chat) error %v\nwant %s", err, msg)
 	}
@@ -67,7 +67,7 @@ func TestLookup(t *testing.T) {
 			chat = append(chat, n)
 		}
 	}
-	if strings.Join(chat, " ") != "openai-chat ollama-chat" {
+	if strings.Join(chat, " ") != "openai-chat openai-responses ollama-chat" {
 		t.Errorf("chat APIs %q", chat)
 	}
 }
