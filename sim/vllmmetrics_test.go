@@ -227,8 +227,12 @@ func TestVLLMHistograms(t *testing.T) {
 	for _, d := range truthE2E {
 		want += d.Seconds()
 	}
-	if math.Abs(e2e-want) > 0.01*want {
-		t.Errorf("e2e sum %.6fs, truth log %.6fs: more than 1%% apart", e2e, want)
+	// The truth log starts at the request's first bytes read, the engine's e2e at its arrival
+	// in the engine: the handler's parse and hand-off lie between, which a loaded machine
+	// stretches (60 ms a request at a load average of 30 on 2 cores). So the engine's sum may
+	// not exceed the truth's by more than 1%, and may fall short by 1% plus 100 ms a request.
+	if e2e > 1.01*want || e2e < 0.99*want-0.1*n {
+		t.Errorf("e2e sum %.6fs, truth log %.6fs: apart by more than the handler's hand-off", e2e, want)
 	}
 }
 
