@@ -173,6 +173,10 @@ func (b *Session) synthetic(ctx context.Context, r int) (part, bool, error) {
 	if err := syn.Validate(); err != nil {
 		return part{}, false, runspec.Usage(err)
 	}
+	var err error
+	if syn.Lengths, err = b.lengthDists(ctx); err != nil { // lengths.go
+		return part{}, false, err
+	}
 	tok, err := b.promptTokenizer(ctx)
 	if err != nil {
 		return part{}, false, err

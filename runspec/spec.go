@@ -69,6 +69,12 @@ type Spec struct {
 	EmbedPrompts bool  `yaml:"embed-prompts" json:"embed_prompts"`
 	Seed         int64 `yaml:"seed" json:"seed"`
 
+	// InputDist and OutputDist draw each length from normal:MEAN,SD or lognormal:MEAN,SD;
+	// Lengths draws (input, output) pairs from mix:INxOUT@W,… or file:PATH (runspec/lengths.go).
+	InputDist  string `yaml:"input-dist" json:"input_dist,omitempty"`
+	OutputDist string `yaml:"output-dist" json:"output_dist,omitempty"`
+	Lengths    string `yaml:"lengths" json:"lengths,omitempty"`
+
 	// load
 	Concurrency    int           `yaml:"concurrency" json:"concurrency,omitempty"`
 	Rate           float64       `yaml:"rate" json:"rate,omitempty"`
