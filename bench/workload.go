@@ -338,7 +338,7 @@ func short(h string) string {
 // loadShape is the header's load: open or closed as the spec resolved it, and a replayed
 // trace's arrivals and span.
 func (b *Session) loadShape() *record.Load {
-	l := &record.Load{Open: b.spec.OpenLoop()}
+	l := &record.Load{Open: b.spec.OpenLoop(), Stages: b.lc.Stages}
 	switch {
 	case b.ds != nil && len(b.ds.arrivals) > 0:
 		a := b.ds.arrivals

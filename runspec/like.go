@@ -48,7 +48,7 @@ var derivedKeys = []string{"concurrency", "requests", "warmup"}
 
 // Exclusive load settings: setting one of a group drops the baseline's value of the others.
 var (
-	openKeys   = []string{"rate", "ramp", "trace"}
+	openKeys   = []string{"rate", "ramp", "trace", "stages"}
 	closedKeys = []string{"concurrency"}
 	countKeys  = []string{"requests"}
 	timeKeys   = []string{"duration", "warmup-duration", "cooldown-duration"}

@@ -119,6 +119,7 @@ type Spec struct {
 
 	// arrival profiles, stop rules, steady state and SLOs
 	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
+	Stages           string        `yaml:"stages" json:"stages,omitempty"` // load stages (stages.go)
 	Trace            string        `yaml:"trace" json:"trace,omitempty"`
 	MaxErrors        int           `yaml:"max-errors" json:"max_errors,omitempty"`
 	MaxErrorRate     string        `yaml:"max-error-rate" json:"max_error_rate,omitempty"`
@@ -213,5 +214,5 @@ func (s Spec) clone() Spec {
 
 // OpenLoop reports whether the run is an open loop: an arrival schedule, not N users.
 func (s *Spec) OpenLoop() bool {
-	return s.Rate > 0 || s.Ramp != "" || s.Trace != "" || s.TraceDataset()
+	return s.Rate > 0 || s.Ramp != "" || s.Trace != "" || s.TraceDataset() || s.rateStages()
 }
