@@ -7,7 +7,6 @@ import (
 
 	"servebench/load"
 	"servebench/load/pacer"
-	"servebench/record"
 	"servebench/runspec"
 )
 
@@ -37,20 +36,11 @@ func describeStages(s *runspec.Spec) string {
 	var parts []string
 	sts := s.StageList()
 	for _, st := range sts {
-		parts = append(parts, StageLabel(st))
+		parts = append(parts, st.String())
 	}
 	kind := "closed loop"
 	if sts[0].Rate > 0 {
 		kind = s.Arrival + " arrivals"
 	}
 	return fmt.Sprintf("%d stages %s (%s), %v in all after %d warmup", len(sts), strings.Join(parts, ", "), kind, s.Duration, s.Warmup)
-}
-
-// StageLabel names a stage: "8 users × 2s" or "4 req/s × 30s".
-func StageLabel(st record.Stage) string {
-	d := time.Duration(st.Duration)
-	if st.Users > 0 {
-		return fmt.Sprintf("%d users × %v", st.Users, d)
-	}
-	return fmt.Sprintf("%g req/s × %v", st.Rate, d)
 }

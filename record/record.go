@@ -171,13 +171,6 @@ type Load struct {
 	Stages []Stage `json:"stages,omitempty"`
 }
 
-// Stage is one load stage of a run: Users closed-loop users or Rate req/s, for Duration ns.
-type Stage struct {
-	Users    int     `json:"users,omitempty"`
-	Rate     float64 `json:"rate,omitempty"`
-	Duration int64   `json:"duration"`
-}
-
 // Lengths are the prompt and output lengths one run's workload asks for, in tokens.
 type Lengths struct {
 	Input  Dist `json:"input"`  // the prompts' lengths as built (all zero when unknown)
