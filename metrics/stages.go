@@ -65,3 +65,13 @@ func (a *Accumulator) stageSummaries() []StageSummary {
 	}
 	return out
 }
+
+// stagedSteadiness is the whole run's steady-state check, except for a run of several load
+// stages: its load changes by design, so a trend over the whole window says nothing about the
+// server, and the check is reported as not tested.
+func (a *Accumulator) stagedSteadiness(st *Steadiness) *Steadiness {
+	if a.stages.sub || len(stagesOf(a.hdr)) < 2 {
+		return st
+	}
+	return &Steadiness{Reason: "the run has several load stages: its load changes by design (see each stage's figures)"}
+}

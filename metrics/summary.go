@@ -167,7 +167,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Server = a.server(s)
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
 	s.Stages = a.stageSummaries()
-	s.Steadiness = a.steady.check(a.closedUsers(), a.openLoop())
+	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop())) // stages.go
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
