@@ -14,7 +14,9 @@ import (
 func TestClosedLoopStages(t *testing.T) {
 	be := &fakeBackend{gap: 10 * time.Millisecond} // requests of ~30 ms, mostly sleep: they scale with users on a busy machine
 	c := &collector{}
-	st := func(users int) record.Stage { return record.Stage{Users: users, Duration: int64(400 * time.Millisecond)} }
+	st := func(users int) record.Stage {
+		return record.Stage{Users: users, Duration: int64(400 * time.Millisecond)}
+	}
 	cfg := Config{Concurrency: 6, Warmup: 2, Duration: 1200 * time.Millisecond, Grace: time.Second,
 		Stages: []record.Stage{st(2), st(6), st(1)}}
 	if err := newRunner(be, c, 3).Run(context.Background(), context.Background(), time.Now(), cfg); err != nil {
