@@ -16,7 +16,10 @@ type Stage struct {
 // String names the stage: "8 users × 2s" or "4 req/s × 30s".
 func (s Stage) String() string {
 	d := time.Duration(s.Duration)
-	if s.Users > 0 {
+	switch {
+	case s.Users == 1:
+		return fmt.Sprintf("1 user × %v", d)
+	case s.Users > 0:
 		return fmt.Sprintf("%d users × %v", s.Users, d)
 	}
 	return fmt.Sprintf("%g req/s × %v", s.Rate, d)
