@@ -34,6 +34,10 @@ func LoadConfig(ctx context.Context, s *runspec.Spec) (load.Config, []pacer.Arri
 	}
 	var as []pacer.Arrival
 	switch {
+	case s.Stages != "":
+		if err := stagesConfig(s, &lc); err != nil { // stages.go
+			return lc, nil, err
+		}
 	case s.Rate > 0:
 		if lc.Pacer, err = pacer.New(s.Arrival, s.Rate, s.Burstiness, s.Seed); err != nil {
 			return lc, nil, runspec.Usage(err)

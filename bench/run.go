@@ -73,6 +73,9 @@ func Describe(s *runspec.Spec) string {
 }
 
 func describe(s *runspec.Spec) string {
+	if s.Stages != "" {
+		return describeStages(s) // stages.go
+	}
 	stop := fmt.Sprintf("%d requests", s.Requests)
 	if s.Sessions() {
 		stop = fmt.Sprintf("%d sessions of %d turns", s.Requests, s.Turns)

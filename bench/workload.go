@@ -173,6 +173,10 @@ func (b *Session) synthetic(ctx context.Context, r int) (part, bool, error) {
 	if err := syn.Validate(); err != nil {
 		return part{}, false, runspec.Usage(err)
 	}
+	var err error
+	if syn.Lengths, err = b.lengthDists(ctx); err != nil { // lengths.go
+		return part{}, false, err
+	}
 	tok, err := b.promptTokenizer(ctx)
 	if err != nil {
 		return part{}, false, err
@@ -334,7 +338,7 @@ func short(h string) string {
 // loadShape is the header's load: open or closed as the spec resolved it, and a replayed
 // trace's arrivals and span.
 func (b *Session) loadShape() *record.Load {
-	l := &record.Load{Open: b.spec.OpenLoop()}
+	l := &record.Load{Open: b.spec.OpenLoop(), Stages: b.lc.Stages}
 	switch {
 	case b.ds != nil && len(b.ds.arrivals) > 0:
 		a := b.ds.arrivals

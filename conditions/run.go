@@ -35,6 +35,9 @@ func FromHeader(h *record.Header) Set {
 	if w.Source == "synthetic" {
 		f.put("workload.input_tokens", c["input_tokens"])
 		f.put("workload.range_ratio", c["range_ratio"])
+		for _, k := range []string{"input_dist", "output_dist", "lengths"} { // drawn lengths (runspec/lengths.go)
+			f.put("workload."+k, c[k])
+		}
 	}
 	for _, k := range []string{"prefix_groups", "prefix_tokens", "prefix_order", "block_tokens"} {
 		f.put("workload."+k, c[k])
@@ -97,6 +100,7 @@ func loadConditions(f *facts, c map[string]any, ld *record.Load) {
 		f.put("load.mode", "closed loop")
 		f.put("load.concurrency", c["concurrency"])
 	}
+	f.put("load.stages", c["stages"]) // run --stages (runspec/stages.go)
 	f.put("load.requests", c["requests"])
 	if d, ok := c["duration"].(float64); ok && d > 0 {
 		f.put("load.duration", time.Duration(d).String())

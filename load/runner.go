@@ -68,6 +68,10 @@ type Config struct {
 	// points against one t0 (one records file), each point's schedule starting at its own
 	// offset.
 	Offset time.Duration
+	// Stages, when set, are load stages run one after the other (stages.go): closed loop,
+	// each stage's Users of Concurrency users send; open loop, Pacer is their schedule.
+	// Duration is their sum.
+	Stages []record.Stage
 }
 
 // Validate checks the configuration.
@@ -246,6 +250,7 @@ type state struct {
 type pick struct {
 	i, slot int
 	phase   string
+	stage   int // load stage (stages.go)
 }
 
 // take returns the next request to send, or false when a stop rule says sending is over. now
@@ -272,6 +277,7 @@ func (s *state) take(now int64) (pick, bool) {
 			return pick{}, false
 		}
 		p.slot, p.phase = s.r.slot(i, measured), s.phaseAt(now)
+		p.stage, _ = s.stageLocked(now)
 	} else {
 		s.sentWarmup(i, now)
 	}
@@ -321,9 +327,11 @@ func (s *state) since() int64 { return int64(time.Since(s.t0)) }
 // A request's scheduled time is when its user became free.
 func (s *state) closedLoop() {
 	var users sync.WaitGroup
-	for range s.cfg.Concurrency {
+	for j := range s.cfg.Concurrency {
 		users.Go(func() {
-			for {
+			timer := time.NewTimer(0)
+			defer timer.Stop()
+			for s.waitTurn(timer, j) { // always true without stages (stages.go)
 				now := s.since()
 				p, ok := s.take(now)
 				if !ok {
@@ -453,15 +461,15 @@ func (s *state) sleepUntil(timer *time.Timer, due time.Duration) bool {
 // shard's workload request is picked by the record ID (Runner.slot), so a shard's request k
 // is the unsplit run's request k, also when a duration run wraps around the workload.
 func (s *state) send(p pick, sched int64) {
-	s.sendReq(s.r.recordID(p.i), &s.r.Workload[p.slot], p.phase, sched)
+	s.sendReq(s.r.recordID(p.i), &s.r.Workload[p.slot], p.phase, sched, p.stage)
 }
 
 // sendReq sends workload request wreq as record id and queues its record; it reports
 // whether the request succeeded.
-func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int64) bool {
+func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int64, stage int) bool {
 	defer s.inflight.Done()
 	rec := &record.Record{
-		ID: id, Run: s.cfg.Run, Phase: phase, Scheduled: sched, Session: wreq.Session, Turn: wreq.Turn,
+		ID: id, Run: s.cfg.Run, Phase: phase, Scheduled: sched, Session: wreq.Session, Turn: wreq.Turn, Stage: stage,
 		InputTokens: wreq.InputTokens, MaxTokens: wreq.OutputTokens, FixedOutput: s.r.Template.FixedOutput,
 		Events: make([]record.Event, 0, wreq.OutputTokens+1),
 	}

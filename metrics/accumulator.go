@@ -48,6 +48,8 @@ type Accumulator struct {
 	coldWarm coldWarmAcc
 	// split takes TTFT apart where the server reports a prefill time (ttftsplit.go)
 	split splitAcc
+	// stages keeps one Accumulator per load stage of run --stages (stages.go)
+	stages stageAcc
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -87,6 +89,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	}
 	a.runs[r.Run] = true
 	a.steady.addLoad(r) // every request loads the server, warmup and cooldown too (steady.go)
+	a.addStage(r)
 	a.coldWarm.add(r)
 	if !r.Measured() {
 		if r.Phase == record.PhaseCooldown {

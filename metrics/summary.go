@@ -114,6 +114,8 @@ type Summary struct {
 	// (sessions.go); nil otherwise.
 	Turns    []TurnSummary
 	Sessions *SessionSummary
+	// Stages are a staged run's figures per load stage (stages.go); nil otherwise.
+	Stages []StageSummary
 	// Steadiness is the steady-state check over the window (steady.go).
 	Steadiness *Steadiness
 	// Server is the server's own view of the window from its Prometheus samples (server.go);
@@ -164,7 +166,8 @@ func (a *Accumulator) Summary() *Summary {
 	s.Ends = a.ends()
 	s.Server = a.server(s)
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
-	s.Steadiness = a.steady.check(a.closedUsers(), a.openLoop())
+	s.Stages = a.stageSummaries()
+	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop())) // stages.go
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)

@@ -70,6 +70,8 @@ func intField(key []byte, r *Record) *int {
 		return &r.Session
 	case "turn":
 		return &r.Turn
+	case "stage":
+		return &r.Stage
 	case "input_tokens":
 		return &r.InputTokens
 	case "max_tokens":
@@ -133,7 +135,7 @@ func knownBit(key []byte) (uint, bool) {
 var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatched", "connect", "sent",
 	"headers", "first_event", "done", "events", "input_tokens", "max_tokens", "fixed_output",
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
-	"error_class", "error", "server", "session", "turn"}
+	"error_class", "error", "server", "session", "turn", "stage"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

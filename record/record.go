@@ -166,6 +166,9 @@ type Load struct {
 	// from its first to its last (ns). Zero for any other load.
 	Arrivals int   `json:"arrivals,omitempty"`
 	Span     int64 `json:"span,omitempty"`
+	// Stages are run --stages' load stages in order (Record.Stage indexes them); none for
+	// a run of one load.
+	Stages []Stage `json:"stages,omitempty"`
 }
 
 // Lengths are the prompt and output lengths one run's workload asks for, in tokens.
@@ -216,6 +219,9 @@ type Record struct {
 	// for a request of its own).
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`
+	// Stage is the index (from 0) of the load stage the request was sent in (run --stages;
+	// Load.Stages in the header describes each).
+	Stage int `json:"stage,omitempty"`
 
 	Scheduled  int64   `json:"scheduled"`             // intended send time
 	Dispatched int64   `json:"dispatched"`            // handed to the HTTP client

@@ -97,6 +97,7 @@ type page struct {
 	Plots      []htmlPlot
 	Server     []serverBlock // the server section of each run that holds telemetry
 	Sweeps     []sweepBlock  // the per-point table of each run that is a sweep
+	Stages     []sweepBlock  // the per-stage table of each run with load stages (stages.go)
 }
 
 // sweepBlock is one sweep's per-point table, its note and its conclusions.
@@ -189,6 +190,7 @@ func pageData(runs []Run, plots []htmlPlot) page {
 			p.Server = append(p.Server, serverBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Rows: rows})
 		}
 	}
+	p.Stages = stageBlocks(runs)
 	p.Conditions = conditionRows(runs)
 	for _, c := range p.Conditions {
 		p.CondDiffer = p.CondDiffer || c.Differs

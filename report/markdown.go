@@ -18,6 +18,7 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	mdHeader(&b, h, s)
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
+	mdStages(&b, s) // stages.go: only for a run with load stages
 	if n := splitNote(s); n != "" {
 		b.WriteString(mdEsc(n) + "\n\n")
 	}

@@ -35,6 +35,7 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 		line(&b, "ttft split", "%s", n)
 	}
 	textSessions(&b, s) // sessions.go: only for multi-turn runs
+	textStages(&b, s)   // stages.go: only for a run with load stages
 	textSteady(&b, s)
 	textValidity(&b, s) // validity.go: only for a run held to rules
 	textServer(&b, s)   // server.go: only when the records hold telemetry
@@ -127,6 +128,8 @@ func loadShapeWords(h *record.Header) string {
 	case h.Sweep != "":
 		// each point's load is in its run-end line; the per-run table shows them
 		return sweepLoad(h)
+	case h.Load != nil && len(h.Load.Stages) > 0:
+		return stagesLoad(h) // stages.go
 	case l.trace != "":
 		p := "open loop: replaying " + l.trace
 		if ld := h.Load; ld != nil && ld.Arrivals > 0 {

@@ -38,7 +38,7 @@ var quietKeys = []string{"embed-prompts"}
 
 // WorkloadKeys change the prompts themselves: when one of them changes, the workload is built
 // anew from the merged settings instead of replayed.
-var WorkloadKeys = []string{"input-tokens", "output-tokens", "range-ratio", "prompts", "num-prompts", "seed", "api", "trace",
+var WorkloadKeys = []string{"input-tokens", "output-tokens", "range-ratio", "input-dist", "output-dist", "lengths", "prompts", "num-prompts", "seed", "api", "trace",
 	"dataset", "block-tokens", "prefix-groups", "prefix-tokens", "prefix-order", "turns"}
 
 // derivedKeys are filled in by Resolve when the user did not set them: a baseline's value of
@@ -48,7 +48,7 @@ var derivedKeys = []string{"concurrency", "requests", "warmup"}
 
 // Exclusive load settings: setting one of a group drops the baseline's value of the others.
 var (
-	openKeys   = []string{"rate", "ramp", "trace"}
+	openKeys   = []string{"rate", "ramp", "trace", "stages"}
 	closedKeys = []string{"concurrency"}
 	countKeys  = []string{"requests"}
 	timeKeys   = []string{"duration", "warmup-duration", "cooldown-duration"}

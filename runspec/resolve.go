@@ -22,6 +22,7 @@ import (
 // tell a setting from a default. Resolve does not validate: call Validate first.
 func (s Spec) Resolve() Spec {
 	r := s.clone()
+	r.resolveStages() // stages.go: the duration and users --stages decides
 	if name, err := apis.Canonical(r.API); err == nil {
 		r.API = name // an alias (vllm, llama.cpp) is recorded by the name it stands for
 	}
@@ -53,6 +54,8 @@ func (s Spec) Resolve() Spec {
 // one second of arrivals (none for a trace, which replays exactly what was recorded).
 func (s *Spec) DefaultWarmup() int {
 	switch {
+	case s.Stages != "":
+		return s.stageWarmup() // the first stage's load
 	case s.Concurrency > 0:
 		return s.Concurrency
 	case s.Trace != "" || s.TraceDataset():

@@ -69,6 +69,12 @@ type Spec struct {
 	EmbedPrompts bool  `yaml:"embed-prompts" json:"embed_prompts"`
 	Seed         int64 `yaml:"seed" json:"seed"`
 
+	// InputDist and OutputDist draw each length from normal:MEAN,SD or lognormal:MEAN,SD;
+	// Lengths draws (input, output) pairs from mix:INxOUT@W,… or file:PATH (runspec/lengths.go).
+	InputDist  string `yaml:"input-dist" json:"input_dist,omitempty"`
+	OutputDist string `yaml:"output-dist" json:"output_dist,omitempty"`
+	Lengths    string `yaml:"lengths" json:"lengths,omitempty"`
+
 	// load
 	Concurrency    int           `yaml:"concurrency" json:"concurrency,omitempty"`
 	Rate           float64       `yaml:"rate" json:"rate,omitempty"`
@@ -113,6 +119,7 @@ type Spec struct {
 
 	// arrival profiles, stop rules, steady state and SLOs
 	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
+	Stages           string        `yaml:"stages" json:"stages,omitempty"` // load stages (stages.go)
 	Trace            string        `yaml:"trace" json:"trace,omitempty"`
 	MaxErrors        int           `yaml:"max-errors" json:"max_errors,omitempty"`
 	MaxErrorRate     string        `yaml:"max-error-rate" json:"max_error_rate,omitempty"`
@@ -207,5 +214,5 @@ func (s Spec) clone() Spec {
 
 // OpenLoop reports whether the run is an open loop: an arrival schedule, not N users.
 func (s *Spec) OpenLoop() bool {
-	return s.Rate > 0 || s.Ramp != "" || s.Trace != "" || s.TraceDataset()
+	return s.Rate > 0 || s.Ramp != "" || s.Trace != "" || s.TraceDataset() || s.rateStages()
 }

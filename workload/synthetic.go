@@ -33,6 +33,9 @@ type Synthetic struct {
 	// First is the index of the first request built: requests First … First+Count−1 of the
 	// seed's stream, so a later run's prompts continue the stream instead of repeating it.
 	First int
+	// Lengths, when set, draws each request's lengths (lengths.go) instead of the fixed
+	// lengths ± RangeRatio.
+	Lengths *Lengths
 }
 
 // Validate checks the settings.
@@ -93,8 +96,7 @@ func (s *Synthetic) Generate(ctx context.Context, tok Tokenizer) (reqs []Request
 // one builds request i; it depends only on (Seed, i).
 func (s *Synthetic) one(ctx context.Context, b *builder, i int) (Request, bool, error) {
 	rng := rand.New(rand.NewPCG(uint64(s.Seed), uint64(i)))
-	in := drawLength(rng, s.InputTokens, s.RangeRatio)
-	out := drawLength(rng, s.OutputTokens, s.RangeRatio)
+	in, out := s.lengths(rng)
 	text, n, ok, err := b.build(ctx, rng, in)
 	if err != nil {
 		return Request{}, false, err
@@ -106,6 +108,16 @@ func (s *Synthetic) one(ctx context.Context, b *builder, i int) (Request, bool, 
 		r.Prompt = text
 	}
 	return r, ok, nil
+}
+
+// lengths draws request lengths from rng: from Lengths when set, else each uniform around
+// its fixed length (the rng consumed exactly as before Lengths existed, so an older
+// workload's prompts and hash are unchanged).
+func (s *Synthetic) lengths(rng *rand.Rand) (int, int) {
+	if s.Lengths != nil {
+		return s.Lengths.draw(rng, s.InputTokens, s.OutputTokens, s.RangeRatio)
+	}
+	return drawLength(rng, s.InputTokens, s.RangeRatio), drawLength(rng, s.OutputTokens, s.RangeRatio)
 }
 
 // drawLength draws uniformly in [L(1−r), L(1+r)], at least 1.
