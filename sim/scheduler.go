@@ -87,8 +87,8 @@ type scheduler struct {
 	emitted     []*seq // sequences that produced tokens in the last step
 	stepTokens  int    // tokens computed in the last step: its batch shape for graph capture
 
-	spec    *specDecoder // nil = no speculative decoding
-	lora    *loraSlots   // nil = no LoRA adapters
+	spec *specDecoder // nil = no speculative decoding
+	lora *loraSlots   // nil = no LoRA adapters
 
 	cache   *prefixCache // nil = prefix caching off
 	hit     []*cacheBlock
