@@ -216,6 +216,9 @@ type Record struct {
 	// for a request of its own).
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`
+	// Adapter is the LoRA adapter the request was sent to (its model field); absent for the
+	// run's model.
+	Adapter string `json:"adapter,omitempty"`
 
 	Scheduled  int64   `json:"scheduled"`             // intended send time
 	Dispatched int64   `json:"dispatched"`            // handed to the HTTP client

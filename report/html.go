@@ -95,8 +95,9 @@ type page struct {
 	Conditions []condRow
 	CondDiffer bool // a condition differs between the two runs: the folded table opens
 	Plots      []htmlPlot
-	Server     []serverBlock // the server section of each run that holds telemetry
-	Sweeps     []sweepBlock  // the per-point table of each run that is a sweep
+	Server     []serverBlock  // the server section of each run that holds telemetry
+	Sweeps     []sweepBlock   // the per-point table of each run that is a sweep
+	Adapters   []adapterBlock // the per-LoRA-adapter table of each run with a mix (lora.go)
 }
 
 // sweepBlock is one sweep's per-point table, its note and its conclusions.
@@ -189,6 +190,7 @@ func pageData(runs []Run, plots []htmlPlot) page {
 			p.Server = append(p.Server, serverBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Rows: rows})
 		}
 	}
+	p.Adapters = adapterBlocks(runs)
 	p.Conditions = conditionRows(runs)
 	for _, c := range p.Conditions {
 		p.CondDiffer = p.CondDiffer || c.Differs
