@@ -181,3 +181,19 @@ func (l *loraSlots) loadCost(plan []planned) time.Duration {
 	}
 	return loaded
 }
+
+// salt makes a prompt's block hashes the adapter's own, as vLLM puts the LoRA id in its
+// block hashes: the KV an adapter computed is not the base model's nor another adapter's, so
+// the same prompt sent to two adapters shares no cached block. Every hash so far and the
+// running state (the seed of the blocks still to come) take the same adapter's salt, so
+// requests of one adapter still share their blocks.
+func (b *blockHasher) salt(lora int) {
+	if lora == 0 {
+		return
+	}
+	s := mix64(uint64(lora) ^ 0x1025a17)
+	for i := range b.out {
+		b.out[i] ^= s
+	}
+	b.h ^= s
+}

@@ -141,3 +141,34 @@ func TestExtraFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestLoRAPrefixCache: the same prompt sent to two adapters shares no cached block; sent
+// again to the first, it finds its blocks cached.
+func TestLoRAPrefixCache(t *testing.T) {
+	c := DefaultConfig()
+	c.Addr, c.Adapters = "127.0.0.1:0", LoRAList{"a", "b"}
+	_, base := startSim(t, c)
+	prompt := distinct("p", 64)
+	var cached []int
+	for _, model := range []string{"a", "b", "a"} {
+		body := completion(prompt, 2)
+		body["model"], body["stream"] = model, false
+		resp := post(t, base+"/v1/completions", body)
+		var r struct {
+			Usage struct {
+				Details struct {
+					Cached int `json:"cached_tokens"`
+				} `json:"prompt_tokens_details"`
+			} `json:"usage"`
+		}
+		err := json.NewDecoder(resp.Body).Decode(&r)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached = append(cached, r.Usage.Details.Cached)
+	}
+	if cached[0] != 0 || cached[1] != 0 || cached[2] != 48 {
+		t.Errorf("cached tokens a, b, a: %v, want 0, 0, 48", cached)
+	}
+}
