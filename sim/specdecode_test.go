@@ -87,10 +87,10 @@ func TestSpecDecode(t *testing.T) {
 	if tokens != n*out || multi == 0 {
 		t.Errorf("content events carried %d tokens (want %d), %d of %d events with more than one", tokens, n*out, multi, events)
 	}
-	// one event per step: each request's first event is its prefill's one token, and each
-	// draft's 1+a tokens are one event, so events = requests + drafts (up to the last steps,
-	// capped by the output length)
-	if events > n+int(drafts) || float64(events) < float64(n)+0.9*drafts {
+	// at most one event per step: each request's first event is its prefill's one token, and
+	// each draft's 1+a tokens are one event (fewer when a busy handler falls behind and
+	// writes several steps' tokens in one event, up to k+1 tokens each)
+	if events > n+int(drafts) || events < n+int(drafts)/4 {
 		t.Errorf("%d content events for %d requests and %v drafts", events, n, drafts)
 	}
 }
