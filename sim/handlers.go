@@ -57,7 +57,7 @@ func (s *Server) parseGen(r *http.Request, chat bool) (*genParams, int, error) {
 	switch {
 	case s.model != nil && !s.cfg.NoPrefixCache: // hashed here, so the engine goroutine only looks up
 		p.hasher = promptBlockHashes(text, p.req.Prompt, idCount, s.model.blockSize)
-		p.hasher.salt(p.lora) // lora.go: an adapter's KV is its own
+		p.hasher.salt(p.lora)      // lora.go: an adapter's KV is its own
 		p.prompt = p.hasher.tokens // hashing the blocks counted the tokens
 	case idCount == 0:
 		p.prompt = countTokens(text)
