@@ -148,3 +148,36 @@ func TestLoRABadInput(t *testing.T) {
 		t.Errorf("summary lacks the failing adapter:\n%s", out)
 	}
 }
+
+// TestLoRALike: run --like replays a LoRA mix exactly: the same adapter for every request
+// and the same workload hash.
+func TestLoRALike(t *testing.T) {
+	_, url := startSimServer(t, func(c *sim.Config) {
+		c.TTFT, c.ITL = time.Millisecond, time.Millisecond
+		c.Adapters = sim.LoRAList{"a1", "a2"}
+	})
+	dir := t.TempDir()
+	base, again := filepath.Join(dir, "base.jsonl"), filepath.Join(dir, "again.jsonl")
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--requests", "40", "--output-tokens", "4", "--lora-modules", "a1:3,a2", "-o", base)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, _, errs = runMain(t, "run", "-q", "--url", url, "--like", base, "-o", again)
+	if code != 0 {
+		t.Fatalf("--like: exit %d: %s", code, errs)
+	}
+	h1, r1 := readRecords(t, base)
+	h2, r2 := readRecords(t, again)
+	if h1.Workload.Hash != h2.Workload.Hash || len(r1) != len(r2) {
+		t.Fatalf("hash %s vs %s, %d vs %d records", h1.Workload.Hash, h2.Workload.Hash, len(r1), len(r2))
+	}
+	by := map[int]string{}
+	for _, r := range r1 {
+		by[r.ID] = r.Adapter
+	}
+	for _, r := range r2 {
+		if r.Adapter == "" || by[r.ID] != r.Adapter {
+			t.Errorf("request %d: adapter %q, baseline %q", r.ID, r.Adapter, by[r.ID])
+		}
+	}
+}
