@@ -18,17 +18,18 @@ import (
 // We use one timer for the whole engine, not one per stream or per token: at 2,000 streams a
 // timer per token would be 100,000 timer wake-ups per second of their own.
 type engine struct {
-	sched  *scheduler   // model mode
-	spec   *specDecoder // speculative decoding; nil = off
-	cost   *startupCost // model mode with a start-up cost or throttling on; nil otherwise
-	truth  *truthLog    // where phase changes are logged; nil = nowhere
-	fixed  *fixedClock
-	stats  *simStats
-	lag    lagRecorder
-	submit chan *seq
-	stop   chan struct{}
-	done   chan struct{}
-	timer  *time.Timer
+	sched    *scheduler   // model mode
+	spec     *specDecoder // speculative decoding; nil = off
+	adapters []string     // LoRA adapter names, for vllm:lora_requests_info
+	cost     *startupCost // model mode with a start-up cost or throttling on; nil otherwise
+	truth    *truthLog    // where phase changes are logged; nil = nowhere
+	fixed    *fixedClock
+	stats    *simStats
+	lag      lagRecorder
+	submit   chan *seq
+	stop     chan struct{}
+	done     chan struct{}
+	timer    *time.Timer
 }
 
 // errStopped is returned to handlers when the engine has shut down.
@@ -52,7 +53,7 @@ func newEngine(c *Config, m *model, stats *simStats) *engine {
 			e.sched.cache = newPrefixCache()
 		}
 		e.cost = newStartupCost(c)
-		e.sched.spec, e.sched.lora = e.spec, newLoRASlots(c)
+		e.sched.spec, e.sched.lora, e.adapters = e.spec, newLoRASlots(c), c.Adapters
 	}
 	return e
 }
@@ -192,6 +193,10 @@ func (e *engine) publishGauges() {
 	e.stats.running.Store(int64(len(s.running)))
 	e.stats.waiting.Store(int64(len(s.waiting)))
 	e.stats.deferred.Store(s.lora.deferred(s.waiting))
+	if s.lora != nil {
+		info := s.lora.info(e.adapters, s.running, s.waiting)
+		e.stats.loraInfo.Store(&info)
+	}
 	e.stats.kvUsed.Store(int64(s.kvInUse()))
 	e.stats.preemptions.Store(s.preemptions)
 	e.stats.prefixQueries.Store(s.queries)

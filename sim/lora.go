@@ -197,3 +197,35 @@ func (b *blockHasher) salt(lora int) {
 	}
 	b.h ^= s
 }
+
+// loraInfo is vllm:lora_requests_info's label set for the adapters of the running and the
+// waiting sequences, by name in adapter order ("" without adapters).
+func (l *loraSlots) info(names []string, running, waiting []*seq) string {
+	if l == nil {
+		return ""
+	}
+	list := func(qs []*seq) string {
+		seen := make([]bool, len(names)+1)
+		for _, q := range qs {
+			seen[q.lora] = true
+		}
+		var out []string
+		for i, n := range names {
+			if seen[i+1] {
+				out = append(out, n)
+			}
+		}
+		return promEscape(strings.Join(out, ","))
+	}
+	return `max_lora="` + strconv.Itoa(l.max) + `",running_lora_adapters="` + list(running) + `",waiting_lora_adapters="` + list(waiting) + `"`
+}
+
+// writeLoRAInfo renders vllm:lora_requests_info: vLLM's gauge whose labels name the adapters
+// in use and whose value is when they were read (Unix seconds).
+func (p *promWriter) writeLoRAInfo(labels *string) {
+	if labels == nil || *labels == "" {
+		return
+	}
+	p.header("vllm:lora_requests_info", "gauge", "Running stats on lora requests.")
+	p.sample("vllm:lora_requests_info", ","+*labels, float64(time.Now().UnixNano())/1e9)
+}

@@ -172,3 +172,35 @@ func TestLoRAPrefixCache(t *testing.T) {
 		t.Errorf("cached tokens a, b, a: %v, want 0, 0, 48", cached)
 	}
 }
+
+// TestLoRAMetrics: with one slot and two adapters busy, /metrics shows one adapter running
+// and the other waiting in vllm:lora_requests_info, and the waiting ones as "deferred".
+func TestLoRAMetrics(t *testing.T) {
+	c := DefaultConfig()
+	c.Addr, c.Adapters, c.MaxLoRAs = "127.0.0.1:0", LoRAList{"a", "b"}, 1
+	_, base := startSim(t, c)
+	done := make(chan struct{})
+	for i, model := range []string{"a", "b", "a", "b"} {
+		go func() {
+			body := completion(distinct("m"+strconv.Itoa(i), 20), 300)
+			body["model"] = model
+			resp := post(t, base+"/v1/completions", body)
+			readSSE(resp.Body) //nolint:errcheck // only /metrics is checked
+			resp.Body.Close()
+			done <- struct{}{}
+		}()
+	}
+	seen := false
+	for deadline := time.Now().Add(10 * time.Second); !seen && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		body := string(getMetrics(t, base))
+		seen = strings.Contains(body, `max_lora="1",running_lora_adapters="a",waiting_lora_adapters="b"`) ||
+			strings.Contains(body, `max_lora="1",running_lora_adapters="b",waiting_lora_adapters="a"`)
+		seen = seen && strings.Contains(body, `reason="deferred"} 2`)
+	}
+	for range 4 {
+		<-done
+	}
+	if !seen {
+		t.Error("never saw one adapter running, the other's two requests deferred")
+	}
+}

@@ -200,6 +200,7 @@ func (s *Server) writeMetrics() []byte {
 	p.writeRequestHistograms(&st.requestHistograms)
 	p.writeExtra(st, s.cacheConfigLabels())
 	p.writeSpecDecode(s.eng.spec)
+	p.writeLoRAInfo(st.loraInfo.Load())
 	return p.b.Bytes()
 }
 

@@ -16,11 +16,12 @@ var preemptionBuckets = []float64{0, 1, 2, 5, 10, 20, 50, 100}
 
 // extraStats are the counters and histograms behind those families.
 type extraStats struct {
-	deferred      atomic.Int64 // waiting requests kept out by the LoRA slot limit (reason "deferred")
-	cachedPrompt  atomic.Int64 // prompt tokens served from the prefix cache, at each first token
-	finishedError atomic.Int64 // requests that failed in the server (5xx faults, error events)
-	kvComputed    *histogram   // per request: prompt tokens computed at prefill (prompt − cached)
-	numPreempt    *histogram   // per request: times it was preempted
+	deferred      atomic.Int64           // waiting requests kept out by the LoRA slot limit (reason "deferred")
+	loraInfo      atomic.Pointer[string] // vllm:lora_requests_info's labels (lora.go); nil without adapters
+	cachedPrompt  atomic.Int64           // prompt tokens served from the prefix cache, at each first token
+	finishedError atomic.Int64           // requests that failed in the server (5xx faults, error events)
+	kvComputed    *histogram             // per request: prompt tokens computed at prefill (prompt − cached)
+	numPreempt    *histogram             // per request: times it was preempted
 }
 
 func newExtraStats(maxModelLen int) extraStats {
