@@ -80,11 +80,12 @@ type adapterBlock struct {
 	Rows               [][]string
 }
 
-// adapterBlocks are the per-adapter tables of the runs that have them.
+// adapterBlocks are the per-adapter tables of the runs that have them (not of a sweep,
+// whose page has its per-point table instead).
 func adapterBlocks(runs []Run) []adapterBlock {
 	var out []adapterBlock
 	for i, r := range runs {
-		if r.Summary == nil || len(r.Summary.Adapters) == 0 {
+		if r.Summary == nil || len(r.Summary.Adapters) == 0 || r.sweep != nil { // a sweep's last run is not the sweep
 			continue
 		}
 		blk := adapterBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Note: adapterNote, Head: adapterHead}
