@@ -65,6 +65,7 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	b.assignAdapters() // lora.go: before the hash, so the mix is part of the workload's identity
 	var parts []record.Part
 	b.reqs, parts = joinParts(b.parts)
 	if s.SaveWorkload != "" {

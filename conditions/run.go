@@ -39,7 +39,7 @@ func FromHeader(h *record.Header) Set {
 			f.put("workload."+k, c[k])
 		}
 	}
-	for _, k := range []string{"prefix_groups", "prefix_tokens", "prefix_order", "block_tokens"} {
+	for _, k := range []string{"prefix_groups", "prefix_tokens", "prefix_order", "block_tokens", "lora_modules", "lora_selection"} {
 		f.put("workload."+k, c[k])
 	}
 	// the setting is what was asked only where the workload is built from it; a dataset or a

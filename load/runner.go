@@ -475,6 +475,9 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 	}
 	req := s.r.Template
 	req.Request = wreq
+	if wreq.Adapter != "" { // vLLM serves a LoRA adapter as a model of its own
+		req.Model, rec.Adapter = wreq.Adapter, wreq.Adapter
+	}
 	req.RequestID = RequestID(rec.Run, rec.ID)
 	ctx := s.reqCtx
 	if s.cfg.RequestTimeout > 0 {

@@ -40,6 +40,8 @@ type Accumulator struct {
 	steady steadyAcc
 	// sessions keeps the per-turn and per-session figures of a multi-turn run (sessions.go)
 	sessions sessionAcc
+	// adapters keeps the per-LoRA-adapter figures of a --lora-modules run (lora.go)
+	adapters adapterAcc
 	// runs are the Record.Run values seen, to pick this run's RunEnd lines from the header
 	runs map[int]bool
 	// sents are the completed requests' sent times and TTFTs, for the server section (server.go)
@@ -109,6 +111,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	}
 	a.n.measured++
 	a.sessions.add(r)
+	a.adapters.add(r)
 	if r.Dispatched > 0 {
 		a.lateness.add(float64(r.Dispatched - r.Scheduled))
 	}

@@ -39,6 +39,8 @@ type Server struct {
 	TTFT, ITL, Queue *HistQuantiles
 	// Prefill is the server's prefill-time histogram (vLLM): with Queue, where its TTFT went.
 	Prefill *HistQuantiles
+	// SpecDecode is vLLM's speculative decoding over the window (specdecode.go).
+	SpecDecode *SpecDecode
 	// Attribution ties the slowest first tokens to the server's queue.
 	Attribution *Attribution
 	// GPU is this machine's GPUs over the window (nvidia-smi's samples); nil without them.
@@ -160,6 +162,7 @@ func ServerDuring(samples []record.Telemetry, start, end int64, reqs []SentTTFT)
 	s.ITL = roleHist(ok, roles.itl, start, end)
 	s.Queue = roleHist(ok, roles.queue, start, end)
 	s.Prefill = roleHist(ok, roles.prefill, start, end)
+	s.SpecDecode = specDecodeDuring(ok, start, end)
 	s.Attribution = attribute(ok, reqs)
 	s.GPU = gpuDuring(ok[record.GPUSource], start, end)
 	s.Gauges, s.Counters = everySeries(ok, start, end)

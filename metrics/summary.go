@@ -116,6 +116,8 @@ type Summary struct {
 	Sessions *SessionSummary
 	// Stages are a staged run's figures per load stage (stages.go); nil otherwise.
 	Stages []StageSummary
+	// Adapters are a LoRA mix's per-adapter figures (lora.go), by name; nil otherwise.
+	Adapters []AdapterSummary
 	// Steadiness is the steady-state check over the window (steady.go).
 	Steadiness *Steadiness
 	// Server is the server's own view of the window from its Prometheus samples (server.go);
@@ -166,6 +168,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Ends = a.ends()
 	s.Server = a.server(s)
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
+	s.Adapters = a.adapters.summaries(ps, s.Measured, s.Window.Seconds())
 	s.Stages = a.stageSummaries()
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop())) // stages.go
 	s.Warnings = warnings(s, a.hdr)

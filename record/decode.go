@@ -118,6 +118,8 @@ func stringField(key []byte, r *Record) *string {
 		return &r.ErrorClass
 	case "error":
 		return &r.Error
+	case "adapter":
+		return &r.Adapter
 	}
 	return nil
 }
@@ -135,7 +137,7 @@ func knownBit(key []byte) (uint, bool) {
 var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatched", "connect", "sent",
 	"headers", "first_event", "done", "events", "input_tokens", "max_tokens", "fixed_output",
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
-	"error_class", "error", "server", "session", "turn", "stage"}
+	"error_class", "error", "server", "session", "turn", "stage", "adapter"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

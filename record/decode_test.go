@@ -17,6 +17,7 @@ var decodeSeeds = []string{
 	`{"ID":1,"phase":"m"}`, `{"id":1.0,"phase":"m"}`, `{"id":1,"id":2,"phase":"m"}`, `{"events":[[1,2,3]],"phase":"m"}`,
 	`{"events":[[1]],"phase":"m"}`, `{"events":null,"phase":"m"}`, `{"server":{"a":1e400},"phase":"m"}`,
 	`{"phase":"\xff\xfe"}`, `{"phase":"a\u0000b"}`, `{"phase":"\ud800"}`, `{"id":99999999999999999999}`,
+	`{"id":4,"phase":"measure","session":1,"turn":2,"adapter":"sql-lora","prompt_tokens":1,"output_tokens":1}`,
 	`{"events":[[1,2147483648]],"phase":"m"}`, `{"fixed_output":1}`, `{"phase":"m"} x`, `null`, `{"ph\u0061se":"m"}`,
 }
 

@@ -222,6 +222,9 @@ type Record struct {
 	// Stage is the index (from 0) of the load stage the request was sent in (run --stages;
 	// Load.Stages in the header describes each).
 	Stage int `json:"stage,omitempty"`
+	// Adapter is the LoRA adapter the request was sent to (its model field); absent for the
+	// run's model.
+	Adapter string `json:"adapter,omitempty"`
 
 	Scheduled  int64   `json:"scheduled"`             // intended send time
 	Dispatched int64   `json:"dispatched"`            // handed to the HTTP client

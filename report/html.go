@@ -95,9 +95,10 @@ type page struct {
 	Conditions []condRow
 	CondDiffer bool // a condition differs between the two runs: the folded table opens
 	Plots      []htmlPlot
-	Server     []serverBlock // the server section of each run that holds telemetry
-	Sweeps     []sweepBlock  // the per-point table of each run that is a sweep
-	Stages     []sweepBlock  // the per-stage table of each run with load stages (stages.go)
+	Server     []serverBlock  // the server section of each run that holds telemetry
+	Sweeps     []sweepBlock   // the per-point table of each run that is a sweep
+	Stages     []sweepBlock   // the per-stage table of each run with load stages (stages.go)
+	Adapters   []adapterBlock // the per-LoRA-adapter table of each run with a mix (lora.go)
 }
 
 // sweepBlock is one sweep's per-point table, its note and its conclusions.
@@ -191,6 +192,7 @@ func pageData(runs []Run, plots []htmlPlot) page {
 		}
 	}
 	p.Stages = stageBlocks(runs)
+	p.Adapters = adapterBlocks(runs)
 	p.Conditions = conditionRows(runs)
 	for _, c := range p.Conditions {
 		p.CondDiffer = p.CondDiffer || c.Differs

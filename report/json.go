@@ -249,6 +249,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	o.set("warnings", warnings)
 	jsonSessions(o, s) // sessions.go: only for multi-turn runs
 	jsonStages(o, s)   // stages.go: only for a run with load stages
+	jsonAdapters(o, s) // lora.go: only for a LoRA mix
 	o.set("steady_state", s.Steadiness)
 	if vs := validities(s); len(vs) > 0 {
 		o.set("validity", vs[len(vs)-1]) // the summary's run: the last of its run-end lines

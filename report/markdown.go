@@ -22,6 +22,7 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	if n := splitNote(s); n != "" {
 		b.WriteString(mdEsc(n) + "\n\n")
 	}
+	mdAdapters(&b, s) // lora.go: only for a LoRA mix
 	mdServer(&b, s)
 	mdFailures(&b, s)
 	mdValidity(&b, s) // validity.go: only for a run held to rules

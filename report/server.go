@@ -64,6 +64,7 @@ func serverRows(s *metrics.Summary) []labeled {
 			add(h.label, "%s", t)
 		}
 	}
+	rows = append(rows, specRows(s)...) // specdecode.go
 	if a := attributionLine(sv); a != "" {
 		add("attribution", "%s", a)
 	}
@@ -316,6 +317,9 @@ func jsonServer(o *object, s *metrics.Summary) {
 	m.set("prefix_cache_hits", sv.PrefixHits)
 	m.set("prefix_cache_hit_rate", sv.PrefixHitRate)
 	m.set("cached_tokens", sv.CachedTokens)
+	if sv.SpecDecode != nil { // only with speculative decoding: other files render as before
+		m.set("spec_decode", specJSON(sv.SpecDecode))
+	}
 	for _, h := range []struct {
 		k string
 		h *metrics.HistQuantiles

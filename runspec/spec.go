@@ -66,8 +66,12 @@ type Spec struct {
 	ThinkTime string `yaml:"think-time" json:"think_time,omitempty"`
 	// EmbedPrompts copies the prompts into the records header (for run --like); off for
 	// prompts that must not travel with the records.
-	EmbedPrompts bool  `yaml:"embed-prompts" json:"embed_prompts"`
-	Seed         int64 `yaml:"seed" json:"seed"`
+	EmbedPrompts bool `yaml:"embed-prompts" json:"embed_prompts"`
+	// LoRAModules splits the traffic across LoRA adapters (NAME[:WEIGHT],…), picked by
+	// LoRASelection: random (by weight, seeded) or round-robin (lora.go).
+	LoRAModules   string `yaml:"lora-modules" json:"lora_modules,omitempty"`
+	LoRASelection string `yaml:"lora-selection" json:"lora_selection,omitempty"`
+	Seed          int64  `yaml:"seed" json:"seed"`
 
 	// InputDist and OutputDist draw each length from normal:MEAN,SD or lognormal:MEAN,SD;
 	// Lengths draws (input, output) pairs from mix:INxOUT@W,… or file:PATH (runspec/lengths.go).

@@ -50,10 +50,7 @@ func (s *Server) respondJSON(w http.ResponseWriter, r *http.Request, q *seq, p *
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{map[string]any{
-		"id": s.modelName, "object": "model", "created": s.created, "owned_by": "servebench-simulator",
-		"root": s.modelName, "max_model_len": s.maxModelLen(),
-	}}})
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": s.modelCards()})
 }
 
 func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {

@@ -75,6 +75,13 @@ type Config struct {
 	// "fine" (those bounds plus 16 per doubling, so a quantile taken from the histogram is
 	// within 4.4% of the truth: for checking a tool's server-side quantiles).
 	HistogramBuckets string
+
+	// Speculative decoding (specdecode.go): SpecTokens draft tokens per decode step (0 = off),
+	// SpecAcceptance accepted / draft tokens.
+	SpecTokens     int
+	SpecAcceptance float64
+
+	LoRA // LoRA adapters served beside the base model (lora.go)
 }
 
 // DefaultConfig is Llama-3.1-8B in bf16 on one H100 with vLLM's classic scheduler limits.
@@ -96,6 +103,8 @@ func DefaultConfig() Config {
 		Seed:            1,
 
 		HistogramBuckets: "vllm",
+		SpecAcceptance:   0.7,
+		LoRA:             LoRA{MaxLoRAs: 1},
 	}
 }
 
@@ -142,6 +151,8 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.Var(&c.Faults, "fault", "KIND=P or KIND:ARG=P, repeatable; kinds: "+strings.Join(FaultKinds, ", "))
 	fs.StringVar(&c.TruthFile, "truth", c.TruthFile, "write the ground-truth JSONL of every event written to FILE")
 	fs.StringVar(&c.HistogramBuckets, "histogram-buckets", c.HistogramBuckets, "latency histogram buckets on /metrics: vllm (vLLM's bounds) or fine (vLLM's plus 16 per doubling, quantiles within 4.4%)")
+	bindSpecFlags(fs, c)
+	bindLoRAFlags(fs, c)
 }
 
 // Validate checks every field and names the flag at fault.
@@ -178,6 +189,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateStartup(); err != nil {
+		return err
+	}
+	if err := errors.Join(c.validateSpec(), c.validateLoRA()); err != nil {
 		return err
 	}
 	sum := 0.0

@@ -18,16 +18,18 @@ import (
 // We use one timer for the whole engine, not one per stream or per token: at 2,000 streams a
 // timer per token would be 100,000 timer wake-ups per second of their own.
 type engine struct {
-	sched  *scheduler   // model mode
-	cost   *startupCost // model mode with a start-up cost or throttling on; nil otherwise
-	truth  *truthLog    // where phase changes are logged; nil = nowhere
-	fixed  *fixedClock
-	stats  *simStats
-	lag    lagRecorder
-	submit chan *seq
-	stop   chan struct{}
-	done   chan struct{}
-	timer  *time.Timer
+	sched    *scheduler   // model mode
+	spec     *specDecoder // speculative decoding; nil = off
+	adapters []string     // LoRA adapter names, for vllm:lora_requests_info
+	cost     *startupCost // model mode with a start-up cost or throttling on; nil otherwise
+	truth    *truthLog    // where phase changes are logged; nil = nowhere
+	fixed    *fixedClock
+	stats    *simStats
+	lag      lagRecorder
+	submit   chan *seq
+	stop     chan struct{}
+	done     chan struct{}
+	timer    *time.Timer
 }
 
 // errStopped is returned to handlers when the engine has shut down.
@@ -41,6 +43,7 @@ func newEngine(c *Config, m *model, stats *simStats) *engine {
 	e := &engine{stats: stats, submit: make(chan *seq, 4096), stop: make(chan struct{}),
 		done: make(chan struct{}), timer: time.NewTimer(time.Hour)}
 	e.timer.Stop()
+	e.spec = newSpecDecoder(c.SpecTokens, c.SpecAcceptance, c.Seed)
 	if c.FixedMode() {
 		e.fixed = &fixedClock{ttft: c.TTFT, itl: c.ITL, jitter: c.Jitter,
 			rng: rand.New(rand.NewPCG(uint64(c.Seed), 0x51b))}
@@ -50,6 +53,7 @@ func newEngine(c *Config, m *model, stats *simStats) *engine {
 			e.sched.cache = newPrefixCache()
 		}
 		e.cost = newStartupCost(c)
+		e.sched.spec, e.sched.lora, e.adapters = e.spec, newLoRASlots(c), c.Adapters
 	}
 	return e
 }
@@ -188,6 +192,11 @@ func (e *engine) publishGauges() {
 	s := e.sched
 	e.stats.running.Store(int64(len(s.running)))
 	e.stats.waiting.Store(int64(len(s.waiting)))
+	e.stats.deferred.Store(s.lora.deferred(s.waiting))
+	if s.lora != nil {
+		info := s.lora.info(e.adapters, s.running, s.waiting)
+		e.stats.loraInfo.Store(&info)
+	}
 	e.stats.kvUsed.Store(int64(s.kvInUse()))
 	e.stats.preemptions.Store(s.preemptions)
 	e.stats.prefixQueries.Store(s.queries)
@@ -208,6 +217,7 @@ func (e *engine) releaseOne(q *seq, at time.Time) {
 	prev := int(q.released.Load())
 	e.stats.onRelease(q, prev, at)
 	if prev == 0 {
+		e.stats.onFirstToken(q)
 		e.stats.ttft.observe(at.Sub(q.arrival))
 		e.stats.promptTokens.Add(int64(q.prompt))
 	} else {
@@ -244,7 +254,7 @@ func (e *engine) runFixed() {
 				continue
 			}
 			e.lag.record(now.Sub(q.due))
-			q.generated += min(q.chunk, q.target-q.generated)
+			q.generated += min(e.spec.take(q, q.generated > 0), q.target-q.generated)
 			e.stats.observeStep(q) // no steps in fixed mode: each release is its own iteration
 			e.releaseOne(q, q.due)
 			if q.generated >= q.target {

@@ -36,6 +36,7 @@ type genParams struct {
 	maxTok   int
 	target   int
 	textSeed uint64
+	lora     int         // the adapter named by the model field, from 1 (0 = the base model)
 	hasher   blockHasher // the prompt's block hashes when the prefix cache is on
 }
 
@@ -51,7 +52,8 @@ func (s *Server) parseGen(r *http.Request, chat bool) (*genParams, int, error) {
 // checkGen validates a decoded generation request and fills the rest of p.
 func (s *Server) checkGen(p *genParams) (*genParams, int, error) {
 	chat := p.chat
-	if p.req.Model != "" && p.req.Model != s.modelName {
+	var ok bool
+	if p.lora, ok = s.resolveModel(p.req.Model); !ok {
 		return nil, http.StatusNotFound, fmt.Errorf("the model `%s` does not exist", p.req.Model)
 	}
 	text, idCount, err := p.req.promptText(chat)
@@ -62,6 +64,7 @@ func (s *Server) checkGen(p *genParams) (*genParams, int, error) {
 	switch {
 	case s.model != nil && !s.cfg.NoPrefixCache: // hashed here, so the engine goroutine only looks up
 		p.hasher = promptBlockHashes(text, p.req.Prompt, idCount, s.model.blockSize)
+		p.hasher.salt(p.lora)      // lora.go: an adapter's KV is its own
 		p.prompt = p.hasher.tokens // hashing the blocks counted the tokens
 	case idCount == 0:
 		p.prompt = countTokens(text)
@@ -134,11 +137,15 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 		if fault.Kind == FaultMultiToken {
 			q.chunk = fault.Count
 		}
+		q.lora = p.lora
+		if s.eng.spec != nil { // one event per step: the step's accepted drafts and its sampled token
+			q.chunk = 1 + s.eng.spec.k
+		}
 		if err := s.eng.add(q, r.Context().Done()); err != nil {
 			writeError(w, http.StatusServiceUnavailable, err.Error())
 			return
 		}
-		defer s.finishSeq(q, finishReason(p))
+		defer s.finishSeq(q, outcome(p, fault))
 		if fault.Kind == FaultSlowHeaders {
 			sleepCtx(r.Context(), fault.Delay)
 		}
@@ -168,6 +175,9 @@ func (s *Server) failFast(w http.ResponseWriter, id string, status int) {
 		w.Header().Set("Retry-After", "1")
 	}
 	writeError(w, status, fmt.Sprintf("simulated HTTP %d (servebench sim fault)", status))
+	if status >= 500 {
+		s.stats.finishedError.Add(1)
+	}
 	s.truth([]TruthEvent{{RequestID: id, Kind: "http_error"}}, time.Now())
 }
 
@@ -175,6 +185,11 @@ func (s *Server) failFast(w http.ResponseWriter, id string, status int) {
 // counts the request's outcome.
 func (s *Server) finishSeq(q *seq, reason string) {
 	switch {
+	case reason == "error": // the server failed it: the engine frees it as a cancelled one
+		if !q.finished.Load() {
+			q.cancelled.Store(true)
+		}
+		s.stats.finishedError.Add(1)
 	case !q.finished.Load():
 		q.cancelled.Store(true)
 		s.stats.finishedAbort.Add(1)
@@ -225,6 +240,15 @@ func toolCallID(seed uint64) string {
 type noFlush struct{}
 
 func (noFlush) Flush() {}
+
+// outcome is the finished_reason vLLM's request_success_total counts q under: "error" for
+// a request the server fails mid-stream, else its finish reason.
+func outcome(p *genParams, f Fault) string {
+	if f.Kind == FaultErrorEvent {
+		return "error"
+	}
+	return finishReason(p)
+}
 
 func finishReason(p *genParams) string {
 	if p.target >= p.maxTok {

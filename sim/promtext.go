@@ -68,6 +68,7 @@ type simStats struct {
 	finishedAbort    atomic.Int64
 	ttft, itl        *histogram
 	requestHistograms
+	extraStats
 }
 
 // newSimStats sizes the token-count buckets to maxModelLen, as vLLM does; fine adds bounds
@@ -80,7 +81,7 @@ func newSimStats(kvCapacity, maxModelLen int, fine bool) *simStats {
 		return newHistogram(b)
 	}
 	return &simStats{kvCapacity: int64(kvCapacity), ttft: lat(ttftBuckets), itl: lat(itlBuckets),
-		requestHistograms: newRequestHistograms(maxModelLen, lat)}
+		requestHistograms: newRequestHistograms(maxModelLen, lat), extraStats: newExtraStats(maxModelLen)}
 }
 
 // fineBounds is vllm's bounds plus 16 bounds per doubling (ratio 2^(1/16) ≈ 1.044) from 0.1 ms
@@ -193,9 +194,13 @@ func (s *Server) writeMetrics() []byte {
 	p.sample("vllm:request_success_total", `,finished_reason="length"`, float64(st.finishedLength.Load()))
 	p.sample("vllm:request_success_total", `,finished_reason="stop"`, float64(st.finishedStop.Load()))
 	p.sample("vllm:request_success_total", `,finished_reason="abort"`, float64(st.finishedAbort.Load()))
+	p.sample("vllm:request_success_total", `,finished_reason="error"`, float64(st.finishedError.Load()))
 	p.histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", st.ttft)
 	p.histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", st.itl)
 	p.writeRequestHistograms(&st.requestHistograms)
+	p.writeExtra(st, s.cacheConfigLabels())
+	p.writeSpecDecode(s.eng.spec)
+	p.writeLoRAInfo(st.loraInfo.Load())
 	return p.b.Bytes()
 }
 

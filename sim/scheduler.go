@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -11,7 +12,8 @@ type seq struct {
 	id       string
 	prompt   int    // prompt tokens
 	target   int    // output tokens to generate (max_tokens, or fewer at a seeded EOS)
-	chunk    int    // tokens released per event (1, or k with the multi_token fault)
+	chunk    int    // tokens released per event (1, k with the multi_token fault, k+1 with speculative decoding)
+	lora     int    // the LoRA adapter asked for, from 1 (0 = the base model)
 	textSeed uint64 // picks the output words
 	arrival  time.Time
 	hasher   blockHasher // prefix cache: the prompt's block hashes, extended as tokens are generated (size 0: off)
@@ -26,6 +28,7 @@ type seq struct {
 	lastEmit      time.Time
 	due           time.Time // fixed mode: next release time
 	heapIndex     int
+	preempted     int64 // times preempted: vllm:request_num_preemptions
 
 	// Engine-owned prefix-cache state.
 	blocks  []*cacheBlock // the leading blocks of q's KV, held in the cache
@@ -84,6 +87,9 @@ type scheduler struct {
 	emitted     []*seq // sequences that produced tokens in the last step
 	stepTokens  int    // tokens computed in the last step: its batch shape for graph capture
 
+	spec *specDecoder // nil = no speculative decoding
+	lora *loraSlots   // nil = no LoRA adapters
+
 	cache   *prefixCache // nil = prefix caching off
 	hit     []*cacheBlock
 	queries int64 // prompt tokens looked up in the prefix cache (vLLM counts first admissions)
@@ -119,7 +125,7 @@ func (s *scheduler) step() time.Duration {
 	}
 	s.compactRunning()
 	s.stepTokens = w.tokens
-	return s.m.stepTime(w)
+	return s.m.stepTime(w) + s.lora.loadCost(s.plan)
 }
 
 // scheduleRunning plans the running sequences in admission order; it reports a preemption.
@@ -163,15 +169,21 @@ func (s *scheduler) preemptLast() bool {
 	v.done = true // "not running" for the rest of this step; cleared on re-admission
 	s.waiting = append([]*seq{v}, s.waiting...)
 	s.preemptions++
+	v.preempted++
 	return true
 }
 
 // admitWaiting moves queued sequences into the batch with their first prefill chunk.
 func (s *scheduler) admitWaiting(budget *int) {
-	for len(s.waiting) > 0 && len(s.running) < s.maxSeqs && *budget > 0 {
-		q := s.waiting[0]
+	s.lora.beginAdmit(s.running)
+	for i := 0; i < len(s.waiting) && len(s.running) < s.maxSeqs && *budget > 0; {
+		q := s.waiting[i]
 		if q.cancelled.Load() {
-			s.waiting = s.waiting[1:]
+			s.dropWaiting(i)
+			continue
+		}
+		if !s.lora.admits(q) { // another adapter would be one too many: skipped, as vLLM does
+			i++
 			continue
 		}
 		hit, freeHit := s.matchPrefix(q)
@@ -179,7 +191,7 @@ func (s *scheduler) admitWaiting(budget *int) {
 		if !s.fits(n, freeHit) {
 			return // head-of-line: wait for KV to be freed, as vLLM does
 		}
-		s.waiting = s.waiting[1:]
+		s.dropWaiting(i)
 		s.holdPrefix(q, hit)
 		s.makeRoom(n)
 		q.done = false
@@ -190,9 +202,24 @@ func (s *scheduler) admitWaiting(budget *int) {
 	}
 }
 
+// dropWaiting removes waiting[i], cheaply at the head.
+func (s *scheduler) dropWaiting(i int) {
+	if i == 0 {
+		s.waiting = s.waiting[1:]
+		return
+	}
+	s.waiting = slices.Delete(s.waiting, i, i+1)
+}
+
 // apply performs a planned share: KV grows, and a finished prefill or a decode emits tokens.
 func (s *scheduler) apply(p planned) {
 	q := p.q
+	take := s.spec.take(q, !q.prefilling)
+	if s.spec != nil && !q.prefilling { // the rejected drafts' KV is dropped
+		rejected := p.n - take
+		q.computed -= rejected
+		s.kvUsed -= rejected
+	}
 	q.computed += p.n
 	if s.cache != nil {
 		s.cacheBlocks(q)
@@ -204,7 +231,7 @@ func (s *scheduler) apply(p planned) {
 		q.prefilling = false // the last prefill chunk samples the next token
 	}
 	prev := q.generated
-	q.generated += min(q.chunk, q.target-q.generated)
+	q.generated += min(take, q.target-q.generated)
 	if q.hasher.size > 0 {
 		for i := prev; i < q.generated; i++ {
 			q.hasher.add(outputIDs[outputWord(q.textSeed, i)])

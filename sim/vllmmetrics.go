@@ -94,6 +94,7 @@ func (st *simStats) onRelease(q *seq, prev int, at time.Time) {
 	st.maxGeneration.observeN(int64(q.generated)) // n = 1: the longest of one sequence
 	st.maxTok.observeN(int64(q.times.maxTokens))
 	st.paramsN.observeN(1)
+	st.onFinish(q)
 }
 
 // observeStep observes one engine step's tokens as vLLM counts them: the tokens it generated

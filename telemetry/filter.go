@@ -16,6 +16,9 @@ var vllmFamilies = []string{
 	"vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
 	"vllm:time_per_output_token_seconds", "vllm:request_queue_time_seconds",
 	"vllm:e2e_request_latency_seconds",
+	// speculative decoding: the acceptance rate and mean accepted length of the summary
+	"vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_draft_tokens_total",
+	"vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens_per_pos_total",
 }
 
 // familyPrefixes are the servers whose every family is kept by default: SGLang, TGI,

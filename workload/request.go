@@ -23,4 +23,7 @@ type Request struct {
 	// answer and a think time, each with the whole history so far.
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`
+	// Adapter is the LoRA adapter the request is sent to (its model field, as vLLM serves
+	// LoRA); "" sends it to the run's model (lora.go).
+	Adapter string `json:"adapter,omitempty"`
 }

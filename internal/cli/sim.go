@@ -11,7 +11,9 @@ import (
 
 const simExamples = `  servebench sim --addr 127.0.0.1:8000 --model-preset llama-3.1-8b --hardware h100
   servebench sim --addr 127.0.0.1:8000 --ttft 100ms --itl 20ms      # fixed latencies, for tests
-  servebench sim --fault-rate 0.05 --seed 7                          # 5% of requests get a fault`
+  servebench sim --fault-rate 0.05 --seed 7                          # 5% of requests get a fault
+  servebench sim --num-speculative-tokens 4 --spec-acceptance-rate 0.7   # speculative decoding
+  servebench sim --lora-modules a1,a2,a3 --max-loras 2 --lora-load-time 5ms  # LoRA adapters`
 
 func newSimCmd(std *streams) *cobra.Command {
 	cfg := sim.DefaultConfig()
