@@ -243,6 +243,9 @@ func cautions(a, b *record.Header) []string {
 // then HTMLRuns. An input of several runs (--repeat) shows its last run in the tables, as the
 // text report does; a sweep's input shows its per-point table and curves instead.
 func renderHTML(w io.Writer, ins []Input) error {
+	if len(ins) == 2 && !isSweep(ins[0].Header) && !isSweep(ins[1].Header) {
+		return renderCompareHTML(w, ins) // comparehtml.go: the verdict first
+	}
 	runs := make([]Run, len(ins))
 	for i, in := range ins {
 		var series Series

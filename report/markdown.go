@@ -158,6 +158,9 @@ func mdCode(s string) string { return strings.NewReplacer("`", "'", "|", "¦").R
 
 // renderMarkdown is the md format: the layout of renderText in Markdown.
 func renderMarkdown(w io.Writer, ins []Input) error {
+	if len(ins) == 2 {
+		return renderCompareMarkdown(w, ins) // comparepage.go
+	}
 	return withRunTable(w, ins[0], "md", mdRuns, mdSweepRuns, Markdown)
 }
 
