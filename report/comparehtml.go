@@ -48,8 +48,8 @@ type cmpHTML struct {
 
 // cmpSideInfo is one side's line in "what was compared".
 type cmpSideInfo struct {
-	Label, Class, Runs, Target, API, Model, Start, Hash, Workload, Load string
-	Warnings                                                            []string
+	Role, Label, Class, Runs, Target, API, Model, Start, Hash, Workload, Load string
+	Warnings                                                                  []string
 }
 
 // cmpHTMLRow is one key metric: compare's figures and a strip of every run's value.
@@ -92,7 +92,7 @@ func renderCompareHTML(w io.Writer, ins []Input) error {
 	})...)
 	for i, s := range []*cmpSide{base, cand} {
 		for _, run := range s.runs {
-			row := cmpRunRow{Side: s.label, Class: fmt.Sprintf("c%d", i)}
+			row := cmpRunRow{Side: s.role, Class: fmt.Sprintf("c%d", i)}
 			for _, f := range runFigures {
 				row.Cells = append(row.Cells, f.cell(run))
 			}
@@ -119,7 +119,7 @@ func renderCompareHTML(w io.Writer, ins []Input) error {
 
 func cmpSideInfoOf(i int, s *cmpSide) cmpSideInfo {
 	ri := runInfoOf(i, s.label, s.header, s.runs[len(s.runs)-1].Summary)
-	return cmpSideInfo{Label: s.label, Class: ri.Class, Runs: cmpRuns(len(s.runs)), Target: ri.Target, API: ri.API, Model: ri.Model,
+	return cmpSideInfo{Role: s.role, Label: s.label, Class: ri.Class, Runs: cmpRuns(len(s.runs)), Target: ri.Target, API: ri.API, Model: ri.Model,
 		Start: ri.Start, Hash: ri.Hash, Workload: ri.Workload, Load: ri.Load, Warnings: sideWarnings(s.runs)}
 }
 
@@ -203,7 +203,7 @@ func compareCharts(base, cand *cmpSide) []*plot {
 			for k, run := range s.runs {
 				d := dist{run: i, vals: pick(s.seriesOf(run.Run))}
 				if k == 0 {
-					d.label = fmt.Sprintf("%s (%s)", s.label, cmpRuns(len(s.runs)))
+					d.label = fmt.Sprintf("%s (%s)", s.role, cmpRuns(len(s.runs)))
 				}
 				out = append(out, d)
 			}
@@ -224,7 +224,7 @@ func compareCharts(base, cand *cmpSide) []*plot {
 			}
 			m := mark{kind: markLine, run: i, pts: pts}
 			if k == 0 {
-				m.label = fmt.Sprintf("%s (%s)", s.label, cmpRuns(len(s.runs)))
+				m.label = fmt.Sprintf("%s (%s)", s.role, cmpRuns(len(s.runs)))
 			}
 			tok.marks = append(tok.marks, m)
 		}

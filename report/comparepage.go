@@ -21,7 +21,8 @@ import (
 // cmpSide is one input read for the compare page: the comparison side (every run's summary
 // and what the bootstrap needs) and one chart series per run.
 type cmpSide struct {
-	label  string
+	label  string // the file's name
+	role   string // "base" or "candidate": the two files may share a name
 	header *record.Header
 	side   *compare.Side
 	runs   []metrics.RunSummary
@@ -71,6 +72,7 @@ func comparison(ins []Input, format string) (base, cand *cmpSide, res *compare.R
 	if cand, err = readCmpSide(ins[1], format); err != nil {
 		return nil, nil, nil, err
 	}
+	base.role, cand.role = "base", "candidate"
 	bo, _ := metrics.HeaderOptions(ins[0].Header) // read once already: no error
 	co, _ := metrics.HeaderOptions(ins[1].Header)
 	res = compare.Compare(base.side, cand.side, compare.Options{Goodput: bo.SLO.Any() && co.SLO.Any()})
@@ -251,7 +253,7 @@ func renderCompareMarkdown(w io.Writer, ins []Input) error {
 	if s := sidesSimulated(base, cand); s != "" {
 		fmt.Fprintf(&b, "> **SIMULATED**: %s.\n\n", mdEsc(s))
 	}
-	fmt.Fprintf(&b, "**%s** · %s\n", mdEsc(cmpVerdict(r)), mdEsc(exitLine(r)))
+	fmt.Fprintf(&b, "**%s** · %s", mdEsc(cmpVerdict(r)), mdEsc(exitLine(r)))
 	if s := cmpSensitivity(r); s != "" {
 		fmt.Fprintf(&b, "  \n%s", mdEsc(strings.TrimSpace(s)))
 	}
@@ -283,7 +285,7 @@ func mdCmpRows(b *strings.Builder, r *compare.Result) {
 			change = "**" + change + "**"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", row.Metric.Name, mdEsc(cmpEstimate(row.Base, row.Metric.Unit)),
-			mdEsc(cmpEstimate(row.Cand, row.Metric.Unit)), mdEsc(cmpDelta(row)), cmpPN(row), mdEsc(cmpPower(row.Power, r.Threshold)), change)
+			mdEsc(cmpEstimate(row.Cand, row.Metric.Unit)), mdEsc(cmpDelta(row)), mdEsc(cmpPN(row)), mdEsc(cmpPower(row.Power, r.Threshold)), change)
 	}
 	fmt.Fprintf(b, "\nbase and candidate: geometric mean of the runs' values [%.0f%% CI]; \"~\": no significant difference; threshold %.4g%%\n\n",
 		100*(1-r.Alpha), 100*r.Threshold)
@@ -298,7 +300,7 @@ func mdCmpRepeats(b *strings.Builder, base, cand *cmpSide) {
 	b.WriteString("\n|---|" + strings.Repeat("--:|", len(runFigures)) + "\n")
 	for _, s := range []*cmpSide{base, cand} {
 		for _, r := range s.runs {
-			fmt.Fprintf(b, "| %s |", mdEsc(s.label))
+			fmt.Fprintf(b, "| %s |", s.role)
 			for _, f := range runFigures {
 				fmt.Fprintf(b, " %s |", mdEsc(f.cell(r)))
 			}
@@ -313,7 +315,7 @@ func mdCmpNotes(b *strings.Builder, r *compare.Result, base, cand *cmpSide) {
 	notes := finiteNotes(r.Warnings)
 	for _, s := range []*cmpSide{base, cand} {
 		for _, w := range sideWarnings(s.runs) {
-			notes = append(notes, s.label+": "+w)
+			notes = append(notes, s.role+" runs: "+w)
 		}
 	}
 	if len(notes) == 0 {
