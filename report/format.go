@@ -97,7 +97,7 @@ func (f Format) Render(w io.Writer, ins ...Input) error {
 		return fmt.Errorf("%s: nothing to render", f.Name)
 	}
 	if n := max(f.Inputs, 1); len(ins) > n {
-		return fmt.Errorf("%s renders %s, not %d: draw two runs over each other with html, or judge them with compare",
+		return fmt.Errorf("%s renders %s, not %d: compare two runs with html or md, or with compare",
 			f.Name, cmpPlural(n, "one input", fmt.Sprintf("at most %d inputs", n)), len(ins))
 	}
 	return f.render(w, ins)
