@@ -97,6 +97,7 @@ type page struct {
 	Plots      []htmlPlot
 	Server     []serverBlock // the server section of each run that holds telemetry
 	Sweeps     []sweepBlock  // the per-point table of each run that is a sweep
+	Verdicts   []verdictLine // one run's verdict block (runverdict.go)
 }
 
 // sweepBlock is one sweep's per-point table, its note and its conclusions.
@@ -167,6 +168,9 @@ func pageData(runs []Run, plots []htmlPlot) page {
 		p.Runs = append(p.Runs, runInfoOf(i, r.Label, h, r.Summary))
 	}
 	p.Simulated = simulatedBanner(sim, len(runs))
+	if len(runs) == 1 && runs[0].sweep == nil {
+		p.Verdicts = runVerdicts(runs[0].Summary)
+	}
 	p.Title = "servebench report"
 	if m := p.Runs[0].Model; m != "" {
 		p.Title += " — " + m

@@ -16,6 +16,7 @@ import (
 func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	var b strings.Builder
 	mdHeader(&b, h, s)
+	mdVerdicts(&b, s) // runverdict.go
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
 	if n := splitNote(s); n != "" {
