@@ -71,4 +71,3 @@ func untested(st *metrics.Steadiness) string {
 	}
 	return ""
 }
-
