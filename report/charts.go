@@ -71,37 +71,6 @@ func cdfPlot(id, title, xLabel string, ds []dist) *plot {
 	return p
 }
 
-// histPlot draws histograms of ds over histBins bins from the axis start to the clip, as the
-// fraction of each distribution's values per bin, so that runs of different sizes overlay.
-func histPlot(id, title, xLabel string, ds []dist) *plot {
-	lo, end, maxV := distRange(ds)
-	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: "fraction of values", x0: lo, x1: end}
-	over := 0
-	width := (end - lo) / histBins // > 0: distRange
-	for _, d := range ds {
-		counts := make([]float64, histBins)
-		for _, v := range d.vals {
-			if !(v <= end) {
-				over++
-				continue
-			}
-			counts[max(0, min(int((v-lo)/width), histBins-1))]++
-		}
-		var pts [][2]float64
-		for i, c := range counts {
-			f := c / float64(max(len(d.vals), 1))
-			pts = append(pts, [2]float64{lo + float64(i)*width, f}, [2]float64{lo + float64(i+1)*width, f})
-			p.y1 = max(p.y1, f*1.1)
-		}
-		if len(d.vals) == 0 {
-			pts = nil
-		}
-		p.marks = append(p.marks, mark{kind: markArea, run: d.run, dashed: d.dashed, label: label(d), pts: pts})
-	}
-	p.note = fmt.Sprintf("%d bins of %s ms; %d values above p%g left out (max %s ms)", histBins, approx(width), over, 100*clipQ, approx(maxV))
-	return p
-}
-
 func label(d dist) string {
 	if len(d.vals) == 0 {
 		return d.label + " (no data)"
@@ -159,9 +128,9 @@ func charts(runs []Run) []*plot {
 	}
 	return []*plot{
 		cdfPlot("ttft-cdf", "TTFT distribution (CDF)", "TTFT (ms)", ttft),
-		histPlot("ttft-hist", "TTFT histogram", "TTFT (ms)", ttft),
+		logHistPlot("ttft-hist", "TTFT histogram", "TTFT (ms)", ttft),
 		cdfPlot("itl-cdf", "ITL distributions (CDF): chunk solid, token dashed", "ITL (ms)", itl),
-		histPlot("itl-hist", "ITL histograms: chunk solid, token dashed", "ITL (ms)", itl),
+		logHistPlot("itl-hist", "ITL histograms: chunk solid, token dashed", "ITL (ms)", itl),
 		timeline(runs, scatterPlot(runs)),
 		timePlot("tokens-time", "Output tokens per second", "output tokens/s",
 			"completed requests' tokens per 1 s bucket; the last bucket is partial", runs, func(s *Series) []float64 { return s.tokens }),

@@ -46,6 +46,8 @@ type plot struct {
 	w, h                            float64 // size in user units; 0: chartW, chartH
 	// below are panels drawn under the chart in the same SVG, on its x axis (timeline.go).
 	below []*plot
+	// logX: x values are log10 of the figure (loghist.go); ticks are labelled with the figure.
+	logX bool
 }
 
 func (p *plot) width() float64  { return cmp.Or(p.w, chartW) }
@@ -97,9 +99,13 @@ func (p *plot) body(b *strings.Builder) {
 
 // axes draws the grid, tick labels and axis titles.
 func (p *plot) axes(b *strings.Builder) {
-	for _, x := range niceTicks(p.x0, p.x1, ticks) {
+	xt, xl := niceTicks(p.x0, p.x1, ticks), tickLabel
+	if p.logX {
+		xt, xl = logTicks(p.x0, p.x1), func(x float64) string { return tickLabel(math.Pow(10, x)) }
+	}
+	for _, x := range xt {
 		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, p.sx(x), padT, p.sx(x), padT+p.plotH())
-		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, p.sx(x), padT+p.plotH()+15, tickLabel(x))
+		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, p.sx(x), padT+p.plotH()+15, xl(x))
 	}
 	for _, y := range niceTicks(p.y0, p.y1, ticks-1) {
 		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, padL, p.sy(y), padL+p.plotW(), p.sy(y))
