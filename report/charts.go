@@ -105,13 +105,16 @@ func drawn(p *plot) int {
 
 // timePlot draws a per-second figure of each run over time since its first send.
 func timePlot(id, title, yLabel, note string, runs []Run, values func(*Series) []float64) *plot {
-	p := &plot{id: id, title: title, note: note, xLabel: "time (s since the first send)", yLabel: yLabel}
+	p := &plot{id: id, title: title, note: note, xLabel: "time (s since the first measured send)", yLabel: yLabel}
 	for i, r := range runs {
 		pts := r.Series.overTime(values(r.Series))
 		for _, pt := range pts {
-			p.x1, p.y1 = max(p.x1, pt[0]), max(p.y1, pt[1]*1.1)
+			p.x0, p.x1, p.y1 = min(p.x0, pt[0]), max(p.x1, pt[0]), max(p.y1, pt[1]*1.1)
 		}
 		p.marks = append(p.marks, mark{kind: markLine, run: i, label: r.Label, pts: pts})
+	}
+	if len(runs) == 1 {
+		markWindow(p, runs[0].Series)
 	}
 	return p
 }
@@ -133,9 +136,9 @@ func charts(runs []Run) []*plot {
 		logHistPlot("itl-hist", "ITL histograms: chunk solid, token dashed", "ITL (ms)", itl),
 		timeline(runs, scatterPlot(runs)),
 		timePlot("tokens-time", "Output tokens per second", "output tokens/s",
-			"completed requests' tokens per 1 s bucket; the last bucket is partial", runs, func(s *Series) []float64 { return s.tokens }),
+			"tokens of completed requests, warmup and cooldown included, per 1 s bucket; the last bucket is partial", runs, func(s *Series) []float64 { return s.tokens }),
 		timePlot("inflight-time", "Requests in flight", "requests in flight",
-			"mean in flight over each 1 s bucket (sent → done)", runs, (*Series).inFlight),
+			"mean in flight over each 1 s bucket (sent → done), warmup and cooldown included", runs, (*Series).inFlight),
 	}
 }
 

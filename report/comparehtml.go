@@ -214,13 +214,13 @@ func compareCharts(base, cand *cmpSide) []*plot {
 	itl := cdfPlot("itl-cdf", "ITL (chunk) distribution (CDF), one line per run", "ITL (ms)", dists(func(s *Series) []float64 { return msVals(&s.itlChunk) }))
 	e2e := cdfPlot("e2e-cdf", "E2E latency distribution (CDF), one line per run", "E2E (ms)", dists(e2eVals))
 	tok := &plot{id: "tokens-time", title: "Output tokens per second, one line per run",
-		note: "each run on its own time axis, from its first send; tokens per 1 s bucket", xLabel: "time (s since the run's first send)", yLabel: "output tokens/s"}
+		note: "each run on its own time axis, from its first measured send (its warmup before 0); tokens per 1 s bucket", xLabel: "time (s since the run's first measured send)", yLabel: "output tokens/s"}
 	for i, s := range sides {
 		for k, run := range s.runs {
 			se := s.seriesOf(run.Run)
 			pts := se.overTime(se.tokens)
 			for _, pt := range pts {
-				tok.x1, tok.y1 = max(tok.x1, pt[0]), max(tok.y1, pt[1]*1.1)
+				tok.x0, tok.x1, tok.y1 = min(tok.x0, pt[0]), max(tok.x1, pt[0]), max(tok.y1, pt[1]*1.1)
 			}
 			m := mark{kind: markLine, run: i, pts: pts}
 			if k == 0 {

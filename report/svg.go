@@ -48,6 +48,9 @@ type plot struct {
 	below []*plot
 	// logX: x values are log10 of the figure (loghist.go); ticks are labelled with the figure.
 	logX bool
+	// shades and edges mark the measurement window on a chart over time (window.go).
+	shades []shade
+	edges  []float64
 }
 
 func (p *plot) width() float64  { return cmp.Or(p.w, chartW) }
@@ -91,6 +94,7 @@ func (p *plot) body(b *strings.Builder) {
 		p.y1 = p.y0 + 1
 	}
 	p.axes(b)
+	p.drawShades(b)
 	for _, m := range p.marks {
 		p.drawMark(b, m)
 	}
@@ -196,6 +200,9 @@ func niceTicks(lo, hi float64, n int) []float64 {
 
 // tickLabel prints a tick value compactly: 0.25, 10, 1.5k.
 func tickLabel(v float64) string {
+	if v == 0 {
+		v = 0 // -0 (a tick at the window's start, from a negative axis) prints as 0
+	}
 	if math.Abs(v) >= 10000 {
 		return strconv.FormatFloat(v/1000, 'f', -1, 64) + "k"
 	}
