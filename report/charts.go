@@ -71,37 +71,6 @@ func cdfPlot(id, title, xLabel string, ds []dist) *plot {
 	return p
 }
 
-// histPlot draws histograms of ds over histBins bins from the axis start to the clip, as the
-// fraction of each distribution's values per bin, so that runs of different sizes overlay.
-func histPlot(id, title, xLabel string, ds []dist) *plot {
-	lo, end, maxV := distRange(ds)
-	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: "fraction of values", x0: lo, x1: end}
-	over := 0
-	width := (end - lo) / histBins // > 0: distRange
-	for _, d := range ds {
-		counts := make([]float64, histBins)
-		for _, v := range d.vals {
-			if !(v <= end) {
-				over++
-				continue
-			}
-			counts[max(0, min(int((v-lo)/width), histBins-1))]++
-		}
-		var pts [][2]float64
-		for i, c := range counts {
-			f := c / float64(max(len(d.vals), 1))
-			pts = append(pts, [2]float64{lo + float64(i)*width, f}, [2]float64{lo + float64(i+1)*width, f})
-			p.y1 = max(p.y1, f*1.1)
-		}
-		if len(d.vals) == 0 {
-			pts = nil
-		}
-		p.marks = append(p.marks, mark{kind: markArea, run: d.run, dashed: d.dashed, label: label(d), pts: pts})
-	}
-	p.note = fmt.Sprintf("%d bins of %s ms; %d values above p%g left out (max %s ms)", histBins, approx(width), over, 100*clipQ, approx(maxV))
-	return p
-}
-
 func label(d dist) string {
 	if len(d.vals) == 0 {
 		return d.label + " (no data)"
@@ -136,13 +105,16 @@ func drawn(p *plot) int {
 
 // timePlot draws a per-second figure of each run over time since its first send.
 func timePlot(id, title, yLabel, note string, runs []Run, values func(*Series) []float64) *plot {
-	p := &plot{id: id, title: title, note: note, xLabel: "time (s since the first send)", yLabel: yLabel}
+	p := &plot{id: id, title: title, note: note, xLabel: "time (s since the first measured send)", yLabel: yLabel}
 	for i, r := range runs {
 		pts := r.Series.overTime(values(r.Series))
 		for _, pt := range pts {
-			p.x1, p.y1 = max(p.x1, pt[0]), max(p.y1, pt[1]*1.1)
+			p.x0, p.x1, p.y1 = min(p.x0, pt[0]), max(p.x1, pt[0]), max(p.y1, pt[1]*1.1)
 		}
 		p.marks = append(p.marks, mark{kind: markLine, run: i, label: r.Label, pts: pts})
+	}
+	if len(runs) == 1 {
+		markWindow(p, runs[0].Series)
 	}
 	return p
 }
@@ -159,14 +131,14 @@ func charts(runs []Run) []*plot {
 	}
 	return []*plot{
 		cdfPlot("ttft-cdf", "TTFT distribution (CDF)", "TTFT (ms)", ttft),
-		histPlot("ttft-hist", "TTFT histogram", "TTFT (ms)", ttft),
+		logHistPlot("ttft-hist", "TTFT histogram", "TTFT (ms)", ttft),
 		cdfPlot("itl-cdf", "ITL distributions (CDF): chunk solid, token dashed", "ITL (ms)", itl),
-		histPlot("itl-hist", "ITL histograms: chunk solid, token dashed", "ITL (ms)", itl),
+		logHistPlot("itl-hist", "ITL histograms: chunk solid, token dashed", "ITL (ms)", itl),
 		timeline(runs, scatterPlot(runs)),
 		timePlot("tokens-time", "Output tokens per second", "output tokens/s",
-			"completed requests' tokens per 1 s bucket; the last bucket is partial", runs, func(s *Series) []float64 { return s.tokens }),
+			"tokens of completed requests, warmup and cooldown included, per 1 s bucket; the last bucket is partial", runs, func(s *Series) []float64 { return s.tokens }),
 		timePlot("inflight-time", "Requests in flight", "requests in flight",
-			"mean in flight over each 1 s bucket (sent → done)", runs, (*Series).inFlight),
+			"mean in flight over each 1 s bucket (sent → done), warmup and cooldown included", runs, (*Series).inFlight),
 	}
 }
 

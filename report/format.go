@@ -31,12 +31,12 @@ var formats = []Format{
 	{Name: "text", Ext: ".txt", Desc: "the terminal summary; several runs: a table of runs first", render: renderText},
 	{Name: "json", Ext: ".json", Desc: "the summary under vLLM-compatible keys; several runs: the last at the top, every run under \"runs\"", render: renderJSON},
 	{Name: "vllm", Ext: ".vllm.json", Desc: "vllm bench serve --save-result --save-detailed JSON, one line per run", render: renderVLLM},
-	{Name: "md", Ext: ".md", Desc: "Markdown tables to paste into a pull request or an issue", render: renderMarkdown},
+	{Name: "md", Ext: ".md", Desc: "Markdown tables to paste into a pull request or an issue; two inputs: the comparison, verdict first", Inputs: 2, render: renderMarkdown},
 	{Name: "csv", Ext: ".csv", Desc: "one row per request, for a spreadsheet", render: renderCSV},
 	{Name: "runs-csv", Ext: ".runs.csv", Desc: "one row per run (repeat or sweep point): load, throughput, latency percentiles", render: renderRunsCSV},
 	{Name: "slices-csv", Ext: ".slices.csv", Desc: "one row per time slice of --slice width: throughput, TTFT and ITL percentiles over the run", render: renderSlicesCSV},
 	{Name: "slices-json", Ext: ".slices.json", Desc: "the time slices of slices-csv as JSON", render: renderSlicesJSON},
-	{Name: "html", Ext: ".html", Desc: "one self-contained page with charts; two inputs are drawn as base and candidate", Inputs: 2, render: renderHTML},
+	{Name: "html", Ext: ".html", Desc: "one self-contained page with charts; two inputs: base and candidate compared, verdict first", Inputs: 2, render: renderHTML},
 	{Name: "gobench", Ext: ".bench", Desc: "one Go benchmark line per run, for benchstat", render: renderGoBench},
 }
 
@@ -97,7 +97,7 @@ func (f Format) Render(w io.Writer, ins ...Input) error {
 		return fmt.Errorf("%s: nothing to render", f.Name)
 	}
 	if n := max(f.Inputs, 1); len(ins) > n {
-		return fmt.Errorf("%s renders %s, not %d: draw two runs over each other with html, or judge them with compare",
+		return fmt.Errorf("%s renders %s, not %d: compare two runs with html or md, or with compare",
 			f.Name, cmpPlural(n, "one input", fmt.Sprintf("at most %d inputs", n)), len(ins))
 	}
 	return f.render(w, ins)

@@ -37,6 +37,18 @@ func TestTwoInputHTMLGolden(t *testing.T) {
 	golden(t, "base+cand.html.golden", b.Bytes())
 }
 
+// TestTwoInputMarkdownGolden is the compare page in Markdown, for a PR comment: one run a
+// side, and three runs against the same three.
+func TestTwoInputMarkdownGolden(t *testing.T) {
+	for _, pair := range [][2]string{{"base", "cand"}, {"repeat", "repeat"}} {
+		var b bytes.Buffer
+		if err := Render(&b, "md", fileInput(t, pair[0]+".jsonl"), fileInput(t, pair[1]+".jsonl")); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, pair[0]+"+"+pair[1]+".md.golden", b.Bytes())
+	}
+}
+
 // TestCompareFormatsGolden renders every comparison format of two pairs of fixture files: one
 // run a side (block bootstrap) and three runs a side (Mann-Whitney U).
 func TestCompareFormatsGolden(t *testing.T) {

@@ -99,6 +99,7 @@ type page struct {
 	Sweeps     []sweepBlock   // the per-point table of each run that is a sweep
 	Stages     []sweepBlock   // the per-stage table of each run with load stages (stages.go)
 	Adapters   []adapterBlock // the per-LoRA-adapter table of each run with a mix (lora.go)
+	Verdicts   []verdictLine  // one run's verdict block (runverdict.go)
 }
 
 // sweepBlock is one sweep's per-point table, its note and its conclusions.
@@ -169,6 +170,9 @@ func pageData(runs []Run, plots []htmlPlot) page {
 		p.Runs = append(p.Runs, runInfoOf(i, r.Label, h, r.Summary))
 	}
 	p.Simulated = simulatedBanner(sim, len(runs))
+	if len(runs) == 1 && runs[0].sweep == nil {
+		p.Verdicts = runVerdicts(runs[0].Summary)
+	}
 	p.Title = "servebench report"
 	if m := p.Runs[0].Model; m != "" {
 		p.Title += " — " + m
@@ -247,6 +251,9 @@ func cautions(a, b *record.Header) []string {
 // then HTMLRuns. An input of several runs (--repeat) shows its last run in the tables, as the
 // text report does; a sweep's input shows its per-point table and curves instead.
 func renderHTML(w io.Writer, ins []Input) error {
+	if len(ins) == 2 && !isSweep(ins[0].Header) && !isSweep(ins[1].Header) {
+		return renderCompareHTML(w, ins) // comparehtml.go: the verdict first
+	}
 	runs := make([]Run, len(ins))
 	for i, in := range ins {
 		var series Series

@@ -16,6 +16,7 @@ import (
 func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	var b strings.Builder
 	mdHeader(&b, h, s)
+	mdVerdicts(&b, s) // runverdict.go
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
 	mdStages(&b, s) // stages.go: only for a run with load stages
@@ -160,6 +161,9 @@ func mdCode(s string) string { return strings.NewReplacer("`", "'", "|", "¦").R
 
 // renderMarkdown is the md format: the layout of renderText in Markdown.
 func renderMarkdown(w io.Writer, ins []Input) error {
+	if len(ins) == 2 {
+		return renderCompareMarkdown(w, ins) // comparepage.go
+	}
 	return withRunTable(w, ins[0], "md", mdRuns, mdSweepRuns, Markdown)
 }
 

@@ -80,12 +80,13 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// TestInputCount checks that only html takes two inputs, and no format none.
+// TestInputCount checks that only html and md (the compare page) take two inputs, and no
+// format none.
 func TestInputCount(t *testing.T) {
 	for _, name := range Formats() {
 		two := []Input{fileInput(t, "base.jsonl"), fileInput(t, "cand.jsonl")}
 		err := Render(io.Discard, name, two...)
-		if (err == nil) != (name == "html") {
+		if (err == nil) != (name == "html" || name == "md") {
 			t.Errorf("%s of two inputs: err %v", name, err)
 		}
 		if err := Render(io.Discard, name); err == nil {

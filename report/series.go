@@ -22,10 +22,11 @@ const (
 
 // Series collects, record by record, what the HTML charts need and nothing more: samples of
 // TTFT and ITL (chunk and token), a sample of (send time, E2E) points, and output tokens and
-// requests in flight per 1 s bucket since t0. Like metrics.Accumulator it keeps no record and
-// counts only measured requests: tokens and latencies of completed ones (the rule of the
-// throughput numerators and the latency distributions), spans of every sent one (the rule of
-// concurrency). The zero value is ready to use; it is not safe for concurrent use.
+// requests in flight per 1 s bucket since t0. Like metrics.Accumulator it keeps no record;
+// its distributions count only measured requests (latencies of completed ones), but its
+// figures over time count every request, warmup and cooldown too (tokens of completed ones,
+// spans of every sent one), because they load the server: a chart that left them out read 0
+// tokens/s while the server was busy with the warmup (window.go). The zero value is ready to use; it is not safe for concurrent use.
 type Series struct {
 	ttft, itlChunk, itlToken reservoir
 	points                   [][2]float64 // (sent ns, E2E ns), a uniform sample
@@ -34,23 +35,23 @@ type Series struct {
 	tokens                   []float64 // output tokens per bucket
 	flightFull, flightPart   []float64 // in-flight: difference array of whole buckets, and partial ones
 	rng                      *rand.Rand
+	win                      windowSpan // window.go: the whole run against its measurement window
 }
 
 // Add adds one record.
 func (s *Series) Add(r *record.Record) {
-	if !r.Measured() {
-		return
-	}
 	if s.rng == nil {
 		s.rng = rand.New(rand.NewPCG(1, 2))
 	}
 	if sent, end, ok := metrics.Span(r); ok {
-		if s.firstSent == 0 || sent < s.firstSent {
-			s.firstSent = sent
-		}
-		s.addSpan(sent, end)
+		s.noteSpan(sent, end, r.Measured())
+		s.addSpan(sent, end) // every request loads the server: warmup and cooldown too
 	}
 	if !r.OK() {
+		return
+	}
+	if !r.Measured() {
+		s.addTokens(r.Events) // load over time, never statistics (window.go)
 		return
 	}
 	m := metrics.PerRequest(r)
@@ -125,14 +126,15 @@ func (s *Series) inFlight() []float64 {
 	return out
 }
 
-// overTime returns (seconds since the first send, value) points of per-bucket values, each
-// at the middle of its bucket, from the bucket of the first send on.
+// overTime returns (seconds since the first measured send, value) points of per-bucket
+// values, each at the middle of its bucket, from the bucket of the run's first send on
+// (warmup included: its x is negative).
 func (s *Series) overTime(v []float64) [][2]float64 {
-	first := s.firstSent / second
+	first := s.win.first / second
 	var pts [][2]float64
-	for b := first; b < int64(len(v)); b++ {
+	for b := max(first, 0); b < int64(len(v)); b++ {
 		x := float64(b*second+second/2-s.firstSent) / 1e9
-		pts = append(pts, [2]float64{max(x, 0), v[b]})
+		pts = append(pts, [2]float64{x, v[b]})
 	}
 	return pts
 }

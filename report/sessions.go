@@ -71,20 +71,3 @@ func untested(st *metrics.Steadiness) string {
 	}
 	return ""
 }
-
-// textSteady says whether the run was steady (metrics' steady-state check); the drifts
-// themselves are notes.
-func textSteady(b *strings.Builder, s *metrics.Summary) {
-	st := s.Steadiness
-	switch {
-	case st == nil:
-	case !st.Tested:
-		line(b, "steady", "not tested: %s", st.Reason)
-	case st.Steady:
-		line(b, "steady", "steady: no trend or step in %s (up to %d windows each)%s", testedSeries(st, true), st.Windows, untested(st))
-	case st.Queueing:
-		line(b, "steady", "NOT STEADY: unbounded queueing (see the notes)")
-	default:
-		line(b, "steady", "NOT STEADY: %d drifting figure(s) (see the notes)", len(st.Drifts))
-	}
-}

@@ -44,14 +44,14 @@ func textStages(b *strings.Builder, s *metrics.Summary) {
 	if len(s.Stages) == 0 {
 		return
 	}
-	b.WriteString("stages\n")
+	b.WriteString("\nstages\n")
 	tw := tabwriter.NewWriter(b, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(stageHead, "\t")+"\t")
 	for _, r := range stageRows(s) {
 		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 	}
 	tw.Flush()
-	fmt.Fprintf(b, "(%s)\n\n", stageNote)
+	fmt.Fprintf(b, "(%s)\n", stageNote)
 }
 
 // jsonStages adds the per-stage figures under "stages", with vLLM's key names for each

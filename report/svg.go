@@ -46,6 +46,11 @@ type plot struct {
 	w, h                            float64 // size in user units; 0: chartW, chartH
 	// below are panels drawn under the chart in the same SVG, on its x axis (timeline.go).
 	below []*plot
+	// logX: x values are log10 of the figure (loghist.go); ticks are labelled with the figure.
+	logX bool
+	// shades and edges mark the measurement window on a chart over time (window.go).
+	shades []shade
+	edges  []float64
 }
 
 func (p *plot) width() float64  { return cmp.Or(p.w, chartW) }
@@ -89,6 +94,7 @@ func (p *plot) body(b *strings.Builder) {
 		p.y1 = p.y0 + 1
 	}
 	p.axes(b)
+	p.drawShades(b)
 	for _, m := range p.marks {
 		p.drawMark(b, m)
 	}
@@ -97,9 +103,13 @@ func (p *plot) body(b *strings.Builder) {
 
 // axes draws the grid, tick labels and axis titles.
 func (p *plot) axes(b *strings.Builder) {
-	for _, x := range niceTicks(p.x0, p.x1, ticks) {
+	xt, xl := niceTicks(p.x0, p.x1, ticks), tickLabel
+	if p.logX {
+		xt, xl = logTicks(p.x0, p.x1), func(x float64) string { return tickLabel(math.Pow(10, x)) }
+	}
+	for _, x := range xt {
 		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, p.sx(x), padT, p.sx(x), padT+p.plotH())
-		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, p.sx(x), padT+p.plotH()+15, tickLabel(x))
+		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, p.sx(x), padT+p.plotH()+15, xl(x))
 	}
 	for _, y := range niceTicks(p.y0, p.y1, ticks-1) {
 		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, padL, p.sy(y), padL+p.plotW(), p.sy(y))
@@ -190,6 +200,9 @@ func niceTicks(lo, hi float64, n int) []float64 {
 
 // tickLabel prints a tick value compactly: 0.25, 10, 1.5k.
 func tickLabel(v float64) string {
+	if v == 0 {
+		v = 0 // -0 (a tick at the window's start, from a negative axis) prints as 0
+	}
 	if math.Abs(v) >= 10000 {
 		return strconv.FormatFloat(v/1000, 'f', -1, 64) + "k"
 	}

@@ -28,6 +28,7 @@ const dash = "—"
 func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	var b strings.Builder
 	textHeader(&b, h, s)
+	textVerdicts(&b, s) // runverdict.go: steady, valid, quality before any figure
 	textRequests(&b, s)
 	b.WriteString("\n")
 	textLatency(&b, s)
@@ -37,7 +38,6 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	textSessions(&b, s) // sessions.go: only for multi-turn runs
 	textStages(&b, s)   // stages.go: only for a run with load stages
 	textAdapters(&b, s) // lora.go: only for a LoRA mix
-	textSteady(&b, s)
 	textValidity(&b, s) // validity.go: only for a run held to rules
 	textServer(&b, s)   // server.go: only when the records hold telemetry
 	textNotes(&b, s)

@@ -76,7 +76,7 @@ func timeline(runs []Run, scatter *plot) *plot {
 	scatter.w, scatter.below = wideW, panels
 	scatter.xLabel = ""
 	scatter.title = "E2E latency per request against send time, and the server on the same time axis"
-	scatter.note += fmt.Sprintf("; below, the server's own samples over the run (%d panels; queue: waiting solid, running dashed)", len(panels))
+	scatter.note += fmt.Sprintf("; below, the server's own samples over the run (%d %s; queue: waiting solid, running dashed)", len(panels), cmpPlural(len(panels), "panel", "panels"))
 	scatter.x1 = xMax
 	for _, p := range panels {
 		p.x1 = xMax

@@ -25,7 +25,8 @@ const reportExamples = `  servebench report baseline.jsonl                 # the
   servebench report run.jsonl --format runs-csv -o runs.csv       # one row per run (repeat, sweep point)
   servebench report run.jsonl --format slices-csv --slice 5s      # throughput, TTFT, ITL per 5 s
   servebench report run.jsonl --format html -o run.html           # self-contained, opens offline
-  servebench report base.jsonl cand.jsonl --format html -o cmp.html  # base and candidate overlaid
+  servebench report base.jsonl cand.jsonl --format html -o cmp.html  # compare page: verdict first
+  servebench report base.jsonl cand.jsonl --format md              # the same, for a PR comment
   servebench report shard-*.jsonl                  # the shards of one split run, merged`
 
 func newReportCmd(st *streams) *cobra.Command {
@@ -36,7 +37,8 @@ func newReportCmd(st *streams) *cobra.Command {
 		Short: "Summarise records files (" + strings.Join(report.Formats(), ", ") + ")",
 		Long: `Summarise a records file. Several files are merged when they are the shard files of one
 split run (run --shard i/n): same workload and configuration, every shard present. With
---format html, two files that are not shards are two runs, drawn as base and candidate.
+--format html or md, two files that are not shards are base and candidate: the page states
+compare's verdict first, then every metric and every run of both.
 Without --format, the extension of -o chooses it (run.html: html), else text.
 
 Formats:
@@ -159,7 +161,7 @@ func groupInputs(srcs []record.Source, two bool) ([]*input, error) {
 		return []*input{single(srcs[0]), single(srcs[1])}, nil
 	}
 	if shards == 0 {
-		return nil, usageErr("%d files that are not shards of one run: report merges only the shard files of a split run (run --shard i/n); to draw two runs over each other use --format html with two files", len(srcs))
+		return nil, usageErr("%d files that are not shards of one run: report merges only the shard files of a split run (run --shard i/n); to compare two runs use --format html or md with two files", len(srcs))
 	}
 	m, err := record.Merge(srcs)
 	if err != nil {

@@ -1,0 +1,259 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+
+	"servebench/compare"
+	"servebench/metrics"
+)
+
+//go:embed compare.tmpl
+var compareTemplate string
+
+var comparePageTmpl = template.Must(template.New("compare").Parse(compareTemplate))
+
+// pageStyle is the single-run page's style sheet, which the compare page shares so that both
+// read alike (colours, tables, charts, light and dark).
+var pageStyle = template.CSS(between(htmlTemplate, "<style>", "</style>"))
+
+func between(s, open, close string) string {
+	_, after, _ := strings.Cut(s, open)
+	in, _, _ := strings.Cut(after, close)
+	return in
+}
+
+// cmpHTML is the compare page template's data.
+type cmpHTML struct {
+	Title, Simulated                         string
+	Style                                    template.CSS
+	Verdict, VerdictClass, VerdictLine, Exit string
+	Sensitivity, Method, Threshold           string
+	CI                                       int
+	Sides                                    []cmpSideInfo
+	Rows                                     []cmpHTMLRow
+	RunHead                                  []string
+	RunRows                                  []cmpRunRow
+	Plots                                    []htmlPlot
+	Differ, All                              []cmpCondRow
+	Notes                                    []string
+	Server                                   []cmpServerRow
+	Changes                                  []string
+}
+
+// cmpSideInfo is one side's line in "what was compared".
+type cmpSideInfo struct {
+	Role, Label, Class, Runs, Target, API, Model, Start, Hash, Workload, Load string
+	Warnings                                                                  []string
+}
+
+// cmpHTMLRow is one key metric: compare's figures and a strip of every run's value.
+type cmpHTMLRow struct {
+	Name, Base, Cand, Delta, PN, Power, Change, Class string
+	Strip                                             template.HTML
+}
+
+// cmpRunRow is one run of one side in the table of every run.
+type cmpRunRow struct {
+	Side, Class string
+	Cells       []string
+}
+
+// cmpServerRow is a server figure of both sides (compare.ServerRow), informational.
+type cmpServerRow struct{ Name, Base, Cand, Change string }
+
+// renderCompareHTML is the html format of two inputs that are not sweeps: the compare page.
+func renderCompareHTML(w io.Writer, ins []Input) error {
+	base, cand, r, err := comparison(ins, "html")
+	if err != nil {
+		return err
+	}
+	p := cmpHTML{Style: pageStyle, Verdict: strings.ToUpper(r.Verdict), VerdictClass: verdictClass(r.Verdict),
+		VerdictLine: verdictWhy(r), Exit: exitLine(r), Sensitivity: strings.TrimSpace(cmpSensitivity(r)),
+		Method: r.Method, CI: int(math.Round(100 * (1 - r.Alpha))), Threshold: fmt.Sprintf("%.4g%%", 100*r.Threshold)}
+	p.Title = fmt.Sprintf("servebench compare — %s vs %s", base.label, cand.label)
+	p.Simulated = sidesSimulated(base, cand)
+	for i, s := range []*cmpSide{base, cand} {
+		p.Sides = append(p.Sides, cmpSideInfoOf(i, s))
+	}
+	for _, row := range r.Rows {
+		p.Rows = append(p.Rows, cmpHTMLRowOf(row, r.Threshold, metricRunValues(row.Metric, base.runs), metricRunValues(row.Metric, cand.runs)))
+	}
+	p.RunHead = append([]string{"side"}, names(runFigures, func(f struct {
+		head string
+		cell func(metrics.RunSummary) string
+	}) string {
+		return f.head
+	})...)
+	for i, s := range []*cmpSide{base, cand} {
+		for _, run := range s.runs {
+			row := cmpRunRow{Side: s.role, Class: fmt.Sprintf("c%d", i)}
+			for _, f := range runFigures {
+				row.Cells = append(row.Cells, f.cell(run))
+			}
+			p.RunRows = append(p.RunRows, row)
+		}
+	}
+	for _, pl := range compareCharts(base, cand) {
+		p.Plots = append(p.Plots, htmlPlot{Title: pl.title, Note: pl.note, SVG: template.HTML(pl.svg())})
+	}
+	p.Differ, p.All = cmpConditions(base.header, cand.header, r)
+	p.Notes = finiteNotes(r.Warnings)
+	for _, c := range r.Changes {
+		p.Changes = append(p.Changes, fmt.Sprintf("--%s %s → %s", c.Key, cmpValue(c.Base), cmpValue(c.Value)))
+	}
+	for _, x := range r.Server {
+		change := dash
+		if x.Base != nil && x.Cand != nil && *x.Base != 0 {
+			change = fmt.Sprintf("%+.1f%%", fin(100*(*x.Cand / *x.Base - 1)))
+		}
+		p.Server = append(p.Server, cmpServerRow{x.Name, cmpServerValue(x.Base, x.Unit), cmpServerValue(x.Cand, x.Unit), change})
+	}
+	return comparePageTmpl.Execute(w, p)
+}
+
+func cmpSideInfoOf(i int, s *cmpSide) cmpSideInfo {
+	ri := runInfoOf(i, s.label, s.header, s.runs[len(s.runs)-1].Summary)
+	return cmpSideInfo{Role: s.role, Label: s.label, Class: ri.Class, Runs: cmpRuns(len(s.runs)), Target: ri.Target, API: ri.API, Model: ri.Model,
+		Start: ri.Start, Hash: ri.Hash, Workload: ri.Workload, Load: ri.Load, Warnings: sideWarnings(s.runs)}
+}
+
+func cmpHTMLRowOf(row compare.Row, threshold float64, bv, cv []runValue) cmpHTMLRow {
+	change := row.Change
+	if change == "~" {
+		change = "~ no significant change"
+	}
+	return cmpHTMLRow{Name: row.Metric.Name, Base: cmpEstimate(row.Base, row.Metric.Unit), Cand: cmpEstimate(row.Cand, row.Metric.Unit),
+		Delta: cmpDelta(row), PN: cmpPN(row), Power: cmpPower(row.Power, threshold), Change: change, Class: changeClass(row.Change),
+		Strip: template.HTML(stripSVG(row, bv, cv))}
+}
+
+// Strip geometry: one lane per side, a dot per run, the side's interval as a bar with its
+// centre (the geometric mean of the runs) as a tick.
+const (
+	stripW, stripH, stripPad = 180.0, 50.0, 8.0
+	stripDot                 = 4.0
+)
+
+// stripSVG draws every run's value of a metric on one axis, base above candidate, each side's
+// interval (compare's) under its dots. Each dot carries data-side and data-run, so that a test
+// can count the runs drawn.
+func stripSVG(row compare.Row, bv, cv []runValue) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range append(append([]runValue{}, bv...), cv...) {
+		lo, hi = math.Min(lo, v.V), math.Max(hi, v.V)
+	}
+	for _, e := range []compare.Estimate{row.Base, row.Cand} {
+		for _, v := range []float64{e.Lo, e.Hi, e.Center} {
+			if finiteF(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if !(hi > lo) { // one value, or none
+		lo, hi = lo-math.Max(math.Abs(lo)*0.01, 1e-9), hi+math.Max(math.Abs(hi)*0.01, 1e-9)
+	}
+	if !finiteF(lo) || !finiteF(hi) {
+		lo, hi = 0, 1
+	}
+	pad := (hi - lo) * 0.06
+	lo, hi = lo-pad, hi+pad
+	sx := func(v float64) float64 { return stripPad + (v-lo)/(hi-lo)*(stripW-2*stripPad) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="strip" data-metric="%s" viewBox="0 0 %g %g" role="img" aria-label="%s: every run's value">`,
+		html.EscapeString(row.Metric.Name), stripW, stripH, html.EscapeString(row.Metric.Name))
+	for i, side := range []struct {
+		name string
+		e    compare.Estimate
+		vals []runValue
+	}{{"base", row.Base, bv}, {"candidate", row.Cand, cv}} {
+		y := 12 + 18*float64(i)
+		if finiteF(side.e.Lo) && finiteF(side.e.Hi) {
+			fmt.Fprintf(&b, `<line class="ci s%d" x1="%.1f" y1="%g" x2="%.1f" y2="%g"><title>%s %.0f%% interval: %s</title></line>`,
+				i, sx(side.e.Lo), y, sx(side.e.Hi), y, side.name, 95.0, html.EscapeString(cmpEstimate(side.e, row.Metric.Unit)))
+		}
+		if finiteF(side.e.Center) {
+			fmt.Fprintf(&b, `<line class="centre s%d" x1="%.1f" y1="%g" x2="%.1f" y2="%g"/>`, i, sx(side.e.Center), y-7, sx(side.e.Center), y+7)
+		}
+		for k, v := range side.vals {
+			dy := float64(k%3-1) * 2.5 // runs with close values stay apart
+			fmt.Fprintf(&b, `<circle class="repeat f%d" data-side="%s" data-run="%d" cx="%.1f" cy="%.1f" r="%g"><title>%s run %d: %s %s</title></circle>`,
+				i, side.name, v.Run, sx(v.V), y+dy, stripDot, side.name, v.Run, cmpNum(v.V), html.EscapeString(row.Metric.Unit))
+		}
+	}
+	fmt.Fprintf(&b, `<text class="tick" x="%g" y="%g">%s</text>`, stripPad, stripH-2, cmpNum(lo+pad))
+	fmt.Fprintf(&b, `<text class="tick" x="%g" y="%g" text-anchor="end">%s %s</text>`, stripW-stripPad, stripH-2, cmpNum(hi-pad), html.EscapeString(row.Metric.Unit))
+	b.WriteString("</svg>")
+	return b.String()
+}
+
+// compareCharts are the distributions of both sides, one line per run (never pooled), and
+// each run's output tokens per second over its own time: a run's repeats are not a sweep, so
+// no line joins one run to the next.
+func compareCharts(base, cand *cmpSide) []*plot {
+	sides := []*cmpSide{base, cand}
+	dists := func(pick func(*Series) []float64) []dist {
+		var out []dist
+		for i, s := range sides {
+			for k, run := range s.runs {
+				d := dist{run: i, vals: pick(s.seriesOf(run.Run))}
+				if k == 0 {
+					d.label = fmt.Sprintf("%s (%s)", s.role, cmpRuns(len(s.runs)))
+				}
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	ttft := cdfPlot("ttft-cdf", "TTFT distribution (CDF), one line per run", "TTFT (ms)", dists(func(s *Series) []float64 { return msVals(&s.ttft) }))
+	itl := cdfPlot("itl-cdf", "ITL (chunk) distribution (CDF), one line per run", "ITL (ms)", dists(func(s *Series) []float64 { return msVals(&s.itlChunk) }))
+	e2e := cdfPlot("e2e-cdf", "E2E latency distribution (CDF), one line per run", "E2E (ms)", dists(e2eVals))
+	tok := &plot{id: "tokens-time", title: "Output tokens per second, one line per run",
+		note: "each run on its own time axis, from its first measured send (its warmup before 0); tokens per 1 s bucket", xLabel: "time (s since the run's first measured send)", yLabel: "output tokens/s"}
+	for i, s := range sides {
+		for k, run := range s.runs {
+			se := s.seriesOf(run.Run)
+			pts := se.overTime(se.tokens)
+			for _, pt := range pts {
+				tok.x0, tok.x1, tok.y1 = min(tok.x0, pt[0]), max(tok.x1, pt[0]), max(tok.y1, pt[1]*1.1)
+			}
+			m := mark{kind: markLine, run: i, pts: pts}
+			if k == 0 {
+				m.label = fmt.Sprintf("%s (%s)", s.role, cmpRuns(len(s.runs)))
+			}
+			tok.marks = append(tok.marks, m)
+		}
+	}
+	return []*plot{ttft, itl, e2e, tok}
+}
+
+// seriesOf is run's chart series (empty when it had no measured record).
+func (s *cmpSide) seriesOf(run int) *Series {
+	if se := s.series[run]; se != nil {
+		return se
+	}
+	return &Series{}
+}
+
+// e2eVals are the E2E latencies (ms, sorted) of the series' scatter sample.
+func e2eVals(s *Series) []float64 {
+	var r reservoir
+	for _, p := range s.points {
+		r.vals = append(r.vals, p[1])
+	}
+	return msVals(&r)
+}
+
+// verdictWhy is compare's verdict line without the verdict word the page shows above it.
+func verdictWhy(r *compare.Result) string {
+	line := cmpVerdict(r)
+	if why, ok := strings.CutPrefix(line, strings.ToUpper(r.Verdict)+": "); ok {
+		return why
+	}
+	return strings.TrimSpace(strings.TrimPrefix(line, strings.ToUpper(r.Verdict)))
+}

@@ -1,0 +1,339 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"servebench/compare"
+	"servebench/conditions"
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// The compare page: `report base.jsonl cand.jsonl --format html` (or md). It answers "better
+// or worse?" first, with the figures of `servebench compare` at its defaults (compare.Compare:
+// the same two-level t intervals, the same 5% threshold, the same condition diff), and shows
+// the evidence under the answer: every repeat of each side as its own dot or line, never
+// pooled, and never only the last one.
+
+// cmpSide is one input read for the compare page: the comparison side (every run's summary
+// and what the bootstrap needs) and one chart series per run.
+type cmpSide struct {
+	label  string // the file's name
+	role   string // "base" or "candidate": the two files may share a name
+	header *record.Header
+	side   *compare.Side
+	runs   []metrics.RunSummary
+	series map[int]*Series // by Record.Run
+}
+
+// readCmpSide reads an input's records once into its comparison side and per-run series.
+func readCmpSide(in Input, format string) (*cmpSide, error) {
+	recs, err := in.records(format)
+	if err != nil {
+		return nil, err
+	}
+	h := in.Header
+	if h == nil {
+		h = &record.Header{}
+	}
+	opt, err := metrics.HeaderOptions(in.Header)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.label(), err)
+	}
+	cs := &cmpSide{label: in.label(), header: h, side: compare.NewSide(h, opt), series: map[int]*Series{}}
+	for r, err := range recs {
+		if err != nil {
+			return nil, err
+		}
+		cs.side.Add(r)
+		se := cs.series[r.Run]
+		if se == nil {
+			se = &Series{}
+			cs.series[r.Run] = se
+		}
+		se.Add(r)
+	}
+	cs.runs = cs.side.Runs()
+	if len(cs.runs) == 0 {
+		return nil, fmt.Errorf("%s: no records to compare", in.label())
+	}
+	return cs, nil
+}
+
+// comparison reads both inputs and compares them as `servebench compare` does with its
+// defaults; goodput is compared when both sides carry SLOs, as there.
+func comparison(ins []Input, format string) (base, cand *cmpSide, res *compare.Result, err error) {
+	if base, err = readCmpSide(ins[0], format); err != nil {
+		return nil, nil, nil, err
+	}
+	if cand, err = readCmpSide(ins[1], format); err != nil {
+		return nil, nil, nil, err
+	}
+	base.role, cand.role = "base", "candidate"
+	bo, _ := metrics.HeaderOptions(ins[0].Header) // read once already: no error
+	co, _ := metrics.HeaderOptions(ins[1].Header)
+	res = compare.Compare(base.side, cand.side, compare.Options{Goodput: bo.SLO.Any() && co.SLO.Any()})
+	return base, cand, res, nil
+}
+
+// CompareExit is the exit code `servebench compare` gives a verdict (README "Exit codes"):
+// 4 regressed, 5 not comparable, 6 inconclusive, else 0.
+func CompareExit(verdict string) int {
+	switch verdict {
+	case compare.Regressed:
+		return 4
+	case compare.NotComparable:
+		return 5
+	case compare.Inconclusive:
+		return 6
+	}
+	return 0
+}
+
+// exitLine says what `servebench compare` would exit with, in words.
+func exitLine(r *compare.Result) string {
+	code := CompareExit(r.Verdict)
+	what := map[int]string{0: "no regression", 4: "regressed", 5: "not comparable", 6: "inconclusive"}[code]
+	return fmt.Sprintf("servebench compare would exit %d (%s)", code, what)
+}
+
+// verdictClass is the CSS class of the verdict's box.
+func verdictClass(v string) string {
+	switch v {
+	case compare.Regressed:
+		return "bad"
+	case compare.Improved:
+		return "good"
+	case compare.NoChange:
+		return "same"
+	}
+	return "unsure"
+}
+
+// changeClass is the CSS class of a metric row's change.
+func changeClass(c string) string {
+	switch c {
+	case compare.Regressed:
+		return "bad"
+	case compare.Improved:
+		return "good"
+	case compare.Inconclusive:
+		return "unsure"
+	}
+	return ""
+}
+
+// runValue is one run's value of a key metric.
+type runValue struct {
+	Run int
+	V   float64
+}
+
+// runValues returns each run's value of m where it is defined and finite.
+func metricRunValues(m compare.Metric, runs []metrics.RunSummary) []runValue {
+	var out []runValue
+	for _, r := range runs {
+		if v, ok := m.FromSummary(r.Summary); ok && finiteF(v) {
+			out = append(out, runValue{r.Run, v})
+		}
+	}
+	return out
+}
+
+func finiteF(v float64) bool { return v == v && v-v == 0 }
+
+// cmpCondRow is a condition of the page: its key, each side's value ("unknown" when the side
+// does not know it), its source, and how compare judged a difference ("" when equal).
+type cmpCondRow struct {
+	Key, Base, Cand, Source, Kind, Note string
+}
+
+// cmpConditions returns the conditions that differ (compare's own diff, in its order: a key
+// compare does not flag is not flagged here) and every condition of both sides.
+func cmpConditions(base, cand *record.Header, r *compare.Result) (differ, all []cmpCondRow) {
+	known := func(c record.Condition, ok bool) string {
+		if !ok || c.Source == conditions.Unknown || c.Value == "" {
+			return "unknown"
+		}
+		return oneLineValue(c.Value)
+	}
+	kinds := map[string]string{}
+	for _, d := range r.Differences {
+		kinds[d.Key] = d.Kind
+		differ = append(differ, cmpCondRow{Key: d.Key, Base: known(d.Base, d.Base.Source != ""), Cand: known(d.Cand, d.Cand.Source != ""),
+			Kind: d.Kind, Note: cmpKindNote[d.Kind]})
+	}
+	bs := conditions.Merge(conditions.FromHeader(base), base.Conditions)
+	cs := conditions.Merge(conditions.FromHeader(cand), cand.Conditions)
+	var keys []string
+	for _, c := range append(slices.Clone(bs), cs...) {
+		if !slices.Contains(keys, c.Key) {
+			keys = append(keys, c.Key)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b, bok := bs.Get(k)
+		c, cok := cs.Get(k)
+		src := b.Source
+		if !bok || src == conditions.Unknown {
+			src = c.Source
+		}
+		all = append(all, cmpCondRow{Key: k, Base: known(b, bok), Cand: known(c, cok), Source: src, Kind: kinds[k]})
+	}
+	return differ, all
+}
+
+// sideWarnings are a side's run warnings, each said once with the runs that gave it, worst
+// level first.
+func sideWarnings(runs []metrics.RunSummary) []string {
+	type seen struct {
+		w    metrics.Warning
+		runs []string
+	}
+	var order []*seen
+	by := map[string]*seen{}
+	for _, r := range runs {
+		for _, w := range finiteWarnings(r.Summary.Warnings) {
+			s := by[w.Text]
+			if s == nil {
+				s = &seen{w: w}
+				by[w.Text] = s
+				order = append(order, s)
+			}
+			s.runs = append(s.runs, fmt.Sprint(r.Run))
+		}
+	}
+	slices.SortStableFunc(order, func(a, b *seen) int { return levelRank(a.w.Level) - levelRank(b.w.Level) })
+	var out []string
+	for _, s := range order {
+		which := "every run"
+		if len(s.runs) < len(runs) {
+			which = cmpPlural(len(s.runs), "run ", "runs ") + strings.Join(s.runs, ", ")
+		}
+		line := fmt.Sprintf("%s: %s (%s)", s.w.Level, s.w.Text, which)
+		if s.w.Action != "" {
+			line += ". Next: " + s.w.Action
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// sidesSimulated says which sides measured the built-in simulator, for the banner.
+func sidesSimulated(sides ...*cmpSide) string {
+	var sim []string
+	for _, s := range sides {
+		for _, r := range s.runs {
+			if r.Summary.Simulated || s.header.Target.Simulated {
+				sim = append(sim, s.label)
+				break
+			}
+		}
+	}
+	return simulatedBanner(sim, len(sides))
+}
+
+// renderCompareMarkdown is the md format of two inputs: the compare page for a PR comment.
+func renderCompareMarkdown(w io.Writer, ins []Input) error {
+	for _, in := range ins {
+		if isSweep(in.Header) {
+			return fmt.Errorf("%s is a sweep: md compares two runs (or two sets of repeats); render each sweep on its own, or both with --format html", in.label())
+		}
+	}
+	base, cand, r, err := comparison(ins, "md")
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### servebench compare: %s\n\n", strings.ToUpper(r.Verdict))
+	if s := sidesSimulated(base, cand); s != "" {
+		fmt.Fprintf(&b, "> **SIMULATED**: %s.\n\n", mdEsc(s))
+	}
+	fmt.Fprintf(&b, "**%s** · %s", mdEsc(cmpVerdict(r)), mdEsc(exitLine(r)))
+	if s := cmpSensitivity(r); s != "" {
+		fmt.Fprintf(&b, "  \n%s", mdEsc(strings.TrimSpace(s)))
+	}
+	fmt.Fprintf(&b, "\n\nBase `%s` (%s) · candidate `%s` (%s) · %s, %.0f%% intervals\n\n",
+		mdCode(base.label), cmpRuns(r.BaseRuns), mdCode(cand.label), cmpRuns(r.CandRuns), r.Method, 100*(1-r.Alpha))
+	mdCmpRows(&b, r)
+	mdCmpRepeats(&b, base, cand)
+	differ, _ := cmpConditions(base.header, cand.header, r)
+	if len(differ) > 0 {
+		b.WriteString("**Conditions that differ**\n\n| key | base | candidate | |\n|---|---|---|---|\n")
+		for _, d := range differ {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdEsc(d.Key), mdEsc(d.Base), mdEsc(d.Cand), mdEsc(d.Note))
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("Conditions: identical.\n\n")
+	}
+	mdCmpNotes(&b, r, base, cand)
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// mdCmpRows is the per-metric table: the figures of CompareText.
+func mdCmpRows(b *strings.Builder, r *compare.Result) {
+	b.WriteString("| metric | base | candidate | delta [CI] | p, n | power | change |\n|---|--:|--:|--:|--:|--:|---|\n")
+	for _, row := range r.Rows {
+		change := row.Change
+		if change == compare.Regressed || change == compare.Improved {
+			change = "**" + change + "**"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", row.Metric.Name, mdEsc(cmpEstimate(row.Base, row.Metric.Unit)),
+			mdEsc(cmpEstimate(row.Cand, row.Metric.Unit)), mdEsc(cmpDelta(row)), mdEsc(cmpPN(row)), mdEsc(cmpPower(row.Power, r.Threshold)), change)
+	}
+	fmt.Fprintf(b, "\nbase and candidate: geometric mean of the runs' values [%.0f%% CI]; \"~\": no significant difference; threshold %.4g%%\n\n",
+		100*(1-r.Alpha), 100*r.Threshold)
+}
+
+// mdCmpRepeats is one row per run of each side: repeats as repeats, never pooled.
+func mdCmpRepeats(b *strings.Builder, base, cand *cmpSide) {
+	b.WriteString("**Every run** (latencies in ms)\n\n| side |")
+	for _, f := range runFigures {
+		b.WriteString(" " + f.head + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("--:|", len(runFigures)) + "\n")
+	for _, s := range []*cmpSide{base, cand} {
+		for _, r := range s.runs {
+			fmt.Fprintf(b, "| %s |", s.role)
+			for _, f := range runFigures {
+				fmt.Fprintf(b, " %s |", mdEsc(f.cell(r)))
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\n")
+}
+
+// mdCmpNotes are compare's notes, then each side's run warnings said once.
+func mdCmpNotes(b *strings.Builder, r *compare.Result, base, cand *cmpSide) {
+	notes := finiteNotes(r.Warnings)
+	for _, s := range []*cmpSide{base, cand} {
+		for _, w := range sideWarnings(s.runs) {
+			notes = append(notes, s.role+" runs: "+w)
+		}
+	}
+	if len(notes) == 0 {
+		return
+	}
+	b.WriteString("**Notes**\n\n")
+	for i, n := range notes {
+		fmt.Fprintf(b, "%d. %s\n", i+1, mdEsc(n))
+	}
+}
+
+// levelRank orders warning levels worst first: invalidates, may distort, info.
+func levelRank(l metrics.Level) int {
+	switch l {
+	case metrics.Invalidates:
+		return 0
+	case metrics.Info:
+		return 2
+	}
+	return 1
+}

@@ -1,0 +1,96 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"servebench/metrics"
+)
+
+// The verdict block opens a single run's report: before any figure, whether the run was
+// steady (metrics' steady-state check), whether it was valid (when held to rules with
+// --valid), and the quality of the measurement (its worst warning), each with a class the
+// HTML page colours: good, bad or unsure.
+
+// verdictLine is one line of the verdict block.
+type verdictLine struct {
+	Label, Text, Class string
+}
+
+// runVerdicts returns the block's three lines for a run's summary.
+func runVerdicts(s *metrics.Summary) []verdictLine {
+	return []verdictLine{steadyVerdict(s.Steadiness), validVerdict(s), qualityVerdict(s.Warnings)}
+}
+
+func steadyVerdict(st *metrics.Steadiness) verdictLine {
+	v := verdictLine{Label: "steady"}
+	switch {
+	case st == nil:
+		v.Text, v.Class = "not checked", "unsure"
+	case !st.Tested:
+		v.Text, v.Class = "not tested: "+st.Reason, "unsure"
+	case st.Steady:
+		v.Text, v.Class = fmt.Sprintf("steady: no trend or step in %s (up to %d windows each)%s", testedSeries(st, true), st.Windows, untested(st)), "good"
+	case st.Queueing:
+		v.Text, v.Class = "NOT STEADY: unbounded queueing, the arrival rate is above the server's capacity (see the warnings)", "bad"
+	default:
+		var ds []string
+		for _, d := range st.Drifts {
+			ds = append(ds, d.Metric+" "+d.Direction)
+		}
+		v.Text, v.Class = "NOT STEADY: "+strings.Join(ds, ", ")+" during the window (see the warnings)", "bad"
+	}
+	return v
+}
+
+func validVerdict(s *metrics.Summary) verdictLine {
+	vs := validities(s)
+	if len(vs) == 0 {
+		return verdictLine{Label: "valid", Text: "not held to rules (run --valid PRESET to hold it to MLPerf-style rules)", Class: "unsure"}
+	}
+	v := vs[len(vs)-1]
+	class := "good"
+	if v.Verdict != "VALID" {
+		class = "bad"
+	}
+	return verdictLine{Label: "valid", Text: validityHead(v), Class: class}
+}
+
+// qualityVerdict grades the measurement by its worst warning: good when every warning is
+// information, fair when the worst may distort a figure, poor when one invalidates a figure.
+func qualityVerdict(ws []metrics.Warning) verdictLine {
+	n := map[metrics.Level]int{}
+	for _, w := range ws {
+		n[w.Level]++
+	}
+	v := verdictLine{Label: "quality"}
+	switch {
+	case n[metrics.Invalidates] > 0:
+		v.Text, v.Class = fmt.Sprintf("poor: %d %s a figure", n[metrics.Invalidates], cmpPlural(n[metrics.Invalidates], "warning invalidates", "warnings invalidate")), "bad"
+	case n[metrics.Distorts] > 0:
+		v.Text, v.Class = fmt.Sprintf("fair: %d %s distort a figure", n[metrics.Distorts], cmpPlural(n[metrics.Distorts], "warning may", "warnings may")), "unsure"
+	default:
+		v.Text, v.Class = "good: no warning beyond information", "good"
+	}
+	if len(ws) > 0 {
+		v.Text += fmt.Sprintf(" (%d %s in all)", len(ws), cmpPlural(len(ws), "warning", "warnings"))
+	}
+	return v
+}
+
+// textVerdicts writes the block at the top of the terminal summary (it replaced the steady
+// line further down: each thing said once).
+func textVerdicts(b *strings.Builder, s *metrics.Summary) {
+	b.WriteString("\n")
+	for _, v := range runVerdicts(s) {
+		line(b, v.Label, "%s", v.Text)
+	}
+}
+
+// mdVerdicts writes the block at the top of the Markdown summary.
+func mdVerdicts(b *strings.Builder, s *metrics.Summary) {
+	for _, v := range runVerdicts(s) {
+		fmt.Fprintf(b, "**%s**: %s  \n", v.Label, mdEsc(v.Text))
+	}
+	b.WriteString("\n")
+}
