@@ -80,6 +80,10 @@ func intField(key []byte, r *Record) *int {
 		return &r.OutputTokens
 	case "status":
 		return &r.Status
+	case "reasoning_events":
+		return &r.ReasoningEvents
+	case "reasoning_tokens":
+		return &r.ReasoningTokens
 	}
 	return nil
 }
@@ -100,6 +104,8 @@ func int64Field(key []byte, r *Record) *int64 {
 		return &r.FirstEvent
 	case "done":
 		return &r.Done
+	case "first_answer":
+		return &r.FirstAnswer
 	}
 	return nil
 }
@@ -116,6 +122,8 @@ func stringField(key []byte, r *Record) *string {
 		return &r.ErrorClass
 	case "error":
 		return &r.Error
+	case "reasoning_tokens_source":
+		return &r.ReasoningTokensSource
 	}
 	return nil
 }
@@ -133,7 +141,8 @@ func knownBit(key []byte) (uint, bool) {
 var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatched", "connect", "sent",
 	"headers", "first_event", "done", "events", "input_tokens", "max_tokens", "fixed_output",
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
-	"error_class", "error", "server", "session", "turn"}
+	"error_class", "error", "server", "session", "turn",
+	"reasoning_events", "first_answer", "reasoning_tokens", "reasoning_tokens_source"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.
