@@ -48,6 +48,8 @@ type Accumulator struct {
 	coldWarm coldWarmAcc
 	// split takes TTFT apart where the server reports a prefill time (ttftsplit.go)
 	split splitAcc
+	// reason keeps the reasoning-model figures (reasoning.go)
+	reason reasoningAcc
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -123,6 +125,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	one := oneTokenEach(r, out, osrc)
 	a.addITL(r, one)
 	a.split.add(r)
+	a.reason.add(r, out)
 	a.steady.add(r, out)
 	a.run.addEvents(r.Events, one)
 	if a.meetsSLO(r, out) {

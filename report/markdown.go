@@ -21,6 +21,9 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	if n := splitNote(s); n != "" {
 		b.WriteString(mdEsc(n) + "\n\n")
 	}
+	if n := reasoningNote(s); n != "" {
+		b.WriteString(mdEsc(n) + "\n\n")
+	}
 	mdServer(&b, s)
 	mdFailures(&b, s)
 	mdValidity(&b, s) // validity.go: only for a run held to rules

@@ -34,6 +34,9 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	if n := splitNote(s); n != "" {
 		line(&b, "ttft split", "%s", n)
 	}
+	if n := reasoningNote(s); n != "" {
+		line(&b, "reasoning", "%s", n)
+	}
 	textSessions(&b, s) // sessions.go: only for multi-turn runs
 	textSteady(&b, s)
 	textValidity(&b, s) // validity.go: only for a run held to rules
