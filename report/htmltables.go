@@ -46,7 +46,7 @@ func summaryRows(runs []Run) []tableRow {
 		}
 		rows = append(rows, row)
 	}
-	return rows
+	return append(rows, reasoningSummaryRows(runs)...)
 }
 
 func windowS(s *metrics.Summary) *float64 {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 
 	"servebench/metrics"
 )
@@ -66,4 +67,50 @@ func jsonReasoning(o *object, s *metrics.Summary) {
 	} {
 		statKeys(o, d.name, d.unit, d.st, s.Percentiles, d.div)
 	}
+}
+
+// reasoningSummaryRows are the HTML summary table's reasoning token counts, when any run of
+// the page reasoned: total reasoning and answer tokens, and the requests whose output ended
+// before any answer.
+func reasoningSummaryRows(runs []Run) []tableRow {
+	on := false
+	for _, r := range runs {
+		on = on || r.Summary.Reasoning != nil
+	}
+	if !on {
+		return nil
+	}
+	figs := []struct {
+		name string
+		v    func(r *metrics.Reasoning) int64
+	}{
+		{"reasoning tokens", func(r *metrics.Reasoning) int64 { return r.TotalReasoning }},
+		{"answer tokens", func(r *metrics.Reasoning) int64 { return r.TotalAnswer }},
+		{"requests with no answer", func(r *metrics.Reasoning) int64 { return int64(r.NoAnswer) }},
+	}
+	var rows []tableRow
+	for _, f := range figs {
+		row := tableRow{Name: f.name}
+		var vals []*float64
+		for _, r := range runs {
+			var v *float64
+			if r.Summary.Reasoning != nil {
+				v = ptr(float64(f.v(r.Summary.Reasoning)))
+			}
+			vals = append(vals, v)
+			row.Cells = append(row.Cells, optf(v, 0))
+		}
+		if len(vals) == 2 {
+			row.Delta = delta(vals[0], vals[1])
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// csvReasoning appends a request's reasoning cells (the last columns of CSV): its TTFO (its
+// TTFT when it did not reason; empty when no answer came), and its reasoning and answer
+// tokens.
+func csvReasoning(row []string, m metrics.RequestMetrics) []string {
+	return append(row, optMS(m.TTFO), strconv.Itoa(m.ReasoningTokens), strconv.Itoa(m.OutputTokens-m.ReasoningTokens))
 }
