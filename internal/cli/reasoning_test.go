@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/internal/peertest"
 	"servebench/metrics"
 	"servebench/sim"
 )
@@ -122,4 +123,69 @@ func truthFirsts(t *testing.T, path string) (ttft, ttfo []float64) {
 	slices.Sort(ttft)
 	slices.Sort(ttfo)
 	return ttft, ttfo
+}
+
+// thinkingTemplate is a Qwen3-style chat template: the generation prompt opens <think>, so
+// llama.cpp (b11669, --jinja --reasoning-format deepseek) streams the output as
+// delta.reasoning_content until the model writes </think>. The random-weight test model never
+// does, so every request is all reasoning and no answer.
+const thinkingTemplate = `{%- for message in messages %}
+{%- if message.role == "assistant" %}
+{%- set reasoning_content = message.reasoning_content if message.reasoning_content is defined and message.reasoning_content is string else "" %}
+{{- '<|im_start|>assistant\n<think>\n' + reasoning_content.strip('\n') + '\n</think>\n\n' + message.content.lstrip('\n') + '<|im_end|>\n' }}
+{%- else %}
+{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' }}
+{%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+{{- '<|im_start|>assistant\n' }}
+{%- if enable_thinking is defined and enable_thinking is false %}
+{{- '<think>\n\n</think>\n\n' }}
+{%- else %}
+{{- '<think>\n' }}
+{%- endif %}
+{%- endif %}
+`
+
+// TestReasoningLlamaCpp reads a real server's reasoning stream: llama.cpp with a thinking
+// template sends delta.reasoning_content, and the run counts every event as reasoning, no
+// answer (no TTFO), reasoning tokens one per event (llama.cpp sends no
+// completion_tokens_details). With thinking turned off per request, the same server answers
+// and no reasoning is reported.
+func TestReasoningLlamaCpp(t *testing.T) {
+	tmpl := filepath.Join(t.TempDir(), "think.jinja")
+	if err := os.WriteFile(tmpl, []byte(thinkingTemplate), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "1024", "--jinja",
+		"--chat-template-file", tmpl, "--reasoning-format", "deepseek")
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		want  func(s map[string]any) bool
+	}{
+		{"thinking", nil, func(s map[string]any) bool {
+			return s["reasoning_requests"] == 4.0 && s["no_answer_requests"] == 4.0 && s["total_reasoning_tokens"] == 32.0 && s["count_ttfo"] == 0.0
+		}},
+		{"thinking off", []string{"--extra-body", `{"chat_template_kwargs":{"enable_thinking":false}}`}, func(s map[string]any) bool {
+			_, ok := s["reasoning_requests"]
+			return !ok
+		}},
+	} {
+		js := filepath.Join(t.TempDir(), "s.json")
+		args := append([]string{"run", "-q", "--url", url, "--api", "openai-chat", "--input-tokens", "8", "--output-tokens", "8",
+			"--requests", "4", "--concurrency", "2", "--warmup", "0", "--json", js, "-o", filepath.Join(t.TempDir(), "r.jsonl")}, tc.extra...)
+		if code, _, errs := runMain(t, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, errs)
+		}
+		var s map[string]any
+		b, _ := os.ReadFile(js)
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s["completed"] != 4.0 || !tc.want(s) {
+			t.Errorf("%s: completed %v, reasoning requests %v, no answer %v, reasoning tokens %v, TTFO count %v", tc.name,
+				s["completed"], s["reasoning_requests"], s["no_answer_requests"], s["total_reasoning_tokens"], s["count_ttfo"])
+		}
+	}
 }
