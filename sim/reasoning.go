@@ -142,3 +142,12 @@ func (s *Server) reasonJSON(choice, usage map[string]any, p *genParams, q *seq) 
 	choice["message"] = map[string]any{"role": "assistant", "content": answer.String(), s.cfg.reasoningField(): think.String()}
 	usage["completion_tokens_details"] = map[string]int{"reasoning_tokens": n}
 }
+
+// describeReasoning adds the reasoning settings to the simulator's description (its
+// conditions and /version) when it reasons, so that a baseline without reasoning is told
+// apart; without reasoning the description is as before.
+func (c *Config) describeReasoning(d map[string]string) {
+	if c.ReasoningTokens > 0 {
+		d["reasoning_tokens"], d["reasoning_field"] = strconv.Itoa(c.ReasoningTokens), c.reasoningField()
+	}
+}

@@ -112,7 +112,10 @@ func TestReasoningOffByDefault(t *testing.T) {
 func TestReasoningFieldAndJSON(t *testing.T) {
 	c := fixedConfig(time.Millisecond, 100*time.Microsecond)
 	c.ReasoningTokens, c.ReasoningField = 3, ReasoningContentField
-	_, base := startSim(t, c)
+	srv, base := startSim(t, c)
+	if d := srv.Describe(); d["reasoning_tokens"] != "3" || d["reasoning_field"] != ReasoningContentField {
+		t.Errorf("describe: reasoning_tokens %q, reasoning_field %q", d["reasoning_tokens"], d["reasoning_field"])
+	}
 	resp := post(t, base+"/v1/chat/completions", chatBody(5, map[string]any{"stream": false}))
 	var out struct {
 		Choices []struct {

@@ -203,6 +203,7 @@ func (s *Server) buildDescribe() map[string]string {
 		"simulated": "true", "server": Version, "model": s.modelName, "model_preset": c.ModelPreset,
 		"seed": strconv.FormatInt(c.Seed, 10), "fault_rate": ftoa(c.FaultRate), "faults": c.Faults.String(),
 	}
+	c.describeReasoning(d)
 	if c.FixedMode() {
 		d["mode"] = "fixed"
 		d["ttft"], d["itl"], d["jitter"] = c.TTFT.String(), c.ITL.String(), c.Jitter.String()
