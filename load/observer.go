@@ -28,6 +28,7 @@ type stamp struct {
 	txPending  bool            // the kernel had not reported that write when its hook ran
 	kernelSent bool            // Sent is the kernel's send time
 	live       *Live           // the run's live counts (nil: none)
+	reason     reasonState     // reasoning and answer phases (reasoning.go)
 }
 
 // clockCount counts a run's measured content-event stamps and those that fell back to the
@@ -154,6 +155,7 @@ func (s *stamp) Content(tokens int) {
 	}
 	s.live.content(tokens)
 	s.rec.Events = append(s.rec.Events, record.Event{T: s.lastEvent, N: int32(tokens)})
+	s.reason.event(s.rec, tokens)
 	if s.readStamp {
 		s.readStamps++
 	}
@@ -177,6 +179,7 @@ func (s *stamp) finish(promptSource string) {
 	if r.Done == 0 {
 		r.Done = s.now() // failed or cut: the end is when the backend gave up
 	}
+	s.reason.finish(r)
 	switch {
 	case s.prompt > 0:
 		r.PromptTokens, r.PromptTokensSource = s.prompt, record.SourceServer

@@ -52,6 +52,8 @@ type Accumulator struct {
 	split splitAcc
 	// stages keeps one Accumulator per load stage of run --stages (stages.go)
 	stages stageAcc
+	// reason keeps the reasoning-model figures (reasoning.go)
+	reason reasoningAcc
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -129,6 +131,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	one := oneTokenEach(r, out, osrc)
 	a.addITL(r, one)
 	a.split.add(r)
+	a.reason.add(r, out)
 	a.steady.add(r, out)
 	a.run.addEvents(r.Events, one)
 	if a.meetsSLO(r, out) {

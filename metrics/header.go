@@ -21,7 +21,7 @@ func ParseSLOs(vals []string) (SLO, error) {
 			d, _, _ = strings.Cut(d, "@")
 			dur, err := time.ParseDuration(strings.TrimSpace(d))
 			if !ok || err != nil || dur <= 0 {
-				return s, fmt.Errorf("--slo %q: want NAME=DURATION with NAME ttft, tpot, itl or e2e and a positive duration, e.g. ttft=500ms", kv)
+				return s, fmt.Errorf("--slo %q: want NAME=DURATION with NAME ttft, tpot, itl, e2e or ttfo and a positive duration, e.g. ttft=500ms", kv)
 			}
 			switch strings.ToLower(strings.TrimSpace(k)) {
 			case "ttft":
@@ -32,8 +32,10 @@ func ParseSLOs(vals []string) (SLO, error) {
 				s.ITL = dur
 			case "e2e", "e2el":
 				s.E2E = dur
+			case "ttfo", "ttfat":
+				s.TTFO = dur
 			default:
-				return s, fmt.Errorf("--slo %q: unknown objective %q (want ttft, tpot, itl or e2e)", kv, k)
+				return s, fmt.Errorf("--slo %q: unknown objective %q (want ttft, tpot, itl, e2e or ttfo)", kv, k)
 			}
 		}
 	}

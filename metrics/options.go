@@ -38,10 +38,13 @@ type SLO struct {
 	ITL time.Duration
 	// E2E: last content event − sent. A request with no content event does not meet it.
 	E2E time.Duration
+	// TTFO: time to first output (answer) token, first answer event − sent (reasoning.go). A
+	// request whose output ended while still reasoning has none and does not meet it.
+	TTFO time.Duration
 }
 
 // Any reports whether at least one objective is set.
-func (s SLO) Any() bool { return s.TTFT > 0 || s.TPOT > 0 || s.ITL > 0 || s.E2E > 0 }
+func (s SLO) Any() bool { return s.TTFT > 0 || s.TPOT > 0 || s.ITL > 0 || s.E2E > 0 || s.TTFO > 0 }
 
 // String lists the set objectives, e.g. "TTFT ≤ 500ms, TPOT ≤ 50ms".
 func (s SLO) String() string {
@@ -59,6 +62,7 @@ func (s SLO) String() string {
 	add("TPOT", s.TPOT)
 	add("ITL", s.ITL)
 	add("E2E", s.E2E)
+	add("TTFO", s.TTFO)
 	return out
 }
 
@@ -69,7 +73,7 @@ func (o Options) Validate() error {
 			return fmt.Errorf("percentile %v out of range [0, 100]", p)
 		}
 	}
-	if o.SLO.TTFT < 0 || o.SLO.TPOT < 0 || o.SLO.ITL < 0 || o.SLO.E2E < 0 {
+	if o.SLO.TTFT < 0 || o.SLO.TPOT < 0 || o.SLO.ITL < 0 || o.SLO.E2E < 0 || o.SLO.TTFO < 0 {
 		return fmt.Errorf("negative SLO threshold")
 	}
 	return nil

@@ -31,6 +31,11 @@ type RequestMetrics struct {
 	ITLMean Opt
 	// ITLMax is the request's largest ITL (chunk) gap, the figure an ITL SLO is checked against.
 	ITLMax Opt
+	// TTFO is the time to first output (answer) token, first answer event − sent: TTFT when
+	// the request did not reason (reasoning.go).
+	TTFO Opt
+	// ReasoningTokens is the reasoning part of OutputTokens (0 without reasoning).
+	ReasoningTokens int
 
 	PromptTokens       int    // prompt tokens, falling back to the requested length
 	PromptTokensSource string // server | tokenizer | requested | ...
@@ -49,6 +54,7 @@ func PerRequest(r *record.Record) RequestMetrics {
 	m.TTFT = optNS(ttft(r))
 	m.TTFTFirstEvent = optNS(ttftFirstEvent(r))
 	m.TTFTDispatch = optNS(ttftDispatch(r))
+	m.TTFO, m.ReasoningTokens = optNS(ttfo(r)), min(r.ReasoningTokens, m.OutputTokens)
 	m.E2E = optNS(e2eLatency(r))
 	m.E2EQueue = optNS(e2eQueue(r))
 	m.StreamTime = optNS(streamTime(r))

@@ -105,6 +105,9 @@ type Summary struct {
 	// TTFTSplit takes TTFT apart into to-headers, server prefill and the rest, where the
 	// server reports each request's prefill time (ttftsplit.go); nil otherwise.
 	TTFTSplit *TTFTSplit
+	// Reasoning is the time to first output (answer) token, the reasoning and answer token
+	// counts and each phase's ITL (reasoning.go); nil unless a request reasoned.
+	Reasoning *Reasoning
 
 	// ITLTokenRequests and ITLTokenSkipped count requests (with ≥ 2 events) that did and did
 	// not have per-event token counts for ITL (token).
@@ -219,6 +222,7 @@ func (a *Accumulator) distributions(s *Summary, ps []float64) {
 	s.ClientOverhead = a.overhead.stat(ps)
 	s.ClientOwnDelay = a.ownDelay.stat(ps)
 	s.TTFTSplit = a.split.summary(ps)
+	s.Reasoning = a.reason.summary(ps)
 }
 
 // runLevel fills the window, throughput, goodput and load figures.

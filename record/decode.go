@@ -82,6 +82,10 @@ func intField(key []byte, r *Record) *int {
 		return &r.OutputTokens
 	case "status":
 		return &r.Status
+	case "reasoning_events":
+		return &r.ReasoningEvents
+	case "reasoning_tokens":
+		return &r.ReasoningTokens
 	}
 	return nil
 }
@@ -102,6 +106,8 @@ func int64Field(key []byte, r *Record) *int64 {
 		return &r.FirstEvent
 	case "done":
 		return &r.Done
+	case "first_answer":
+		return &r.FirstAnswer
 	}
 	return nil
 }
@@ -120,6 +126,8 @@ func stringField(key []byte, r *Record) *string {
 		return &r.Error
 	case "adapter":
 		return &r.Adapter
+	case "reasoning_tokens_source":
+		return &r.ReasoningTokensSource
 	}
 	return nil
 }
@@ -137,7 +145,8 @@ func knownBit(key []byte) (uint, bool) {
 var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatched", "connect", "sent",
 	"headers", "first_event", "done", "events", "input_tokens", "max_tokens", "fixed_output",
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
-	"error_class", "error", "server", "session", "turn", "stage", "adapter"}
+	"error_class", "error", "server", "session", "turn", "stage", "adapter",
+	"reasoning_events", "first_answer", "reasoning_tokens", "reasoning_tokens_source"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

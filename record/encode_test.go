@@ -34,6 +34,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		{Phase: PhaseWarmup},
 		{Phase: PhaseMeasure, Session: 2, Turn: 1, Adapter: "sql-lora \"x\" é"}, // after turn, as the struct orders it
 		{ID: 3, Run: 2, Shard: 1, Phase: PhaseMeasure, Scheduled: 5, Dispatched: 6, Connect: 7, ErrorClass: ErrHTTP5xx, Error: "bad \"gateway\"\n<html> é \u2028 \x01", Status: 502},
+		{Phase: "measure", Events: []Event{{T: 5, N: 2}, {T: 9, N: 1}}, OutputTokens: 3, ReasoningEvents: 1, FirstAnswer: 9, ReasoningTokens: 2, ReasoningTokensSource: SourceServer},
 		{Phase: "measure", Server: map[string]float64{"b": 1e-7, "a": 123456789012345678901234.0, "c": 0.5}, Events: []Event{{T: -1, N: 0}}},
 	} {
 		if got, want := encodeFast(t, r), viaJSON(t, r); !bytes.Equal(got, want) {

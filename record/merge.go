@@ -255,7 +255,7 @@ func Shift(r *Record, d int64) {
 		return
 	}
 	r.Scheduled += d
-	for _, t := range []*int64{&r.Dispatched, &r.Sent, &r.Headers, &r.FirstEvent, &r.Done} {
+	for _, t := range []*int64{&r.Dispatched, &r.Sent, &r.Headers, &r.FirstEvent, &r.Done, &r.FirstAnswer} {
 		if *t != 0 {
 			*t += d
 		}

@@ -242,6 +242,11 @@ type Record struct {
 	PromptTokensSource string `json:"prompt_tokens_source,omitempty"`
 	OutputTokens       int    `json:"output_tokens"`
 	OutputTokensSource string `json:"output_tokens_source,omitempty"`
+	// Reasoning: absent unless the server sent reasoning output (see reasoning.go).
+	ReasoningEvents       int    `json:"reasoning_events,omitempty"`        // content events before the first answer event, all reasoning only
+	FirstAnswer           int64  `json:"first_answer,omitempty"`            // the first answer event's arrival, when ReasoningEvents > 0
+	ReasoningTokens       int    `json:"reasoning_tokens,omitempty"`        // reasoning tokens of the output (part of OutputTokens)
+	ReasoningTokensSource string `json:"reasoning_tokens_source,omitempty"` // server, events or count
 
 	Status     int    `json:"status,omitempty"`
 	ErrorClass string `json:"error_class,omitempty"`

@@ -46,7 +46,7 @@ func summaryRows(runs []Run) []tableRow {
 		}
 		rows = append(rows, row)
 	}
-	return rows
+	return append(rows, reasoningSummaryRows(runs)...)
 }
 
 func windowS(s *metrics.Summary) *float64 {
@@ -84,14 +84,15 @@ func latencyRows(runs []Run) ([]string, []latencyRow) {
 	for _, p := range ps {
 		names = append(names, "p"+pctName(p))
 	}
-	split := false
+	split, reason := false, false
 	for _, r := range runs {
 		split = split || r.Summary.TTFTSplit != nil
+		reason = reason || r.Summary.Reasoning != nil
 	}
 	var rows []latencyRow
-	for k := range tableRowsWith(runs[0].Summary, split) {
+	for k := range tableRowsWith(runs[0].Summary, split, reason) {
 		for i, r := range runs {
-			tr := tableRowsWith(r.Summary, split)[k]
+			tr := tableRowsWith(r.Summary, split, reason)[k]
 			name := tr.name
 			if tr.scale == 1 {
 				name += " (tok/s)"

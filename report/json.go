@@ -242,6 +242,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	src.set("output", s.OutputTokenSources)
 	o.set("token_count_sources", src)
 	o.set("ttft_split", splitJSON(s))
+	jsonReasoning(o, s) // reasoning.go: only when a request reasoned
 	warnings := finiteWarnings(s.Warnings)
 	if warnings == nil {
 		warnings = []metrics.Warning{}
@@ -269,6 +270,9 @@ func sloObject(slo metrics.SLO) *object {
 			v = ptr(float64(e.v) / 1e6)
 		}
 		o.set(e.k, v)
+	}
+	if slo.TTFO > 0 { // only when set, so a summary without reasoning keeps its keys
+		o.set("ttfo_ms", float64(slo.TTFO)/1e6)
 	}
 	return o
 }

@@ -24,6 +24,9 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 		b.WriteString(mdEsc(n) + "\n\n")
 	}
 	mdAdapters(&b, s) // lora.go: only for a LoRA mix
+	if n := reasoningNote(s); n != "" {
+		b.WriteString(mdEsc(n) + "\n\n")
+	}
 	mdServer(&b, s)
 	mdFailures(&b, s)
 	mdValidity(&b, s) // validity.go: only for a run held to rules

@@ -18,11 +18,13 @@ type row struct {
 
 // tableRows are the rows of the latency table, in reading order; TTFT's parts follow TTFT
 // where the server reported its prefill times.
-func tableRows(s *metrics.Summary) []row { return tableRowsWith(s, s.TTFTSplit != nil) }
+func tableRows(s *metrics.Summary) []row {
+	return tableRowsWith(s, s.TTFTSplit != nil, s.Reasoning != nil)
+}
 
-// tableRowsWith are the rows of the latency table, with TTFT's parts or without (a page of
-// several runs shows them for all when any has them).
-func tableRowsWith(s *metrics.Summary, split bool) []row {
+// tableRowsWith are the rows of the latency table, with TTFT's parts and the reasoning rows
+// (reasoning.go) or without (a page of several runs shows them for all when any has them).
+func tableRowsWith(s *metrics.Summary, split, reason bool) []row {
 	rows := []row{{"TTFT", s.TTFT, 1e6}}
 	if split {
 		var sp metrics.TTFTSplit
@@ -32,6 +34,7 @@ func tableRowsWith(s *metrics.Summary, split bool) []row {
 		rows = append(rows, row{"TTFT: to headers", sp.ToHeaders, 1e6}, row{"TTFT: prefill (srv)", sp.Prefill, 1e6},
 			row{"TTFT: rest", sp.Rest, 1e6})
 	}
+	rows = append(rows, reasoningRows(s, reason)...)
 	return append(rows, []row{
 		{"TTFT (first event)", s.TTFTFirstEvent, 1e6},
 		{"TPOT", s.TPOT, 1e6},

@@ -35,6 +35,9 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	if n := splitNote(s); n != "" {
 		line(&b, "ttft split", "%s", n)
 	}
+	if n := reasoningNote(s); n != "" {
+		line(&b, "reasoning", "%s", n)
+	}
 	textSessions(&b, s) // sessions.go: only for multi-turn runs
 	textStages(&b, s)   // stages.go: only for a run with load stages
 	textAdapters(&b, s) // lora.go: only for a LoRA mix

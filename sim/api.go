@@ -37,6 +37,7 @@ func (s *Server) respondJSON(w http.ResponseWriter, r *http.Request, q *seq, p *
 		choice["text"] = text.String()
 	}
 	usage := map[string]any{"prompt_tokens": q.prompt, "completion_tokens": q.target, "total_tokens": q.prompt + q.target}
+	s.reasonJSON(choice, usage, p, q)
 	ev := TruthEvent{RequestID: id, Tokens: q.target, Kind: "response"}
 	if c := q.cached.Load(); c >= 0 { // the prefix cache is on (see appendUsage)
 		usage["prompt_tokens_details"] = map[string]int64{"cached_tokens": c}

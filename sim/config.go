@@ -70,6 +70,11 @@ type Config struct {
 
 	TruthFile string // JSONL ground-truth log of every event written; empty = none
 
+	// Reasoning (reasoning.go): the first ReasoningTokens output tokens of each chat request
+	// are reasoning, sent in the delta field ReasoningField ("" = "reasoning").
+	ReasoningTokens int
+	ReasoningField  string
+
 	// HistogramBuckets is the bucket layout of the latency histograms on /metrics: "vllm"
 	// (vLLM's own bounds, the default, so its dashboards read the simulator unchanged) or
 	// "fine" (those bounds plus 16 per doubling, so a quantile taken from the histogram is
@@ -150,6 +155,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.Float64Var(&c.FaultRate, "fault-rate", c.FaultRate, "share of requests given one random fault")
 	fs.Var(&c.Faults, "fault", "KIND=P or KIND:ARG=P, repeatable; kinds: "+strings.Join(FaultKinds, ", "))
 	fs.StringVar(&c.TruthFile, "truth", c.TruthFile, "write the ground-truth JSONL of every event written to FILE")
+	bindReasoningFlags(fs, c)
 	fs.StringVar(&c.HistogramBuckets, "histogram-buckets", c.HistogramBuckets, "latency histogram buckets on /metrics: vllm (vLLM's bounds) or fine (vLLM's plus 16 per doubling, quantiles within 4.4%)")
 	bindSpecFlags(fs, c)
 	bindLoRAFlags(fs, c)
@@ -191,7 +197,7 @@ func (c *Config) Validate() error {
 	if err := c.validateStartup(); err != nil {
 		return err
 	}
-	if err := errors.Join(c.validateSpec(), c.validateLoRA()); err != nil {
+	if err := errors.Join(c.validateSpec(), c.validateLoRA(), c.validateReasoning()); err != nil {
 		return err
 	}
 	sum := 0.0

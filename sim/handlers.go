@@ -215,6 +215,7 @@ func (s *Server) newStreamer(w http.ResponseWriter, q *seq, p *genParams, fault 
 		st.usage, st.contUse = o.IncludeUsage, o.ContinuousUsageStats
 	}
 	st.strikeAt = fault.Count
+	st.reason = s.reasoningFor(p)
 	if st.strikeAt == 0 || fault.Kind == FaultMultiToken || fault.Kind == FaultHiddenTokens {
 		st.strikeAt = max(1, p.target/2)
 	}

@@ -22,6 +22,7 @@ type genRequest struct {
 	MinTokens           int             `json:"min_tokens"`
 	IgnoreEOS           bool            `json:"ignore_eos"`
 	Stream              bool            `json:"stream"`
+	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"` // enable_thinking (reasoning.go)
 	StreamOptions       *struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`

@@ -24,7 +24,8 @@ import (
 const Version = "servebench-sim/1"
 
 // TruthEvent is the ground truth of one event: when its bytes were written and flushed to
-// the connection. Kind is one of role, content, empty (a chunk without text, from the
+// the connection. Kind is one of role, content, reasoning (a chunk with reasoning text and no
+// answer text, reasoning.go), empty (a chunk without text, from the
 // hidden_tokens fault: not a content event), abort (a chunk with finish_reason "abort"),
 // malformed, error, usage, done (streams), response (a non-streaming body) or http_error (a
 // fault status before any streaming); lifecycle is a Responses API event without text.
@@ -204,6 +205,7 @@ func (s *Server) buildDescribe() map[string]string {
 	}
 	c.describeSpec(d)
 	c.describeLoRA(d)
+	c.describeReasoning(d)
 	if c.FixedMode() {
 		d["mode"] = "fixed"
 		d["ttft"], d["itl"], d["jitter"] = c.TTFT.String(), c.ITL.String(), c.Jitter.String()

@@ -29,6 +29,7 @@ type streamer struct {
 	usage    bool   // stream_options.include_usage
 	contUse  bool   // stream_options.continuous_usage_stats
 	toolID   string // the tool call's id with the tool_calls fault on chat, "" otherwise
+	reason   int    // output tokens that are reasoning (reasoning.go), 0 for none
 }
 
 // begin sends the headers (and a role-only chunk when asked) right away, as vLLM does, so
@@ -166,12 +167,14 @@ func (st *streamer) appendContent(n int, last bool) {
 	switch {
 	case st.toolID != "":
 		b = st.appendToolCall(b)
+	case st.reason > 0:
+		b = st.appendReasoningDelta(b)
 	case st.chat:
 		b = append(b, `"choices":[{"index":0,"delta":{"content":"`...)
 	default:
 		b = append(b, `"choices":[{"index":0,"text":"`...)
 	}
-	if st.toolID == "" {
+	if st.toolID == "" && st.reason == 0 {
 		for i := st.textFrom; i < st.written; i++ {
 			b = append(b, outputPieces[outputWord(st.q.textSeed, i)]...)
 		}
@@ -196,7 +199,7 @@ func (st *streamer) appendContent(n int, last bool) {
 	b = st.appendChunkUsage(b)
 	st.buf = append(b, "}\n\n"...)
 	first := st.textFrom == 0
-	st.note(st.written-st.textFrom, "content")
+	st.note(st.written-st.textFrom, st.contentKind())
 	st.textFrom = st.written
 	if first { // the first tokens: the prefill that produced them knew its cache hit
 		st.noteCached()
@@ -302,6 +305,7 @@ func (st *streamer) appendUsageChunk() {
 	b := append(st.buf, st.head...)
 	b = append(b, `"choices":[]`...)
 	b = appendUsage(b, st.q.prompt, st.written, int(st.q.cached.Load()))
+	b = st.appendReasoningUsage(b)
 	st.buf = append(b, "}\n\n"...)
 	st.note(0, "usage")
 }

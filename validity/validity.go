@@ -25,7 +25,7 @@ import (
 
 // Limit is one latency constraint: the Percentile-th percentile of Metric at most Max.
 type Limit struct {
-	Metric     string // "ttft", "tpot" or "e2e"
+	Metric     string // "ttft", "tpot", "e2e" or "ttfo"
 	Percentile float64
 	Max        time.Duration
 }
@@ -110,7 +110,7 @@ func Build(preset string, minDuration time.Duration, minRequests int, slos []str
 }
 
 // ParseLimits reads the --slo values written at a percentile, "ttft=2s@p99" (others are
-// goodput objectives only and are skipped). The metric is ttft, tpot or e2e; the percentile
+// goodput objectives only and are skipped). The metric is ttft, tpot, e2e or ttfo; the percentile
 // is in (0, 100).
 func ParseLimits(vals []string) ([]Limit, error) {
 	var out []Limit
@@ -127,8 +127,11 @@ func ParseLimits(vals []string) ([]Limit, error) {
 			if name == "e2el" {
 				name = "e2e"
 			}
-			if err != nil || dur <= 0 || perr != nil || !(p > 0 && p < 100) || !slices.Contains([]string{"ttft", "tpot", "e2e"}, name) {
-				return nil, fmt.Errorf("--slo %q: want NAME=DURATION@pNN with NAME ttft, tpot or e2e and a percentile in (0, 100), e.g. ttft=2s@p99", kv)
+			if name == "ttfat" {
+				name = "ttfo"
+			}
+			if err != nil || dur <= 0 || perr != nil || !(p > 0 && p < 100) || !slices.Contains([]string{"ttft", "tpot", "e2e", "ttfo"}, name) {
+				return nil, fmt.Errorf("--slo %q: want NAME=DURATION@pNN with NAME ttft, tpot, e2e or ttfo and a percentile in (0, 100), e.g. ttft=2s@p99", kv)
 			}
 			out = append(out, Limit{Metric: name, Percentile: p, Max: dur})
 		}
@@ -186,6 +189,8 @@ func figure(m metrics.RequestMetrics, name string) metrics.Opt {
 		return m.TTFT
 	case "tpot":
 		return m.TPOT
+	case "ttfo":
+		return m.TTFO
 	}
 	return m.E2E
 }

@@ -18,17 +18,19 @@ type recorder struct {
 	wrote int // WroteRequest calls, kept apart: net/http may report them after Headers
 }
 
-func (r *recorder) add(s string)   { r.calls = append(r.calls, s) }
-func (r *recorder) Dispatched()    { r.add("dispatch") }
-func (r *recorder) ConnectStart()  { r.add("connect") }
-func (r *recorder) ConnectDone()   { r.add("connected") }
-func (r *recorder) WroteRequest()  { r.wrote++ }
-func (r *recorder) Headers(s int)  { r.add(fmt.Sprint("headers ", s)) }
-func (r *recorder) EventRead()     { r.add("event") }
-func (r *recorder) Choice()        { r.add("choice") }
-func (r *recorder) Content(n int)  { r.add(fmt.Sprint("content ", n)) }
-func (r *recorder) Usage(p, c int) { r.add(fmt.Sprintf("usage %d/%d", p, c)) }
-func (r *recorder) Done()          { r.add("done") }
+func (r *recorder) add(s string)          { r.calls = append(r.calls, s) }
+func (r *recorder) Dispatched()           { r.add("dispatch") }
+func (r *recorder) ConnectStart()         { r.add("connect") }
+func (r *recorder) ConnectDone()          { r.add("connected") }
+func (r *recorder) WroteRequest()         { r.wrote++ }
+func (r *recorder) Headers(s int)         { r.add(fmt.Sprint("headers ", s)) }
+func (r *recorder) EventRead()            { r.add("event") }
+func (r *recorder) Choice()               { r.add("choice") }
+func (r *recorder) Content(n int)         { r.add(fmt.Sprint("content ", n)) }
+func (r *recorder) Usage(p, c int)        { r.add(fmt.Sprintf("usage %d/%d", p, c)) }
+func (r *recorder) Done()                 { r.add("done") }
+func (r *recorder) Reasoning()            { r.add("reasoning") }
+func (r *recorder) ReasoningTokens(n int) { r.add(fmt.Sprint("reasoning_tokens ", n)) }
 func (r *recorder) Server(name string, v float64) {
 	r.add(fmt.Sprintf("%s=%g", name, v))
 }

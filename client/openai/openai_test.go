@@ -57,7 +57,7 @@ var transcriptCases = []struct {
 	{"vllm-completions-usage-empty-text.sse", APICompletions, []string{
 		"event choice content 0 ×2", "event choice usage 7/3", "event done"}, "", ""},
 	{"reasoning-chat.sse", APIChat, []string{
-		"event choice", "event choice content 0 ×2", "event choice", "event choice content 0",
+		"event choice", "event choice reasoning content 0 ×2", "event choice", "event choice content 0",
 		"event choice", "event usage 12/30", "event done"}, "", ""},
 	{"error-event-after-200.sse", APICompletions, []string{"event choice content 0", "event"},
 		record.ErrStreamErrorEvent, "CUDA out of memory. Tried to allocate 2.00 GiB"},
@@ -88,7 +88,7 @@ var transcriptCases = []struct {
 		"event choice", "event choice content 0 ×3", "event choice", "event usage 120/11", "event done"}, "", ""},
 	// Ollama's OpenAI route: a reasoning delta, then the whole call in one delta.
 	{"ollama-0.17-chat-tool-calls.sse", APIChat, []string{
-		"event choice content 0 ×2", "event choice", "event usage 140/23", "event done"}, "", ""},
+		"event choice reasoning content 0", "event choice content 0", "event choice", "event usage 140/23", "event done"}, "", ""},
 	// llama.cpp builds whose OpenAI routes report a failure as an "error:" SSE line.
 	{"llamacpp-error-line-chat.sse", APIChat, []string{"event choice", "event choice content 0", "event"},
 		record.ErrStreamErrorEvent, "Input prompt is too big compared to KV size"},

@@ -140,6 +140,8 @@ func (s *scanner) usage(u *usage) bool {
 			return s.Int(&u.Total)
 		case "prompt_tokens_details":
 			return s.details(&u.Details)
+		case "completion_tokens_details":
+			return s.completionDetails(&u.CompDetails)
 		}
 		_, ok := s.Value()
 		return ok
@@ -165,13 +167,13 @@ func (s *scanner) details(d *usageDetails) bool {
 }
 
 var (
-	usageKeys   = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details"}
+	usageKeys   = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details"}
 	detailsKeys = []string{"cached_tokens"}
 )
 
 // keySets lists the known keys of each object kind; an unknown key that equals one of them
 // but for case goes to encoding/json, which would match it.
-var keySets = [][]string{chunkKeys, choiceKeys, deltaKeys, usageKeys, detailsKeys}
+var keySets = [][]string{chunkKeys, choiceKeys, deltaKeys, usageKeys, detailsKeys, completionDetailsKeys}
 
 // foldsToKnown reports whether key equals a known key case-insensitively but not exactly.
 // Known keys are lower case, so a key without upper-case letters can only match exactly.
@@ -231,6 +233,10 @@ func knownBit(key []byte) (uint, bool) {
 		return 15, true
 	case "tool_calls":
 		return 16, true
+	case "completion_tokens_details":
+		return 17, true
+	case "reasoning_tokens":
+		return 18, true
 	}
 	return 0, false
 }

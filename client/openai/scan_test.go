@@ -14,7 +14,7 @@ var scanSeeds = []string{
 	`{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":null}],"usage":null}`,
 	`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
 	`{"choices":[{"delta":{"reasoning_content":"think"}}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8,"prompt_tokens_details":{"cached_tokens":0}}}`,
-	`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":128,"total_tokens":133}}`,
+	`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":128,"total_tokens":133,"completion_tokens_details":{"reasoning_tokens":100,"audio_tokens":null}}}`,
 	`{"choices":[{"text":"","finish_reason":"length"}],"timings":{"predicted_ms":12.5,"n":[1,2,{"a":true}]}}`,
 	`{"error":{"message":"boom","code":500}}`,
 	`{"object":"error","message":"bad"}`,
@@ -28,6 +28,8 @@ var scanSeeds = []string{
 	`{"choices":[{"delta":"x"}]}`, `{"object":"\u0065rror"}`, `{"text":"x"}`, "{\"a\":\"\xff\"}",
 	`{"choices":[{"delta":{"tool_calls":[ ],"Tool_Calls":[1]}}]}`, `{"choices":[{"delta":{"tool_calls":{}},"finish_reason":"\u0061bort"}]}`,
 	`{"choices":[{"delta":{"tool_calls":[],"tool_calls":[1]}}]}`, `{"usage":{"completion_tokens":-5}}`,
+	`{"usage":{"completion_tokens_details":{"reasoning_tokens":null}}}`, `{"usage":{"completion_tokens_details":{"Reasoning_Tokens":2}}}`,
+	`{"usage":{"completion_tokens_details":{"reasoning_tokens":-2}}}`, `{"usage":{"completion_tokens_details":[]}}`,
 }
 
 // TestFastPathTaken checks that real chunk shapes do not silently fall back to encoding/json.

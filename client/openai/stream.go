@@ -121,6 +121,8 @@ type usage struct {
 	// Details carries the prompt tokens the server took from its prefix cache (vLLM with
 	// prefix caching, llama.cpp): servebench warns when a run measured cache hits.
 	Details usageDetails `json:"prompt_tokens_details"`
+	// Completion details carry the reasoning tokens of a reasoning model (reasoning.go).
+	CompDetails completionDetails `json:"completion_tokens_details"`
 }
 
 // usageDetails is OpenAI's usage.prompt_tokens_details.
@@ -294,7 +296,8 @@ func (u *usage) check() string {
 		name string
 		v    int
 	}{{"prompt_tokens", u.Prompt}, {"completion_tokens", u.Completion}, {"total_tokens", u.Total},
-		{"prompt_tokens_details.cached_tokens", u.Details.Cached}} {
+		{"prompt_tokens_details.cached_tokens", u.Details.Cached},
+		{"completion_tokens_details.reasoning_tokens", u.CompDetails.Reasoning}} {
 		if f.v < 0 || f.v > client.MaxTokenCount {
 			return fmt.Sprintf("usage.%s = %d is not a token count", f.name, f.v)
 		}
@@ -324,12 +327,18 @@ func (d *decoder) report(o client.Observer) {
 		o.Choice()
 	}
 	if content {
+		if c.reasoningOnly() {
+			client.ReportReasoning(o)
+		}
 		o.Content(d.tokens())
 	}
 	if c.Usage.nonZero() {
 		o.Usage(c.Usage.Prompt, c.Usage.Completion)
 		if c.Usage.Details.hasCached {
 			o.Server("usage.cached_tokens", float64(c.Usage.Details.Cached))
+		}
+		if c.Usage.CompDetails.hasReasoning {
+			client.ReportReasoningTokens(o, c.Usage.CompDetails.Reasoning)
 		}
 	}
 	if c.Timings.set {

@@ -78,7 +78,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.StringVar(&s.MaxErrorRate, "max-error-rate", s.MaxErrorRate, "stop sending when more than this share of requests failed, e.g. 5% (judged after 20)")
 	fs.DurationVar(&s.WarmupDuration, "warmup-duration", s.WarmupDuration, "steady state: requests sent in the first D of --duration are warmup")
 	fs.DurationVar(&s.CooldownDuration, "cooldown-duration", s.CooldownDuration, "steady state: requests sent in the last D of --duration are not measured")
-	fs.StringArrayVar(&s.SLO, "slo", s.SLO, "service-level objective `NAME=DURATION` for goodput and attainment: ttft, tpot, itl or e2e (repeatable); NAME=DURATION@p99 is also a validity rule on that percentile (MLPerf early stopping)")
+	fs.StringArrayVar(&s.SLO, "slo", s.SLO, "service-level objective `NAME=DURATION` for goodput and attainment: ttft, tpot, itl, e2e or ttfo (time to first answer token of a reasoning model) (repeatable); NAME=DURATION@p99 is also a validity rule on that percentile (MLPerf early stopping)")
 	fs.StringVar(&s.FailBelow, "fail-below", s.FailBelow, "exit with code 3 when SLO attainment is below this, e.g. 99% or 0.99")
 	fs.StringVar(&s.Like, "like", s.Like, "replay an earlier run's workload and load settings (its records file); flags given beside it override them, and every setting that differs is printed and recorded as a change")
 	fs.Var(&repeatValue{s}, "repeat", "run the same workload N times into one file (warmup before each), so run-to-run variation is measured; auto: until the key metrics' run-to-run 95% interval is within --repeat-width, at most --repeat-max runs")
