@@ -65,6 +65,9 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := b.attachMedia(); err != nil {
+		return err
+	}
 	var parts []record.Part
 	b.reqs, parts = joinParts(b.parts)
 	if s.SaveWorkload != "" {

@@ -36,7 +36,7 @@ func FromHeader(h *record.Header) Set {
 		f.put("workload.input_tokens", c["input_tokens"])
 		f.put("workload.range_ratio", c["range_ratio"])
 	}
-	for _, k := range []string{"prefix_groups", "prefix_tokens", "prefix_order", "block_tokens"} {
+	for _, k := range []string{"prefix_groups", "prefix_tokens", "prefix_order", "block_tokens", "images", "image_format", "image_files", "audio"} {
 		f.put("workload."+k, c[k])
 	}
 	// the setting is what was asked only where the workload is built from it; a dataset or a

@@ -233,6 +233,13 @@ type Record struct {
 	PromptTokensSource string `json:"prompt_tokens_source,omitempty"`
 	OutputTokens       int    `json:"output_tokens"`
 	OutputTokensSource string `json:"output_tokens_source,omitempty"`
+	// Images, ImageBytes, AudioClips, AudioBytes and AudioMS are the media the request
+	// carried: counts, encoded file bytes (before base64) and clip length (media.go).
+	Images     int   `json:"images,omitempty"`
+	ImageBytes int64 `json:"image_bytes,omitempty"`
+	AudioClips int   `json:"audio_clips,omitempty"`
+	AudioBytes int64 `json:"audio_bytes,omitempty"`
+	AudioMS    int64 `json:"audio_ms,omitempty"`
 
 	Status     int    `json:"status,omitempty"`
 	ErrorClass string `json:"error_class,omitempty"`

@@ -22,6 +22,7 @@ import (
 // tell a setting from a default. Resolve does not validate: call Validate first.
 func (s Spec) Resolve() Spec {
 	r := s.clone()
+	r.resolveMedia()
 	if name, err := apis.Canonical(r.API); err == nil {
 		r.API = name // an alias (vllm, llama.cpp) is recorded by the name it stands for
 	}

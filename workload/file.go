@@ -22,6 +22,7 @@ type fileLine struct {
 	InputTokens  int       `json:"input_tokens,omitempty"`
 	Session      int       `json:"session,omitempty"`
 	Turn         int       `json:"turn,omitempty"`
+	Media        []Media   `json:"media,omitempty"`
 }
 
 // ReadFile reads a JSONL prompts file: each line {"prompt": "..."} or {"messages": [...]},
@@ -85,7 +86,10 @@ func parseLine(b []byte, defaultOut int) (Request, error) {
 	case l.OutputTokens > maxTraceTokens || l.InputTokens > maxTraceTokens || l.InputTokens < 0:
 		return Request{}, fmt.Errorf(`"input_tokens" and "output_tokens" must be 0 to %d`, maxTraceTokens)
 	}
-	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens, Session: l.Session, Turn: l.Turn}
+	if err := CheckMedia(l.Media); err != nil {
+		return Request{}, err
+	}
+	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens, Session: l.Session, Turn: l.Turn, Media: l.Media}
 	if l.Prompt != nil {
 		req.Prompt = *l.Prompt
 	}
@@ -119,7 +123,7 @@ func encodeAll(w io.Writer, reqs []Request) error {
 	enc.SetEscapeHTML(false)
 	for i := range reqs {
 		r := &reqs[i]
-		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens, Session: r.Session, Turn: r.Turn}
+		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens, Session: r.Session, Turn: r.Turn, Media: r.Media}
 		if r.Messages == nil {
 			l.Prompt = &r.Prompt
 		}

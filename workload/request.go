@@ -23,4 +23,6 @@ type Request struct {
 	// answer and a think time, each with the whole history so far.
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`
+	// Media are the images and audio clips a chat request carries (media.go), as recipes.
+	Media []Media `json:"media,omitempty"`
 }

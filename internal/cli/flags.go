@@ -91,6 +91,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.BoolVar(&s.Force, "force", s.Force, "let -o replace an existing records file (never one of the run's inputs)")
 	fs.StringVar(&s.JSON, "json", s.JSON, "also write the JSON summary to this file")
 	fs.BoolVarP(&s.Quiet, "quiet", "q", s.Quiet, "print nothing but errors and the summary")
+	bindMediaFlags(fs, s)
 }
 
 // userSpec is the spec the user asked for: defaults, then the --config YAML file, then the
