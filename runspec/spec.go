@@ -66,14 +66,14 @@ type Spec struct {
 	ThinkTime string `yaml:"think-time" json:"think_time,omitempty"`
 	// EmbedPrompts copies the prompts into the records header (for run --like); off for
 	// prompts that must not travel with the records.
-	EmbedPrompts bool  `yaml:"embed-prompts" json:"embed_prompts"`
+	EmbedPrompts bool `yaml:"embed-prompts" json:"embed_prompts"`
 	// Images, ImageFormat, ImageFiles and Audio put images and audio clips in every chat
 	// request (media.go): --images 2x1024x1024, --image-format png, --audio 5s.
 	Images      string `yaml:"images" json:"images,omitempty"`
 	ImageFormat string `yaml:"image-format" json:"image_format,omitempty"`
 	ImageFiles  string `yaml:"image-files" json:"image_files,omitempty"`
 	Audio       string `yaml:"audio" json:"audio,omitempty"`
-	Seed         int64 `yaml:"seed" json:"seed"`
+	Seed        int64  `yaml:"seed" json:"seed"`
 
 	// load
 	Concurrency    int           `yaml:"concurrency" json:"concurrency,omitempty"`
