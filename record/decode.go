@@ -80,6 +80,10 @@ func intField(key []byte, r *Record) *int {
 		return &r.OutputTokens
 	case "status":
 		return &r.Status
+	case "images":
+		return &r.Images
+	case "audio_clips":
+		return &r.AudioClips
 	}
 	return nil
 }
@@ -100,6 +104,12 @@ func int64Field(key []byte, r *Record) *int64 {
 		return &r.FirstEvent
 	case "done":
 		return &r.Done
+	case "image_bytes":
+		return &r.ImageBytes
+	case "audio_bytes":
+		return &r.AudioBytes
+	case "audio_ms":
+		return &r.AudioMS
 	}
 	return nil
 }
@@ -133,7 +143,8 @@ func knownBit(key []byte) (uint, bool) {
 var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatched", "connect", "sent",
 	"headers", "first_event", "done", "events", "input_tokens", "max_tokens", "fixed_output",
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
-	"error_class", "error", "server", "session", "turn"}
+	"error_class", "error", "server", "session", "turn",
+	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

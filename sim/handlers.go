@@ -59,6 +59,7 @@ func (s *Server) parseGen(r *http.Request, chat bool) (*genParams, int, error) {
 	case idCount == 0:
 		p.prompt = countTokens(text)
 	}
+	p.prompt += s.costMedia(p) // images and audio (media.go)
 	p.maxTok = p.req.maxTokens(chat)
 	if p.maxTok < 1 {
 		return nil, http.StatusBadRequest, fmt.Errorf("max_tokens must be at least 1, got %d", p.maxTok)

@@ -26,6 +26,8 @@ type genRequest struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
+	// media are the images and audio clips of a chat request's content parts (media.go)
+	media []mediaInput
 }
 
 // chatMessage content is a string or a list of {"type":"text","text":...} parts.
@@ -52,7 +54,7 @@ func (r *genRequest) promptText(chat bool) (text string, idCount int, err error)
 		}
 		parts := make([]string, 0, len(r.Messages))
 		for i, m := range r.Messages {
-			c, err := messageContent(m.Content)
+			c, err := messageContent(m.Content, &r.media)
 			if err != nil {
 				return "", 0, fmt.Errorf("messages[%d].content: %w", i, err)
 			}
@@ -91,7 +93,9 @@ func parsePrompt(raw json.RawMessage) (string, int, error) {
 	return "", 0, errors.New("prompt must be a string or a list of token ids")
 }
 
-func messageContent(raw json.RawMessage) (string, error) {
+// messageContent reads a message's content: a string, or a list of parts whose text parts are
+// joined and whose image and audio parts are added to media (media.go).
+func messageContent(raw json.RawMessage, media *[]mediaInput) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -99,20 +103,7 @@ func messageContent(raw json.RawMessage) (string, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		return s, nil
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("must be a string or a list of parts")
-	}
-	texts := make([]string, 0, len(parts))
-	for _, p := range parts {
-		if p.Type == "text" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, " "), nil
+	return parseParts(raw, media)
 }
 
 // maxTokens is the requested output cap (max_completion_tokens wins for chat).

@@ -43,30 +43,34 @@ func SyntheticImage(w, h int, format string, seed uint64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// pattern draws the seeded image.
+// pattern draws the seeded image. The per-column figures are computed once (the per-pixel
+// loop is the client's send path).
 func pattern(w, h int, seed uint64) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	p := splitmix(seed)
 	c0, c1, c2 := uint8(p), uint8(p>>8), uint8(p>>16)
 	cell := 8 << (p >> 24 & 3) // checker cell: 8 to 64 pixels
+	gx := make([]uint8, w)
+	cx := make([]uint8, w)
+	for x := range w {
+		gx[x] = uint8(x * 255 / w)
+		cx[x] = uint8(x / cell & 1)
+	}
 	rng := splitmix(p) | 1
 	for y := range h {
 		row := img.Pix[y*img.Stride : y*img.Stride+4*w]
 		gy := uint8(y * 255 / h)
+		cy := uint8(y / cell & 1)
 		for x := range w {
 			rng ^= rng << 13
 			rng ^= rng >> 7
 			rng ^= rng << 17
 			n := uint8(rng & 7)
-			gx := uint8(x * 255 / w)
-			var chk uint8
-			if (x/cell+y/cell)&1 == 1 {
-				chk = 48
-			}
+			chk := (cx[x] ^ cy) * 48
 			i := 4 * x
-			row[i] = c0 + gx + n
+			row[i] = c0 + gx[x] + n
 			row[i+1] = c1 + gy + n
-			row[i+2] = c2 + (gx>>1 + gy>>1) + chk + n
+			row[i+2] = c2 + (gx[x]>>1 + gy>>1) + chk + n
 			row[i+3] = 255
 		}
 	}
