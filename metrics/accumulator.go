@@ -40,6 +40,7 @@ type Accumulator struct {
 	steady steadyAcc
 	// sessions keeps the per-turn and per-session figures of a multi-turn run (sessions.go)
 	sessions sessionAcc
+	media    mediaAcc // images and audio (media.go)
 	// runs are the Record.Run values seen, to pick this run's RunEnd lines from the header
 	runs map[int]bool
 	// sents are the completed requests' sent times and TTFTs, for the server section (server.go)
@@ -117,6 +118,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	}
 	a.n.completed++
 	out := a.addTokens(r)
+	a.media.add(r)
 	a.addLatencies(r, out)
 	a.addSent(r)
 	_, osrc := outputTokens(r)

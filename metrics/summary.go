@@ -114,6 +114,8 @@ type Summary struct {
 	// (sessions.go); nil otherwise.
 	Turns    []TurnSummary
 	Sessions *SessionSummary
+	// Media is what the requests' images and audio weighed (media.go); nil without media.
+	Media *MediaSummary
 	// Steadiness is the steady-state check over the window (steady.go).
 	Steadiness *Steadiness
 	// Server is the server's own view of the window from its Prometheus samples (server.go);
@@ -164,6 +166,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Ends = a.ends()
 	s.Server = a.server(s)
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
+	s.Media = a.media.summary(ps)
 	s.Steadiness = a.steady.check(a.closedUsers(), a.openLoop())
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)

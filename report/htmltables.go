@@ -46,7 +46,7 @@ func summaryRows(runs []Run) []tableRow {
 		}
 		rows = append(rows, row)
 	}
-	return rows
+	return append(rows, mediaRows(runs)...) // media.go: only when a run has media
 }
 
 func windowS(s *metrics.Summary) *float64 {

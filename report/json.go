@@ -248,6 +248,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	}
 	o.set("warnings", warnings)
 	jsonSessions(o, s) // sessions.go: only for multi-turn runs
+	jsonMedia(o, s)    // media.go: only for runs with images or audio
 	o.set("steady_state", s.Steadiness)
 	if vs := validities(s); len(vs) > 0 {
 		o.set("validity", vs[len(vs)-1]) // the summary's run: the last of its run-end lines

@@ -35,6 +35,7 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 		line(&b, "ttft split", "%s", n)
 	}
 	textSessions(&b, s) // sessions.go: only for multi-turn runs
+	textMedia(&b, s)    // media.go: only for runs with images or audio
 	textSteady(&b, s)
 	textValidity(&b, s) // validity.go: only for a run held to rules
 	textServer(&b, s)   // server.go: only when the records hold telemetry
