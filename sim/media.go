@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -88,39 +87,46 @@ func (m mediaInput) tokens(r MediaRule) int {
 	return r.ImageTokens(m.w, m.h)
 }
 
-// contentPart is one element of a chat message's content list.
-type contentPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	ImageURL *struct {
-		URL string `json:"url"`
-	} `json:"image_url"`
-	InputAudio *struct {
-		Data   string `json:"data"`
-		Format string `json:"format"`
-	} `json:"input_audio"`
+// contentPart is one element of a chat message's content list, as decoded into any.
+type contentPart map[string]any
+
+// str is the string at key (or at key.sub when sub is given); "" when absent.
+func (p contentPart) str(key, sub string) (string, bool) {
+	v, ok := p[key]
+	if sub != "" {
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return "", false
+		}
+		v, ok = m[sub]
+	}
+	s, isStr := v.(string)
+	return s, ok && isStr
 }
 
 // maxMediaBytes bounds one decoded item, as the client bounds its files.
 const maxMediaBytes = 64 << 20
 
 // decodePart reads a media part; ok is false for a part that is not media.
-func decodePart(p *contentPart) (m mediaInput, ok bool, err error) {
-	switch p.Type {
+func decodePart(p contentPart) (m mediaInput, ok bool, err error) {
+	typ, _ := p.str("type", "")
+	switch typ {
 	case "image_url":
-		if p.ImageURL == nil {
-			return m, true, errors.New(`image_url part without "image_url"`)
+		u, has := p.str("image_url", "url")
+		if !has {
+			return m, true, errors.New(`image_url part without "image_url": {"url": ...}`)
 		}
-		m, err = decodeImageURL(p.ImageURL.URL)
+		m, err = decodeImageURL(u)
 		return m, true, err
 	case "input_audio":
-		if p.InputAudio == nil {
-			return m, true, errors.New(`input_audio part without "input_audio"`)
+		data, has := p.str("input_audio", "data")
+		if !has {
+			return m, true, errors.New(`input_audio part without "input_audio": {"data": ...}`)
 		}
-		if p.InputAudio.Format != "wav" {
-			return m, true, fmt.Errorf("input_audio format %q: the simulator reads wav", p.InputAudio.Format)
+		if f, _ := p.str("input_audio", "format"); f != "wav" {
+			return m, true, fmt.Errorf("input_audio format %q: the simulator reads wav", f)
 		}
-		b, err := decodeB64(p.InputAudio.Data)
+		b, err := decodeB64(data)
 		if err != nil {
 			return m, true, fmt.Errorf("input_audio data: %v", err)
 		}
@@ -194,21 +200,24 @@ func (m mediaInput) feed(bh *blockHasher, n int) {
 }
 
 // parseParts reads a content list: its text parts joined by spaces, and its media.
-func parseParts(raw json.RawMessage, media *[]mediaInput) (string, error) {
-	var parts []contentPart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("must be a string or a list of parts")
-	}
-	texts := make([]string, 0, len(parts))
-	for i := range parts {
-		m, ok, err := decodePart(&parts[i])
+func parseParts(list []any, media *[]mediaInput) (string, error) {
+	texts := make([]string, 0, len(list))
+	for i, x := range list {
+		p, isMap := x.(map[string]any)
+		if !isMap {
+			return "", fmt.Errorf("part %d: not an object", i)
+		}
+		m, ok, err := decodePart(p)
 		switch {
 		case err != nil:
 			return "", fmt.Errorf("part %d: %w", i, err)
 		case ok:
 			*media = append(*media, m)
-		case parts[i].Type == "text":
-			texts = append(texts, parts[i].Text)
+		default:
+			if t, _ := contentPart(p).str("type", ""); t == "text" {
+				text, _ := contentPart(p).str("text", "")
+				texts = append(texts, text)
+			}
 		}
 	}
 	return strings.Join(texts, " "), nil

@@ -30,10 +30,12 @@ type genRequest struct {
 	media []mediaInput
 }
 
-// chatMessage content is a string or a list of {"type":"text","text":...} parts.
+// chatMessage content is a string or a list of parts ({"type":"text","text":...}, image and
+// audio parts). It is decoded once, as any: a request with megabytes of base64 images is
+// scanned by encoding/json once rather than again for its parts.
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    string `json:"role"`
+	Content any    `json:"content"`
 }
 
 // Default output lengths when max_tokens is absent: OpenAI's legacy completions default is
@@ -95,15 +97,16 @@ func parsePrompt(raw json.RawMessage) (string, int, error) {
 
 // messageContent reads a message's content: a string, or a list of parts whose text parts are
 // joined and whose image and audio parts are added to media (media.go).
-func messageContent(raw json.RawMessage, media *[]mediaInput) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+func messageContent(c any, media *[]mediaInput) (string, error) {
+	switch v := c.(type) {
+	case nil:
 		return "", nil
+	case string:
+		return v, nil
+	case []any:
+		return parseParts(v, media)
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	return parseParts(raw, media)
+	return "", errors.New("must be a string or a list of parts")
 }
 
 // maxTokens is the requested output cap (max_completion_tokens wins for chat).
