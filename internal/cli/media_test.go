@@ -20,8 +20,11 @@ import (
 // (Qwen2-VL: ceil(1024/28)² = 1369 tokens per image, prefilled by the roofline).
 func TestImagesRaisePromptTokensAndTTFT(t *testing.T) {
 	// an L4's 121 TFLOPs make the images' prefill (~0.6 s) dwarf the simulator's own parsing
-	// of 2.6 MB of base64 (tens of ms, more on a busy machine), which the rule does not cover
-	srv, url := startSimServer(t, func(c *sim.Config) { c.ModelPreset, c.Hardware = "qwen2-vl-7b", "l4" })
+	// of 2.6 MB of base64 (tens of ms, more on a busy machine), which the rule does not cover;
+	// no prefix cache, so the second run's text is prefilled again as the first run's was
+	srv, url := startSimServer(t, func(c *sim.Config) {
+		c.ModelPreset, c.Hardware, c.NoPrefixCache = "qwen2-vl-7b", "l4", true
+	})
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--url", url, "--api", "openai-chat", "--input-tokens", "128",
 		"--output-tokens", "4", "--requests", "6", "--warmup", "1", "--concurrency", "1", "--seed", "3"}
