@@ -12,8 +12,11 @@ import (
 func (b *Session) attachMedia() error {
 	s := &b.spec
 	p, err := s.MediaPlan()
-	if err != nil || p.Empty() {
+	if err != nil {
 		return err
+	}
+	if p.Empty() {
+		return b.checkMediaAPI()
 	}
 	if s.ImageFiles != "" {
 		if p.Files, err = workload.ImageFiles(s.ImageFiles); err != nil {
@@ -28,6 +31,22 @@ func (b *Session) attachMedia() error {
 		for j := range reqs {
 			if err := workload.CheckMedia(reqs[j].Media); err != nil {
 				return runspec.Usagef("--images/--audio: request %d: %v", j, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkMediaAPI refuses a workload whose requests carry media of their own (a prompts file's
+// "media", a baseline's) when the API cannot send them: they would be dropped unseen.
+func (b *Session) checkMediaAPI() error {
+	if b.spec.API == "openai-chat" {
+		return nil
+	}
+	for _, pt := range b.parts {
+		for _, r := range pt.reqs {
+			if len(r.Media) > 0 {
+				return runspec.Usagef("the workload's requests carry images or audio: they need --api openai-chat, not %s", b.spec.API)
 			}
 		}
 	}

@@ -193,6 +193,11 @@ func TestMediaBadInput(t *testing.T) {
 	if err := os.WriteFile(list, []byte(`{"path": "missing.png"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	withMedia := filepath.Join(dir, "prompts.jsonl")
+	line := `{"prompt": "hi", "media": [{"type": "image", "format": "png", "width": 8, "height": 8, "gen": "` + workload.MediaGen + `", "seed": 1}]}`
+	if err := os.WriteFile(withMedia, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	url := startSim(t, nil)
 	for _, c := range []struct {
 		args []string
@@ -210,6 +215,7 @@ func TestMediaBadInput(t *testing.T) {
 		{[]string{"--images", "2x64x64", "--api", "openai-completions"}, "--api openai-chat"},
 		{[]string{"--audio", "0s"}, "--audio"},
 		{[]string{"--audio", "11m"}, "--audio"},
+		{[]string{"--prompts", withMedia}, "need --api openai-chat"},
 	} {
 		args := append([]string{"run", "-q", "--url", url, "--requests", "2", "-o", filepath.Join(dir, "x.jsonl")}, c.args...)
 		code, _, errs := runMain(t, args...)
