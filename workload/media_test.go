@@ -159,3 +159,19 @@ func TestMediaInPromptsFile(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSyntheticImage is the client's cost of one 1024×1024 image, paid before each
+// request is dispatched (client queue time).
+func BenchmarkSyntheticImage(b *testing.B) {
+	for _, f := range []string{"png", "jpeg"} {
+		b.Run(f, func(b *testing.B) {
+			var n uint64
+			for b.Loop() {
+				n++
+				if _, err := SyntheticImage(1024, 1024, f, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
