@@ -33,7 +33,8 @@ func TestImagesRaisePromptTokensAndTTFT(t *testing.T) {
 		t.Fatal(errs)
 	}
 	js := filepath.Join(dir, "media.json")
-	code, out, errs := runMain(t, append(common, "--images", "2x1024x1024", "-o", media, "--json", js)...)
+	// JPEG (about 200 KB at 1024², against 1 MB as PNG) keeps the simulator's parsing small
+	code, out, errs := runMain(t, append(common, "--images", "2x1024x1024", "--image-format", "jpeg", "-o", media, "--json", js)...)
 	if code != 0 {
 		t.Fatal(errs)
 	}
@@ -56,8 +57,8 @@ func TestImagesRaisePromptTokensAndTTFT(t *testing.T) {
 	}
 	var bytesSent int64
 	for _, r := range measuredOK(t, tb) {
-		if r.Images != 2 || r.ImageBytes < 2*100_000 || r.PromptTokensSource != record.SourceServer {
-			t.Fatalf("request %d: %d images, %d bytes, prompt tokens from %q; want 2 images of real PNG size and the server's count",
+		if r.Images != 2 || r.ImageBytes < 2*50_000 || r.PromptTokensSource != record.SourceServer {
+			t.Fatalf("request %d: %d images, %d bytes, prompt tokens from %q; want 2 images of real JPEG size and the server's count",
 				r.ID, r.Images, r.ImageBytes, r.PromptTokensSource)
 		}
 		if d := r.PromptTokens - prompts[r.ID]; d != 2*perImage {
@@ -89,7 +90,11 @@ func TestImagesRaisePromptTokensAndTTFT(t *testing.T) {
 	rise := median(ttftB) - median(ttftA)
 	t.Logf("TTFT p50 text %.1f ms, with images %.1f ms: rise %.1f ms, predicted %.1f ms (%d tokens)",
 		median(ttftA)/1e6, median(ttftB)/1e6, rise/1e6, predicted/1e6, 2*perImage)
-	if rise < 0.8*predicted || rise > 1.2*predicted+float64(400*time.Millisecond) {
+	slack := 400 * time.Millisecond
+	if raceDetector {
+		slack = 2 * time.Second // the race detector slows the simulator's JSON decoding ~10×
+	}
+	if rise < 0.8*predicted || rise > 1.2*predicted+float64(slack) {
 		t.Errorf("TTFT rose %.1f ms with the images; the rule predicts %.1f ms", rise/1e6, predicted/1e6)
 	}
 }
