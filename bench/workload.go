@@ -66,6 +66,9 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 		return err
 	}
 	b.assignAdapters() // lora.go: before the hash, so the mix is part of the workload's identity
+	if err := b.attachMedia(); err != nil {
+		return err
+	}
 	var parts []record.Part
 	b.reqs, parts = joinParts(b.parts)
 	if s.SaveWorkload != "" {

@@ -45,6 +45,9 @@ type Request struct {
 	// (stream_options.continuous_usage_stats, vLLM's extension), which gives per-event token
 	// counts and so ITL (token).
 	ContinuousUsage bool
+	// Media are the bytes of the workload request's media (Request.Media), made by the load
+	// layer before the request is dispatched; the chat API sends them as content parts.
+	MediaData []workload.Rendered
 }
 
 // RequestIDHeader is the header that carries Request.RequestID.

@@ -39,7 +39,7 @@ func FromHeader(h *record.Header) Set {
 			f.put("workload."+k, c[k])
 		}
 	}
-	for _, k := range []string{"prefix_groups", "prefix_tokens", "prefix_order", "block_tokens", "lora_modules", "lora_selection"} {
+	for _, k := range []string{"prefix_groups", "prefix_tokens", "prefix_order", "block_tokens", "lora_modules", "lora_selection", "images", "image_format", "image_files", "audio"} {
 		f.put("workload."+k, c[k])
 	}
 	// the setting is what was asked only where the workload is built from it; a dataset or a

@@ -479,6 +479,7 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 		req.Model, rec.Adapter = wreq.Adapter, wreq.Adapter
 	}
 	req.RequestID = RequestID(rec.Run, rec.ID)
+	mediaErr := renderMedia(&req, rec)
 	ctx := s.reqCtx
 	if s.cfg.RequestTimeout > 0 {
 		var cancel context.CancelFunc
@@ -488,7 +489,10 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live}
 	warm := phase == record.PhaseWarmup
 	s.r.Live.start(warm)
-	err := s.r.Backend.Do(ctx, &req, st)
+	err := mediaErr
+	if err == nil {
+		err = s.r.Backend.Do(ctx, &req, st)
+	}
 	s.r.Live.end(warm)
 	st.finish(s.r.PromptSource)
 	if err != nil {

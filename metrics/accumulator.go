@@ -42,6 +42,7 @@ type Accumulator struct {
 	sessions sessionAcc
 	// adapters keeps the per-LoRA-adapter figures of a --lora-modules run (lora.go)
 	adapters adapterAcc
+	media    mediaAcc // images and audio (media.go)
 	// runs are the Record.Run values seen, to pick this run's RunEnd lines from the header
 	runs map[int]bool
 	// sents are the completed requests' sent times and TTFTs, for the server section (server.go)
@@ -125,6 +126,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	}
 	a.n.completed++
 	out := a.addTokens(r)
+	a.media.add(r)
 	a.addLatencies(r, out)
 	a.addSent(r)
 	_, osrc := outputTokens(r)

@@ -25,7 +25,7 @@ func (a *Accumulator) addTokens(r *record.Record) int {
 	// Server-reported prompt lengths, and their difference from what the workload asked for.
 	if psrc == record.SourceServer {
 		a.promptServer.add(float64(in))
-		if r.InputTokens > 0 {
+		if r.InputTokens > 0 && !hasMedia(r) { // media's tokens are not a mismatch (media.go)
 			d := in - r.InputTokens
 			a.promptDelta.add(float64(d))
 			if d != 0 {

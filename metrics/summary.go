@@ -121,6 +121,8 @@ type Summary struct {
 	Stages []StageSummary
 	// Adapters are a LoRA mix's per-adapter figures (lora.go), by name; nil otherwise.
 	Adapters []AdapterSummary
+	// Media is what the requests' images and audio weighed (media.go); nil without media.
+	Media *MediaSummary
 	// Steadiness is the steady-state check over the window (steady.go).
 	Steadiness *Steadiness
 	// Server is the server's own view of the window from its Prometheus samples (server.go);
@@ -172,6 +174,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Server = a.server(s)
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
 	s.Adapters = a.adapters.summaries(ps, s.Measured, s.Window.Seconds())
+	s.Media = a.media.summary(ps)
 	s.Stages = a.stageSummaries()
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop())) // stages.go
 	s.Warnings = warnings(s, a.hdr)

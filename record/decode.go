@@ -86,6 +86,10 @@ func intField(key []byte, r *Record) *int {
 		return &r.ReasoningEvents
 	case "reasoning_tokens":
 		return &r.ReasoningTokens
+	case "images":
+		return &r.Images
+	case "audio_clips":
+		return &r.AudioClips
 	}
 	return nil
 }
@@ -108,6 +112,12 @@ func int64Field(key []byte, r *Record) *int64 {
 		return &r.Done
 	case "first_answer":
 		return &r.FirstAnswer
+	case "image_bytes":
+		return &r.ImageBytes
+	case "audio_bytes":
+		return &r.AudioBytes
+	case "audio_ms":
+		return &r.AudioMS
 	}
 	return nil
 }
@@ -146,7 +156,8 @@ var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatche
 	"headers", "first_event", "done", "events", "input_tokens", "max_tokens", "fixed_output",
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
 	"error_class", "error", "server", "session", "turn", "stage", "adapter",
-	"reasoning_events", "first_answer", "reasoning_tokens", "reasoning_tokens_source"}
+	"reasoning_events", "first_answer", "reasoning_tokens", "reasoning_tokens_source",
+	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

@@ -247,6 +247,13 @@ type Record struct {
 	FirstAnswer           int64  `json:"first_answer,omitempty"`            // the first answer event's arrival, when ReasoningEvents > 0
 	ReasoningTokens       int    `json:"reasoning_tokens,omitempty"`        // reasoning tokens of the output (part of OutputTokens)
 	ReasoningTokensSource string `json:"reasoning_tokens_source,omitempty"` // server, events or count
+	// Images, ImageBytes, AudioClips, AudioBytes and AudioMS are the media the request
+	// carried: counts, encoded file bytes (before base64) and clip length (media.go).
+	Images     int   `json:"images,omitempty"`
+	ImageBytes int64 `json:"image_bytes,omitempty"`
+	AudioClips int   `json:"audio_clips,omitempty"`
+	AudioBytes int64 `json:"audio_bytes,omitempty"`
+	AudioMS    int64 `json:"audio_ms,omitempty"`
 
 	Status     int    `json:"status,omitempty"`
 	ErrorClass string `json:"error_class,omitempty"`

@@ -46,7 +46,8 @@ func summaryRows(runs []Run) []tableRow {
 		}
 		rows = append(rows, row)
 	}
-	return append(rows, reasoningSummaryRows(runs)...)
+	rows = append(rows, reasoningSummaryRows(runs)...)
+	return append(rows, mediaRows(runs)...) // media.go: only when a run has media
 }
 
 func windowS(s *metrics.Summary) *float64 {

@@ -251,6 +251,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	jsonSessions(o, s) // sessions.go: only for multi-turn runs
 	jsonStages(o, s)   // stages.go: only for a run with load stages
 	jsonAdapters(o, s) // lora.go: only for a LoRA mix
+	jsonMedia(o, s)    // media.go: only for runs with images or audio
 	o.set("steady_state", s.Steadiness)
 	if vs := validities(s); len(vs) > 0 {
 		o.set("validity", vs[len(vs)-1]) // the summary's run: the last of its run-end lines

@@ -71,13 +71,19 @@ type Spec struct {
 	// LoRASelection: random (by weight, seeded) or round-robin (lora.go).
 	LoRAModules   string `yaml:"lora-modules" json:"lora_modules,omitempty"`
 	LoRASelection string `yaml:"lora-selection" json:"lora_selection,omitempty"`
-	Seed          int64  `yaml:"seed" json:"seed"`
 
 	// InputDist and OutputDist draw each length from normal:MEAN,SD or lognormal:MEAN,SD;
 	// Lengths draws (input, output) pairs from mix:INxOUT@W,… or file:PATH (runspec/lengths.go).
 	InputDist  string `yaml:"input-dist" json:"input_dist,omitempty"`
 	OutputDist string `yaml:"output-dist" json:"output_dist,omitempty"`
 	Lengths    string `yaml:"lengths" json:"lengths,omitempty"`
+	// Images, ImageFormat, ImageFiles and Audio put images and audio clips in every chat
+	// request (media.go): --images 2x1024x1024, --image-format png, --audio 5s.
+	Images      string `yaml:"images" json:"images,omitempty"`
+	ImageFormat string `yaml:"image-format" json:"image_format,omitempty"`
+	ImageFiles  string `yaml:"image-files" json:"image_files,omitempty"`
+	Audio       string `yaml:"audio" json:"audio,omitempty"`
+	Seed        int64  `yaml:"seed" json:"seed"`
 
 	// load
 	Concurrency    int           `yaml:"concurrency" json:"concurrency,omitempty"`

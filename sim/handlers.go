@@ -69,6 +69,7 @@ func (s *Server) checkGen(p *genParams) (*genParams, int, error) {
 	case idCount == 0:
 		p.prompt = countTokens(text)
 	}
+	p.prompt += s.costMedia(p) // images and audio (media.go)
 	p.maxTok = p.req.maxTokens(chat)
 	if p.maxTok < 1 {
 		return nil, http.StatusBadRequest, fmt.Errorf("max_tokens must be at least 1, got %d", p.maxTok)

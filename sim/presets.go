@@ -48,6 +48,11 @@ var modelPresets = map[string]ModelSpec{
 	// Qwen/Qwen2.5-7B-Instruct config.json: 28 layers, 4 KV heads, hidden 3584, 28 heads
 	// (head_dim 128), 32768 positions; 7.61B params (model card).
 	"qwen2.5-7b": {"Qwen/Qwen2.5-7B-Instruct", 7.6e9, 28, 4, 128, 3584, 32768},
+	// Qwen/Qwen2-VL-7B-Instruct config.json: 28 layers, 4 KV heads, hidden 3584, 28 heads
+	// (head_dim 128), 32768 positions; 8.29B params with its 675M vision encoder (model
+	// card), whose per-patch cost is folded into the per-token roofline. Images and audio
+	// are costed by its MediaRule (media.go).
+	"qwen2-vl-7b": {"Qwen/Qwen2-VL-7B-Instruct", 8.29e9, 28, 4, 128, 3584, 32768},
 	// mistralai/Mistral-7B-Instruct-v0.3 config.json: 32 layers, 8 KV heads, hidden 4096,
 	// 32 heads (head_dim 128), 32768 positions; 7.24B params (model card).
 	"mistral-7b": {"mistralai/Mistral-7B-Instruct-v0.3", 7.24e9, 32, 8, 128, 4096, 32768},

@@ -27,12 +27,16 @@ type genRequest struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
+	// media are the images and audio clips of a chat request's content parts (media.go)
+	media []mediaInput
 }
 
-// chatMessage content is a string or a list of {"type":"text","text":...} parts.
+// chatMessage content is a string or a list of parts ({"type":"text","text":...}, image and
+// audio parts). It is decoded once, as any: a request with megabytes of base64 images is
+// scanned by encoding/json once rather than again for its parts.
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    string `json:"role"`
+	Content any    `json:"content"`
 }
 
 // Default output lengths when max_tokens is absent: OpenAI's legacy completions default is
@@ -53,7 +57,7 @@ func (r *genRequest) promptText(chat bool) (text string, idCount int, err error)
 		}
 		parts := make([]string, 0, len(r.Messages))
 		for i, m := range r.Messages {
-			c, err := messageContent(m.Content)
+			c, err := messageContent(m.Content, &r.media)
 			if err != nil {
 				return "", 0, fmt.Errorf("messages[%d].content: %w", i, err)
 			}
@@ -92,28 +96,18 @@ func parsePrompt(raw json.RawMessage) (string, int, error) {
 	return "", 0, errors.New("prompt must be a string or a list of token ids")
 }
 
-func messageContent(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+// messageContent reads a message's content: a string, or a list of parts whose text parts are
+// joined and whose image and audio parts are added to media (media.go).
+func messageContent(c any, media *[]mediaInput) (string, error) {
+	switch v := c.(type) {
+	case nil:
 		return "", nil
+	case string:
+		return v, nil
+	case []any:
+		return parseParts(v, media)
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("must be a string or a list of parts")
-	}
-	texts := make([]string, 0, len(parts))
-	for _, p := range parts {
-		if p.Type == "text" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, " "), nil
+	return "", errors.New("must be a string or a list of parts")
 }
 
 // maxTokens is the requested output cap (max_completion_tokens wins for chat).

@@ -106,8 +106,7 @@ func inputContent(raw json.RawMessage) (string, error) {
 
 // textMessage is a chat message with string content.
 func textMessage(role, text string) chatMessage {
-	b, _ := json.Marshal(text) // a string always encodes
-	return chatMessage{Role: role, Content: b}
+	return chatMessage{Role: role, Content: text}
 }
 
 // parseResponses reads and validates a Responses API request; the error is the 4xx to return.

@@ -202,6 +202,7 @@ func (s *Server) buildDescribe() map[string]string {
 	d := map[string]string{
 		"simulated": "true", "server": Version, "model": s.modelName, "model_preset": c.ModelPreset,
 		"seed": strconv.FormatInt(c.Seed, 10), "fault_rate": ftoa(c.FaultRate), "faults": c.Faults.String(),
+		"media_rule": mediaRuleOf(c.ModelPreset).Name,
 	}
 	c.describeSpec(d)
 	c.describeLoRA(d)

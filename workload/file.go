@@ -23,6 +23,7 @@ type fileLine struct {
 	Session      int       `json:"session,omitempty"`
 	Turn         int       `json:"turn,omitempty"`
 	Adapter      string    `json:"adapter,omitempty"` // LoRA adapter (lora.go)
+	Media        []Media   `json:"media,omitempty"`
 }
 
 // ReadFile reads a JSONL prompts file: each line {"prompt": "..."} or {"messages": [...]},
@@ -86,7 +87,10 @@ func parseLine(b []byte, defaultOut int) (Request, error) {
 	case l.OutputTokens > maxTraceTokens || l.InputTokens > maxTraceTokens || l.InputTokens < 0:
 		return Request{}, fmt.Errorf(`"input_tokens" and "output_tokens" must be 0 to %d`, maxTraceTokens)
 	}
-	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens, Session: l.Session, Turn: l.Turn, Adapter: l.Adapter}
+	if err := CheckMedia(l.Media); err != nil {
+		return Request{}, err
+	}
+	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens, Session: l.Session, Turn: l.Turn, Media: l.Media, Adapter: l.Adapter}
 	if l.Prompt != nil {
 		req.Prompt = *l.Prompt
 	}
@@ -120,7 +124,7 @@ func encodeAll(w io.Writer, reqs []Request) error {
 	enc.SetEscapeHTML(false)
 	for i := range reqs {
 		r := &reqs[i]
-		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens, Session: r.Session, Turn: r.Turn, Adapter: r.Adapter}
+		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens, Session: r.Session, Turn: r.Turn, Media: r.Media, Adapter: r.Adapter}
 		if r.Messages == nil {
 			l.Prompt = &r.Prompt
 		}

@@ -26,4 +26,6 @@ type Request struct {
 	// Adapter is the LoRA adapter the request is sent to (its model field, as vLLM serves
 	// LoRA); "" sends it to the run's model (lora.go).
 	Adapter string `json:"adapter,omitempty"`
+	// Media are the images and audio clips a chat request carries (media.go), as recipes.
+	Media []Media `json:"media,omitempty"`
 }

@@ -79,9 +79,12 @@ func (b *Backend) body(req *client.Request) ([]byte, error) {
 	if req.Model != "" {
 		m["model"] = req.Model
 	}
-	if b.chat {
+	switch {
+	case b.chat && len(req.MediaData) > 0:
+		m["messages"] = withMedia(req, messages(req))
+	case b.chat:
 		m["messages"] = messages(req)
-	} else {
+	default:
 		m["prompt"] = req.Prompt
 	}
 	if n := req.OutputTokens; n > 0 {

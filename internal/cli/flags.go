@@ -94,6 +94,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.StringVar(&s.JSON, "json", s.JSON, "also write the JSON summary to this file")
 	fs.BoolVarP(&s.Quiet, "quiet", "q", s.Quiet, "print nothing but errors and the summary")
 	bindLoRAFlags(fs, s) // lora.go
+	bindMediaFlags(fs, s)
 }
 
 // userSpec is the spec the user asked for: defaults, then the --config YAML file, then the

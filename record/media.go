@@ -1,0 +1,10 @@
+package record
+
+// appendMedia appends the media fields of r (each left out when 0).
+func appendMedia(b []byte, r *Record) []byte {
+	b = appendIntField(b, `,"images":`, int64(r.Images), true)
+	b = appendIntField(b, `,"image_bytes":`, r.ImageBytes, true)
+	b = appendIntField(b, `,"audio_clips":`, int64(r.AudioClips), true)
+	b = appendIntField(b, `,"audio_bytes":`, r.AudioBytes, true)
+	return appendIntField(b, `,"audio_ms":`, r.AudioMS, true)
+}
