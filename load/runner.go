@@ -474,7 +474,7 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
 	}
-	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live}
+	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase)}
 	warm := phase == record.PhaseWarmup
 	s.r.Live.start(warm)
 	err := s.r.Backend.Do(ctx, &req, st)
