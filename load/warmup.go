@@ -16,7 +16,7 @@ import (
 // events reach the judge as they are stamped (stamp.Content), and once the minimum of one
 // request per slot is behind, the gaps between a request's events are cut, in arrival
 // order, into windows of 8 gaps per request streaming at once; warming stops when the last
-// three windows' ITL p10 agree within WarmupTolerance with no trend across them (at most a
+// three windows' ITL p25 agree within WarmupTolerance with no trend across them (at most a
 // sixth of the tolerance per window) — or at the caps, which the run-end line names (and
 // the summary warns of). Requests already in flight when warming stops stay warmup.
 //

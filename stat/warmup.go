@@ -14,7 +14,7 @@ import (
 // minimum is behind: Min warmup requests sent, and as many completed as ever streamed at
 // once (at most Min). From there, the gaps between consecutive events of one request are
 // cut, in arrival order, into windows of G gaps, G = 8 per request that streamed at once
-// (at least 16). Each window's figure is the 10th percentile of its gaps (ITL p10). After
+// (at least 16). Each window's figure is the 25th percentile of its gaps (ITL p25). After
 // each window, warming stops when the last Span windows agree: (max − min)/median ≤
 // Tolerance, and the Sen slope across them, per window, at most Tolerance/6 of the median,
 // so a steady drift keeps it warming even when no two neighbours differ by the tolerance.
@@ -30,10 +30,13 @@ import (
 //     and warming stopped by luck (up to 33 windows). Counted in gaps, a burst is a small
 //     share of any window, and a window's length in time follows the server's speed: long
 //     while it is cold, short once warm, so the windows after a cold phase are short.
-//   - The 10th percentile, not the median: at 90% of capacity in an open loop, or with
+//   - The 25th percentile, not the median: at 90% of capacity in an open loop, or with
 //     short outputs, prefill-mixed steps are near half the gaps and a window's median
-//     jumped between the two step times (7 to 100 ms); the fastest tenth are decode steps
-//     in every window, and a cold engine slows those as it slows the rest.
+//     jumped between the two step times (7 to 100 ms); the fastest quarter are decode
+//     steps in nearly every window, and a cold engine slows those as it slows the rest. Not
+//     lower: over HTTP on a loaded client, reads that come late shorten a tenth of the gaps
+//     to near nothing, and an ITL p10 said warm at twice the warm ITL. Gaps of 0 (events
+//     of one read, stamped alike) are left out: they would pull any low quantile to 0.
 //   - The origin after the minimum: the first round of a closed loop starts every user's
 //     prefill at once, and its windows measure the load's start, not the server's warmth.
 //     As many completions as streamed at once (not one per user): 1,024 users against 256
@@ -67,7 +70,7 @@ type WarmupJudge struct {
 	sent    int           // requests sent
 	peak    int           // the most requests streaming at once before the origin
 	cur     wbin          // the window being filled
-	figs    [][2]float64  // complete windows' [ITL p10, TTFT median], NaN when undefined
+	figs    [][2]float64  // complete windows' [ITL p25, TTFT median], NaN when undefined
 	latest  int64         // the latest event time seen
 	settled bool
 }
@@ -91,7 +94,7 @@ func (j *WarmupJudge) WindowGaps() int { return j.g }
 // Origin is where the windows begin (ns, on the run's clock; 0 until they do).
 func (j *WarmupJudge) Origin() int64 { return j.origin }
 
-// Figures is the complete windows' [ITL p10, TTFT median] in ns, the TTFT NaN where a
+// Figures is the complete windows' [ITL p25, TTFT median] in ns, the TTFT NaN where a
 // window had none.
 func (j *WarmupJudge) Figures() [][2]float64 { return slices.Clone(j.figs) }
 
@@ -123,7 +126,7 @@ func (j *WarmupJudge) take(r *wreq, t int64) {
 	if j.g > 0 {
 		if r.n == 0 {
 			j.cur.ttfts = append(j.cur.ttfts, float64(t-r.sent))
-		} else {
+		} else if t > r.last { // a gap of 0 is two events of one read, not a decode step
 			j.cur.gaps = append(j.cur.gaps, float64(t-r.last))
 		}
 	}
@@ -165,12 +168,16 @@ func (j *WarmupJudge) Done(id int, sent int64, events []int64) bool {
 // begin starts the windows: G is 8 gaps per request that streamed at once, at least 16
 // (see WarmupJudge).
 func (j *WarmupJudge) begin() {
-	j.g = max(16, 8*j.peak)
+	j.g = max(16, warmupPerSlot*j.peak)
 	j.origin = j.latest
 }
 
 // warmupQuantile is the share of a window's gaps below its figure (see WarmupJudge).
-const warmupQuantile = 0.1
+const (
+	warmupQuantile = 0.25 // a window's figure: this quantile of its gaps
+	warmupPerSlot  = 8    // gaps per window per request that streamed at once
+	warmupSlope    = 6    // the slope bound is Tolerance/warmupSlope per window
+)
 
 // judge closes the window being filled once it holds G gaps and tests the last Span
 // windows.
@@ -207,5 +214,5 @@ func (j *WarmupJudge) agree() bool {
 	}
 	slices.Reverse(xs)
 	med := Median(xs)
-	return RelChange(slices.Min(xs), slices.Max(xs), med) <= tol && RelChange(0, SenSlope(xs), med) <= tol/6
+	return RelChange(slices.Min(xs), slices.Max(xs), med) <= tol && RelChange(0, SenSlope(xs), med) <= tol/warmupSlope
 }
