@@ -13,8 +13,8 @@ import (
 // Method. Content events are fed as they stream (Event). The windows begin once the
 // minimum is behind: Min warmup requests sent, and as many completed as ever streamed at
 // once (at most Min). From there, the gaps between consecutive events of one request are
-// cut, in arrival order, into windows of G gaps, G = 8 per request that streamed at once
-// (at least 16). Each window's figure is the 25th percentile of its gaps (ITL p25). After
+// cut, in arrival order, into windows of G gaps: 16 per request that streamed at once, up
+// to 256 gaps, and never fewer than 8 per request. Each window's figure is the 25th percentile of its gaps (ITL p25). After
 // each window, warming stops when the last Span windows agree: (max − min)/median ≤
 // Tolerance, and the Sen slope across them, per window, at most Tolerance/6 of the median,
 // so a steady drift keeps it warming even when no two neighbours differ by the tolerance.
@@ -41,9 +41,12 @@ import (
 //     prefill at once, and its windows measure the load's start, not the server's warmth.
 //     As many completions as streamed at once (not one per user): 1,024 users against 256
 //     sequences would otherwise spend the 2,000-request cap before the first window.
-//   - G = 8 gaps per streaming request is eight decode steps: fewer let a cold start's
-//     early drift (under 2.5% per window at 4 users) pass the slope test; more made three
-//     windows after a 64-user cold phase outlast its bound.
+//   - G: over HTTP on a loaded client, 32 gaps at 4 users were noise enough to say warm
+//     up to 1.2 s before the cold phase ended; 64 (16 per request) were not. Beyond 256 gaps
+//     a window's quantile is steady, and what it needs is to stay short in time: at 64
+//     users 16 per request made three windows after the cold phase outlast its bound, 8 did
+//     not. One user gets 16 gaps: more made its measuring begin over 1 s late, as the next
+//     send waits for the request in flight.
 //   - The slope bound is Tolerance/6 per window (1.7% at 10%), not /4: a 3×-cold phase
 //     fading over 200 steps drifts about 2% per 8-step window early on.
 //   - TTFT is kept per window (Figures) but not judged: with prompts of varied length, a
@@ -165,17 +168,16 @@ func (j *WarmupJudge) Done(id int, sent int64, events []int64) bool {
 	return j.settled
 }
 
-// begin starts the windows: G is 8 gaps per request that streamed at once, at least 16
-// (see WarmupJudge).
+// begin starts the windows and sizes them (see WarmupJudge).
 func (j *WarmupJudge) begin() {
-	j.g = max(16, warmupPerSlot*j.peak)
+	j.g = max(min(16*j.peak, 256), warmupPerSlot*j.peak)
 	j.origin = j.latest
 }
 
 // warmupQuantile is the share of a window's gaps below its figure (see WarmupJudge).
 const (
 	warmupQuantile = 0.25 // a window's figure: this quantile of its gaps
-	warmupPerSlot  = 8    // gaps per window per request that streamed at once
+	warmupPerSlot  = 8    // gaps per window per request that streamed at once, at least
 	warmupSlope    = 6    // the slope bound is Tolerance/warmupSlope per window
 )
 
