@@ -29,6 +29,7 @@ type stamp struct {
 	kernelSent bool            // Sent is the kernel's send time
 	live       *Live           // the run's live counts (nil: none)
 	reason     reasonState     // reasoning and answer phases (reasoning.go)
+	warm       *autoWarm       // --warmup auto's judge, streamed to (nil: not a judged request)
 }
 
 // clockCount counts a run's measured content-event stamps and those that fell back to the
@@ -156,6 +157,7 @@ func (s *stamp) Content(tokens int) {
 	s.live.content(tokens)
 	s.rec.Events = append(s.rec.Events, record.Event{T: s.lastEvent, N: int32(tokens)})
 	s.reason.event(s.rec, tokens)
+	s.warm.event(s.rec.ID, s.lastEvent)
 	if s.readStamp {
 		s.readStamps++
 	}

@@ -51,8 +51,8 @@ type Config struct {
 	Run int
 	// WarmupAuto keeps warming, at the run's own load shape, until the warmup stops moving
 	// (warmup.go, stat.WarmupJudge): at least WarmupMin requests, at most WarmupMax or
-	// WarmupTimeout, judged over windows that tile time, whose ITL and TTFT must agree within
-	// WarmupTolerance, with no trend, over the last three. Warmup is then unused.
+	// WarmupTimeout, judged over windows of the token gaps as they stream, whose ITL must
+	// agree within WarmupTolerance, with no trend, over the last three. Warmup is then unused.
 	WarmupAuto      bool
 	WarmupMin       int
 	WarmupMax       int
@@ -486,7 +486,7 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
 	}
-	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live}
+	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase)}
 	warm := phase == record.PhaseWarmup
 	s.r.Live.start(warm)
 	err := mediaErr

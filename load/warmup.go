@@ -3,6 +3,7 @@ package load
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"servebench/record"
 	"servebench/stat"
@@ -11,13 +12,13 @@ import (
 // Warming until warm. A fixed count of warmup requests trusts that one request per slot was
 // enough; real engines capture CUDA graphs per batch shape, autotune kernels and fill caches
 // for far longer. With Config.WarmupAuto the warmup goes on, at the run's own load shape,
-// until it stops moving, as judged by stat.WarmupJudge: time from the first warmup send is
-// tiled into windows of about 16 ITLs, each window's median ITL (over the event gaps that
-// end in it) and median TTFT (of the requests whose first event is in it) are taken once no
-// request sent before its end is in flight, and warming stops when the last three windows
-// agree within WarmupTolerance with no trend across them (less than a tenth of the
-// tolerance per window) — or at the caps, which the run-end line names (and the summary
-// warns of). Requests already in flight when warming stops stay warmup.
+// until it stops moving, as judged by stat.WarmupJudge: each warmup request's content
+// events reach the judge as they are stamped (stamp.Content), and once the minimum of one
+// request per slot is behind, the gaps between a request's events are cut, in arrival
+// order, into windows of 8 gaps per request streaming at once; warming stops when the last
+// three windows' ITL p25 agree within WarmupTolerance with no trend across them (at most a
+// sixth of the tolerance per window) — or at the caps, which the run-end line names (and
+// the summary warns of). Requests already in flight when warming stops stay warmup.
 //
 // The judge is pure: the virtual-time driver (package vtime) feeds it the same calls, which
 // is how its stopping point was measured (docs/metrics.md "Warmup").
@@ -30,8 +31,32 @@ type autoWarm struct {
 	why   string
 	start int64 // ns since t0 of the first warmup request
 
-	mu    sync.Mutex
-	judge stat.WarmupJudge
+	mu      sync.Mutex
+	judge   stat.WarmupJudge
+	settled atomic.Bool // the judge said warm: streamed events need no lock any more
+}
+
+// streamTo is the judge a request's stamp streams its content events to: nil but for a
+// warmup request under WarmupAuto.
+func (s *state) streamTo(phase string) *autoWarm {
+	if !s.cfg.WarmupAuto || phase != record.PhaseWarmup {
+		return nil
+	}
+	return &s.warm
+}
+
+// event takes one content event of warmup request id, stamped t, on the request's
+// goroutine: streamed, the judge learns of a window's gaps as they happen, not when the
+// requests that ran through it finish (which made measuring begin an E2E late).
+func (w *autoWarm) event(id int, t int64) {
+	if w == nil || w.settled.Load() {
+		return
+	}
+	w.mu.Lock()
+	if w.judge.Event(id, t) {
+		w.settled.Store(true)
+	}
+	w.mu.Unlock()
 }
 
 // warmupCount is how many requests are warmup (take holds s.mu): the fixed count, or with
@@ -73,7 +98,7 @@ func (s *state) sentWarmup(i int, now int64) {
 	}
 	w := &s.warm
 	w.mu.Lock()
-	w.judge.Tolerance = s.cfg.WarmupTolerance
+	w.judge.Tolerance, w.judge.Min = s.cfg.WarmupTolerance, s.cfg.WarmupMin
 	w.judge.Sent(s.r.recordID(i), now)
 	w.mu.Unlock()
 }
@@ -97,7 +122,9 @@ func (s *state) observeWarmup(rec *record.Record) {
 	}
 	w := &s.warm
 	w.mu.Lock()
-	w.judge.Done(rec.ID, sent, ev)
+	if w.judge.Done(rec.ID, sent, ev) {
+		w.settled.Store(true)
+	}
 	w.mu.Unlock()
 }
 

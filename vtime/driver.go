@@ -34,6 +34,7 @@ func newDriver(v *sim.Virtual, l Load) *driver {
 	if d.maxWarm == 0 {
 		d.maxWarm = 2000
 	}
+	d.judge.Min = d.minWarm()
 	if l.WarmupAuto {
 		d.warmEnd = math.MaxInt
 	}
@@ -152,6 +153,9 @@ func (d *driver) emit(e sim.Emit, t int64) {
 	}
 	r.Events = append(r.Events, record.Event{T: t, N: int32(e.Generated - prev)})
 	r.OutputTokens = e.Generated
+	if r.Phase == record.PhaseWarmup && d.l.WarmupAuto {
+		d.judge.Event(e.ID, t) // as the live runner streams them (load/warmup.go)
+	}
 	if !e.Done {
 		return
 	}
