@@ -23,4 +23,6 @@ type Request struct {
 	// answer and a think time, each with the whole history so far.
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`
+	// recipe, when set, stands for the prompt text (Lazy, Materialize: recipe.go)
+	recipe *recipe
 }

@@ -1,0 +1,313 @@
+package workload
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// A synthetic prompt is fully determined by its seed, its index in the seed's stream, the
+// lengths asked for, how many of its drawn words it keeps and the filler appended after them:
+// the tokenizer that measured it chose the last two, and no tokenizer is needed to rebuild it.
+// A lazy workload (Synthetic.Lazy) keeps each request as that recipe, about 80 bytes, and
+// rebuilds its text when it is sent, hashed or saved (Materialize), so a run of a thousand
+// 128k-token prompts holds no 700 MB of text; the records header carries the recipes
+// (HeaderRecipe) and the hash of the text they rebuild, instead of the text.
+
+// genSettings are the draws a synthetic request's recipe replays.
+type genSettings struct {
+	seed             int64
+	inTokens, outTok int
+	ratio            float64
+	chat             bool
+}
+
+// recipe rebuilds one synthetic request's prompt.
+type recipe struct {
+	gen   genSettings
+	index int    // in the seed's stream
+	words int    // drawn words kept
+	pad   string // filler appended after them (pad pieces)
+}
+
+// text rebuilds the prompt: the same draws as Synthetic.one, in the same order.
+func (rc *recipe) text() string {
+	rng := rand.New(rand.NewPCG(uint64(rc.gen.seed), uint64(rc.index)))
+	drawLength(rng, rc.gen.inTokens, rc.gen.ratio)
+	drawLength(rng, rc.gen.outTok, rc.gen.ratio)
+	var sb strings.Builder
+	sb.Grow(rc.words*7 + len(rc.pad))
+	for w := range rc.words {
+		if w > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(vocabulary[rng.IntN(len(vocabulary))])
+	}
+	sb.WriteString(rc.pad)
+	return sb.String()
+}
+
+// drawn is the prompt length (tokens) the recipe's request was built for.
+func (rc *recipe) drawn() int {
+	rng := rand.New(rand.NewPCG(uint64(rc.gen.seed), uint64(rc.index)))
+	return drawLength(rng, rc.gen.inTokens, rc.gen.ratio)
+}
+
+// recipeOf is request i's recipe, checked by rebuilding its text; nil when the rebuild
+// differs (never expected: the request then keeps its text).
+func (s *Synthetic) recipeOf(i int, bt built) *recipe {
+	rc := &recipe{gen: genSettings{seed: s.Seed, inTokens: s.InputTokens, outTok: s.OutputTokens, ratio: s.RangeRatio, chat: s.Chat},
+		index: i, words: bt.words, pad: bt.pad}
+	if rc.text() != bt.text {
+		return nil
+	}
+	return rc
+}
+
+// Lazy reports whether r is kept as its recipe, its text rebuilt when needed.
+func (r *Request) Lazy() bool { return r.recipe != nil }
+
+// Materialize is r with its prompt text: r itself, or for a lazy request a copy with the text
+// rebuilt (the copy is garbage once sent, so only the prompts in flight are held).
+func (r *Request) Materialize() *Request {
+	if r.recipe == nil {
+		return r
+	}
+	c := *r
+	c.recipe = nil
+	text := r.recipe.text()
+	if r.recipe.gen.chat {
+		c.Messages = []Message{{Role: "user", Content: text}}
+	} else {
+		c.Prompt = text
+	}
+	return &c
+}
+
+// RecipeGenerator names the synthetic prompt generator whose recipes a header carries. A
+// generator that builds other text from the same recipe must take a new name.
+const RecipeGenerator = "words/1"
+
+// HeaderRecipe is a lazy workload in a records header: its requests as recipes, in segments
+// of consecutive indices of one seed's stream, and the hash of the text they rebuild.
+type HeaderRecipe struct {
+	Generator string `json:"generator"`
+	// SHA256 is the sha256 of the requests' prompts-file encoding, in order: the bytes
+	// --save-workload writes (sha256sum of that file gives the same digest).
+	SHA256   string          `json:"sha256"`
+	Count    int             `json:"count"`
+	Segments []RecipeSegment `json:"segments"`
+}
+
+// RecipeSegment is Count requests of indices First, First+1, … of one seed's stream.
+type RecipeSegment struct {
+	Seed         int64   `json:"seed"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	RangeRatio   float64 `json:"range_ratio,omitempty"`
+	Chat         bool    `json:"chat,omitempty"`
+	First        int     `json:"first"`
+	Count        int     `json:"count"`
+	// Words are the drawn words each request keeps; absent when every request keeps as
+	// many as its prompt's tokens (a build without a tokenizer).
+	Words []int `json:"words,omitempty"`
+	// Pads are the filler appended after the words, by position in the segment (absent: none).
+	Pads map[int]string `json:"pads,omitempty"`
+	// Tokens are the measured prompt lengths that differ from the length drawn (a prompt the
+	// builder could not bring to its exact length), by position in the segment.
+	Tokens map[int]int `json:"tokens,omitempty"`
+}
+
+// RecipeOf is the header recipe of reqs, hashed; ok is false unless every request is lazy
+// (then the text must be embedded instead).
+func RecipeOf(reqs []Request) (rc *HeaderRecipe, ok bool, err error) {
+	if len(reqs) == 0 {
+		return nil, false, nil
+	}
+	rc = &HeaderRecipe{Generator: RecipeGenerator, Count: len(reqs)}
+	var seg *RecipeSegment
+	prev := -1
+	for i := range reqs {
+		r := reqs[i].recipe
+		if r == nil || reqs[i].Session != 0 {
+			return nil, false, nil
+		}
+		if seg == nil || !seg.holds(r.gen) || r.index != prev+1 {
+			rc.Segments = append(rc.Segments, RecipeSegment{Seed: r.gen.seed, InputTokens: r.gen.inTokens,
+				OutputTokens: r.gen.outTok, RangeRatio: r.gen.ratio, Chat: r.gen.chat, First: r.index})
+			seg = &rc.Segments[len(rc.Segments)-1]
+		}
+		seg.add(r, reqs[i].InputTokens)
+		prev = r.index
+	}
+	for i := range rc.Segments {
+		rc.Segments[i].compact()
+	}
+	if rc.SHA256, err = EncodedSHA256(reqs); err != nil {
+		return nil, false, err
+	}
+	return rc, true, nil
+}
+
+func (s *RecipeSegment) holds(g genSettings) bool {
+	return s.Seed == g.seed && s.InputTokens == g.inTokens && s.OutputTokens == g.outTok &&
+		s.RangeRatio == g.ratio && s.Chat == g.chat
+}
+
+// add appends one request's recipe to the segment.
+func (s *RecipeSegment) add(r *recipe, tokens int) {
+	k := s.Count
+	s.Count++
+	s.Words = append(s.Words, r.words)
+	if r.pad != "" {
+		if s.Pads == nil {
+			s.Pads = map[int]string{}
+		}
+		s.Pads[k] = r.pad
+	}
+	if tokens != r.drawn() {
+		if s.Tokens == nil {
+			s.Tokens = map[int]int{}
+		}
+		s.Tokens[k] = tokens
+	}
+}
+
+// compact drops Words when each equals its request's prompt tokens (no tokenizer was used).
+func (s *RecipeSegment) compact() {
+	for k, w := range s.Words {
+		if w != s.tokens(k, s.drawnAt(k)) {
+			return
+		}
+	}
+	s.Words = nil
+}
+
+func (s *RecipeSegment) gen() genSettings {
+	return genSettings{seed: s.Seed, inTokens: s.InputTokens, outTok: s.OutputTokens, ratio: s.RangeRatio, chat: s.Chat}
+}
+
+func (s *RecipeSegment) drawnAt(k int) int {
+	return (&recipe{gen: s.gen(), index: s.First + k}).drawn()
+}
+
+// tokens is request k's prompt length: its own when recorded, else the drawn one.
+func (s *RecipeSegment) tokens(k, drawn int) int {
+	if t, ok := s.Tokens[k]; ok {
+		return t
+	}
+	return drawn
+}
+
+// EncodedSHA256 is "sha256:" and the hex sha256 of the requests' prompts-file encoding
+// (lazy requests rebuilt one at a time).
+func EncodedSHA256(reqs []Request) (string, error) {
+	h := sha256.New()
+	if err := encodeAll(h, reqs); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Requests rebuilds the header recipe's requests, lazy, and checks the text they rebuild
+// against its hash: a recipe this servebench cannot rebuild exactly is an error, never a
+// silently different workload.
+func (rc *HeaderRecipe) Requests() ([]Request, error) {
+	if err := rc.validate(); err != nil {
+		return nil, err
+	}
+	reqs := make([]Request, 0, rc.Count)
+	for si := range rc.Segments {
+		s := &rc.Segments[si]
+		for k := range s.Count {
+			r := &recipe{gen: s.gen(), index: s.First + k, pad: s.Pads[k]}
+			n := r.drawn()
+			tokens := s.tokens(k, n)
+			r.words = tokens
+			if s.Words != nil {
+				r.words = s.Words[k]
+			}
+			if r.words > wordsDrawn(n) {
+				return nil, fmt.Errorf("recipe segment %d request %d keeps %d words of the %d drawn", si, k, r.words, wordsDrawn(n))
+			}
+			rng := rand.New(rand.NewPCG(uint64(s.Seed), uint64(r.index)))
+			drawLength(rng, s.InputTokens, s.RangeRatio)
+			out := drawLength(rng, s.OutputTokens, s.RangeRatio)
+			reqs = append(reqs, Request{ID: len(reqs), InputTokens: tokens, OutputTokens: out, recipe: r})
+		}
+	}
+	got, err := EncodedSHA256(reqs)
+	if err != nil {
+		return nil, err
+	}
+	if got != rc.SHA256 {
+		return nil, fmt.Errorf("the prompts rebuilt from its recipe hash to %s, not its %s: this servebench builds them differently from the one that wrote it", short(got), short(rc.SHA256))
+	}
+	return reqs, nil
+}
+
+// maxRecipeCount bounds a header recipe's requests and pads, so that a damaged header
+// cannot ask for unbounded memory.
+const (
+	maxRecipeCount = 1 << 24
+	maxPadBytes    = 4096
+)
+
+// validate checks a header recipe read from a file before anything is built from it.
+func (rc *HeaderRecipe) validate() error {
+	if rc.Generator != RecipeGenerator {
+		return fmt.Errorf("its prompt recipe is for generator %q, this servebench has %q", rc.Generator, RecipeGenerator)
+	}
+	total := 0
+	for i, s := range rc.Segments {
+		syn := Synthetic{Count: s.Count, First: s.First, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, RangeRatio: s.RangeRatio}
+		switch err := syn.Validate(); {
+		case err != nil:
+			return fmt.Errorf("recipe segment %d: %v", i, err)
+		case s.InputTokens > maxTraceTokens || s.OutputTokens > maxTraceTokens:
+			return fmt.Errorf("recipe segment %d: lengths over %d tokens", i, maxTraceTokens)
+		case s.Words != nil && len(s.Words) != s.Count:
+			return fmt.Errorf("recipe segment %d: %d word counts for %d requests", i, len(s.Words), s.Count)
+		}
+		if err := s.validateMaps(i); err != nil {
+			return err
+		}
+		total += s.Count
+		if total > maxRecipeCount {
+			return fmt.Errorf("recipe: more than %d requests", maxRecipeCount)
+		}
+	}
+	if total != rc.Count || total == 0 {
+		return fmt.Errorf("recipe: its segments hold %d requests, its count is %d", total, rc.Count)
+	}
+	return nil
+}
+
+func (s *RecipeSegment) validateMaps(i int) error {
+	for k, p := range s.Pads {
+		if k < 0 || k >= s.Count || len(p) > maxPadBytes {
+			return fmt.Errorf("recipe segment %d: pad %d out of range", i, k)
+		}
+	}
+	for k, t := range s.Tokens {
+		if k < 0 || k >= s.Count || t < 0 || t > maxTraceTokens {
+			return fmt.Errorf("recipe segment %d: tokens %d out of range", i, k)
+		}
+	}
+	for _, w := range s.Words {
+		if w < 0 {
+			return errors.New("recipe: a negative word count")
+		}
+	}
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 19 {
+		return h[:19]
+	}
+	return h
+}
