@@ -169,7 +169,7 @@ func (b *Session) synthetic(ctx context.Context, r int) (part, bool, error) {
 	s := &b.spec
 	n := b.plan.size()
 	syn := workload.Synthetic{Count: n, First: r * n, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
-		RangeRatio: s.RangeRatio, Seed: s.Seed, Chat: apis.IsChat(s.API)}
+		RangeRatio: s.RangeRatio, Seed: s.Seed, Chat: apis.IsChat(s.API), Lazy: true}
 	if err := syn.Validate(); err != nil {
 		return part{}, false, runspec.Usage(err)
 	}
@@ -224,7 +224,7 @@ func (b *Session) traceWorkload(ctx context.Context, r int) ([]workload.Request,
 	exact := true
 	for gi, p := range order {
 		syn := workload.Synthetic{Count: len(groups[p]), InputTokens: p.in, OutputTokens: p.out,
-			RangeRatio: s.RangeRatio, Seed: seedFor(s.Seed, r) + int64(gi), Chat: apis.IsChat(s.API)}
+			RangeRatio: s.RangeRatio, Seed: seedFor(s.Seed, r) + int64(gi), Chat: apis.IsChat(s.API), Lazy: true}
 		if err := syn.Validate(); err != nil {
 			return nil, false, runspec.Usagef("--trace: %w", err)
 		}
@@ -292,7 +292,7 @@ func (b *Session) recordConditions(ctx context.Context) error {
 		b.hdr.Observed = observed
 	}
 	if b.spec.EmbedPrompts {
-		if b.hdr.Workload.Requests, err = runspec.EncodeRequests(b.reqs); err != nil {
+		if err := b.embedPrompts(); err != nil {
 			return err
 		}
 	}

@@ -466,7 +466,7 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 		Events: make([]record.Event, 0, wreq.OutputTokens+1),
 	}
 	req := s.r.Template
-	req.Request = wreq
+	req.Request = wreq.Materialize() // a lazy prompt's text lives only while it is sent
 	req.RequestID = RequestID(rec.Run, rec.ID)
 	ctx := s.reqCtx
 	if s.cfg.RequestTimeout > 0 {
