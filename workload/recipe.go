@@ -3,8 +3,10 @@ package workload
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 )
@@ -67,13 +69,13 @@ func (s *Synthetic) recipeOf(i int, bt built) *recipe {
 	return rc
 }
 
-// Lazy reports whether r is kept as its recipe, its text rebuilt when needed.
-func (r *Request) Lazy() bool { return r.recipe != nil }
+// Lazy reports whether r is kept as its recipe only, its text rebuilt when needed.
+func (r *Request) Lazy() bool { return r.recipe != nil && r.Prompt == "" && r.Messages == nil }
 
 // Materialize is r with its prompt text: r itself, or for a lazy request a copy with the text
 // rebuilt (the copy is garbage once sent, so only the prompts in flight are held).
 func (r *Request) Materialize() *Request {
-	if r.recipe == nil {
+	if !r.Lazy() {
 		return r
 	}
 	c := *r
@@ -86,6 +88,17 @@ func (r *Request) Materialize() *Request {
 	}
 	return &c
 }
+
+// LazyBytes is the estimated prompt text above which a synthetic workload is best kept as
+// its recipes only, its text rebuilt as each request is sent: 1,000 prompts of 128k tokens are
+// about 670 MB of text. Below it the text is kept: rebuilding costs about as much CPU per send
+// as encoding the request body, which a high-rate run of short prompts need not pay. A
+// variable so that tests can send small workloads the lazy way.
+var LazyBytes = float64(64 << 20)
+
+// TextBytes estimates the text of n synthetic prompts of tokens tokens each: about 5.5 bytes
+// a token (a word of the vocabulary and its space).
+func TextBytes(n int, tokens float64) float64 { return float64(n) * tokens * 5.5 }
 
 // RecipeGenerator names the synthetic prompt generator whose recipes a header carries. A
 // generator that builds other text from the same recipe must take a new name.
@@ -121,11 +134,11 @@ type RecipeSegment struct {
 	Tokens map[int]int `json:"tokens,omitempty"`
 }
 
-// RecipeOf is the header recipe of reqs, hashed; ok is false unless every request is lazy
-// (then the text must be embedded instead).
-func RecipeOf(reqs []Request) (rc *HeaderRecipe, ok bool, err error) {
+// RecipeOf is the header recipe of reqs, whose encoding hashes to sha (EncodedSHA256 or
+// Hashes); ok is false unless every request has a recipe (then the text must be embedded).
+func RecipeOf(reqs []Request, sha string) (rc *HeaderRecipe, ok bool) {
 	if len(reqs) == 0 {
-		return nil, false, nil
+		return nil, false
 	}
 	rc = &HeaderRecipe{Generator: RecipeGenerator, Count: len(reqs)}
 	var seg *RecipeSegment
@@ -133,7 +146,7 @@ func RecipeOf(reqs []Request) (rc *HeaderRecipe, ok bool, err error) {
 	for i := range reqs {
 		r := reqs[i].recipe
 		if r == nil || reqs[i].Session != 0 {
-			return nil, false, nil
+			return nil, false
 		}
 		if seg == nil || !seg.holds(r.gen) || r.index != prev+1 {
 			rc.Segments = append(rc.Segments, RecipeSegment{Seed: r.gen.seed, InputTokens: r.gen.inTokens,
@@ -146,10 +159,8 @@ func RecipeOf(reqs []Request) (rc *HeaderRecipe, ok bool, err error) {
 	for i := range rc.Segments {
 		rc.Segments[i].compact()
 	}
-	if rc.SHA256, err = EncodedSHA256(reqs); err != nil {
-		return nil, false, err
-	}
-	return rc, true, nil
+	rc.SHA256 = sha
+	return rc, true
 }
 
 func (s *RecipeSegment) holds(g genSettings) bool {
@@ -212,6 +223,25 @@ func EncodedSHA256(reqs []Request) (string, error) {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// Hashes is Hash of the first n requests and EncodedSHA256 of them all, in one pass: a lazy
+// workload's prompts are rebuilt once, not once per hash.
+func Hashes(reqs []Request, n int, settings any) (hash, all string, err error) {
+	n = min(max(n, 0), len(reqs))
+	first, whole := sha256.New(), sha256.New()
+	if err := encodeAll(io.MultiWriter(first, whole), reqs[:n]); err != nil {
+		return "", "", err
+	}
+	if err := encodeAll(whole, reqs[n:]); err != nil {
+		return "", "", err
+	}
+	b, err := json.Marshal(settings)
+	if err != nil {
+		return "", "", err
+	}
+	first.Write(b)
+	return "sha256:" + hex.EncodeToString(first.Sum(nil)), "sha256:" + hex.EncodeToString(whole.Sum(nil)), nil
+}
+
 // Requests rebuilds the header recipe's requests, lazy, and checks the text they rebuild
 // against its hash: a recipe this servebench cannot rebuild exactly is an error, never a
 // silently different workload.
@@ -246,7 +276,28 @@ func (rc *HeaderRecipe) Requests() ([]Request, error) {
 	if got != rc.SHA256 {
 		return nil, fmt.Errorf("the prompts rebuilt from its recipe hash to %s, not its %s: this servebench builds them differently from the one that wrote it", short(got), short(rc.SHA256))
 	}
+	if TextBytes(1, float64(tokens(reqs))) <= LazyBytes {
+		for i := range reqs { // small enough to keep: no rebuild on every send
+			reqs[i].fill()
+		}
+	}
 	return reqs, nil
+}
+
+// tokens is the requests' prompt tokens in all.
+func tokens(reqs []Request) int {
+	n := 0
+	for i := range reqs {
+		n += reqs[i].InputTokens
+	}
+	return n
+}
+
+// fill gives a lazy request its text, keeping its recipe.
+func (r *Request) fill() {
+	if m := r.Materialize(); m != r {
+		r.Prompt, r.Messages = m.Prompt, m.Messages
+	}
 }
 
 // maxRecipeCount bounds a header recipe's requests and pads, so that a damaged header

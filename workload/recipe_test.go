@@ -22,6 +22,58 @@ func encoded(t *testing.T, reqs []Request) string {
 	return b.String()
 }
 
+// recipeOf is the header recipe of reqs, which must have one.
+func recipeOf(t *testing.T, reqs []Request) *HeaderRecipe {
+	t.Helper()
+	sha, err := EncodedSHA256(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, ok := RecipeOf(reqs, sha)
+	if !ok {
+		t.Fatal("no recipe")
+	}
+	return rc
+}
+
+// Hashes is Hash and EncodedSHA256 in one pass.
+func TestHashesOnePass(t *testing.T) {
+	s := Synthetic{Count: 10, InputTokens: 50, OutputTokens: 5, Seed: 2, Lazy: true}
+	reqs, _, err := s.Generate(context.Background(), charTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]int{"x": 1}
+	h, all, err := Hashes(reqs, 4, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantH, _ := Hash(reqs[:4], settings)
+	wantAll, _ := EncodedSHA256(reqs)
+	if h != wantH || all != wantAll {
+		t.Errorf("Hashes = %s, %s; want %s, %s", h, all, wantH, wantAll)
+	}
+}
+
+// A workload that keeps its text can still be carried as recipes.
+func TestRecipesBesideText(t *testing.T) {
+	s := Synthetic{Count: 12, InputTokens: 80, OutputTokens: 5, Seed: 4, Recipes: true}
+	reqs, _, err := s.Generate(context.Background(), charTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reqs[0].Lazy() || reqs[0].Prompt == "" || reqs[0].Materialize() != &reqs[0] {
+		t.Fatal("a request with recipes kept is not its text")
+	}
+	back, err := recipeOf(t, reqs).Requests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if encoded(t, back) != encoded(t, reqs) {
+		t.Fatal("the rebuilt workload differs")
+	}
+}
+
 // A lazy workload is the same workload: every request rebuilds the text the eager build made.
 func TestLazyMatchesText(t *testing.T) {
 	for _, tc := range []struct {
@@ -72,10 +124,7 @@ func TestRecipeRoundTrip(t *testing.T) {
 		}
 		reqs = append(reqs, rs...)
 	}
-	rc, ok, err := RecipeOf(reqs)
-	if err != nil || !ok {
-		t.Fatalf("RecipeOf: ok %v, %v", ok, err)
-	}
+	rc := recipeOf(t, reqs)
 	if len(rc.Segments) != 2 {
 		t.Fatalf("%d segments, want 2 (consecutive indices of one stream merge)", len(rc.Segments))
 	}
@@ -121,10 +170,7 @@ func TestRecipeRefusesMismatch(t *testing.T) {
 		{"huge length", "tokens", func(rc *HeaderRecipe) { rc.Segments[0].InputTokens = 1 << 30 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rc, _, err := RecipeOf(reqs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rc := recipeOf(t, reqs)
 			tc.edit(rc)
 			if _, err := rc.Requests(); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want one with %q", err, tc.want)
@@ -153,10 +199,7 @@ func TestHeaderRecipeSizeLongContext(t *testing.T) {
 	if !exact {
 		t.Fatal("the cheap tokenizer's prompts are not exact")
 	}
-	rc, ok, err := RecipeOf(reqs)
-	if err != nil || !ok {
-		t.Fatalf("RecipeOf: ok %v, %v", ok, err)
-	}
+	rc := recipeOf(t, reqs)
 	raw, err := json.Marshal(rc)
 	if err != nil {
 		t.Fatal(err)

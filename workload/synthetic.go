@@ -33,9 +33,12 @@ type Synthetic struct {
 	// First is the index of the first request built: requests First … First+Count−1 of the
 	// seed's stream, so a later run's prompts continue the stream instead of repeating it.
 	First int
-	// Lazy keeps each request as its recipe instead of its text (recipe.go): the text is
-	// rebuilt, exactly, when it is sent, hashed or saved, so a workload of long prompts is
-	// not held in memory, and the records header can carry the recipe instead of the text.
+	// Recipes keeps each request's recipe beside its text (recipe.go), so that the records
+	// header can carry the recipes instead of the text.
+	Recipes bool
+	// Lazy keeps each request as its recipe only (implies Recipes): its text is rebuilt,
+	// exactly, when it is sent, hashed or saved, so a workload of long prompts is not held
+	// in memory.
 	Lazy bool
 }
 
@@ -105,9 +108,8 @@ func (s *Synthetic) one(ctx context.Context, b *builder, i int) (Request, bool, 
 	}
 	text, n, ok := bt.text, bt.tokens, bt.exact
 	r := Request{ID: i, InputTokens: n, OutputTokens: out}
-	if s.Lazy {
-		if rc := s.recipeOf(i, bt); rc != nil {
-			r.recipe = rc
+	if s.Recipes || s.Lazy {
+		if r.recipe = s.recipeOf(i, bt); r.recipe != nil && s.Lazy {
 			return r, ok, nil
 		}
 	}

@@ -10,10 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"servebench/record"
 	"servebench/runspec"
-	"servebench/sim"
 	"servebench/workload"
 )
 
@@ -23,7 +22,18 @@ import (
 // (its prompts embedded as text) replays as it did, and a recipe that does not rebuild its
 // hash is refused with a usage error in one line.
 func TestRecipeLikeRoundTrip(t *testing.T) {
-	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
+	t.Run("text kept", testRecipeLikeRoundTrip)
+	t.Run("lazy", func(t *testing.T) {
+		// every prompt kept as its recipe only, its text rebuilt as it is sent, as 1,000
+		// prompts of 128k tokens are
+		defer func(b float64) { workload.LazyBytes = b }(workload.LazyBytes)
+		workload.LazyBytes = 0
+		testRecipeLikeRoundTrip(t)
+	})
+}
+
+func testRecipeLikeRoundTrip(t *testing.T) {
+	url := startSim(t, nil) // the engine model: it reports the prompt tokens it counted
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
 	run := func(args ...string) (int, string) {
@@ -35,7 +45,8 @@ func TestRecipeLikeRoundTrip(t *testing.T) {
 		"--repeat", "2", "--save-workload", p("base-w.jsonl"), "-o", p("base.jsonl")); code != 0 {
 		t.Fatalf("base: exit %d: %s", code, errs)
 	}
-	bh, _ := readRecords(t, p("base.jsonl"))
+	bh, recs := readRecords(t, p("base.jsonl"))
+	sentExact(t, recs)
 	if len(bh.Workload.Requests) != 0 || len(bh.Workload.Recipe) == 0 {
 		t.Fatalf("header: %d bytes of prompt text, %d of recipe; want a recipe only", len(bh.Workload.Requests), len(bh.Workload.Recipe))
 	}
@@ -54,7 +65,8 @@ func TestRecipeLikeRoundTrip(t *testing.T) {
 	if code, errs := run("--like", p("base.jsonl"), "--save-workload", p("like-w.jsonl"), "-o", p("like.jsonl")); code != 0 {
 		t.Fatalf("like: exit %d: %s", code, errs)
 	}
-	lh, _ := readRecords(t, p("like.jsonl"))
+	lh, lrecs := readRecords(t, p("like.jsonl"))
+	sentExact(t, lrecs)
 	again, err := os.ReadFile(p("like-w.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +106,17 @@ func TestRecipeLikeRoundTrip(t *testing.T) {
 	code, errs := run("--like", bad, "-o", p("bad-like.jsonl"))
 	if code != ExitUsage || !strings.Contains(errs, "recipe") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 		t.Errorf("a recipe that does not match its hash: exit %d, want %d and one line naming the recipe: %q", code, ExitUsage, errs)
+	}
+}
+
+// sentExact checks that the server counted every prompt at the length it was built to (the
+// prompts were built with the simulator's tokenizer): the text was sent, not left out.
+func sentExact(t *testing.T, recs []record.Record) {
+	t.Helper()
+	for _, r := range recs {
+		if r.PromptTokens != r.InputTokens || r.InputTokens == 0 || r.PromptTokensSource != record.SourceServer {
+			t.Fatalf("request %d: %d prompt tokens (source %q), the workload built %d", r.ID, r.PromptTokens, r.PromptTokensSource, r.InputTokens)
+		}
 	}
 }
 
