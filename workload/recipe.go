@@ -27,6 +27,16 @@ type genSettings struct {
 	chat             bool
 }
 
+// wordBytes is 64 times the mean bytes of a vocabulary word and its space, plus 2%: the text
+// of many words is within it, so a rebuild allocates once.
+var wordBytes = func() int {
+	n := 0
+	for _, w := range vocabulary {
+		n += len(w) + 1
+	}
+	return n * 64 * 102 / 100 / len(vocabulary)
+}()
+
 // recipe rebuilds one synthetic request's prompt.
 type recipe struct {
 	gen   genSettings
@@ -41,7 +51,7 @@ func (rc *recipe) text() string {
 	drawLength(rng, rc.gen.inTokens, rc.gen.ratio)
 	drawLength(rng, rc.gen.outTok, rc.gen.ratio)
 	var sb strings.Builder
-	sb.Grow(rc.words*7 + len(rc.pad))
+	sb.Grow(rc.words*wordBytes/64 + len(rc.pad)) // a little above the mean, rarely grown
 	for w := range rc.words {
 		if w > 0 {
 			sb.WriteByte(' ')

@@ -209,3 +209,26 @@ func TestHeaderRecipeSizeLongContext(t *testing.T) {
 	}
 	t.Logf("%d prompts of %d tokens: header recipe %d bytes", n, in, len(raw))
 }
+
+// BenchmarkMaterialize128k is the per-send cost of a lazy prompt of 128k tokens: rebuilding
+// its text (compare with encoding it into a request body, which every send pays).
+func BenchmarkMaterialize128k(b *testing.B) {
+	s := Synthetic{Count: 1, InputTokens: 128000, OutputTokens: 16, Seed: 1, Lazy: true}
+	reqs, _, err := s.Generate(context.Background(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("rebuild", func(b *testing.B) {
+		for b.Loop() {
+			reqs[0].Materialize()
+		}
+	})
+	text := reqs[0].Materialize().Prompt
+	b.Run("json-body", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(map[string]any{"prompt": text, "stream": true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
