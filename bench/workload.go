@@ -222,10 +222,14 @@ func (b *Session) traceWorkload(ctx context.Context, r int) ([]workload.Request,
 	}
 	reqs := make([]workload.Request, len(b.arrivals))
 	exact := true
+	total := 0 // prompt tokens of the whole trace: lazy or not is the workload's, not a group's
+	for _, p := range order {
+		total += p.in * len(groups[p])
+	}
 	for gi, p := range order {
 		syn := workload.Synthetic{Count: len(groups[p]), InputTokens: p.in, OutputTokens: p.out,
 			RangeRatio: s.RangeRatio, Seed: seedFor(s.Seed, r) + int64(gi), Chat: apis.IsChat(s.API), Recipes: true,
-			Lazy: lazy(len(b.arrivals), p.in, s.RangeRatio)}
+			Lazy: lazy(1, total, s.RangeRatio)}
 		if err := syn.Validate(); err != nil {
 			return nil, false, runspec.Usagef("--trace: %w", err)
 		}
