@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 )
@@ -47,7 +48,8 @@ type recipe struct {
 
 // text rebuilds the prompt: the same draws as Synthetic.one, in the same order.
 func (rc *recipe) text() string {
-	rng := rand.New(rand.NewPCG(uint64(rc.gen.seed), uint64(rc.index)))
+	src := rand.NewPCG(uint64(rc.gen.seed), uint64(rc.index))
+	rng := rand.New(src)
 	drawLength(rng, rc.gen.inTokens, rc.gen.ratio)
 	drawLength(rng, rc.gen.outTok, rc.gen.ratio)
 	var sb strings.Builder
@@ -56,10 +58,31 @@ func (rc *recipe) text() string {
 		if w > 0 {
 			sb.WriteByte(' ')
 		}
-		sb.WriteString(vocabulary[rng.IntN(len(vocabulary))])
+		if bits.UintSize == 64 {
+			sb.WriteString(vocabulary[wordIndex(src)])
+		} else { // math/rand/v2 draws small ranges another way on 32-bit platforms
+			sb.WriteString(vocabulary[rng.IntN(len(vocabulary))])
+		}
 	}
 	sb.WriteString(rc.pad)
 	return sb.String()
+}
+
+// wordIndex is rng.IntN(len(vocabulary)) of a rand.Rand over src, drawn from src directly:
+// a rebuild is on the path of every send, and the Rand's interface call per word is a third
+// of its cost. It is math/rand/v2's uint64n (Lemire's multiply and reject) for a length that
+// is not a power of two, on a 64-bit platform; if Go ever draws differently, the rebuilt text no longer matches
+// its hash and the tests comparing lazy with eager prompts fail.
+func wordIndex(src *rand.PCG) int {
+	n := uint64(len(vocabulary))
+	hi, lo := bits.Mul64(src.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), n)
+		}
+	}
+	return int(hi)
 }
 
 // drawn is the prompt length (tokens) the recipe's request was built for.
