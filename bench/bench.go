@@ -69,6 +69,7 @@ type Session struct {
 	shard     shard
 	hdr       *record.Header
 	reqs      []workload.Request // every part built before the run, in order
+	reqsSHA   string             // sha256 of reqs' prompts-file encoding (longctx.go)
 	parts     []part             // the workload run by run (parts.go)
 	plan      plan
 	exact     bool

@@ -83,7 +83,7 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	}
 	// the hash is one run's workload, the first part: the later parts are the same settings
 	// drawn further (and embedded), so a file of 3 repeats compares with one of 5
-	hash, err := workload.Hash(b.parts[0].reqs, ws)
+	hash, err := b.hashWorkload(ws)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (b *Session) synthetic(ctx context.Context, r int) (part, bool, error) {
 	s := &b.spec
 	n := b.plan.size()
 	syn := workload.Synthetic{Count: n, First: r * n, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
-		RangeRatio: s.RangeRatio, Seed: s.Seed, Chat: apis.IsChat(s.API)}
+		RangeRatio: s.RangeRatio, Seed: s.Seed, Chat: apis.IsChat(s.API), Recipes: true, Lazy: lazy(n, s.InputTokens, s.RangeRatio)}
 	if err := syn.Validate(); err != nil {
 		return part{}, false, runspec.Usage(err)
 	}
@@ -230,9 +230,14 @@ func (b *Session) traceWorkload(ctx context.Context, r int) ([]workload.Request,
 	}
 	reqs := make([]workload.Request, len(b.arrivals))
 	exact := true
+	total := 0 // prompt tokens of the whole trace: lazy or not is the workload's, not a group's
+	for _, p := range order {
+		total += p.in * len(groups[p])
+	}
 	for gi, p := range order {
 		syn := workload.Synthetic{Count: len(groups[p]), InputTokens: p.in, OutputTokens: p.out,
-			RangeRatio: s.RangeRatio, Seed: seedFor(s.Seed, r) + int64(gi), Chat: apis.IsChat(s.API)}
+			RangeRatio: s.RangeRatio, Seed: seedFor(s.Seed, r) + int64(gi), Chat: apis.IsChat(s.API), Recipes: true,
+			Lazy: lazy(1, total, s.RangeRatio)}
 		if err := syn.Validate(); err != nil {
 			return nil, false, runspec.Usagef("--trace: %w", err)
 		}
@@ -300,7 +305,7 @@ func (b *Session) recordConditions(ctx context.Context) error {
 		b.hdr.Observed = observed
 	}
 	if b.spec.EmbedPrompts {
-		if b.hdr.Workload.Requests, err = runspec.EncodeRequests(b.reqs); err != nil {
+		if err := b.embedPrompts(); err != nil {
 			return err
 		}
 	}

@@ -474,8 +474,8 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 		Events: make([]record.Event, 0, wreq.OutputTokens+1),
 	}
 	req := s.r.Template
-	req.Request = wreq
-	if wreq.Adapter != "" { // vLLM serves a LoRA adapter as a model of its own
+	req.Request = wreq.Materialize() // a lazy prompt's text lives only while it is sent
+	if wreq.Adapter != "" {          // vLLM serves a LoRA adapter as a model of its own
 		req.Model, rec.Adapter = wreq.Adapter, wreq.Adapter
 	}
 	req.RequestID = RequestID(rec.Run, rec.ID)

@@ -154,6 +154,11 @@ type Workload struct {
 	// ({"prompt" or "messages", "output_tokens", "input_tokens"}), so that run --like replays
 	// exactly what was sent even when no workload file travels with the records.
 	Requests json.RawMessage `json:"requests,omitempty"`
+	// Recipe stands for Requests when every prompt is synthetic: how to rebuild each prompt
+	// (seed, index, words kept, filler) and the sha256 of the text they rebuild, a few KB
+	// where the text of long prompts is hundreds of MB (workload.HeaderRecipe). Absent from
+	// older files, which embed Requests.
+	Recipe json.RawMessage `json:"recipe,omitempty"`
 }
 
 // Load is a run's load shape, recorded once so that every reader tells an open loop from a

@@ -179,6 +179,8 @@ func (b *Base) prompts(s *Spec) error {
 	switch {
 	case b.Rebuilt:
 		return nil
+	case len(h.Workload.Recipe) > 0:
+		return b.fromRecipe()
 	case len(h.Workload.Requests) > 0:
 		reqs, err := DecodeRequests(h.Workload.Requests, s.OutputTokens)
 		if err != nil {

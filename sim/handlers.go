@@ -84,6 +84,9 @@ func (s *Server) checkGen(p *genParams) (*genParams, int, error) {
 	h := hashPrompt(text, idCount, s.cfg.Seed)
 	p.target = outputLength(p.maxTok, p.req.MinTokens, p.req.IgnoreEOS, h)
 	p.textSeed = h
+	// the prompt has been counted, hashed and its blocks hashed: drop it, so that a stream
+	// does not hold its 128k-token prompt (twice: raw and decoded) for as long as it runs
+	p.req.Prompt, p.req.Messages = nil, nil
 	return p, 0, nil
 }
 

@@ -123,7 +123,7 @@ func encodeAll(w io.Writer, reqs []Request) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for i := range reqs {
-		r := &reqs[i]
+		r := reqs[i].Materialize() // a lazy request's text, rebuilt for this line only
 		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens, Session: r.Session, Turn: r.Turn, Media: r.Media, Adapter: r.Adapter}
 		if r.Messages == nil {
 			l.Prompt = &r.Prompt

@@ -28,4 +28,6 @@ type Request struct {
 	Adapter string `json:"adapter,omitempty"`
 	// Media are the images and audio clips a chat request carries (media.go), as recipes.
 	Media []Media `json:"media,omitempty"`
+	// recipe, when set, stands for the prompt text (Lazy, Materialize: recipe.go)
+	recipe *recipe
 }

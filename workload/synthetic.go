@@ -36,6 +36,13 @@ type Synthetic struct {
 	// Lengths, when set, draws each request's lengths (lengths.go) instead of the fixed
 	// lengths ± RangeRatio.
 	Lengths *Lengths
+	// Recipes keeps each request's recipe beside its text (recipe.go), so that the records
+	// header can carry the recipes instead of the text.
+	Recipes bool
+	// Lazy keeps each request as its recipe only (implies Recipes): its text is rebuilt,
+	// exactly, when it is sent, hashed or saved, so a workload of long prompts is not held
+	// in memory.
+	Lazy bool
 }
 
 // Validate checks the settings.
@@ -97,11 +104,19 @@ func (s *Synthetic) Generate(ctx context.Context, tok Tokenizer) (reqs []Request
 func (s *Synthetic) one(ctx context.Context, b *builder, i int) (Request, bool, error) {
 	rng := rand.New(rand.NewPCG(uint64(s.Seed), uint64(i)))
 	in, out := s.lengths(rng)
-	text, n, ok, err := b.build(ctx, rng, in)
+	bt, err := b.build(ctx, rng, in)
 	if err != nil {
 		return Request{}, false, err
 	}
+	text, n, ok := bt.text, bt.tokens, bt.exact
 	r := Request{ID: i, InputTokens: n, OutputTokens: out}
+	// a recipe replays the rng as a fixed length ± RangeRatio draws it: drawn length
+	// distributions (Lengths) keep their text
+	if (s.Recipes || s.Lazy) && s.Lengths == nil {
+		if r.recipe = s.recipeOf(i, bt); r.recipe != nil && s.Lazy {
+			return r, ok, nil
+		}
+	}
 	if s.Chat {
 		r.Messages = []Message{{Role: "user", Content: text}}
 	} else {
@@ -138,27 +153,45 @@ type builder struct {
 	ratio float64 // tokens per word, learned
 }
 
-// build returns a prompt of n tokens (or its best approximation), its token count as measured
-// (n when no tokenizer), and whether the count is exact.
-func (b *builder) build(ctx context.Context, rng *rand.Rand, n int) (string, int, bool, error) {
+// built is a prompt as built: its text, the number of drawn words it keeps and the filler
+// appended after them (together its recipe), its token count as measured (the length asked
+// for when no tokenizer), and whether the count is exact.
+type built struct {
+	text   string
+	words  int
+	pad    string
+	tokens int
+	exact  bool
+}
+
+// build returns a prompt of n tokens (or its best approximation).
+func (b *builder) build(ctx context.Context, rng *rand.Rand, n int) (built, error) {
 	// draw more words than needed; prefixes of this sequence are the candidates
-	words := make([]string, n+n/2+8)
+	words := make([]string, wordsDrawn(n))
 	for i := range words {
 		words[i] = vocabulary[rng.IntN(len(vocabulary))]
 	}
 	if b.tok == nil {
-		return strings.Join(words[:n], " "), n, false, nil
+		return built{text: strings.Join(words[:n], " "), words: n, tokens: n}, nil
 	}
 	k, c, err := b.searchWords(ctx, words, n)
 	if err != nil {
-		return "", 0, false, err
+		return built{}, err
 	}
 	text := strings.Join(words[:k], " ")
 	if c == n {
-		return text, c, true, nil
+		return built{text: text, words: k, tokens: c, exact: true}, nil
 	}
-	return b.pad(ctx, text, c, n)
+	padded, c, ok, err := b.pad(ctx, text, c, n)
+	if err != nil {
+		return built{}, err
+	}
+	return built{text: padded, words: k, pad: padded[len(text):], tokens: c, exact: ok}, nil
 }
+
+// wordsDrawn is how many words a prompt of n tokens draws: more than it needs, so that the
+// search has room above a tokenizer that merges words.
+func wordsDrawn(n int) int { return n + n/2 + 8 }
 
 // searchWords finds the largest word-prefix length k whose token count c is <= n.
 func (b *builder) searchWords(ctx context.Context, words []string, n int) (k, c int, err error) {

@@ -38,8 +38,8 @@ func TestBaselineCompareSimulator(t *testing.T) {
 	for _, r := range recs {
 		runs[r.Run] = true
 	}
-	if len(runs) != 6 || len(hdr.Workload.Requests) == 0 {
-		t.Fatalf("base: runs %v, embedded workload %d bytes", runs, len(hdr.Workload.Requests))
+	if len(runs) != 6 || len(hdr.Workload.Recipe) == 0 {
+		t.Fatalf("base: runs %v, embedded workload recipe %d bytes", runs, len(hdr.Workload.Recipe))
 	}
 	run("--like", p("base.jsonl"), "--url", url20, "-o", p("same.jsonl"))
 	run("--like", p("base.jsonl"), "--url", url25, "-o", p("slow.jsonl"))
@@ -136,14 +136,14 @@ func TestEmbedPromptsOff(t *testing.T) {
 		return h, errs
 	}
 	bh, _ := run("--input-tokens", "16", "--output-tokens", "4", "--requests", "4", "--concurrency", "2", "--embed-prompts=false", "-o", p("base.jsonl"))
-	if len(bh.Workload.Requests) != 0 || bh.Config["embed_prompts"] != false {
+	if len(bh.Workload.Requests)+len(bh.Workload.Recipe) != 0 || bh.Config["embed_prompts"] != false {
 		t.Fatalf("prompts embedded (%d bytes) or not recorded as off (%v)", len(bh.Workload.Requests), bh.Config["embed_prompts"])
 	}
 	ch, errs := run("--like", p("base.jsonl"), "--requests", "6", "-o", p("cand.jsonl"))
 	if ch.Workload.Hash != bh.Workload.Hash || ch.Workload.Count != bh.Workload.Count || strings.Contains(errs, "differs") {
 		t.Errorf("rebuilt workload %s (%d prompts), baseline %s (%d) (%s)", ch.Workload.Hash, ch.Workload.Count, bh.Workload.Hash, bh.Workload.Count, errs)
 	}
-	if len(ch.Workload.Requests) != 0 {
+	if len(ch.Workload.Requests)+len(ch.Workload.Recipe) != 0 {
 		t.Errorf("the replay embedded the prompts the baseline kept out")
 	}
 
@@ -154,7 +154,7 @@ func TestEmbedPromptsOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	yh, _ := run("--config", cfgFile, "--like", p("emb.jsonl"), "-o", p("yaml.jsonl"))
-	if len(yh.Workload.Requests) != 0 || yh.Config["cache_salt"] != "per-run" {
+	if len(yh.Workload.Requests)+len(yh.Workload.Recipe) != 0 || yh.Config["cache_salt"] != "per-run" {
 		t.Errorf("--config under --like: %d bytes of prompts embedded, cache_salt %v", len(yh.Workload.Requests), yh.Config["cache_salt"])
 	}
 

@@ -241,7 +241,7 @@ func TestRepeatPartsReplayed(t *testing.T) {
 	if !slices.Equal(bh.Workload.Parts, want) || !slices.Equal(ch.Workload.Parts, want) {
 		t.Errorf("parts: baseline %v, replay %v, want %v", bh.Workload.Parts, ch.Workload.Parts, want)
 	}
-	if string(bh.Workload.Requests) != string(ch.Workload.Requests) || bh.Workload.Hash != ch.Workload.Hash || bh.Workload.Count != 6 {
+	if len(bh.Workload.Recipe) == 0 || string(bh.Workload.Recipe) != string(ch.Workload.Recipe) || bh.Workload.Hash != ch.Workload.Hash || bh.Workload.Count != 6 {
 		t.Errorf("the replay's workload differs from the baseline's (hash %s vs %s, count %d)", ch.Workload.Hash, bh.Workload.Hash, bh.Workload.Count)
 	}
 	data, err := os.ReadFile(saved)
