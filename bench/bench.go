@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"servebench/client"
@@ -60,6 +61,7 @@ type Options struct {
 // Session is one records file being made: its target, workload and header, and the runs
 // (repeats or sweep points) written into it so far.
 type Session struct {
+	logMu  sync.Mutex   // Options.Log and Options.Slow are written from the slow-build notice's goroutine too
 	spec   runspec.Spec // resolved
 	opt    Options
 	target client.Target
@@ -113,6 +115,8 @@ func Open(ctx context.Context, s runspec.Spec, opt Options) (*Session, error) {
 func (b *Session) logf(format string, a ...any) {
 	if b.opt.Log != nil {
 		// what a server said (a model id, an error) may carry a secret it was sent
+		b.logMu.Lock()
+		defer b.logMu.Unlock()
 		fmt.Fprintln(b.opt.Log, b.spec.Redact(fmt.Sprintf(format, a...)))
 	}
 }

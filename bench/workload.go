@@ -131,7 +131,9 @@ func (b *Session) slowNotice(ctx context.Context, start time.Time) (stop func())
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				b.logMu.Lock()
 				fmt.Fprintf(w, "building the workload: %v so far (Ctrl-C stops)\n", time.Since(start).Round(time.Second))
+				b.logMu.Unlock()
 				t.Reset(slowEvery)
 			}
 		}
