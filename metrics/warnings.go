@@ -119,7 +119,9 @@ func warnings(s *Summary, h *record.Header) []Warning {
 	var w []Warning
 	add := func(l Level, action, format string, args ...any) { w = append(w, warn(l, action, format, args...)) }
 	if s.Simulated {
-		add(Invalidates, "give --url to measure a real server", "the target is servebench's built-in simulator: these are not a real server's figures")
+		// information, not a flaw of the measurement: the figures are the simulator's, exactly
+		// measured (the banner says so too), so it does not lower the run's quality
+		add(Info, "give --url to measure a real server", "the target is servebench's built-in simulator: these are not a real server's figures")
 	}
 	if s.Measured == 0 {
 		add(Invalidates, "check --requests or --duration", "no measured requests: nothing to summarise")
