@@ -131,22 +131,8 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 			writeError(w, status, err.Error())
 			return
 		}
-		if st := faultStatus(fault.Kind); st != 0 {
-			s.failFast(w, id, st)
-			return
-		}
-		q := newSeq(id, p.prompt, p.target, 1, p.textSeed, arrival)
-		q.hasher = p.hasher
-		q.times.maxTokens = p.maxTok
-		if fault.Kind == FaultMultiToken {
-			q.chunk = fault.Count
-		}
-		q.lora = p.lora
-		if s.eng.spec != nil { // one event per step: the step's accepted drafts and its sampled token
-			q.chunk = 1 + s.eng.spec.k
-		}
-		if err := s.eng.add(q, r.Context().Done()); err != nil {
-			writeError(w, http.StatusServiceUnavailable, err.Error())
+		q, ok := s.admit(w, r, id, arrival, fault, p)
+		if !ok {
 			return
 		}
 		defer s.finishSeq(q, outcome(p, fault))
@@ -159,6 +145,32 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 		}
 		s.respondJSON(w, r, q, p, fault, id)
 	}
+}
+
+// admit answers an HTTP fault, or makes the request's sequence (its adapter, its chunking
+// under a multi-token fault or speculative decoding) and adds it to the engine; false when
+// the request was answered here. Every generation route (completions, chat, Responses)
+// admits through it, so each gets the same engine behaviour.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, id string, arrival time.Time, fault Fault, p *genParams) (*seq, bool) {
+	if st := faultStatus(fault.Kind); st != 0 {
+		s.failFast(w, id, st)
+		return nil, false
+	}
+	q := newSeq(id, p.prompt, p.target, 1, p.textSeed, arrival)
+	q.hasher = p.hasher
+	q.times.maxTokens = p.maxTok
+	if fault.Kind == FaultMultiToken {
+		q.chunk = fault.Count
+	}
+	q.lora = p.lora
+	if s.eng.spec != nil { // one event per step: the step's accepted drafts and its sampled token
+		q.chunk = 1 + s.eng.spec.k
+	}
+	if err := s.eng.add(q, r.Context().Done()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return nil, false
+	}
+	return q, true
 }
 
 // faultStatus maps an HTTP fault to its status, 0 for other kinds.

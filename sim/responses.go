@@ -144,21 +144,11 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, err.Error())
 		return
 	}
-	if st := faultStatus(fault.Kind); st != 0 {
-		s.failFast(w, id, st)
+	q, ok := s.admit(w, r, id, arrival, fault, p)
+	if !ok {
 		return
 	}
-	q := newSeq(id, p.prompt, p.target, 1, p.textSeed, arrival)
-	q.hasher = p.hasher
-	q.times.maxTokens = p.maxTok
-	if fault.Kind == FaultMultiToken {
-		q.chunk = fault.Count
-	}
-	if err := s.eng.add(q, r.Context().Done()); err != nil {
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return
-	}
-	defer s.finishSeq(q, finishReason(p))
+	defer s.finishSeq(q, outcome(p, fault))
 	if fault.Kind == FaultSlowHeaders {
 		sleepCtx(r.Context(), fault.Delay)
 	}
