@@ -194,6 +194,10 @@ func postJSON(ctx context.Context, t Target, path string, body []byte, out any) 
 	if err != nil {
 		return err
 	}
+	// A tokenize call may be sent again: marked idempotent (a key present but empty is not
+	// sent on the wire), net/http retries it on a fresh connection when the server had closed
+	// the kept-alive one it was written to, as llama.cpp does between requests ("EOF")
+	req.Header["Idempotency-Key"] = nil
 	return doJSON(t, req, out)
 }
 
