@@ -144,12 +144,25 @@ const (
 // interval (compare's) under its dots. Each dot carries data-side and data-run, so that a test
 // can count the runs drawn.
 func stripSVG(row compare.Row, bv, cv []runValue) string {
+	return stripLanes(row.Metric, []stripLane{{"base", row.Base, bv}, {"candidate", row.Cand, cv}})
+}
+
+// stripLane is one side of a strip: its name, its interval and its runs' values.
+type stripLane struct {
+	name string
+	e    compare.Estimate
+	vals []runValue
+}
+
+// stripLanes draws the lanes of a strip (one for a --repeat file, two for a comparison), one
+// above the other on a shared axis.
+func stripLanes(m compare.Metric, lanes []stripLane) string {
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range append(append([]runValue{}, bv...), cv...) {
-		lo, hi = math.Min(lo, v.V), math.Max(hi, v.V)
-	}
-	for _, e := range []compare.Estimate{row.Base, row.Cand} {
-		for _, v := range []float64{e.Lo, e.Hi, e.Center} {
+	for _, l := range lanes {
+		for _, v := range l.vals {
+			lo, hi = math.Min(lo, v.V), math.Max(hi, v.V)
+		}
+		for _, v := range []float64{l.e.Lo, l.e.Hi, l.e.Center} {
 			if finiteF(v) {
 				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
@@ -164,18 +177,15 @@ func stripSVG(row compare.Row, bv, cv []runValue) string {
 	pad := (hi - lo) * 0.06
 	lo, hi = lo-pad, hi+pad
 	sx := func(v float64) float64 { return stripPad + (v-lo)/(hi-lo)*(stripW-2*stripPad) }
+	height := stripH - 18*float64(2-len(lanes))
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="strip" data-metric="%s" viewBox="0 0 %g %g" role="img" aria-label="%s: every run's value">`,
-		html.EscapeString(row.Metric.Name), stripW, stripH, html.EscapeString(row.Metric.Name))
-	for i, side := range []struct {
-		name string
-		e    compare.Estimate
-		vals []runValue
-	}{{"base", row.Base, bv}, {"candidate", row.Cand, cv}} {
+	fmt.Fprintf(&b, `<svg class="strip lanes%d" data-metric="%s" viewBox="0 0 %g %g" role="img" aria-label="%s: every run's value">`,
+		len(lanes), html.EscapeString(m.Name), stripW, height, html.EscapeString(m.Name))
+	for i, side := range lanes {
 		y := 12 + 18*float64(i)
 		if finiteF(side.e.Lo) && finiteF(side.e.Hi) {
 			fmt.Fprintf(&b, `<line class="ci s%d" x1="%.1f" y1="%g" x2="%.1f" y2="%g"><title>%s %.0f%% interval: %s</title></line>`,
-				i, sx(side.e.Lo), y, sx(side.e.Hi), y, side.name, 95.0, html.EscapeString(cmpEstimate(side.e, row.Metric.Unit)))
+				i, sx(side.e.Lo), y, sx(side.e.Hi), y, side.name, 95.0, html.EscapeString(cmpEstimate(side.e, m.Unit)))
 		}
 		if finiteF(side.e.Center) {
 			fmt.Fprintf(&b, `<line class="centre s%d" x1="%.1f" y1="%g" x2="%.1f" y2="%g"/>`, i, sx(side.e.Center), y-7, sx(side.e.Center), y+7)
@@ -183,11 +193,11 @@ func stripSVG(row compare.Row, bv, cv []runValue) string {
 		for k, v := range side.vals {
 			dy := float64(k%3-1) * 2.5 // runs with close values stay apart
 			fmt.Fprintf(&b, `<circle class="repeat f%d" data-side="%s" data-run="%d" cx="%.1f" cy="%.1f" r="%g"><title>%s run %d: %s %s</title></circle>`,
-				i, side.name, v.Run, sx(v.V), y+dy, stripDot, side.name, v.Run, cmpNum(v.V), html.EscapeString(row.Metric.Unit))
+				i, side.name, v.Run, sx(v.V), y+dy, stripDot, side.name, v.Run, cmpNum(v.V), html.EscapeString(m.Unit))
 		}
 	}
-	fmt.Fprintf(&b, `<text class="tick" x="%g" y="%g">%s</text>`, stripPad, stripH-2, cmpNum(lo+pad))
-	fmt.Fprintf(&b, `<text class="tick" x="%g" y="%g" text-anchor="end">%s %s</text>`, stripW-stripPad, stripH-2, cmpNum(hi-pad), html.EscapeString(row.Metric.Unit))
+	fmt.Fprintf(&b, `<text class="tick" x="%g" y="%g">%s</text>`, stripPad, height-2, cmpNum(lo+pad))
+	fmt.Fprintf(&b, `<text class="tick" x="%g" y="%g" text-anchor="end">%s %s</text>`, stripW-stripPad, height-2, cmpNum(hi-pad), html.EscapeString(m.Unit))
 	b.WriteString("</svg>")
 	return b.String()
 }
@@ -196,7 +206,12 @@ func stripSVG(row compare.Row, bv, cv []runValue) string {
 // each run's output tokens per second over its own time: a run's repeats are not a sweep, so
 // no line joins one run to the next.
 func compareCharts(base, cand *cmpSide) []*plot {
-	sides := []*cmpSide{base, cand}
+	return perRunCharts([]*cmpSide{base, cand})
+}
+
+// perRunCharts draws the sides' distributions and output over time, one line per run, in the
+// side's colour; the legend names each side once, with its number of runs.
+func perRunCharts(sides []*cmpSide) []*plot {
 	dists := func(pick func(*Series) []float64) []dist {
 		var out []dist
 		for i, s := range sides {

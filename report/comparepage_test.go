@@ -130,7 +130,7 @@ func TestComparePageFigures(t *testing.T) {
 	}
 }
 
-var repeatRE = regexp.MustCompile(`<circle class="repeat f\d" data-side="(base|candidate)" data-run="(\d+)"`)
+var repeatRE = regexp.MustCompile(`<circle class="repeat f\d" data-side="(base|candidate|run)" data-run="(\d+)"`)
 
 // checkRepeats checks that every metric's strip draws one dot per run of each side.
 func checkRepeats(t *testing.T, page string, metrics, baseRuns, candRuns int) {
@@ -233,5 +233,56 @@ func TestComparePageInChromium(t *testing.T) {
 		if !strings.Contains(c[0], ">base (3 runs)</text>") || !strings.Contains(c[0], ">candidate (3 runs)</text>") {
 			t.Errorf("chart %s: the legend lacks a side", c[1])
 		}
+	}
+}
+
+// TestRepeatPage: the single-file page of a --repeat file shows its runs as repeats: the
+// repeats section (each key metric over the runs with its interval, exactly compare.Describe's
+// figures, and one dot per run), a row per run, and its distribution charts one line per run;
+// nothing pooled across runs (no single TTFT histogram of every run's requests).
+func TestRepeatPage(t *testing.T) {
+	const runs = 4
+	in := synthSide(5, runs, 80, 100, 20, "rep.jsonl", nil)
+	var page bytes.Buffer
+	if err := Render(&page, "html", in); err != nil {
+		t.Fatal(err)
+	}
+	h := page.String()
+	i, j := strings.Index(h, `id="repeats"`), strings.Index(h, `id="summary"`)
+	if i < 0 || j < 0 || i > j {
+		t.Fatalf("the repeats section is missing or below the last run's tables (at %d, summary at %d)", i, j)
+	}
+	ds := compare.Describe(sideOf(t, in), compare.Options{})
+	if len(ds) == 0 {
+		t.Fatal("Describe found no metric")
+	}
+	for _, d := range ds {
+		if want := cmpEstimate(d.Estimate, d.Metric.Unit); !strings.Contains(html.UnescapeString(h), want) {
+			t.Errorf("the page lacks %s over the runs, %q", d.Metric.Name, want)
+		}
+	}
+	if n := len(repeatRE.FindAllString(h, -1)); n != len(ds)*runs {
+		t.Errorf("%d dots drawn, want %d (%d metrics × %d runs)", n, len(ds)*runs, len(ds), runs)
+	}
+	if n := strings.Count(h, `<tr class="repeat-run">`); n != runs {
+		t.Errorf("%d rows in the table of runs, want %d", n, runs)
+	}
+	for _, id := range []string{"ttft-cdf", "itl-cdf", "e2e-cdf", "tokens-time"} {
+		k := strings.Index(h, `id="`+id+`"`)
+		if k < 0 {
+			t.Errorf("no chart %s", id)
+			continue
+		}
+		svg := h[k:]
+		svg = svg[:strings.Index(svg, "</svg>")]
+		if n := strings.Count(svg, `<path class="line`); n != runs {
+			t.Errorf("chart %s draws %d lines, want one per run (%d)", id, n, runs)
+		}
+	}
+	if strings.Contains(h, `id="ttft-hist"`) {
+		t.Error("the page pools every run's TTFTs into one histogram")
+	}
+	if !strings.Contains(h, fmt.Sprintf("the tables further down are run %d", runs-1)) {
+		t.Error("the page does not say whose tables follow")
 	}
 }

@@ -24,6 +24,9 @@ type Run struct {
 	// distributions (sweepcharts.go). sweepMode is the header's Sweep.
 	sweep     *sweepView
 	sweepMode string
+	// repeats, for a file of several runs (--repeat) that is not a sweep, is its runs with
+	// their own series: the page then shows them as repeats (repeats.go), never pooled.
+	repeats *cmpSide
 }
 
 //go:embed html.tmpl
@@ -68,6 +71,9 @@ func HTMLRuns(w io.Writer, runs []Run) error {
 			chartsOf = sweepCharts
 		}
 	}
+	if len(runs) == 1 && runs[0].repeats != nil {
+		chartsOf = repeatCharts
+	}
 	for _, p := range chartsOf(runs) {
 		svgs = append(svgs, template.HTML(p.svg())) // built from numbers and escaped text only
 		plots = append(plots, htmlPlot{Title: p.title, Note: p.note, SVG: svgs[len(svgs)-1], Wide: p.width() > chartW})
@@ -100,6 +106,7 @@ type page struct {
 	Stages     []sweepBlock   // the per-stage table of each run with load stages (stages.go)
 	Adapters   []adapterBlock // the per-LoRA-adapter table of each run with a mix (lora.go)
 	Verdicts   []verdictLine  // one run's verdict block (runverdict.go)
+	Repeats    *repeatsBlock  // a --repeat file's runs (repeats.go)
 }
 
 // sweepBlock is one sweep's per-point table, its note and its conclusions.
@@ -172,6 +179,9 @@ func pageData(runs []Run, plots []htmlPlot) page {
 	p.Simulated = simulatedBanner(sim, len(runs))
 	if len(runs) == 1 && runs[0].sweep == nil {
 		p.Verdicts = runVerdicts(runs[0].Summary)
+	}
+	if len(runs) == 1 && runs[0].repeats != nil {
+		p.Repeats = repeatsBlockOf(runs[0].repeats)
 	}
 	p.Title = "servebench report"
 	if m := p.Runs[0].Model; m != "" {
@@ -257,7 +267,15 @@ func renderHTML(w io.Writer, ins []Input) error {
 	runs := make([]Run, len(ins))
 	for i, in := range ins {
 		var series Series
-		per, err := in.read("html", series.Add)
+		add := series.Add
+		var reps *repeatsCollector
+		if len(ins) == 1 && !isSweep(in.Header) {
+			if _, err := metrics.HeaderOptions(in.Header); err == nil { // else in.read says why
+				reps = newRepeatsCollector(in.Header)
+				add = func(r *record.Record) { series.Add(r); reps.add(r) }
+			}
+		}
+		per, err := in.read("html", add)
 		if err != nil {
 			return err
 		}
@@ -268,7 +286,10 @@ func renderHTML(w io.Writer, ins []Input) error {
 		case isSweep(in.Header):
 			runs[i].sweep, runs[i].sweepMode = newSweepView(in.Header, rs), in.Header.Sweep
 		case len(rs) > 1:
-			runs[i].Label = fmt.Sprintf("%s (tables: run %d of %d)", in.label(), last.Run, len(rs))
+			runs[i].Label = fmt.Sprintf("%s (tables: run %d, the last of %d)", in.label(), last.Run, len(rs))
+			if reps != nil {
+				runs[i].repeats = reps.view(in.label(), in.Header, rs)
+			}
 		}
 	}
 	return HTMLRuns(w, runs)

@@ -161,3 +161,39 @@ func BlockVar(m int, stat func(pick []int) (float64, bool), rounds int, rng *ran
 	}
 	return m2 / (n - 1) * float64(m) / float64(m-1), true
 }
+
+// OneSide is one set of runs' figure on its own: the geometric mean of its runs' values and
+// its interval at confidence 1 − alpha, by the rules of TwoLevel for one side: the per-run
+// variance is max(s², mean w_i) with k − 1 degrees of freedom, and with one run w_1 + τ²
+// (AssumedRunSD, assumed true) with the within-run estimate's degrees of freedom. RunSD is
+// √ of the variance used: the run-to-run relative spread of the figure. v must not be empty.
+func OneSide(v []RunValue, alpha float64) (c, lo, hi, runSD float64, assumed bool) {
+	k := float64(len(v))
+	m := meanLog(v)
+	ss, within, nw := 0.0, 0.0, 0.0
+	for _, x := range v {
+		ss += (x.Log - m) * (x.Log - m)
+	}
+	df := k - 1
+	for _, x := range v {
+		if math.IsInf(x.Within, 1) && df > 0 {
+			continue
+		}
+		within += x.Within
+		nw++
+	}
+	if nw > 0 {
+		within /= nw
+	}
+	var variance float64
+	if df > 0 {
+		variance = math.Max(ss/df, within)
+	} else {
+		variance, df, assumed = within+AssumedRunSD*AssumedRunSD, math.Inf(1), true
+		if v[0].WithinDF > 0 {
+			df = v[0].WithinDF
+		}
+	}
+	c, lo, hi = sideCI(m, variance, k, TQuantile(1-alpha/2, df))
+	return c, lo, hi, math.Sqrt(variance), assumed
+}

@@ -1,0 +1,100 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+
+	"servebench/compare"
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// A --repeat file holds several runs of one workload. Its HTML page shows them as repeats,
+// never pooled: a table of each key metric over the runs (the geometric mean of the runs'
+// values with its 95% interval, by compare's own method for one side, compare.Describe, and
+// a dot per run), a row per run, and its charts one line per run, each run on its own time
+// axis. The summary and latency tables below are the last run's, as the text report's are,
+// and say so.
+
+// repeatsCollector gathers, beside the pooled series, what the repeats view needs: each run's
+// own chart series and the compare side (every measured request's figures for the interval).
+type repeatsCollector struct {
+	side   *compare.Side
+	series map[int]*Series
+}
+
+func newRepeatsCollector(h *record.Header) *repeatsCollector {
+	opt, _ := metrics.HeaderOptions(h) // the caller read them already: no error
+	return &repeatsCollector{side: compare.NewSide(h, opt), series: map[int]*Series{}}
+}
+
+func (c *repeatsCollector) add(r *record.Record) {
+	c.side.Add(r)
+	se := c.series[r.Run]
+	if se == nil {
+		se = &Series{}
+		c.series[r.Run] = se
+	}
+	se.Add(r)
+}
+
+// view is the repeats of the file labelled label, whose runs are rs (two or more).
+func (c *repeatsCollector) view(label string, h *record.Header, rs []metrics.RunSummary) *cmpSide {
+	return &cmpSide{label: label, role: label, header: h, side: c.side, runs: rs, series: c.series}
+}
+
+// repeatsBlock is the template's "Repeats" section.
+type repeatsBlock struct {
+	N, Last   int
+	CI        int
+	Rows      []repeatRow
+	RunHead   []string
+	RunRows   [][]string
+	Assumed   bool
+	Threshold string
+}
+
+// repeatRow is one key metric over the runs.
+type repeatRow struct {
+	Name, Estimate, Spread, Width string
+	Strip                         template.HTML
+}
+
+func repeatsBlockOf(cs *cmpSide) *repeatsBlock {
+	b := &repeatsBlock{N: len(cs.runs), Last: cs.runs[len(cs.runs)-1].Run, CI: 95}
+	for _, d := range compare.Describe(cs.side, compare.Options{}) {
+		e := d.Estimate
+		row := repeatRow{Name: d.Metric.Name, Estimate: cmpEstimate(e, d.Metric.Unit), Spread: dash, Width: dash,
+			Strip: template.HTML(stripLanes(d.Metric, []stripLane{{"run", e, metricRunValues(d.Metric, cs.runs)}}))}
+		if finiteF(d.RunSD) && !d.Assumed {
+			row.Spread = fmt.Sprintf("±%.1f%%", 100*math.Expm1(d.RunSD))
+		}
+		if finiteF(e.Lo) && finiteF(e.Hi) && e.Center > 0 {
+			row.Width = fmt.Sprintf("±%.1f%%", 100*(e.Hi-e.Lo)/2/e.Center)
+		}
+		b.Assumed = b.Assumed || d.Assumed
+		b.Rows = append(b.Rows, row)
+	}
+	for _, f := range runFigures {
+		b.RunHead = append(b.RunHead, f.head)
+	}
+	for _, r := range cs.runs {
+		var cells []string
+		for _, f := range runFigures {
+			cells = append(cells, f.cell(r))
+		}
+		b.RunRows = append(b.RunRows, cells)
+	}
+	return b
+}
+
+// repeatCharts are a --repeat file's charts: its distributions and output over time one line
+// per run (perRunCharts), then the E2E scatter (with the server's timeline when recorded)
+// over the file's one time axis, where the runs follow each other as they ran.
+func repeatCharts(runs []Run) []*plot {
+	sc := scatterPlot(runs)
+	sc.title = "E2E latency per request against send time, every run in the order run"
+	sc.note += "; the runs follow each other on the file's one time axis"
+	return append(perRunCharts([]*cmpSide{runs[0].repeats}), timeline(runs, sc))
+}
