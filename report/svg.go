@@ -51,16 +51,18 @@ type plot struct {
 	// shades and edges mark the measurement window on a chart over time (window.go).
 	shades []shade
 	edges  []float64
+	// topPad caches top() while body draws (0: not computed yet).
+	topPad float64
 }
 
 func (p *plot) width() float64  { return cmp.Or(p.w, chartW) }
 func (p *plot) height() float64 { return cmp.Or(p.h, chartH) }
 func (p *plot) plotW() float64  { return p.width() - padL - padR }
-func (p *plot) plotH() float64  { return p.height() - padT - padB }
+func (p *plot) plotH() float64  { return p.height() - p.top() - padB }
 
 func (p *plot) sx(x float64) float64 { return padL + (x-p.x0)/(p.x1-p.x0)*p.plotW() }
 func (p *plot) sy(y float64) float64 {
-	return padT + p.plotH() - (y-p.y0)/(p.y1-p.y0)*p.plotH()
+	return p.top() + p.plotH() - (y-p.y0)/(p.y1-p.y0)*p.plotH()
 }
 
 // svg renders the chart. Every mark carries data-n, its number of drawn points, so that a test
@@ -87,6 +89,8 @@ func (p *plot) svg() string {
 
 // body draws the chart's axes, marks and legend.
 func (p *plot) body(b *strings.Builder) {
+	p.topPad = 0 // the marks are final now: lay the legend out once
+	p.topPad = p.top()
 	if p.x1 <= p.x0 {
 		p.x1 = p.x0 + 1
 	}
@@ -108,16 +112,16 @@ func (p *plot) axes(b *strings.Builder) {
 		xt, xl = logTicks(p.x0, p.x1), func(x float64) string { return tickLabel(math.Pow(10, x)) }
 	}
 	for _, x := range xt {
-		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, p.sx(x), padT, p.sx(x), padT+p.plotH())
-		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, p.sx(x), padT+p.plotH()+15, xl(x))
+		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, p.sx(x), p.top(), p.sx(x), p.top()+p.plotH())
+		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, p.sx(x), p.top()+p.plotH()+15, xl(x))
 	}
 	for _, y := range niceTicks(p.y0, p.y1, ticks-1) {
 		fmt.Fprintf(b, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, padL, p.sy(y), padL+p.plotW(), p.sy(y))
 		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, padL-6, p.sy(y)+4, tickLabel(y))
 	}
-	fmt.Fprintf(b, `<rect class="frame" x="%g" y="%g" width="%g" height="%g"/>`, padL, padT, p.plotW(), p.plotH())
+	fmt.Fprintf(b, `<rect class="frame" x="%g" y="%g" width="%g" height="%g"/>`, padL, p.top(), p.plotW(), p.plotH())
 	fmt.Fprintf(b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, padL+p.plotW()/2, p.height()-6, html.EscapeString(p.xLabel))
-	fmt.Fprintf(b, `<text class="axis" transform="translate(14 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, padT+p.plotH()/2, html.EscapeString(p.yLabel))
+	fmt.Fprintf(b, `<text class="axis" transform="translate(14 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, p.top()+p.plotH()/2, html.EscapeString(p.yLabel))
 }
 
 func (p *plot) drawMark(b *strings.Builder, m mark) {
@@ -159,21 +163,60 @@ func (p *plot) path(pts [][2]float64, area bool) string {
 	return b.String()
 }
 
-// legend writes a swatch and label per labelled mark along the top.
+// legend writes a swatch and label per labelled mark along the top, in rows that wrap at the
+// chart's right edge (legendSlots); the plot starts below the last row (top).
 func (p *plot) legend(b *strings.Builder) {
-	x := padL
-	for _, m := range p.marks {
-		if m.label == "" {
-			continue
-		}
+	for _, sl := range p.legendSlots() {
+		m := sl.m
 		dash := ""
 		if m.dashed {
 			dash = ` stroke-dasharray="6 4"`
 		}
-		fmt.Fprintf(b, `<line class="line s%d" x1="%.1f" y1="%g" x2="%.1f" y2="%g"%s/>`, m.run, x, legendY, x+legendSwatch, legendY, dash)
-		fmt.Fprintf(b, `<text class="legend" x="%.1f" y="%g">%s</text>`, x+legendSwatch+5, legendY+4, html.EscapeString(m.label))
-		x += legendSwatch + 16 + 6.2*float64(len([]rune(m.label)))
+		fmt.Fprintf(b, `<line class="line s%d" x1="%.1f" y1="%g" x2="%.1f" y2="%g"%s/>`, m.run, sl.x, sl.y, sl.x+legendSwatch, sl.y, dash)
+		fmt.Fprintf(b, `<text class="legend" x="%.1f" y="%g">%s</text>`, sl.x+legendSwatch+5, sl.y+4, html.EscapeString(m.label))
 	}
+}
+
+// legendSlot is where one labelled mark's legend entry goes.
+type legendSlot struct {
+	m    mark
+	x, y float64
+}
+
+// legendRowH is the height of a legend row.
+const legendRowH = 15.0
+
+// legendSlots lays the legend out from the left, a label's width estimated from its runes
+// (6.2 units each at the legend's font size), starting a new row when an entry would pass
+// the chart's right edge: a long label (two file names) is never cut off.
+func (p *plot) legendSlots() []legendSlot {
+	var out []legendSlot
+	x, y := padL, legendY
+	for _, m := range p.marks {
+		if m.label == "" {
+			continue
+		}
+		w := legendSwatch + 16 + 6.2*float64(len([]rune(m.label)))
+		if x > padL && x+w-16 > p.width()-padR {
+			x, y = padL, y+legendRowH
+		}
+		out = append(out, legendSlot{m, x, y})
+		x += w
+	}
+	return out
+}
+
+// top is where the plot area starts: below the title pad, and below every legend row past
+// the first.
+func (p *plot) top() float64 {
+	if p.topPad > 0 {
+		return p.topPad
+	}
+	rows := 1.0
+	if sl := p.legendSlots(); len(sl) > 0 {
+		rows = 1 + (sl[len(sl)-1].y-legendY)/legendRowH
+	}
+	return padT + legendRowH*(rows-1)
 }
 
 // niceTicks returns about n round values (1, 2 or 5 × 10^k apart) covering [lo, hi].

@@ -79,11 +79,11 @@ func (p *plot) drawShades(b *strings.Builder) {
 		if x1 <= x0 {
 			continue
 		}
-		fmt.Fprintf(b, `<rect class="shade" data-shade="%s" x="%.1f" y="%g" width="%.1f" height="%.1f"/>`, sh.label, x0, padT, x1-x0, p.plotH())
-		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%g" text-anchor="middle">%s</text>`, (x0+x1)/2, padT+12, sh.label)
+		fmt.Fprintf(b, `<rect class="shade" data-shade="%s" x="%.1f" y="%g" width="%.1f" height="%.1f"/>`, sh.label, x0, p.top(), x1-x0, p.plotH())
+		fmt.Fprintf(b, `<text class="tick" x="%.1f" y="%g" text-anchor="middle">%s</text>`, (x0+x1)/2, p.top()+12, sh.label)
 	}
 	for _, x := range p.edges {
-		fmt.Fprintf(b, `<line class="edge" x1="%.1f" y1="%g" x2="%.1f" y2="%.1f"/>`, p.sx(x), padT, p.sx(x), padT+p.plotH())
+		fmt.Fprintf(b, `<line class="edge" x1="%.1f" y1="%g" x2="%.1f" y2="%.1f"/>`, p.sx(x), p.top(), p.sx(x), p.top()+p.plotH())
 	}
 }
 
