@@ -381,7 +381,7 @@ func TestTelemetryHostileEndpoints(t *testing.T) {
 // The real llama.cpp server, started with --metrics: its llamacpp:* families are recorded and
 // summarised.
 func TestTelemetryLlamaCpp(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "2", "-np", "4", "-c", "8192", "--metrics")
+	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192", "--metrics")
 	s, hdr := runTo(t, url, func(s *runspec.Spec) {
 		s.InputTokens, s.OutputTokens, s.Concurrency, s.Requests = 64, 32, 4, 16
 	})

@@ -39,7 +39,7 @@ func liveServer(t *testing.T) client.Target {
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
 	cmd := exec.Command(script, "run", peers+"models/tiny.gguf",
-		"--host", "127.0.0.1", "--port", port, "-t", "2", "-np", "2", "-c", "2048")
+		"--host", "127.0.0.1", "--port", port, "-t", "1", "-np", "2", "-c", "2048")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -157,7 +157,7 @@ func TestDetectSimulatorLive(t *testing.T) {
 
 func TestDetectLlamaCppLive(t *testing.T) {
 	stubGPU(t, "")
-	url := peertest.Llama(t, "tiny.gguf", "-t", "2", "-np", "3", "-c", "1536")
+	url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "3", "-c", "1536")
 	s := Detect(context.Background(), client.Target{BaseURL: url}, "")
 	for k, v := range map[string]string{conditions.ServerFamily: conditions.LlamaCpp, conditions.MaxNumSeqs: "3", conditions.Quantization: "all F32",
 		conditions.FlagPrefix + "ctx_per_slot": "512"} {

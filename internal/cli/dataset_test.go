@@ -249,7 +249,7 @@ func TestMultiTurnSessions(t *testing.T) {
 // prompt tokens llama.cpp's per-slot prompt cache served (timings.cache_n), summarised beside
 // the workload's reusable share.
 func TestDatasetsAgainstLlamaCpp(t *testing.T) {
-	url := peertest.Llama(t, "tiny.gguf", "-t", "2", "-np", "2", "-c", "8192")
+	url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "8192")
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "sharegpt.json")
 	writeShareGPT(t, ds, 200)

@@ -16,7 +16,7 @@ import (
 // its own prefill time (timings.prompt_ms) and a small rest, and at most 3 notes, each with a
 // level, none of the false alarms issue 24 named. Skips without the peer.
 func TestLlamaCppTTFTSplitAndNotes(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "2", "-np", "4", "-c", "8192", "--metrics")
+	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192", "--metrics")
 	dir := t.TempDir()
 	p := filepath.Join(dir, "r.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "128", "--output-tokens", "32",

@@ -11,7 +11,7 @@ import (
 // TestLlamaCppEndToEnd runs servebench against a real llama.cpp server (../shared/peers):
 // both OpenAI APIs, 20 requests at concurrency 4. It skips when the server cannot be set up.
 func TestLlamaCppEndToEnd(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "2", "-np", "4", "-c", "8192")
+	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192")
 	const in, out = 96, 32
 	for _, api := range []string{"openai-completions", "openai-chat"} {
 		t.Run(api, func(t *testing.T) {
@@ -57,7 +57,7 @@ func TestLlamaCppEndToEnd(t *testing.T) {
 // TestLlamaCppTPOTMatchesServer checks at concurrency 1 that the client's TPOT agrees with the
 // server's own timings.predicted_per_token_ms within 25%.
 func TestLlamaCppTPOTMatchesServer(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "2", "-np", "1", "-c", "4096")
+	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "1", "-c", "4096")
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "64", "--output-tokens", "64",
 		"--requests", "8", "--concurrency", "1", "-o", p)

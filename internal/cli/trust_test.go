@@ -120,7 +120,7 @@ func requestRate(t *testing.T, path string) float64 {
 // peer shares the machine's two cores with the rest of the suite, so its speed moves whenever
 // other tests start or stop, and the check is right to say so.
 func TestWarmupAutoLlamaCpp(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "2", "-np", "2", "-c", "4096")
+	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "2", "-c", "4096")
 	out := filepath.Join(t.TempDir(), "llama.jsonl")
 	code, stdout, errs := runMain(t, "run", "--url", url, "--warmup", "auto", "--warmup-timeout", "90s", "--requests", "60", "--concurrency", "2",
 		"--input-tokens", "32", "--output-tokens", "16", "-o", out)
