@@ -74,7 +74,7 @@ func renderCompareHTML(w io.Writer, ins []Input) error {
 		return err
 	}
 	p := cmpHTML{Style: pageStyle, Verdict: strings.ToUpper(r.Verdict), VerdictClass: verdictClass(r.Verdict),
-		VerdictLine: verdictWhy(r), Exit: exitLine(r), Sensitivity: strings.TrimSpace(cmpSensitivity(r)),
+		VerdictLine: verdictWhy(r), Exit: exitLine(r) + ", " + flagsLine(r, ins[0].Compare.Expect), Sensitivity: strings.TrimSpace(cmpSensitivity(r)),
 		Method: r.Method, CI: int(math.Round(100 * (1 - r.Alpha))), Threshold: fmt.Sprintf("%.4g%%", 100*r.Threshold)}
 	p.Title = fmt.Sprintf("servebench compare — %s vs %s", base.label, cand.label)
 	p.Simulated = sidesSimulated(base, cand)

@@ -75,7 +75,9 @@ func comparison(ins []Input, format string) (base, cand *cmpSide, res *compare.R
 	base.role, cand.role = "base", "candidate"
 	bo, _ := metrics.HeaderOptions(ins[0].Header) // read once already: no error
 	co, _ := metrics.HeaderOptions(ins[1].Header)
-	res = compare.Compare(base.side, cand.side, compare.Options{Goodput: bo.SLO.Any() && co.SLO.Any()})
+	opt := ins[0].Compare
+	opt.Goodput = bo.SLO.Any() && co.SLO.Any()
+	res = compare.Compare(base.side, cand.side, opt)
 	return base, cand, res, nil
 }
 
@@ -98,6 +100,21 @@ func exitLine(r *compare.Result) string {
 	code := CompareExit(r.Verdict)
 	what := map[int]string{0: "no regression", 4: "regressed", 5: "not comparable", 6: "inconclusive"}[code]
 	return fmt.Sprintf("servebench compare would exit %d (%s)", code, what)
+}
+
+// flagsLine is the threshold and expected changes the verdict was judged with, as compare's
+// flags: "at --threshold 5%" (the default), "at --threshold 3%, --expect-change server.version".
+func flagsLine(r *compare.Result, expect []string) string {
+	line := fmt.Sprintf("at --threshold %.4g%%", 100*r.Threshold)
+	if r.Threshold < 1e-6 {
+		line = "at --threshold 0 (every significant change counts)"
+	} else if r.Threshold == 0.05 {
+		line += " (the default)"
+	}
+	for _, e := range expect {
+		line += ", --expect-change " + e
+	}
+	return line
 }
 
 // verdictClass is the CSS class of the verdict's box.
@@ -253,7 +270,7 @@ func renderCompareMarkdown(w io.Writer, ins []Input) error {
 	if s := sidesSimulated(base, cand); s != "" {
 		fmt.Fprintf(&b, "> **SIMULATED**: %s.\n\n", mdEsc(s))
 	}
-	fmt.Fprintf(&b, "**%s** · %s", mdEsc(cmpVerdict(r)), mdEsc(exitLine(r)))
+	fmt.Fprintf(&b, "**%s** · %s, %s", mdEsc(cmpVerdict(r)), mdEsc(exitLine(r)), mdEsc(flagsLine(r, ins[0].Compare.Expect)))
 	if s := cmpSensitivity(r); s != "" {
 		fmt.Fprintf(&b, "  \n%s", mdEsc(strings.TrimSpace(s)))
 	}

@@ -286,3 +286,32 @@ func TestRepeatPage(t *testing.T) {
 		t.Error("the page does not say whose tables follow")
 	}
 }
+
+// TestComparePageThreshold: the page judges with the threshold and expected changes given
+// (report --threshold, --expect-change) and says so: a +30% change is REGRESSED at compare's
+// default 5% and not at 50%.
+func TestComparePageThreshold(t *testing.T) {
+	base := synthSide(1, 3, 120, 100, 20, "base", nil)
+	cand := synthSide(2, 3, 120, 130, 26, "cand", nil)
+	for _, c := range []struct {
+		opt       compare.Options
+		verdict   string
+		flagsWord string
+	}{
+		{compare.Options{}, compare.Regressed, "at --threshold 5% (the default)"},
+		{compare.Options{Threshold: 0.5, Expect: []string{"gpu.name"}}, compare.NoChange, "at --threshold 50%, --expect-change gpu.name"},
+	} {
+		b := base
+		b.Compare = c.opt
+		for _, format := range []string{"html", "md"} {
+			var page bytes.Buffer
+			if err := Render(&page, format, b, cand); err != nil {
+				t.Fatal(err)
+			}
+			p := html.UnescapeString(page.String())
+			if !strings.Contains(p, strings.ToUpper(c.verdict)) || !strings.Contains(p, c.flagsWord) {
+				t.Errorf("%s at %+v: want verdict %s and %q:\n%.600s", format, c.opt, c.verdict, c.flagsWord, p)
+			}
+		}
+	}
+}

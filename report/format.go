@@ -5,6 +5,7 @@ import (
 	"io"
 	"iter"
 	"path/filepath"
+	"servebench/compare"
 	"strings"
 	"time"
 
@@ -58,6 +59,10 @@ type Input struct {
 	Summaries []metrics.RunSummary
 	// Slice is the width of a time slice for the slices formats (0: DefaultSlice).
 	Slice time.Duration
+	// Compare, on the base input of a two-file page (html, md), is the comparison's
+	// threshold and expected changes, as `servebench compare` takes them; its zero value is
+	// compare's defaults. Goodput is set by the page itself (both sides' SLOs).
+	Compare compare.Options
 }
 
 // Formats returns the format names in the order of the help text.

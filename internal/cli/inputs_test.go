@@ -111,6 +111,11 @@ func TestHostileInputs(t *testing.T) {
 	if code, _, errs := runMain(t, "compare", "--threshold", "NaN", "a.jsonl", "b.jsonl"); code != ExitUsage || !strings.Contains(errs, "--threshold") {
 		t.Errorf("compare --threshold NaN: exit %d: %q", code, errs)
 	}
+	for _, v := range []string{"NaN", "-1", "100"} {
+		if code, _, errs := runMain(t, "report", "--threshold", v, "a.jsonl", "b.jsonl", "--format", "html"); code != ExitUsage || !strings.Contains(errs, "--threshold") {
+			t.Errorf("report --threshold %s: exit %d: %q", v, code, errs)
+		}
+	}
 }
 
 // oneError returns the one error line of stderr ("" when there is not exactly one): the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"servebench/compare"
 	"servebench/internal/output"
 
 	"servebench/record"
@@ -27,11 +28,14 @@ const reportExamples = `  servebench report baseline.jsonl                 # the
   servebench report run.jsonl --format html -o run.html           # self-contained, opens offline
   servebench report base.jsonl cand.jsonl --format html -o cmp.html  # compare page: verdict first
   servebench report base.jsonl cand.jsonl --format md              # the same, for a PR comment
+  servebench report base.jsonl cand.jsonl -o cmp.html --threshold 3 --expect-change server.version
   servebench report shard-*.jsonl                  # the shards of one split run, merged`
 
 func newReportCmd(st *streams) *cobra.Command {
 	var format, out string
 	var slice time.Duration
+	var threshold float64
+	var expect []string
 	cmd := &cobra.Command{
 		Use:   "report RECORDS.jsonl [MORE.jsonl ...]",
 		Short: "Summarise records files (" + strings.Join(report.Formats(), ", ") + ")",
@@ -53,6 +57,9 @@ Formats:
 			if slice < minSlice {
 				return usageErr("--slice %v: want at least %v", slice, minSlice)
 			}
+			if !(threshold >= 0 && threshold < 100) { // NaN too
+				return usageErr("--threshold %g: want a percentage in [0, 100)", threshold)
+			}
 			if err := output.NotInput("-o", out, args...); err != nil {
 				return codeErr(ExitUsage, err)
 			}
@@ -65,12 +72,18 @@ Formats:
 			for i, in := range ins {
 				rins[i] = report.Input{Label: in.label, Header: in.hdr, Records: in.records(st.stderr), Slice: slice}
 			}
+			rins[0].Compare = compare.Options{Threshold: threshold / 100, Expect: expect}
+			if threshold == 0 {
+				rins[0].Compare.Threshold = 1e-9 // every significant change counts, as compare does
+			}
 			return output.WriteFile(out, st.stdout, func(w io.Writer) error { return f.Render(w, rins...) })
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "", strings.Join(report.Formats(), " | ")+" (default: from the -o extension, else text)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
 	cmd.Flags().DurationVar(&slice, "slice", report.DefaultSlice, "width of a time slice for --format slices-csv and slices-json")
+	cmd.Flags().Float64Var(&threshold, "threshold", 5, "the compare page (two files, html or md): smallest change in percent that counts, as compare's --threshold")
+	cmd.Flags().StringArrayVar(&expect, "expect-change", nil, "the compare page: a condition you meant to change, as compare's --expect-change (repeatable)")
 	return cmd
 }
 
