@@ -11,7 +11,7 @@ import (
 // ITL, since every multiplier is a log-normal with median 1).
 func TestDescribeCoverage(t *testing.T) {
 	trials := 100
-	if testing.Short() {
+	if testing.Short() || raceEnabled { // the race detector makes each side's bootstrap ~10x slower
 		trials = 40
 	}
 	truth := map[string]float64{TTFTp50.Name: defaultModel.TTFT, ITLp50.Name: defaultModel.ITL}
