@@ -29,6 +29,22 @@ type cmpSide struct {
 	series map[int]*Series // by Record.Run
 }
 
+// newCmpSide starts the side of the file labelled label, empty.
+func newCmpSide(label string, h *record.Header, opt metrics.Options) *cmpSide {
+	return &cmpSide{label: label, header: h, side: compare.NewSide(h, opt), series: map[int]*Series{}}
+}
+
+// add adds one record to the side and to its run's chart series.
+func (cs *cmpSide) add(r *record.Record) {
+	cs.side.Add(r)
+	se := cs.series[r.Run]
+	if se == nil {
+		se = &Series{}
+		cs.series[r.Run] = se
+	}
+	se.Add(r)
+}
+
 // readCmpSide reads an input's records once into its comparison side and per-run series.
 func readCmpSide(in Input, format string) (*cmpSide, error) {
 	recs, err := in.records(format)
@@ -43,18 +59,12 @@ func readCmpSide(in Input, format string) (*cmpSide, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.label(), err)
 	}
-	cs := &cmpSide{label: in.label(), header: h, side: compare.NewSide(h, opt), series: map[int]*Series{}}
+	cs := newCmpSide(in.label(), h, opt)
 	for r, err := range recs {
 		if err != nil {
 			return nil, err
 		}
-		cs.side.Add(r)
-		se := cs.series[r.Run]
-		if se == nil {
-			se = &Series{}
-			cs.series[r.Run] = se
-		}
-		se.Add(r)
+		cs.add(r)
 	}
 	cs.runs = cs.side.Runs()
 	if len(cs.runs) == 0 {

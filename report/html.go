@@ -268,10 +268,10 @@ func renderHTML(w io.Writer, ins []Input) error {
 	for i, in := range ins {
 		var series Series
 		add := series.Add
-		var reps *repeatsCollector
+		var reps *cmpSide
 		if len(ins) == 1 && !isSweep(in.Header) {
 			if _, err := metrics.HeaderOptions(in.Header); err == nil { // else in.read says why
-				reps = newRepeatsCollector(in.Header)
+				reps = newRepeats(in.label(), in.Header)
 				add = func(r *record.Record) { series.Add(r); reps.add(r) }
 			}
 		}
@@ -288,7 +288,7 @@ func renderHTML(w io.Writer, ins []Input) error {
 		case len(rs) > 1:
 			runs[i].Label = fmt.Sprintf("%s (tables: run %d, the last of %d)", in.label(), last.Run, len(rs))
 			if reps != nil {
-				runs[i].repeats = reps.view(in.label(), in.Header, rs)
+				reps.runs, runs[i].repeats = rs, reps
 			}
 		}
 	}

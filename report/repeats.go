@@ -17,31 +17,17 @@ import (
 // axis. The summary and latency tables below are the last run's, as the text report's are,
 // and say so.
 
-// repeatsCollector gathers, beside the pooled series, what the repeats view needs: each run's
-// own chart series and the compare side (every measured request's figures for the interval).
-type repeatsCollector struct {
-	side   *compare.Side
-	series map[int]*Series
-}
-
-func newRepeatsCollector(h *record.Header) *repeatsCollector {
+// newRepeats starts the repeats view of the file labelled label: gathered beside the pooled
+// series, each run's own chart series and the compare side (every measured request's figures
+// for the interval). Its runs are set once the file is read (and has two or more).
+func newRepeats(label string, h *record.Header) *cmpSide {
 	opt, _ := metrics.HeaderOptions(h) // the caller read them already: no error
-	return &repeatsCollector{side: compare.NewSide(h, opt), series: map[int]*Series{}}
-}
-
-func (c *repeatsCollector) add(r *record.Record) {
-	c.side.Add(r)
-	se := c.series[r.Run]
-	if se == nil {
-		se = &Series{}
-		c.series[r.Run] = se
+	if h == nil {
+		h = &record.Header{}
 	}
-	se.Add(r)
-}
-
-// view is the repeats of the file labelled label, whose runs are rs (two or more).
-func (c *repeatsCollector) view(label string, h *record.Header, rs []metrics.RunSummary) *cmpSide {
-	return &cmpSide{label: label, role: label, header: h, side: c.side, runs: rs, series: c.series}
+	cs := newCmpSide(label, h, opt)
+	cs.role = label
+	return cs
 }
 
 // repeatsBlock is the template's "Repeats" section.
