@@ -24,7 +24,7 @@ const (
 
 // bindReasoningFlags registers the reasoning flags (called from BindFlags).
 func bindReasoningFlags(fs *flag.FlagSet, c *Config) {
-	fs.IntVar(&c.ReasoningTokens, "reasoning-tokens", c.ReasoningTokens, "the first N output tokens of each chat request are reasoning, streamed as delta.reasoning before the delta.content answer and counted in usage.completion_tokens_details.reasoning_tokens (0 = no reasoning)")
+	fs.IntVar(&c.ReasoningTokens, "reasoning-tokens", c.ReasoningTokens, "the first N output tokens of each chat or Responses request are reasoning, streamed as delta.reasoning before the delta.content answer (Responses: reasoning_text.delta events of a reasoning item before the message) and counted in usage.completion_tokens_details.reasoning_tokens (Responses: output_tokens_details) (0 = no reasoning)")
 	fs.StringVar(&c.ReasoningField, "reasoning-field", c.ReasoningField, "the delta field of reasoning text: reasoning (vLLM today) or reasoning_content (SGLang, DeepSeek, vLLM before 0.12)")
 }
 

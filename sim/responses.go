@@ -156,7 +156,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		s.newRespStreamer(w, q, p, fault, id).run(r.Context())
 		return
 	}
-	s.respondResponse(w, r, q, fault, id)
+	s.respondResponse(w, r, q, fault, id, s.reasoningFor(p))
 }
 
 // responseID is the client's X-Request-Id (one line, trimmed) or a fresh id.
@@ -168,7 +168,7 @@ func (s *Server) responseID(r *http.Request) string {
 }
 
 // respondResponse writes the whole response object once the sequence has finished.
-func (s *Server) respondResponse(w http.ResponseWriter, r *http.Request, q *seq, fault Fault, id string) {
+func (s *Server) respondResponse(w http.ResponseWriter, r *http.Request, q *seq, fault Fault, id string, reason int) {
 	for {
 		_, fin, ok := s.waitTokens(r.Context(), q)
 		if !ok {
@@ -181,7 +181,7 @@ func (s *Server) respondResponse(w http.ResponseWriter, r *http.Request, q *seq,
 	if fault.Kind == FaultDisconnect {
 		panic(http.ErrAbortHandler)
 	}
-	b := appendResponseObject(nil, s, q, id, "completed", q.target)
+	b := appendResponseObject(nil, s, q, id, "completed", q.target, reason)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(b) //nolint:errcheck // nothing to do if the client left
@@ -197,7 +197,10 @@ func (s *Server) respondResponse(w http.ResponseWriter, r *http.Request, q *seq,
 // of output text and its usage. vLLM always reports
 // input_tokens_details.cached_tokens on this route (0 without a prefix cache), so the
 // simulator does too.
-func appendResponseObject(b []byte, s *Server, q *seq, id, status string, n int) []byte {
+//
+// reason is how many of the n tokens are reasoning (--reasoning-tokens): the message's text
+// is the rest, and usage.output_tokens_details.reasoning_tokens counts them.
+func appendResponseObject(b []byte, s *Server, q *seq, id, status string, n, reason int) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, id)
 	b = append(b, `,"object":"response","created_at":`...)
@@ -218,19 +221,23 @@ func appendResponseObject(b []byte, s *Server, q *seq, id, status string, n int)
 	b = append(b, `,"output":[{"id":`...)
 	b = appendJSONString(b, itemID(q.id))
 	b = append(b, `,"type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","annotations":[],"text":"`...)
-	for i := range n {
-		b = append(b, outputPieces[outputWord(q.textSeed, i)]...)
-	}
+	reason = min(reason, n)
+	b = appendWords(b, q.textSeed, reason, n)
 	b = append(b, `"}]}],"usage":{"input_tokens":`...)
 	b = strconv.AppendInt(b, int64(q.prompt), 10)
 	b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
 	b = strconv.AppendInt(b, max(q.cached.Load(), 0), 10)
 	b = append(b, `},"output_tokens":`...)
 	b = strconv.AppendInt(b, int64(n), 10)
-	b = append(b, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
+	b = append(b, `,"output_tokens_details":{"reasoning_tokens":`...)
+	b = strconv.AppendInt(b, int64(reason), 10)
+	b = append(b, `},"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(q.prompt+n), 10)
 	return append(b, `}}`...)
 }
 
-// itemID is the id of a response's one output message.
+// itemID is the id of a response's output message.
 func itemID(id string) string { return "msg_" + id }
+
+// reasoningItemID is the id of a response's reasoning item (vLLM's rs_ prefix).
+func reasoningItemID(id string) string { return "rs_" + id }

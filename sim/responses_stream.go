@@ -10,7 +10,9 @@ import (
 // respStreamer writes one request's Responses API stream in vLLM's event sequence:
 //
 //	response.created, response.in_progress        at once, with the headers
-//	response.output_item.added, content_part.added with the first delta
+//	a reasoning item, when the request reasons (--reasoning-tokens): output_item.added,
+//	  reasoning_text.delta per release, reasoning_text.done and output_item.done (index 0)
+//	response.output_item.added, content_part.added with the first answer delta
 //	response.output_text.delta                     one per engine release, as chat sends chunks
 //	response.output_text.done, content_part.done,
 //	response.output_item.done, response.completed with the last delta; completed has the usage
@@ -37,6 +39,7 @@ type respStreamer struct {
 	events   int // events written so far (TruthEvent.Seq)
 	seqNo    int // the next sequence_number
 	written  int // tokens written so far
+	reason   int // output tokens that are reasoning (sim/reasoning.go), 0 for none
 	strikeAt int
 	struck   bool
 }
@@ -48,6 +51,7 @@ func (s *Server) newRespStreamer(w http.ResponseWriter, q *seq, p *genParams, fa
 		st.fl = noFlush{}
 	}
 	st.strikeAt = fault.Count
+	st.reason = s.reasoningFor(p)
 	if st.strikeAt == 0 || fault.Kind == FaultMultiToken {
 		st.strikeAt = max(1, p.target/2)
 	}
@@ -63,7 +67,7 @@ func (st *respStreamer) run(ctx context.Context) {
 	for _, typ := range []string{"response.created", "response.in_progress"} {
 		st.open(typ)
 		st.buf = append(st.buf, `,"response":`...)
-		st.buf = appendResponseObject(st.buf, st.s, st.q, st.id, "in_progress", 0)
+		st.buf = appendResponseObject(st.buf, st.s, st.q, st.id, "in_progress", 0, 0)
 		st.close("lifecycle", 0)
 	}
 	st.flush()
@@ -112,24 +116,97 @@ func (st *respStreamer) close(kind string, tokens int) {
 	st.events++
 }
 
-// appendItem appends `,"item_id":"msg_…","output_index":0` (and content_index when part).
+// appendItem appends `,"item_id":"msg_…","output_index":I` (and content_index when part):
+// the message is output 1 after a reasoning item, else 0.
 func (st *respStreamer) appendItem(part bool) {
 	b := append(st.buf, `,"item_id":`...)
 	b = appendJSONString(b, itemID(st.id))
-	b = append(b, `,"output_index":0`...)
+	b = append(b, `,"output_index":`...)
+	b = strconv.AppendInt(b, int64(st.msgIndex()), 10)
 	if part {
 		b = append(b, `,"content_index":0`...)
 	}
 	st.buf = b
 }
 
-// appendDelta appends the delta of the n tokens just generated, after the output item and
-// content part events when it is the first.
-func (st *respStreamer) appendDelta(n int) {
+// msgIndex is the output index of the message item.
+func (st *respStreamer) msgIndex() int {
+	if st.reason > 0 {
+		return 1
+	}
+	return 0
+}
+
+// appendReasoning appends the reasoning_text delta of the next n tokens, all reasoning: the
+// reasoning item's added event before the first, its done events after the last.
+func (st *respStreamer) appendReasoning(n int) {
 	first := st.written == 0
 	if first {
 		st.open("response.output_item.added")
 		st.buf = append(st.buf, `,"output_index":0,"item":{"id":`...)
+		st.buf = appendJSONString(st.buf, reasoningItemID(st.id))
+		st.buf = append(st.buf, `,"summary":[],"type":"reasoning","status":"in_progress"}`...)
+		st.close("lifecycle", 0)
+	}
+	st.open("response.reasoning_text.delta")
+	st.buf = append(st.buf, `,"item_id":`...)
+	st.buf = appendJSONString(st.buf, reasoningItemID(st.id))
+	st.buf = append(st.buf, `,"output_index":0,"content_index":0,"delta":"`...)
+	st.buf = appendWords(st.buf, st.q.textSeed, st.written, st.written+n)
+	st.buf = append(st.buf, '"')
+	st.written += n
+	st.close("reasoning", n)
+	st.noteCached(first)
+	if st.written == st.reason {
+		st.appendReasoningDone()
+	}
+}
+
+// appendReasoningDone closes the reasoning item: reasoning_text.done, output_item.done.
+func (st *respStreamer) appendReasoningDone() {
+	st.open("response.reasoning_text.done")
+	st.buf = append(st.buf, `,"item_id":`...)
+	st.buf = appendJSONString(st.buf, reasoningItemID(st.id))
+	st.buf = append(st.buf, `,"output_index":0,"content_index":0,"text":"`...)
+	st.buf = appendWords(st.buf, st.q.textSeed, 0, st.written)
+	st.buf = append(st.buf, '"')
+	st.close("lifecycle", 0)
+	st.open("response.output_item.done")
+	st.buf = append(st.buf, `,"output_index":0,"item":{"id":`...)
+	st.buf = appendJSONString(st.buf, reasoningItemID(st.id))
+	st.buf = append(st.buf, `,"summary":[],"type":"reasoning","content":[{"type":"reasoning_text","text":"`...)
+	st.buf = appendWords(st.buf, st.q.textSeed, 0, st.written)
+	st.buf = append(st.buf, `"}],"status":"completed"}`...)
+	st.close("lifecycle", 0)
+}
+
+// noteCached puts the prefix-cache hit on the stream's first content event in the truth log
+// (the prefill that made it knew it).
+func (st *respStreamer) noteCached(first bool) {
+	if c := st.q.cached.Load(); first && c >= 0 {
+		ev := &st.pending[len(st.pending)-1]
+		ev.CachedTokens, ev.hasCached = int(c), true
+	}
+}
+
+// appendDelta appends the n tokens just generated: their reasoning part first (when the
+// request reasons), then the answer's output_text delta, after the message's output item and
+// content part events when it is the answer's first.
+func (st *respStreamer) appendDelta(n int) {
+	if st.written < st.reason {
+		r := min(n, st.reason-st.written)
+		st.appendReasoning(r)
+		if n -= r; n == 0 {
+			return
+		}
+	}
+	first := st.written == st.reason
+	streamFirst := st.written == 0
+	if first {
+		st.open("response.output_item.added")
+		st.buf = append(st.buf, `,"output_index":`...)
+		st.buf = strconv.AppendInt(st.buf, int64(st.msgIndex()), 10)
+		st.buf = append(st.buf, `,"item":{"id":`...)
 		st.buf = appendJSONString(st.buf, itemID(st.id))
 		st.buf = append(st.buf, `,"type":"message","role":"assistant","status":"in_progress","content":[]}`...)
 		st.close("lifecycle", 0)
@@ -147,22 +224,25 @@ func (st *respStreamer) appendDelta(n int) {
 	st.buf = append(st.buf, `","logprobs":[]`...)
 	st.written += n
 	st.close("content", n)
-	if c := st.q.cached.Load(); first && c >= 0 { // the prefill that made it knew its cache hit
-		ev := &st.pending[len(st.pending)-1]
-		ev.CachedTokens, ev.hasCached = int(c), true
-	}
+	st.noteCached(streamFirst)
 }
 
-// appendText appends the output text written so far as a JSON string's contents.
+// appendText appends the answer text written so far (the reasoning excluded) as a JSON
+// string's contents.
 func (st *respStreamer) appendText() {
-	for i := range st.written {
-		st.buf = append(st.buf, outputPieces[outputWord(st.q.textSeed, i)]...)
-	}
+	st.buf = appendWords(st.buf, st.q.textSeed, min(st.reason, st.written), st.written)
 }
 
 // appendEnd appends the events that close the output item and, unless no_done, the
 // response.completed event with the usage.
 func (st *respStreamer) appendEnd() {
+	if st.written <= st.reason { // the request ended while reasoning: no message item opened
+		if st.written > 0 && st.written < st.reason {
+			st.appendReasoningDone()
+		}
+		st.appendCompleted()
+		return
+	}
 	st.open("response.output_text.done")
 	st.appendItem(true)
 	st.buf = append(st.buf, `,"text":"`...)
@@ -176,18 +256,25 @@ func (st *respStreamer) appendEnd() {
 	st.buf = append(st.buf, `"}`...)
 	st.close("lifecycle", 0)
 	st.open("response.output_item.done")
-	st.buf = append(st.buf, `,"output_index":0,"item":{"id":`...)
+	st.buf = append(st.buf, `,"output_index":`...)
+	st.buf = strconv.AppendInt(st.buf, int64(st.msgIndex()), 10)
+	st.buf = append(st.buf, `,"item":{"id":`...)
 	st.buf = appendJSONString(st.buf, itemID(st.id))
 	st.buf = append(st.buf, `,"type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","annotations":[],"text":"`...)
 	st.appendText()
 	st.buf = append(st.buf, `"}]}`...)
 	st.close("lifecycle", 0)
+	st.appendCompleted()
+}
+
+// appendCompleted appends response.completed with the usage, unless no_done.
+func (st *respStreamer) appendCompleted() {
 	if st.fault.Kind == FaultNoDone {
 		return
 	}
 	st.open("response.completed")
 	st.buf = append(st.buf, `,"response":`...)
-	st.buf = appendResponseObject(st.buf, st.s, st.q, st.id, "completed", st.written)
+	st.buf = appendResponseObject(st.buf, st.s, st.q, st.id, "completed", st.written, st.reason)
 	st.close("done", 0)
 }
 
@@ -210,7 +297,7 @@ func (st *respStreamer) strike(ctx context.Context) bool {
 	case FaultAbort: // the engine gave up: response.failed with the response's error
 		st.open("response.failed")
 		st.buf = append(st.buf, `,"response":`...)
-		st.buf = appendResponseObject(st.buf, st.s, st.q, st.id, "failed", 0)
+		st.buf = appendResponseObject(st.buf, st.s, st.q, st.id, "failed", 0, 0)
 		st.close("abort", 0)
 		st.flush()
 		return false

@@ -127,6 +127,34 @@ var contentTypes = map[string]bool{
 	"response.function_call_arguments.delta": true,
 }
 
+// reasoningTypes are the delta events whose text is a reasoning model's thinking, not its
+// answer: reported as reasoning (client.ReasoningObserver) before their content event, so
+// that the record knows the first answer event (TTFO), as on chat.
+var reasoningTypes = map[string]bool{
+	"response.reasoning_text.delta":         true,
+	"response.reasoning_summary_text.delta": true,
+}
+
+// delta is what a content delta event carries: text at all, and whether it is reasoning.
+type delta struct{ content, reasoning bool }
+
+// deltaOf is the delta of an event of type typ (one of contentTypes) with delta raw.
+func deltaOf(typ string, raw []byte) delta {
+	return delta{content: text(raw), reasoning: reasoningTypes[typ]}
+}
+
+// report tells the observer of a delta event: output has begun, and when it has text, a
+// content event, announced as reasoning first when it is thinking.
+func (d delta) report(o client.Observer) {
+	o.Choice()
+	if d.content {
+		if d.reasoning {
+			client.ReportReasoning(o)
+		}
+		o.Content(0)
+	}
+}
+
 // decoder implements client.EventDecoder for one stream.
 type decoder struct {
 	events int
@@ -136,11 +164,8 @@ type decoder struct {
 // Event implements client.EventDecoder.
 func (d *decoder) Event(data []byte, o client.Observer) (bool, *client.Error) {
 	d.events++
-	if content, ok := fastDelta(data); ok { // scan.go
-		o.Choice()
-		if content {
-			o.Content(0)
-		}
+	if dl, ok := fastDelta(data); ok { // scan.go
+		dl.report(o)
 		return false, nil
 	}
 	return d.decode(data, o)
@@ -161,10 +186,7 @@ func (d *decoder) decode(data []byte, o client.Observer) (bool, *client.Error) {
 	typ := *ev.Type
 	switch {
 	case contentTypes[typ]:
-		o.Choice()
-		if text(ev.Delta) {
-			o.Content(0)
-		}
+		deltaOf(typ, ev.Delta).report(o)
 	case typ == "error":
 		return false, errorEvent(ev, data)
 	case typ == "response.failed":
@@ -239,6 +261,7 @@ func (d *decoder) report(u *usage, data []byte, o client.Observer) *client.Error
 	}
 	if reasoning != nil {
 		o.Server("usage.reasoning_tokens", float64(*reasoning))
+		client.ReportReasoningTokens(o, *reasoning)
 	}
 	return nil
 }

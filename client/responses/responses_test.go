@@ -3,6 +3,7 @@ package responses
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -222,18 +223,55 @@ func FuzzFastDelta(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		data = bytes.TrimSpace(data)
-		content, ok := fastDelta(data)
+		dl, ok := fastDelta(data)
 		if !ok {
 			return
 		}
 		var fast, slow clienttest.Recorder
-		fast.Choice()
-		if content {
-			fast.Content(0)
-		}
+		dl.report(&fast)
 		end, err := (&decoder{}).decode(data, &slow)
 		if end || err != nil || strings.Join(fast.Calls, " ") != strings.Join(slow.Calls, " ") {
 			t.Errorf("%s: fast %q, slow %q (end %v, %v)", data, fast.Calls, slow.Calls, end, err)
 		}
 	})
+}
+
+// reasoningRecorder is a Recorder that also takes the reasoning calls.
+type reasoningRecorder struct{ clienttest.Recorder }
+
+func (r *reasoningRecorder) Reasoning() { r.Calls = append(r.Calls, "reasoning") }
+func (r *reasoningRecorder) ReasoningTokens(n int) {
+	r.Calls = append(r.Calls, "reasoning_tokens "+strconv.Itoa(n))
+}
+
+// TestReasoningDeltas: reasoning_text deltas are announced as reasoning just before their
+// content event, the answer's output_text deltas are not, and the usage's reasoning tokens
+// reach the observer, so a reasoning model's TTFO and answer ITL are measured over the
+// Responses API as over chat.
+func TestReasoningDeltas(t *testing.T) {
+	for _, chunk := range []int{0, 7} {
+		srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "openai-responses-reasoning.sse"), Chunk: chunk})
+		b, _ := New(srv.Target())
+		rec := &reasoningRecorder{}
+		if err := b.Do(context.Background(), request(), rec); err != nil {
+			t.Fatal(err)
+		}
+		var seq []string
+		for i, c := range rec.Calls {
+			switch {
+			case c == "reasoning":
+				if i+1 >= len(rec.Calls) || rec.Calls[i+1] != "content 0" {
+					t.Errorf("chunk %d: reasoning not followed by its content event: %q", chunk, rec.Calls)
+				}
+				seq = append(seq, "R")
+			case c == "content 0" && (i == 0 || rec.Calls[i-1] != "reasoning"):
+				seq = append(seq, "A")
+			case strings.HasPrefix(c, "reasoning_tokens"):
+				seq = append(seq, c)
+			}
+		}
+		if got := strings.Join(seq, " "); got != "R R R A A reasoning_tokens 6" {
+			t.Errorf("chunk %d: %s, want three reasoning events, two answer events, 6 reasoning tokens", chunk, got)
+		}
+	}
 }

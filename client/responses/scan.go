@@ -16,8 +16,8 @@ import (
 // answers.
 
 // fastDelta decodes a content delta event: ok is false when data is any other event or
-// needs encoding/json; content tells whether its delta carries text.
-func fastDelta(data []byte) (content, ok bool) {
+// needs encoding/json; d says what its delta carries.
+func fastDelta(data []byte) (d delta, ok bool) {
 	s := jsonscan.Scanner{B: data, Known: knownBit, Folds: foldsToKnown}
 	var typ, delta []byte
 	other := false
@@ -33,14 +33,15 @@ func fastDelta(data []byte) (content, ok bool) {
 		}
 		return ok
 	}) {
-		return false, false
+		return d, false
 	}
 	s.WS()
 	// the type is compared raw: a value with escapes matches no content type and falls back
 	if s.I != len(s.B) || other || len(typ) < 2 || typ[0] != '"' || !contentTypes[string(typ[1:len(typ)-1])] {
-		return false, false
+		return d, false
 	}
-	return text(delta), true
+	t := string(typ[1 : len(typ)-1])
+	return deltaOf(t, delta), true
 }
 
 // knownKeys are the top-level keys the slow path decodes, numbered for duplicate detection.

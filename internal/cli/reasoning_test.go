@@ -26,57 +26,63 @@ import (
 // come in one read share its receive time (load/observer.go), which on a machine too busy to
 // read a 4 ms stream in time put the first answer event several ms late.
 func TestReasoningAgainstSimulator(t *testing.T) {
-	truth := filepath.Join(t.TempDir(), "truth.jsonl")
-	srv, url := startSimServer(t, func(c *sim.Config) {
-		c.TTFT, c.ITL, c.TruthFile, c.ReasoningTokens = 60*time.Millisecond, 15*time.Millisecond, truth, 8
-	})
-	dir := t.TempDir()
-	js, rec, txt := filepath.Join(dir, "s.json"), filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "s.txt")
-	code, _, errs := runMain(t, "run", "-q", "--url", url, "--api", "openai-chat", "--input-tokens", "16", "--output-tokens", "16",
-		"--requests", "32", "--concurrency", "8", "--warmup", "0", "--slo", "ttfo=10s", "-o", rec, "--json", js)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	if err := srv.Close(); err != nil { // flushes the truth log
-		t.Fatal(err)
-	}
-	var s map[string]any
-	b, _ := os.ReadFile(js)
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
-	if s["completed"] != 32.0 || s["reasoning_requests"] != 32.0 || s["total_reasoning_tokens"] != 256.0 || s["total_answer_tokens"] != 256.0 || s["good_requests"] != 32.0 {
-		t.Fatalf("completed %v, reasoning requests %v, reasoning tokens %v, answer tokens %v, good %v; want 32, 32, 256, 256, 32",
-			s["completed"], s["reasoning_requests"], s["total_reasoning_tokens"], s["total_answer_tokens"], s["good_requests"])
-	}
-	ttft, ttfo := truthFirsts(t, truth)
-	for _, c := range []struct {
-		key   string
-		truth []float64
-	}{{"median_ttft_ms", ttft}, {"median_ttfo_ms", ttfo}} {
-		got, _ := s[c.key].(float64)
-		want := metrics.Quantile(c.truth, 50)
-		t.Logf("%s: %.3f ms, truth %.3f ms over %d requests", c.key, got, want, len(c.truth))
-		if len(c.truth) != 32 || math.Abs(got-want) > 1 {
-			t.Errorf("%s %.3f ms against the truth log's %.3f ms (%d requests): want within 1 ms", c.key, got, want, len(c.truth))
-		}
-	}
-	// The records carry the phases; the text report shows them.
-	_, recs := readRecords(t, rec)
-	for _, r := range recs {
-		if len(r.Events) != 16 || r.ReasoningEvents != 8 || r.FirstAnswer != r.Events[8].T || r.ReasoningTokens != 8 || r.ReasoningTokensSource != "server" {
-			t.Fatalf("record %d: %d events, reasoning events %d, first answer %d, reasoning tokens %d (%s); want 16, 8, event 8's time, 8 (server)",
-				r.ID, len(r.Events), r.ReasoningEvents, r.FirstAnswer, r.ReasoningTokens, r.ReasoningTokensSource)
-		}
-	}
-	if code, _, errs := runMain(t, "report", rec, "-o", txt); code != 0 {
-		t.Fatalf("report: exit %d: %s", code, errs)
-	}
-	out, _ := os.ReadFile(txt)
-	for _, want := range []string{"TTFO (1st answer)", "ITL (reasoning)", "ITL (answer)", "32 of 32 requests reasoned", "reasoning tokens 256"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("text report lacks %q:\n%s", want, out)
-		}
+	// the Responses API streams the thinking as response.reasoning_text.delta events of a
+	// reasoning item before the message's output_text deltas (vLLM's shape): the same phases
+	for _, api := range []string{"openai-chat", "openai-responses"} {
+		t.Run(api, func(t *testing.T) {
+			truth := filepath.Join(t.TempDir(), "truth.jsonl")
+			srv, url := startSimServer(t, func(c *sim.Config) {
+				c.TTFT, c.ITL, c.TruthFile, c.ReasoningTokens = 60*time.Millisecond, 15*time.Millisecond, truth, 8
+			})
+			dir := t.TempDir()
+			js, rec, txt := filepath.Join(dir, "s.json"), filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "s.txt")
+			code, _, errs := runMain(t, "run", "-q", "--url", url, "--api", api, "--input-tokens", "16", "--output-tokens", "16",
+				"--requests", "32", "--concurrency", "8", "--warmup", "0", "--slo", "ttfo=10s", "-o", rec, "--json", js)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if err := srv.Close(); err != nil { // flushes the truth log
+				t.Fatal(err)
+			}
+			var s map[string]any
+			b, _ := os.ReadFile(js)
+			if err := json.Unmarshal(b, &s); err != nil {
+				t.Fatal(err)
+			}
+			if s["completed"] != 32.0 || s["reasoning_requests"] != 32.0 || s["total_reasoning_tokens"] != 256.0 || s["total_answer_tokens"] != 256.0 || s["good_requests"] != 32.0 {
+				t.Fatalf("completed %v, reasoning requests %v, reasoning tokens %v, answer tokens %v, good %v; want 32, 32, 256, 256, 32",
+					s["completed"], s["reasoning_requests"], s["total_reasoning_tokens"], s["total_answer_tokens"], s["good_requests"])
+			}
+			ttft, ttfo := truthFirsts(t, truth)
+			for _, c := range []struct {
+				key   string
+				truth []float64
+			}{{"median_ttft_ms", ttft}, {"median_ttfo_ms", ttfo}} {
+				got, _ := s[c.key].(float64)
+				want := metrics.Quantile(c.truth, 50)
+				t.Logf("%s: %.3f ms, truth %.3f ms over %d requests", c.key, got, want, len(c.truth))
+				if len(c.truth) != 32 || math.Abs(got-want) > 1 {
+					t.Errorf("%s %.3f ms against the truth log's %.3f ms (%d requests): want within 1 ms", c.key, got, want, len(c.truth))
+				}
+			}
+			// The records carry the phases; the text report shows them.
+			_, recs := readRecords(t, rec)
+			for _, r := range recs {
+				if len(r.Events) != 16 || r.ReasoningEvents != 8 || r.FirstAnswer != r.Events[8].T || r.ReasoningTokens != 8 || r.ReasoningTokensSource != "server" {
+					t.Fatalf("record %d: %d events, reasoning events %d, first answer %d, reasoning tokens %d (%s); want 16, 8, event 8's time, 8 (server)",
+						r.ID, len(r.Events), r.ReasoningEvents, r.FirstAnswer, r.ReasoningTokens, r.ReasoningTokensSource)
+				}
+			}
+			if code, _, errs := runMain(t, "report", rec, "-o", txt); code != 0 {
+				t.Fatalf("report: exit %d: %s", code, errs)
+			}
+			out, _ := os.ReadFile(txt)
+			for _, want := range []string{"TTFO (1st answer)", "ITL (reasoning)", "ITL (answer)", "32 of 32 requests reasoned", "reasoning tokens 256"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("text report lacks %q:\n%s", want, out)
+				}
+			}
+		})
 	}
 }
 
