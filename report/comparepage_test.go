@@ -285,6 +285,20 @@ func TestRepeatPage(t *testing.T) {
 	if !strings.Contains(h, fmt.Sprintf("the tables further down are run %d", runs-1)) {
 		t.Error("the page does not say whose tables follow")
 	}
+	// text and md of the file (from its records) set the same figures under the run table;
+	// the fixture's header names --repeat, as run writes it
+	rep := synthSide(5, runs, 80, 100, 20, "rep.jsonl", func(h *record.Header) { h.Command = []string{"servebench", "run", "--repeat", "4"} })
+	for _, format := range []string{"text", "md"} {
+		var b bytes.Buffer
+		if err := Render(&b, format, rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if want := cmpEstimate(d.Estimate, d.Metric.Unit); !strings.Contains(b.String(), want) {
+				t.Errorf("%s lacks %s over the runs, %q", format, d.Metric.Name, want)
+			}
+		}
+	}
 }
 
 // TestComparePageThreshold: the page judges with the threshold and expected changes given

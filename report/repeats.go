@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strings"
 
 	"servebench/compare"
 	"servebench/metrics"
@@ -83,4 +84,58 @@ func repeatCharts(runs []Run) []*plot {
 	sc.title = "E2E latency per request against send time, every run in the order run"
 	sc.note += "; the runs follow each other on the file's one time axis"
 	return append(perRunCharts([]*cmpSide{runs[0].repeats}), timeline(runs, sc))
+}
+
+// repeatedRuns reads a --repeat file's records through a compare side, so that the text and
+// Markdown reports can set each key metric over the runs with its interval (Describe) under
+// the table of runs. It does so only for a file whose header says it repeated (--repeat in
+// its command, or several workload parts) and only from records (the end of `run` passes
+// summaries): a single run's text report keeps to metrics.Runs, which holds no request. nil
+// runs means "not read here": the caller reads the summaries as before.
+func repeatedRuns(in Input, format string) ([]metrics.RunSummary, []compare.Described, error) {
+	h := in.Header
+	if len(in.Summaries) > 0 || in.Records == nil || h == nil || isSweep(h) || !repeated(h) {
+		return nil, nil, nil
+	}
+	if _, err := metrics.HeaderOptions(h); err != nil {
+		return nil, nil, nil // in.summaries says why
+	}
+	cs := newRepeats(in.label(), h)
+	for r, err := range in.Records {
+		if err != nil {
+			return nil, nil, err
+		}
+		cs.add(r)
+	}
+	runs := cs.side.Runs()
+	if len(runs) < 2 {
+		return runs, nil, nil // nil when no record: the caller's summaries give the empty run
+	}
+	return runs, compare.Describe(cs.side, compare.Options{}), nil
+}
+
+// repeated reports whether a header's run was repeated (--repeat N or auto).
+func repeated(h *record.Header) bool {
+	if len(h.Workload.Parts) > 1 {
+		return true
+	}
+	for _, a := range h.Command {
+		if a == "--repeat" || strings.HasPrefix(a, "--repeat=") {
+			return true
+		}
+	}
+	return false
+}
+
+// describedRows are the lines of "over the runs": metric, figure [interval], run to run.
+func describedRows(ds []compare.Described) [][3]string {
+	var out [][3]string
+	for _, d := range ds {
+		spread := dash
+		if finiteF(d.RunSD) && !d.Assumed {
+			spread = fmt.Sprintf("±%.1f%%", 100*math.Expm1(d.RunSD))
+		}
+		out = append(out, [3]string{d.Metric.Name, cmpEstimate(d.Estimate, d.Metric.Unit), spread})
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"servebench/compare"
 	"servebench/metrics"
 )
 
@@ -37,8 +38,9 @@ func lastRunNote(runs []metrics.RunSummary) string {
 	return fmt.Sprintf("the summary below is run %d's (the last); --format json holds every run under \"runs\", and compare and --format gobench use every run", runs[len(runs)-1].Run)
 }
 
-// textRuns writes the run table for the terminal, right-aligned, and the note.
-func textRuns(w io.Writer, runs []metrics.RunSummary) error {
+// textRuns writes the run table for the terminal, right-aligned, each key metric over the
+// runs when known (ds), and the note.
+func textRuns(w io.Writer, runs []metrics.RunSummary, ds []compare.Described) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	for _, f := range runFigures {
 		fmt.Fprintf(tw, "%s\t", f.head)
@@ -53,12 +55,25 @@ func textRuns(w io.Writer, runs []metrics.RunSummary) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "latencies in ms\n\n%s\n\n", lastRunNote(runs))
+	fmt.Fprint(w, "latencies in ms\n\n")
+	if rows := describedRows(ds); rows != nil {
+		fmt.Fprintf(w, "over the %d runs   geometric mean of the runs [95%% interval], run to run\n", len(runs))
+		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		for _, r := range rows {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r[0], r[1], r[2])
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	_, err := fmt.Fprintf(w, "%s\n\n", lastRunNote(runs))
 	return err
 }
 
-// mdRuns writes the run table as a Markdown table, and the note.
-func mdRuns(w io.Writer, runs []metrics.RunSummary) error {
+// mdRuns writes the run table as a Markdown table, each key metric over the runs when known
+// (ds), and the note.
+func mdRuns(w io.Writer, runs []metrics.RunSummary, ds []compare.Described) error {
 	var b strings.Builder
 	b.WriteString("### runs (latencies in ms)\n\n|")
 	for _, f := range runFigures {
@@ -71,6 +86,12 @@ func mdRuns(w io.Writer, runs []metrics.RunSummary) error {
 			b.WriteString(" " + mdEsc(f.cell(r)) + " |")
 		}
 		b.WriteString("\n")
+	}
+	if rows := describedRows(ds); rows != nil {
+		fmt.Fprintf(&b, "\n### over the %d runs\n\n| metric | geometric mean of the runs [95%% interval] | run to run |\n|---|--:|--:|\n", len(runs))
+		for _, r := range rows {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdEsc(r[0]), mdEsc(r[1]), mdEsc(r[2]))
+		}
 	}
 	fmt.Fprintf(&b, "\n_%s_\n\n", lastRunNote(runs))
 	_, err := io.WriteString(w, b.String())

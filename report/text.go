@@ -10,6 +10,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"servebench/compare"
 	"slices"
 	"sort"
 	"strings"
@@ -323,12 +324,17 @@ func textSweep(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 // withRunTable renders an input's runs: the sweep's table when the input is a sweep, else
 // the run table when there are several runs, then the last run's summary, with the header
 // as it stands after reading the records (the sweep-end line is the file's last).
-func withRunTable(w io.Writer, in Input, format string, table func(io.Writer, []metrics.RunSummary) error,
+func withRunTable(w io.Writer, in Input, format string, table func(io.Writer, []metrics.RunSummary, []compare.Described) error,
 	sweep func(io.Writer, *record.Header, []metrics.RunSummary) error,
 	summary func(io.Writer, *record.Header, *metrics.Summary) error) error {
-	runs, err := in.summaries(format)
+	runs, desc, err := repeatedRuns(in, format)
 	if err != nil {
 		return err
+	}
+	if runs == nil {
+		if runs, err = in.summaries(format); err != nil {
+			return err
+		}
 	}
 	switch {
 	case isSweep(in.Header):
@@ -336,7 +342,7 @@ func withRunTable(w io.Writer, in Input, format string, table func(io.Writer, []
 			return err
 		}
 	case len(runs) > 1:
-		if err := table(w, runs); err != nil {
+		if err := table(w, runs, desc); err != nil {
 			return err
 		}
 	}
