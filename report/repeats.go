@@ -33,13 +33,11 @@ func newRepeats(label string, h *record.Header) *cmpSide {
 
 // repeatsBlock is the template's "Repeats" section.
 type repeatsBlock struct {
-	N, Last   int
-	CI        int
-	Rows      []repeatRow
-	RunHead   []string
-	RunRows   [][]string
-	Assumed   bool
-	Threshold string
+	N, Last int
+	CI      int
+	Rows    []repeatRow
+	RunHead []string
+	RunRows [][]string
 }
 
 // repeatRow is one key metric over the runs.
@@ -50,17 +48,14 @@ type repeatRow struct {
 
 func repeatsBlockOf(cs *cmpSide) *repeatsBlock {
 	b := &repeatsBlock{N: len(cs.runs), Last: cs.runs[len(cs.runs)-1].Run, CI: 95}
-	for _, d := range compare.Describe(cs.side, compare.Options{}) {
-		e := d.Estimate
-		row := repeatRow{Name: d.Metric.Name, Estimate: cmpEstimate(e, d.Metric.Unit), Spread: dash, Width: dash,
+	ds := compare.Describe(cs.side, compare.Options{})
+	for k, text := range describedRows(ds) { // the text report's figures, to the digit
+		d, e := ds[k], ds[k].Estimate
+		row := repeatRow{Name: text[0], Estimate: text[1], Spread: text[2], Width: dash,
 			Strip: template.HTML(stripLanes(d.Metric, []stripLane{{"run", e, metricRunValues(d.Metric, cs.runs)}}))}
-		if finiteF(d.RunSD) && !d.Assumed {
-			row.Spread = fmt.Sprintf("±%.1f%%", 100*math.Expm1(d.RunSD))
-		}
 		if finiteF(e.Lo) && finiteF(e.Hi) && e.Center > 0 {
 			row.Width = fmt.Sprintf("±%.1f%%", 100*(e.Hi-e.Lo)/2/e.Center)
 		}
-		b.Assumed = b.Assumed || d.Assumed
 		b.Rows = append(b.Rows, row)
 	}
 	for _, f := range runFigures {
@@ -92,7 +87,7 @@ func repeatCharts(runs []Run) []*plot {
 // its command, or several workload parts) and only from records (the end of `run` passes
 // summaries): a single run's text report keeps to metrics.Runs, which holds no request. nil
 // runs means "not read here": the caller reads the summaries as before.
-func repeatedRuns(in Input, format string) ([]metrics.RunSummary, []compare.Described, error) {
+func repeatedRuns(in Input) ([]metrics.RunSummary, []compare.Described, error) {
 	h := in.Header
 	if len(in.Summaries) > 0 || in.Records == nil || h == nil || isSweep(h) || !repeated(h) {
 		return nil, nil, nil

@@ -327,7 +327,7 @@ func textSweep(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 func withRunTable(w io.Writer, in Input, format string, table func(io.Writer, []metrics.RunSummary, []compare.Described) error,
 	sweep func(io.Writer, *record.Header, []metrics.RunSummary) error,
 	summary func(io.Writer, *record.Header, *metrics.Summary) error) error {
-	runs, desc, err := repeatedRuns(in, format)
+	runs, desc, err := repeatedRuns(in)
 	if err != nil {
 		return err
 	}
