@@ -116,3 +116,15 @@ const (
 	GPUMemoryUsed  = "gpu_memory_used_bytes"
 	GPUTemperature = "gpu_temperature_celsius"
 )
+
+// ServerPlacement is the condition key saying where the server runs: the UUIDs of the GPUs
+// its processes hold memory on (comma-separated, sorted) or PlacementCPU. It lives here
+// because package metrics reads it from the header to charge energy only to those GPUs.
+const ServerPlacement = "server.placement"
+
+// PlacementCPU is ServerPlacement's value for a server that holds memory on no GPU.
+const PlacementCPU = "cpu"
+
+// ObservedServerProcess is the observation naming the process found listening on the
+// server's port ("1234 llama-server"), kept so a note can name it.
+const ObservedServerProcess = "observed.server_process"

@@ -27,16 +27,24 @@ const ProbeTimeout = 2 * time.Second
 // parallel with ProbeTimeout each, then the follow-ups the first answers call for, then each
 // family's parser on the answers. Load-state figures come back as observations
 // (conditions.ObservedPrefix keys; conditions.SplitObserved separates them). GPU facts come from nvidia-smi when the server runs
-// on this machine (a loopback URL) and the target is not the simulator. A server that answers
+// on this machine (a loopback URL) and the target is not the simulator; where the server
+// runs (its GPUs' UUIDs, or cpu) whenever it is on this machine and nvidia-smi answers. A server that answers
 // nothing gives an empty set, never an error.
 func Detect(ctx context.Context, t client.Target, model string) conditions.Set {
 	a := ask(ctx, t, conditions.Probes())
 	maps.Copy(a, ask(ctx, t, conditions.FollowUps(a, model)))
 	s := conditions.FromAnswers(a, model)
-	if s.Value(conditions.ServerFamily) != conditions.SimFamily && IsLoopback(t.Base()) {
+	if !IsLoopback(t.Base()) {
+		return s
+	}
+	if s.Value(conditions.ServerFamily) != conditions.SimFamily {
 		for _, c := range GPU(ctx) {
 			s.Put(c)
 		}
+	}
+	// the simulator too: it runs on the CPU, and a GPU's energy is not its tokens'
+	for _, c := range Placement(ctx, t.Base()) {
+		s.Put(c)
 	}
 	return s
 }

@@ -47,14 +47,26 @@ func recorded(t *testing.T, dir string) string {
 	return srv.URL
 }
 
-// stubGPU makes nvidia-smi answer with out (or be absent when out is "").
+// stubGPU makes nvidia-smi answer its --query-gpu queries with out (or be absent when out is
+// ""), and fail every other call (no placement is then told).
 func stubGPU(t *testing.T, out string) {
-	old := nvidiaSMI
-	nvidiaSMI = func(context.Context) ([]byte, error) {
+	stubSMI(t, func(args []string) (string, error) {
 		if out == "" {
-			return nil, fmt.Errorf("nvidia-smi: not found")
+			return "", fmt.Errorf("nvidia-smi: not found")
 		}
-		return []byte(out), nil
+		if strings.HasPrefix(args[0], "--query-gpu=") {
+			return out, nil
+		}
+		return "", fmt.Errorf("nvidia-smi %s: not stubbed", args[0])
+	})
+}
+
+// stubSMI makes nvidia-smi answer each call with answer(args).
+func stubSMI(t *testing.T, answer func(args []string) (string, error)) {
+	old := nvidiaSMI
+	nvidiaSMI = func(_ context.Context, args ...string) ([]byte, error) {
+		out, err := answer(args)
+		return []byte(out), err
 	}
 	t.Cleanup(func() { nvidiaSMI = old })
 }

@@ -1,0 +1,88 @@
+package conditions
+
+import (
+	"os"
+	"testing"
+)
+
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/nvidia-smi/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestGPUFromSMIRich: every setting of the rich query is a condition, with nvidia-smi's units.
+func TestGPUFromSMIRich(t *testing.T) {
+	s := Merge(GPUFromSMI(readTestdata(t, "rich.txt")))
+	for k, v := range map[string]string{
+		GPUName: "NVIDIA H200", GPUCount: "1", GPUDriver: "580.159.04", GPUMemory: "143771 MiB",
+		GPUUUID: "GPU-5d1c8a3e-7f2b-4c1d-9e0a-1b2c3d4e5f60", GPUPowerLimit: "700.00 W", GPUPowerDefault: "700.00 W",
+		GPUAppClock: "1980 MHz", GPUMaxClock: "1980 MHz", GPUPersistence: "Enabled", GPUMIG: "Disabled",
+		GPUECC: "Enabled", GPUComputeMode: "Default", GPUPCIe: "gen5 x16",
+	} {
+		if got := s.Value(k); got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+}
+
+// TestGPUFromSMIUnreadable: a field the GPU cannot report is left out, not recorded as
+// "[N/A]"; two GPUs with different power limits are listed in full.
+func TestGPUFromSMIUnreadable(t *testing.T) {
+	out := "NVIDIA L4, 550.1, 23034 MiB, GPU-a, 72.00 W, 72.00 W, [N/A], 2040 MHz, Enabled, [N/A], Enabled, Default, 4, 16\n" +
+		"NVIDIA L4, 550.1, 23034 MiB, GPU-b, 60.00 W, 72.00 W, [N/A], 2040 MHz, Enabled, [N/A], Enabled, Default, 4, 16\n"
+	s := Merge(GPUFromSMI(out))
+	if _, ok := s.Get(GPUAppClock); ok {
+		t.Errorf("unreadable application clock recorded: %q", s.Value(GPUAppClock))
+	}
+	if _, ok := s.Get(GPUMIG); ok {
+		t.Errorf("unreadable MIG mode recorded")
+	}
+	if got := s.Value(GPUPowerLimit); got != "72.00 W; 60.00 W" {
+		t.Errorf("power limit = %q", got)
+	}
+	if got := s.Value(GPUUUID); got != "GPU-a; GPU-b" {
+		t.Errorf("uuid = %q", got)
+	}
+}
+
+func TestCUDAAndMIGFromSMI(t *testing.T) {
+	if got := Merge(CUDAFromSMI(readTestdata(t, "q-compute.txt"))).Value(GPUCUDA); got != "13.0" {
+		t.Errorf("cuda = %q", got)
+	}
+	if got := Merge(MIGFromSMI(readTestdata(t, "list-mig.txt"))).Value(GPUMIGProfile); got != "1g.10gb,3g.40gb" {
+		t.Errorf("mig profile = %q", got)
+	}
+	if MIGFromSMI("GPU 0: NVIDIA H200 (UUID: GPU-x)\n") != nil {
+		t.Error("a GPU without MIG gave a profile")
+	}
+}
+
+// TestPlacementOf: the server's GPUs when its processes hold memory there; cpu when they hold
+// none and nvidia-smi can see processes; unknown when it cannot tell.
+func TestPlacementOf(t *testing.T) {
+	apps := ParseComputeApps("4242, GPU-b, 3972\n4243, GPU-a, 800\n999, GPU-c, 10\n")
+	if len(apps) != 3 || apps[0].PID != 4242 || apps[0].GPU != "GPU-b" || apps[0].UsedMiB != 3972 {
+		t.Fatalf("apps %+v", apps)
+	}
+	for _, tc := range []struct {
+		name string
+		pids []int
+		apps []ComputeApp
+		used []float64
+		want string
+	}{
+		{"server and its worker on two GPUs", []int{4242, 4243}, apps, nil, "GPU-a,GPU-b"},
+		{"other processes listed, not the server", []int{7}, apps, nil, PlacementCPU},
+		{"nothing listed, GPUs idle", []int{7}, nil, []float64{1, 0}, PlacementCPU},
+		{"nothing listed, memory held by processes nvidia-smi cannot show", []int{7}, nil, []float64{3975}, ""},
+		{"server process not found", nil, apps, nil, ""},
+	} {
+		if got := PlacementOf(tc.pids, tc.apps, tc.used); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
