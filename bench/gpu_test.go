@@ -19,6 +19,7 @@ func fakeSMI(t *testing.T) string {
 	dir := t.TempDir()
 	starts := filepath.Join(dir, "starts")
 	script := `#!/bin/sh
+if [ "$1" = "--help-query-gpu" ]; then exit 1; fi
 echo "$@" >> ` + starts + `
 ms=1000
 while [ $# -gt 0 ]; do

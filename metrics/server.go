@@ -164,7 +164,12 @@ func ServerDuring(samples []record.Telemetry, start, end int64, reqs []SentTTFT)
 	s.Prefill = roleHist(ok, roles.prefill, start, end)
 	s.SpecDecode = specDecodeDuring(ok, start, end)
 	s.Attribution = attribute(ok, reqs)
-	s.GPU = gpuDuring(ok[record.GPUSource], start, end)
+	if src, ts := pickGPUSamples(ok); len(ts) > 0 {
+		s.GPU = gpuDuring(ts, start, end)
+		if s.GPU != nil {
+			s.GPU.Source = src
+		}
+	}
 	s.Gauges, s.Counters = everySeries(ok, start, end)
 	return s
 }
@@ -593,7 +598,17 @@ func (a *Accumulator) server(s *Summary) *Server {
 	}
 	sv := ServerDuring(ts, s.WindowStart, s.WindowEnd, a.sents)
 	if sv != nil {
-		sv.GPU.setJoulesPerToken(s.OutputTokens)
+		sv.GPU.Charge(headerValue(a.hdr.Conditions, record.ServerPlacement), headerValue(a.hdr.Observed, record.ObservedServerProcess), s.OutputTokens)
 	}
 	return sv
+}
+
+// headerValue is the value of key among a header's conditions or observations; "" when absent.
+func headerValue(cs []record.Condition, key string) string {
+	for _, c := range cs {
+		if c.Key == key {
+			return c.Value
+		}
+	}
+	return ""
 }

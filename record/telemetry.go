@@ -115,6 +115,12 @@ const (
 	GPUUtilization = "gpu_utilization_ratio" // 0 to 1
 	GPUMemoryUsed  = "gpu_memory_used_bytes"
 	GPUTemperature = "gpu_temperature_celsius"
+	// GPUEnergy is the GPU's cumulative energy counter, J (a counter: its difference over a
+	// window is the window's energy exactly).
+	GPUEnergy = "gpu_energy_joules"
+	// GPUClockEventReasons is the driver's bitmask of why the clocks are below their
+	// maximum (nvidia-smi clocks_event_reasons.active, DCGM_FI_DEV_CLOCK_THROTTLE_REASONS).
+	GPUClockEventReasons = "gpu_clock_event_reasons"
 )
 
 // ServerPlacement is the condition key saying where the server runs: the UUIDs of the GPUs

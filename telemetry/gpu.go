@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,8 +17,87 @@ import (
 	"servebench/record"
 )
 
-// gpuQuery is what nvidia-smi is asked for, in the order parseGPULine reads it.
-const gpuQuery = "index,power.draw,clocks.sm,utilization.gpu,memory.used,temperature.gpu"
+// smiField is one --query-gpu field the sampler reads: the series it becomes and the scale
+// to base units of a value printed without a unit.
+type smiField struct {
+	query, series string
+	scale         float64
+}
+
+// basicFields are asked of an nvidia-smi whose --help-query-gpu says nothing (an old or
+// unusual build): index, power (W), SM clock (MHz), utilisation (%), memory used (MiB),
+// temperature (°C), without units, fields every driver since Kepler knows.
+var basicFields = []smiField{{"index", "", 0}, {"power.draw", record.GPUPower, 1}, {"clocks.sm", record.GPUSMClock, 1e6},
+	{"utilization.gpu", record.GPUUtilization, 0.01}, {"memory.used", record.GPUMemoryUsed, 1 << 20},
+	{"temperature.gpu", record.GPUTemperature, 1}}
+
+// chooseFields picks the query from the field names nvidia-smi --help-query-gpu lists (nil
+// help: basicFields). Power is power.draw.average where the driver has it: the driver's own
+// one-second mean, which integrates over a window better than the instantaneous
+// power.draw.instant that Hopper's power.draw may be; the GPU's UUID labels each reading (so
+// that energy is charged only to the GPUs the server holds memory on); an energy counter
+// field, where the driver lists one, gives exact energy; the clock event reasons (named
+// clocks_throttle_reasons before driver 535) say why clocks are low.
+func chooseFields(help map[string]bool) []smiField {
+	if help == nil {
+		return basicFields
+	}
+	first := func(names ...string) string {
+		for _, n := range names {
+			if help[n] {
+				return n
+			}
+		}
+		return ""
+	}
+	out := []smiField{{"index", "", 0}}
+	if help["uuid"] {
+		out = append(out, smiField{"uuid", "", 0})
+	}
+	out = append(out, smiField{first("power.draw.average", "power.draw"), record.GPUPower, 1})
+	if out[len(out)-1].query == "" {
+		out[len(out)-1].query = "power.draw"
+	}
+	for _, n := range slices.Sorted(maps.Keys(help)) {
+		if strings.Contains(n, "energy") {
+			out = append(out, smiField{n, record.GPUEnergy, 0}) // a value without its unit is not read
+			break
+		}
+	}
+	out = append(out, basicFields[2:]...)
+	if r := first("clocks_event_reasons.active", "clocks_throttle_reasons.active"); r != "" {
+		out = append(out, smiField{r, record.GPUClockEventReasons, 1})
+	}
+	return out
+}
+
+// helpFieldRe finds the field names in nvidia-smi --help-query-gpu: each entry starts with
+// its names in quotes, e.g. `"clocks.current.sm" or "clocks.sm"`.
+var helpFieldRe = regexp.MustCompile(`"([a-z_.]+)"`)
+
+// queryHelp lists the fields nvidia-smi at path can query; nil when it does not say.
+func queryHelp(path string) map[string]bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--help-query-gpu")
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	fields := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, `"`) {
+			for _, m := range helpFieldRe.FindAllStringSubmatch(line, -1) {
+				fields[m[1]] = true
+			}
+		}
+	}
+	if !fields["index"] {
+		return nil
+	}
+	return fields
+}
 
 // Bounds of the GPU sampler.
 const (
@@ -36,6 +118,8 @@ type gpuSampler struct {
 	path     string
 	interval time.Duration
 	add      func(Sample)
+	fields   []smiField // chosen at the first start (see chooseFields)
+	units    bool       // the query asks for units (a driver that lists its fields)
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -53,6 +137,10 @@ type gpuSampler struct {
 func (g *gpuSampler) start(wait time.Duration) {
 	if g.done != nil {
 		return
+	}
+	if g.fields == nil {
+		help := queryHelp(g.path)
+		g.fields, g.units = chooseFields(help), help != nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g.cancel, g.done = cancel, make(chan struct{})
@@ -130,8 +218,11 @@ func (e startError) Unwrap() error { return e.error }
 // once runs one nvidia-smi until it exits or ctx ends, and says why it exited.
 func (g *gpuSampler) once(ctx context.Context) error {
 	ms := max(g.interval.Milliseconds(), 1)
-	cmd := exec.CommandContext(ctx, g.path, "--query-gpu="+gpuQuery,
-		"--format=csv,noheader,nounits", "-lms", strconv.FormatInt(ms, 10))
+	format := "--format=csv,noheader,nounits"
+	if g.units {
+		format = "--format=csv,noheader" // the energy field's unit is read, never assumed
+	}
+	cmd := exec.CommandContext(ctx, g.path, "--query-gpu="+queryOf(g.fields), format, "-lms", strconv.FormatInt(ms, 10))
 	// a child holding the pipe open must not hold Stop: a second after the kill the pipes close
 	cmd.WaitDelay = time.Second
 	lw := &lineWriter{line: g.line}
@@ -164,7 +255,7 @@ func (g *gpuSampler) line(b []byte, at time.Time) {
 	case g.tick <- struct{}{}:
 	default:
 	}
-	series, idx, err := parseGPULine(string(b))
+	series, idx, err := parseGPULine(g.fields, string(b))
 	if err != nil {
 		g.flushLocked()
 		g.add(Sample{At: at, Telemetry: record.Telemetry{Source: record.GPUSource, Error: "parse: " + err.Error(), Bytes: int64(len(b))}})
@@ -196,13 +287,25 @@ func (g *gpuSampler) flushLocked() {
 	}
 }
 
-// parseGPULine reads "0, 251.37, 1980, 87, 40213, 64": index, power (W), SM clock (MHz),
-// utilisation (%), memory used (MiB), temperature (°C), as gauges in base units labelled
-// with the index. A field nvidia-smi cannot read ("[N/A]", "[Not Supported]") is left out.
-func parseGPULine(line string) ([]record.Series, string, error) {
+// queryOf is the --query-gpu list of fields.
+func queryOf(fields []smiField) string {
+	q := make([]string, len(fields))
+	for i, f := range fields {
+		q[i] = f.query
+	}
+	return strings.Join(q, ",")
+}
+
+// parseGPULine reads one GPU's line of the fields' values, e.g. "0, 251.37, 1980, 87, 40213,
+// 64" for basicFields or "0, GPU-5d1c…, 251.37 W, 1980 MHz, 87 %, 40213 MiB, 64,
+// 0x0000000000000004" with units, as gauges in base units labelled with the index (and UUID;
+// the power and energy series also with the field read, since power.draw and
+// power.draw.average differ). A field nvidia-smi cannot read ("[N/A]", "[Not Supported]")
+// is left out.
+func parseGPULine(fields []smiField, line string) ([]record.Series, string, error) {
 	f := strings.Split(strings.TrimSpace(line), ",")
-	if len(f) != 6 {
-		return nil, "", fmt.Errorf("%d fields, want 6: %.80q", len(f), line)
+	if len(f) != len(fields) {
+		return nil, "", fmt.Errorf("%d fields, want %d: %.80q", len(f), len(fields), line)
 	}
 	for i := range f {
 		f[i] = strings.TrimSpace(f[i])
@@ -211,20 +314,61 @@ func parseGPULine(line string) ([]record.Series, string, error) {
 		return nil, "", fmt.Errorf("gpu index %.20q", f[0])
 	}
 	labels := map[string]string{"gpu": f[0]}
+	if fields[1].query == "uuid" && strings.HasPrefix(f[1], "GPU-") {
+		labels["uuid"] = f[1]
+	}
 	var out []record.Series
-	for i, m := range []struct {
-		name  string
-		scale float64
-	}{{record.GPUPower, 1}, {record.GPUSMClock, 1e6}, {record.GPUUtilization, 0.01},
-		{record.GPUMemoryUsed, 1 << 20}, {record.GPUTemperature, 1}} {
-		v, err := strconv.ParseFloat(f[i+1], 64)
-		if err != nil || !finite(v) {
+	for i, m := range fields {
+		if m.series == "" {
 			continue
 		}
-		v *= m.scale
-		out = append(out, record.Series{Name: m.name, Labels: labels, Type: record.TypeGauge, Value: &v})
+		v, ok := smiValue(m, f[i])
+		if !ok {
+			continue
+		}
+		l := labels
+		if m.series == record.GPUPower || m.series == record.GPUEnergy {
+			l = maps.Clone(labels)
+			l["field"] = m.query
+		}
+		typ := record.TypeGauge
+		if m.series == record.GPUEnergy {
+			typ = record.TypeCounter
+		}
+		out = append(out, record.Series{Name: m.series, Labels: l, Type: typ, Value: &v})
 	}
 	return out, f[0], nil
+}
+
+// unitScale converts a value printed with its unit to base units.
+var unitScale = map[string]float64{"W": 1, "MHz": 1e6, "%": 0.01, "MiB": 1 << 20, "mJ": 1e-3, "J": 1, "kJ": 1e3}
+
+// smiValue reads one field: a number with or without its unit, or for the clock event
+// reasons a hex bitmask; false for a value that does not read.
+func smiValue(m smiField, s string) (float64, bool) {
+	if m.series == record.GPUClockEventReasons {
+		u, err := strconv.ParseUint(s, 0, 64)
+		return float64(u), err == nil
+	}
+	num, unit, _ := strings.Cut(s, " ")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || !finite(v) {
+		return 0, false
+	}
+	scale := m.scale
+	if unit != "" {
+		var ok bool
+		if scale, ok = unitScale[unit]; !ok && m.series != record.GPUTemperature {
+			return 0, false
+		}
+		if !ok {
+			scale = 1
+		}
+	}
+	if scale == 0 {
+		return 0, false // an energy counter without its unit
+	}
+	return v * scale, true
 }
 
 // lineWriter is nvidia-smi's stdout: it calls line with each complete line and the time its

@@ -23,6 +23,7 @@ func fakeSMI(t testing.TB, dir string, gpus int, watts float64, clockAfter int, 
 	t.Helper()
 	starts = filepath.Join(dir, "starts")
 	script := fmt.Sprintf(`#!/bin/sh
+if [ "$1" = "--help-query-gpu" ]; then exit 1; fi
 echo "$$ $@" >> %q
 ms=1000
 while [ $# -gt 0 ]; do
@@ -149,7 +150,7 @@ func TestGPUSamplerFailures(t *testing.T) {
 }
 
 func TestParseGPULine(t *testing.T) {
-	series, idx, err := parseGPULine(" 3, [N/A], 1410, 100, 81000, 71\n")
+	series, idx, err := parseGPULine(basicFields, " 3, [N/A], 1410, 100, 81000, 71\n")
 	if err != nil || idx != "3" || len(series) != 4 {
 		t.Fatalf("%v %q %d", err, idx, len(series))
 	}
@@ -157,7 +158,7 @@ func TestParseGPULine(t *testing.T) {
 		t.Errorf("%+v", series)
 	}
 	for _, bad := range []string{"", "0, 1, 2", "x, 1, 2, 3, 4, 5", "No devices were found"} {
-		if _, _, err := parseGPULine(bad); err == nil {
+		if _, _, err := parseGPULine(basicFields, bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
 	}
