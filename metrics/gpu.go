@@ -62,9 +62,9 @@ type GPU struct {
 
 	per        map[string]*gpuEnergy // each GPU's energy over the window, for Charge
 	start, end int64
-	UtilMean *float64 // utilisation, 0 to 1, mean over the window's readings and GPUs
-	MemMaxB  *float64 // the most memory any GPU used, bytes
-	TempMaxC *float64 // the hottest any GPU ran, °C
+	UtilMean   *float64 // utilisation, 0 to 1, mean over the window's readings and GPUs
+	MemMaxB    *float64 // the most memory any GPU used, bytes
+	TempMaxC   *float64 // the hottest any GPU ran, °C
 }
 
 // ClockReasons is one GPU's clock event reasons over the window's busy readings.

@@ -38,7 +38,9 @@ var gpuFields = map[string]gpuField{
 	"DCGM_FI_DEV_XID_ERRORS":               {func(p *gpuPoint, v float64, _ string) { p.xid = int(v) }, 1},
 }
 
-func setPower(p *gpuPoint, v float64, field string) { p.power, p.hasPower, p.powerField = v, true, field }
+func setPower(p *gpuPoint, v float64, field string) {
+	p.power, p.hasPower, p.powerField = v, true, field
+}
 
 func setEnergy(p *gpuPoint, v float64, field string) {
 	p.energy, p.hasEnergy, p.energyField = v, true, field
