@@ -3,11 +3,15 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
+	"servebench/conditions"
 	"servebench/record"
 	"servebench/runspec"
 )
@@ -19,7 +23,7 @@ func fakeSMI(t *testing.T) string {
 	dir := t.TempDir()
 	starts := filepath.Join(dir, "starts")
 	script := `#!/bin/sh
-if [ "$1" = "--help-query-gpu" ]; then exit 1; fi
+case "$1" in --help-query-gpu|--query-compute-apps=*) exit 1;; esac
 echo "$@" >> ` + starts + `
 ms=1000
 while [ $# -gt 0 ]; do
@@ -83,5 +87,69 @@ func TestGPUSamplingOnlyLocal(t *testing.T) {
 	}
 	if p := localSMI("http://127.0.0.1:8000"); p == "" {
 		t.Error("local server not sampled")
+	}
+}
+
+// h200SMI puts testdata/nvidia-smi-h200 first on PATH as nvidia-smi, answering
+// --query-compute-apps with apps and reading utilisation util (%).
+func h200SMI(t *testing.T, apps string, util int) {
+	dir := t.TempDir()
+	src, err := filepath.Abs("testdata/nvidia-smi-h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(src, filepath.Join(dir, "nvidia-smi")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKE_SMI_APPS", apps)
+	t.Setenv("FAKE_SMI_UTIL", strconv.Itoa(util))
+}
+
+// A server whose process holds memory on no GPU (nvidia-smi lists another process), on an
+// idle GPU: no J/token, a note that says why, and placement cpu. The same server listed on
+// the GPU: its energy and J/token, by the power field the driver has (power.draw.average),
+// and placement the GPU's UUID, so the two runs' conditions differ.
+func TestGPUEnergyOnlyForTheServersGPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the server's process is found through /proc: Linux only")
+	}
+	url := simURL(t, nil)
+	spec := func(s *runspec.Spec) { s.Concurrency, s.Requests = 4, 24 }
+
+	h200SMI(t, "1, GPU-5d1c8a3e-7f2b-4c1d-9e0a-1b2c3d4e5f60, 3972\n", 0)
+	s, cpu := runTo(t, url, spec)
+	g := s.Server.GPU
+	if g == nil || g.JoulesPerToken != nil || g.EnergyJ != nil {
+		t.Fatalf("CPU server charged GPU energy: %+v", g)
+	}
+	notes := strings.Join(s.WarningTexts(), "\n")
+	if want := fmt.Sprintf("no GPU energy per token: the server's process (pid %d ", os.Getpid()); !strings.Contains(notes, want) ||
+		!strings.Contains(notes, "holds memory on no GPU") {
+		t.Errorf("notes %q, want %q… holds memory on no GPU", notes, want)
+	}
+	if v := conditions.Set(cpu.Conditions).Value(conditions.Placement); v != conditions.PlacementCPU {
+		t.Errorf("placement %q, want cpu", v)
+	}
+
+	h200SMI(t, fmt.Sprintf("%d, GPU-5d1c8a3e-7f2b-4c1d-9e0a-1b2c3d4e5f60, 3972\n", os.Getpid()), 90)
+	s, gpu := runTo(t, url, spec)
+	g = s.Server.GPU
+	if g == nil || g.JoulesPerToken == nil || g.ChargedBy != "placement" || g.PowerField != "power.draw.average" || g.EnergyMethod != "integrated" {
+		t.Fatalf("GPU server: %+v", g)
+	}
+	want := 250 * s.Window.Seconds() / float64(s.OutputTokens)
+	if d := *g.JoulesPerToken/want - 1; d < -0.01 || d > 0.01 {
+		t.Errorf("J/token %.4f, want %.4f (250 W × %v / %d tokens)", *g.JoulesPerToken, want, s.Window, s.OutputTokens)
+	}
+	diffs := conditions.Diff(cpu.Conditions, gpu.Conditions, nil)
+	found := false
+	for _, d := range diffs {
+		if d.Key == conditions.Placement {
+			found = d.Kind == conditions.KindBlocking && d.Cand.Value == "GPU-5d1c8a3e-7f2b-4c1d-9e0a-1b2c3d4e5f60"
+		}
+	}
+	if !found {
+		t.Errorf("placement not a blocking difference: %+v", diffs)
 	}
 }

@@ -178,8 +178,11 @@ func gpuDuring(ts []*record.Telemetry, start, end int64) *GPU {
 			if p.xid != 0 && !slices.Contains(g.XID, XIDError{idx, p.xid}) {
 				g.XID = append(g.XID, XIDError{idx, p.xid})
 			}
-			if p.hasReasons && !(p.hasUtil && p.util < busyUtil) {
-				rs.add(p.reasons)
+			if p.hasReasons {
+				rs.seen = true
+				if !(p.hasUtil && p.util < busyUtil) {
+					rs.add(p.reasons)
+				}
 			}
 			if p.hasClock {
 				g.SMClockMin, g.SMClockMax = minPtr(g.SMClockMin, p.clock), maxPtr(g.SMClockMax, p.clock)
@@ -196,7 +199,7 @@ func gpuDuring(ts []*record.Telemetry, start, end int64) *GPU {
 		}
 		if rs.readings > 0 {
 			g.Reasons = append(g.Reasons, rs.result(idx))
-		} else if f, ok := clockFall(pts, start, end); ok {
+		} else if f, ok := clockFall(pts, start, end); ok && !rs.seen {
 			f.GPU = idx
 			g.Throttle = append(g.Throttle, f)
 		}

@@ -129,6 +129,7 @@ var clockReasons = []struct {
 
 // reasonTally counts a GPU's busy readings with reasons, and each reason's.
 type reasonTally struct {
+	seen     bool // the driver gave reasons, busy or not: no guessing from the clock
 	readings int
 	counts   map[uint64]int
 	unknown  uint64 // bits outside clockReasons

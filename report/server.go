@@ -101,15 +101,16 @@ func serverSources(sv *metrics.Server) int {
 	return n
 }
 
-// gpuRows are the GPU figures of the window: energy, power and J/token, then clocks,
-// utilisation, memory and temperature (only what nvidia-smi read).
+// gpuRows are the GPU figures of the window: energy (and how it was measured), power and
+// J/token of the GPUs charged to the server, then clocks, the driver's clock event reasons,
+// utilisation, memory and temperature (only what was read).
 func gpuRows(g *metrics.GPU) []labeled {
 	if g == nil {
 		return nil
 	}
 	var parts []string
 	if g.EnergyJ != nil {
-		e := fmt.Sprintf("energy %s J over the window", approx(*g.EnergyJ))
+		e := fmt.Sprintf("energy %s J over the window%s", approx(*g.EnergyJ), prefixed(" ", energyHow(g)))
 		if g.Coverage < 1 {
 			e += fmt.Sprintf(" (samples span %.0f%% of it)", fin(100*g.Coverage))
 		}
@@ -123,18 +124,41 @@ func gpuRows(g *metrics.GPU) []labeled {
 	}
 	if g.JoulesPerToken != nil {
 		parts = append(parts, fmt.Sprintf("%s J/output token", approx(*g.JoulesPerToken)))
+	} else if g.NotCharged != "" {
+		parts = append(parts, "no J/token (not the server's GPUs: see the notes)")
 	}
-	rows := []labeled{{"gpu", fmt.Sprintf("%s (nvidia-smi, %d readings in the window)%s", cmpPlural(len(g.GPUs), "1 GPU", fmt.Sprintf("%d GPUs", len(g.GPUs))),
+	src := "nvidia-smi"
+	if g.Source != "" && g.Source != record.GPUSource {
+		src = "dcgm-exporter " + g.Source
+	}
+	count := cmpPlural(len(g.GPUs), "1 GPU", fmt.Sprintf("%d GPUs", len(g.GPUs)))
+	if len(g.Charged) > 0 && len(g.Charged) < len(g.GPUs) {
+		count += fmt.Sprintf(", energy of GPU %s (the server's, by %s)", strings.Join(g.Charged, ", "), g.ChargedBy)
+	}
+	rows := []labeled{{"gpu", fmt.Sprintf("%s (%s, %d readings in the window)%s", count, src,
 		g.Samples, prefixed(": ", strings.Join(parts, ", ")))}}
 	parts = nil
 	if g.SMClockMin != nil {
 		parts = append(parts, fmt.Sprintf("SM clock %.0f–%.0f MHz", fin(*g.SMClockMin), fin(*g.SMClockMax)))
 	}
 	if len(g.Throttle) > 0 {
-		parts = append(parts, fmt.Sprintf("fell on %s (throttling: see the notes)", cmpPlural(len(g.Throttle), "1 GPU", fmt.Sprintf("%d GPUs", len(g.Throttle)))))
+		parts = append(parts, fmt.Sprintf("fell on %s (throttling guessed: see the notes)", cmpPlural(len(g.Throttle), "1 GPU", fmt.Sprintf("%d GPUs", len(g.Throttle)))))
+	}
+	for _, r := range g.Reasons {
+		var names []string
+		for _, a := range r.Active {
+			names = append(names, fmt.Sprintf("%s %d/%d", a.Name, a.Readings, r.Readings))
+		}
+		if len(names) == 0 {
+			names = []string{"none"}
+		}
+		parts = append(parts, fmt.Sprintf("GPU %s clock event reasons: %s", r.GPU, strings.Join(names, ", ")))
 	}
 	if g.UtilMean != nil {
 		parts = append(parts, fmt.Sprintf("utilisation mean %.0f%%", fin(100**g.UtilMean)))
+	}
+	if g.MemCopyUtilMean != nil {
+		parts = append(parts, fmt.Sprintf("memory-copy utilisation mean %.0f%%", fin(100**g.MemCopyUtilMean)))
 	}
 	if g.MemMaxB != nil {
 		parts = append(parts, fmt.Sprintf("memory max %.1f GiB", fin(*g.MemMaxB/(1<<30))))
@@ -146,6 +170,23 @@ func gpuRows(g *metrics.GPU) []labeled {
 		rows = append(rows, labeled{"gpu state", strings.Join(parts, "; ")})
 	}
 	return rows
+}
+
+// energyHow says how the energy was measured: "(energy counter DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION)"
+// or "(power.draw.average integrated)".
+func energyHow(g *metrics.GPU) string {
+	switch g.EnergyMethod {
+	case "counter":
+		return "(energy counter " + g.EnergyField + ")"
+	case "integrated":
+		if g.PowerField != "" && g.PowerField != record.GPUPower {
+			return "(" + g.PowerField + " integrated)"
+		}
+		return "(power samples integrated)"
+	case "":
+		return ""
+	}
+	return "(" + g.EnergyMethod + ": " + g.EnergyField + ", " + g.PowerField + ")"
 }
 
 func prefixed(p, s string) string {
@@ -369,9 +410,17 @@ func gpuJSON(g *metrics.GPU) *object {
 		return nil
 	}
 	o := &object{}
+	o.set("source", g.Source)
 	o.set("gpus", g.GPUs)
+	o.set("uuids", g.UUIDs)
 	o.set("readings", g.Samples)
+	o.set("charged_gpus", g.Charged)
+	o.set("charged_by", g.ChargedBy)
+	o.set("not_charged", g.NotCharged)
 	o.set("energy_j", g.EnergyJ)
+	o.set("energy_method", g.EnergyMethod)
+	o.set("energy_field", g.EnergyField)
+	o.set("power_field", g.PowerField)
 	o.set("coverage", g.Coverage)
 	o.set("mean_power_w", g.MeanPowerW)
 	o.set("max_power_w", g.MaxPowerW)
@@ -387,6 +436,28 @@ func gpuJSON(g *metrics.GPU) *object {
 		falls = append(falls, fo)
 	}
 	o.set("sm_clock_falls", falls)
+	var reasons []*object
+	for _, r := range g.Reasons {
+		ro := &object{}
+		ro.set("gpu", r.GPU)
+		ro.set("busy_readings", r.Readings)
+		counts := &object{}
+		for _, a := range r.Active {
+			counts.set(a.Name, a.Readings)
+		}
+		ro.set("active", counts)
+		reasons = append(reasons, ro)
+	}
+	o.set("clock_event_reasons", reasons)
+	var xids []*object
+	for _, x := range g.XID {
+		xo := &object{}
+		xo.set("gpu", x.GPU)
+		xo.set("code", x.Code)
+		xids = append(xids, xo)
+	}
+	o.set("xid_errors", xids)
+	o.set("memory_copy_utilization_mean", g.MemCopyUtilMean)
 	o.set("utilization_mean", g.UtilMean)
 	o.set("memory_used_max_bytes", g.MemMaxB)
 	o.set("temperature_max_c", g.TempMaxC)

@@ -23,7 +23,7 @@ func fakeSMI(t testing.TB, dir string, gpus int, watts float64, clockAfter int, 
 	t.Helper()
 	starts = filepath.Join(dir, "starts")
 	script := fmt.Sprintf(`#!/bin/sh
-if [ "$1" = "--help-query-gpu" ]; then exit 1; fi
+case "$1" in --help-query-gpu|--query-compute-apps=*) exit 1;; esac
 echo "$$ $@" >> %q
 ms=1000
 while [ $# -gt 0 ]; do
