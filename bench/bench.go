@@ -198,6 +198,7 @@ func (b *Session) Begin() error {
 	}
 	b.tel = b.newScraper()
 	b.tel.Prime(context.Background()) // before t0, so the first sample precedes every request
+	b.remoteGPUConditions()
 	b.t0 = time.Now()
 	b.hdr.Start = b.t0
 	b.hdr.Sweep = b.opt.Sweep

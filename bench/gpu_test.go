@@ -4,6 +4,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -152,4 +153,44 @@ func TestGPUEnergyOnlyForTheServersGPU(t *testing.T) {
 	if !found {
 		t.Errorf("placement not a blocking difference: %+v", diffs)
 	}
+}
+
+// The simulator's dcgm-exporter endpoint scraped as a remote server's would be: the GPU
+// figures come from it, energy from its counter (the counter difference over the window,
+// interpolated at the window's ends, to the joule), J/token that energy over the output
+// tokens, and its labels among the conditions.
+func TestGPUFromSimDCGM(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no nvidia-smi: the GPU readings are the exporter's alone
+	url := simURL(t, nil)
+	dcgm := url + "/dcgm/metrics"
+	s, hdr := runTo(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests, s.Scrape = 4, 24, []string{dcgm} })
+	g := s.Server.GPU
+	if g == nil || g.Source != dcgm || g.EnergyMethod != "counter" || g.JoulesPerToken == nil || g.ChargedBy != "utilisation" {
+		t.Fatalf("GPU %+v", g)
+	}
+	var pts [][2]float64
+	for _, tl := range hdr.Telemetry {
+		for _, sr := range tl.Series {
+			if tl.Source == dcgm && sr.Name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" {
+				pts = append(pts, [2]float64{float64(tl.T), *sr.Value / 1e3})
+			}
+		}
+	}
+	interp := func(t float64) float64 {
+		for i := 1; i < len(pts); i++ {
+			if pts[i][0] >= t {
+				a, b := pts[i-1], pts[i]
+				return a[1] + (b[1]-a[1])*(t-a[0])/(b[0]-a[0])
+			}
+		}
+		return math.NaN()
+	}
+	want := interp(float64(s.WindowEnd)) - interp(float64(s.WindowStart))
+	if math.Abs(*g.EnergyJ-want) > 1 || math.Abs(*g.JoulesPerToken-want/float64(s.OutputTokens)) > 1/float64(s.OutputTokens) {
+		t.Errorf("energy %.3f J, J/token %.5f; the counter says %.3f J, %.5f J/token", *g.EnergyJ, *g.JoulesPerToken, want, want/float64(s.OutputTokens))
+	}
+	if v := conditions.Set(hdr.Conditions).Value(conditions.GPUUUID); !strings.HasPrefix(v, "GPU-") {
+		t.Errorf("gpu.uuid %q from the exporter's labels", v)
+	}
+	t.Logf("%d counter readings; %.1f J over %v, %.4f J/token", len(pts), *g.EnergyJ, s.Window, *g.JoulesPerToken)
 }

@@ -70,3 +70,24 @@ func (b *Session) writeTelemetry(run int, final bool) error {
 	}
 	return nil
 }
+
+// remoteGPUConditions records what the first scrape of a dcgm-exporter says about the GPUs
+// (model, UUIDs, driver, MIG profile, and the settings its counters include) among the
+// conditions, where nothing on this machine told them: a remote server's GPUs are then
+// conditions as a local one's are.
+func (b *Session) remoteGPUConditions() {
+	set := conditions.Set(b.hdr.Conditions)
+	added := false
+	for _, t := range b.tel.Latest() {
+		for _, c := range conditions.GPUFromDCGM(t.Series) {
+			if set.Value(c.Key) == "" {
+				set.Put(c)
+				added = true
+			}
+		}
+	}
+	if added {
+		set.Sort()
+		b.hdr.Conditions = set
+	}
+}

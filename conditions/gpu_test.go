@@ -3,6 +3,8 @@ package conditions
 import (
 	"os"
 	"testing"
+
+	"servebench/record"
 )
 
 func readTestdata(t *testing.T, name string) string {
@@ -84,5 +86,36 @@ func TestPlacementOf(t *testing.T) {
 		if got := PlacementOf(tc.pids, tc.apps, tc.used); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestGPUFromDCGM: a remote server's GPUs from dcgm-exporter's labels and setting families,
+// written as nvidia-smi writes them; DCGM's blank sentinel is no value.
+func TestGPUFromDCGM(t *testing.T) {
+	v := func(f float64) *float64 { return &f }
+	lab := func(g, uuid string) map[string]string {
+		return map[string]string{"gpu": g, "UUID": uuid, "device": "nvidia" + g, "modelName": "NVIDIA H100 80GB HBM3",
+			"Hostname": "node-a", "DCGM_FI_DRIVER_VERSION": "550.54.15"}
+	}
+	var series []record.Series
+	for _, g := range []struct{ idx, uuid string }{{"0", "GPU-aa"}, {"1", "GPU-bb"}} {
+		for name, val := range map[string]float64{"DCGM_FI_DEV_POWER_USAGE": 312.5, "DCGM_FI_DEV_ENFORCED_POWER_LIMIT": 700,
+			"DCGM_FI_DEV_PCIE_LINK_GEN": 5, "DCGM_FI_DEV_PCIE_LINK_WIDTH": 16, "DCGM_FI_DEV_PERSISTENCE_MODE": 1,
+			"DCGM_FI_CUDA_DRIVER_VERSION": 12040, "DCGM_FI_DEV_APP_SM_CLOCK": 9223372036854775794} {
+			series = append(series, record.Series{Name: name, Labels: lab(g.idx, g.uuid), Type: "gauge", Value: v(val)})
+		}
+	}
+	s := Merge(GPUFromDCGM(series))
+	for k, want := range map[string]string{GPUName: "2 x NVIDIA H100 80GB HBM3", GPUCount: "2", GPUUUID: "GPU-aa; GPU-bb",
+		GPUDriver: "550.54.15", GPUPowerLimit: "700.00 W", GPUPCIe: "gen5 x16", GPUPersistence: "Enabled", GPUCUDA: "12.4"} {
+		if got := s.Value(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if _, ok := s.Get(GPUAppClock); ok {
+		t.Errorf("DCGM's blank value recorded as a clock: %q", s.Value(GPUAppClock))
+	}
+	if GPUFromDCGM([]record.Series{{Name: "vllm:num_requests_running", Value: v(1)}}) != nil {
+		t.Error("conditions from a scrape without DCGM families")
 	}
 }

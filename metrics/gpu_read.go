@@ -66,7 +66,7 @@ func gpuReading(t *record.Telemetry) map[string]gpuPoint {
 		sr := &t.Series[i]
 		f, known := gpuFields[sr.Name]
 		idx, ok := sr.Labels["gpu"]
-		if !known || !ok || sr.Value == nil {
+		if !known || !ok || sr.Value == nil || *sr.Value >= dcgmBlank {
 			continue
 		}
 		p := out[idx]
@@ -81,6 +81,10 @@ func gpuReading(t *record.Telemetry) map[string]gpuPoint {
 	}
 	return out
 }
+
+// dcgmBlank is where DCGM's "no value" sentinels start (2^63 − 16 and up: dcgm-exporter
+// prints 9223372036854775794 for a field the GPU does not report).
+const dcgmBlank = 9.2e18
 
 func cmpOr(vs ...string) string {
 	for _, v := range vs {

@@ -23,6 +23,7 @@ func (s *Server) routes() *http.ServeMux {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		w.Write(s.writeMetrics()) //nolint:errcheck // nothing to do if the scraper left
 	})
+	mux.HandleFunc("GET /dcgm/metrics", s.handleDCGM)
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
 	return mux

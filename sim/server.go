@@ -62,6 +62,7 @@ type Server struct {
 	hook      atomic.Pointer[func(TruthEvent)]
 	truthLog  *truthLog
 	mux       *http.ServeMux
+	dcgm      dcgmState // the simulated GPUs' power model (/dcgm/metrics)
 
 	mu     sync.Mutex
 	srv    *http.Server

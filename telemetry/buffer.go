@@ -1,5 +1,7 @@
 package telemetry
 
+import "servebench/record"
+
 // add buffers one sample, thinning the buffer when it passes the memory bound.
 func (s *Scraper) add(smp Sample) {
 	s.mu.Lock()
@@ -66,4 +68,26 @@ func (s *Scraper) thin() bool {
 	clear(s.buf[len(out):])
 	s.buf = out
 	return dropped
+}
+
+// Latest returns the newest successful sample of each scraped source (nvidia-smi's aside), so
+// that what the first scrape says about a remote server's GPUs (dcgm-exporter's labels) can be
+// recorded among the run's conditions before its header is written.
+func (s *Scraper) Latest() []record.Telemetry {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	var out []record.Telemetry
+	for i := len(s.buf) - 1; i >= 0; i-- {
+		smp := s.buf[i]
+		if !smp.OK || smp.Source == record.GPUSource || seen[smp.Source] {
+			continue
+		}
+		seen[smp.Source] = true
+		out = append(out, smp.Telemetry)
+	}
+	return out
 }
