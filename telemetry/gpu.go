@@ -54,10 +54,12 @@ func chooseFields(help map[string]bool) []smiField {
 	if help["uuid"] {
 		out = append(out, smiField{"uuid", "", 0})
 	}
-	out = append(out, smiField{first("power.draw.average", "power.draw"), record.GPUPower, 1})
-	if out[len(out)-1].query == "" {
-		out[len(out)-1].query = "power.draw"
+	// both where the driver lists both: a GPU older than Ampere lists power.draw.average but
+	// answers [N/A], and then power.draw is read (parseGPULine keeps the first that reads)
+	if help["power.draw.average"] {
+		out = append(out, smiField{"power.draw.average", record.GPUPower, 1})
 	}
+	out = append(out, smiField{"power.draw", record.GPUPower, 1})
 	for _, n := range slices.Sorted(maps.Keys(help)) {
 		if strings.Contains(n, "energy") {
 			out = append(out, smiField{n, record.GPUEnergy, 0}) // a value without its unit is not read
@@ -318,14 +320,16 @@ func parseGPULine(fields []smiField, line string) ([]record.Series, string, erro
 		labels["uuid"] = f[1]
 	}
 	var out []record.Series
+	power := false
 	for i, m := range fields {
-		if m.series == "" {
+		if m.series == "" || (m.series == record.GPUPower && power) {
 			continue
 		}
 		v, ok := smiValue(m, f[i])
 		if !ok {
 			continue
 		}
+		power = power || m.series == record.GPUPower
 		l := labels
 		if m.series == record.GPUPower || m.series == record.GPUEnergy {
 			l = maps.Clone(labels)

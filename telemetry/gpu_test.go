@@ -4,6 +4,7 @@ package telemetry
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -172,5 +173,52 @@ func TestLineWriter(t *testing.T) {
 	}
 	if strings.Join(got, "|") != "0, 1, 2|1, 3|2" {
 		t.Errorf("lines %q", got)
+	}
+}
+
+// The fields follow what --help-query-gpu lists: power.draw.average before power.draw, the
+// UUID, the clock event reasons; values read with their units; power.draw where the average
+// is [N/A] (a GPU older than Ampere); an energy counter only with its unit.
+func TestChooseFieldsAndUnits(t *testing.T) {
+	help := map[string]bool{"index": true, "uuid": true, "power.draw": true, "power.draw.average": true, "power.draw.instant": true,
+		"clocks.sm": true, "utilization.gpu": true, "memory.used": true, "temperature.gpu": true, "clocks_event_reasons.active": true}
+	fields := chooseFields(help)
+	if q := queryOf(fields); q != "index,uuid,power.draw.average,power.draw,clocks.sm,utilization.gpu,memory.used,temperature.gpu,clocks_event_reasons.active" {
+		t.Fatalf("query %s", q)
+	}
+	series, idx, err := parseGPULine(fields, "1, GPU-ab, 250.10 W, 262.00 W, 1980 MHz, 87 %, 40213 MiB, 64, 0x0000000000000004")
+	if err != nil || idx != "1" {
+		t.Fatal(err, idx)
+	}
+	got := map[string]float64{}
+	for _, s := range series {
+		got[s.Name] = *s.Value
+		if s.Labels["uuid"] != "GPU-ab" {
+			t.Errorf("%s labels %v", s.Name, s.Labels)
+		}
+		if s.Name == record.GPUPower && s.Labels["field"] != "power.draw.average" {
+			t.Errorf("power field %q", s.Labels["field"])
+		}
+	}
+	want := map[string]float64{record.GPUPower: 250.1, record.GPUSMClock: 1980e6, record.GPUUtilization: 0.87,
+		record.GPUMemoryUsed: 40213 << 20, record.GPUTemperature: 64, record.GPUClockEventReasons: 4}
+	for k, v := range want {
+		if math.Abs(got[k]-v) > 1e-9*math.Abs(v) {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	series, _, _ = parseGPULine(fields, "0, GPU-cd, [N/A], 70.00 W, 1410 MHz, 0 %, 1 MiB, 30, 0x0000000000000001")
+	if series[0].Name != record.GPUPower || *series[0].Value != 70 || series[0].Labels["field"] != "power.draw" {
+		t.Errorf("power without an average: %+v", series[0])
+	}
+	e := smiField{"energy.x", record.GPUEnergy, 0}
+	if v, ok := smiValue(e, "123456 mJ"); !ok || v != 123.456 {
+		t.Errorf("energy in mJ: %v %v", v, ok)
+	}
+	if _, ok := smiValue(e, "123456"); ok {
+		t.Error("an energy counter without its unit was read")
+	}
+	if f := chooseFields(nil); queryOf(f) != "index,power.draw,clocks.sm,utilization.gpu,memory.used,temperature.gpu" {
+		t.Errorf("without help: %s", queryOf(f))
 	}
 }

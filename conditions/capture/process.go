@@ -171,7 +171,27 @@ func parentOf(pid int) (int, bool) {
 	return pp, err == nil
 }
 
+// readComm is the process's name; for a program started through the dynamic loader
+// (ld-linux-x86-64.so.2 --library-path DIR PROGRAM ..., as Debian's llama-server is run from
+// an unpacked root) the program's.
 func readComm(pid int) (string, error) {
 	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "comm"))
-	return strings.TrimSpace(string(b)), err
+	name := strings.TrimSpace(string(b))
+	if err != nil || !strings.HasPrefix(name, "ld-linux") {
+		return name, err
+	}
+	cl, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return name, nil
+	}
+	args := strings.Split(strings.TrimRight(string(cl), "\x00"), "\x00")
+	for i := 1; i < len(args); i++ {
+		switch {
+		case args[i] == "--library-path" || args[i] == "--preload" || args[i] == "--argv0" || args[i] == "--audit":
+			i++ // the option's value
+		case !strings.HasPrefix(args[i], "-"):
+			return filepath.Base(args[i]), nil
+		}
+	}
+	return name, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"servebench/conditions"
 	"servebench/internal/peertest"
+	"servebench/record"
 )
 
 // TestPowerLimitNotComparable: the llama.cpp peer measured twice on a (fake) H200 whose
@@ -44,6 +45,10 @@ func TestPowerLimitNotComparable(t *testing.T) {
 		if got := cs.Value(k); got != v {
 			t.Errorf("%s = %q, want %q", k, got, v)
 		}
+	}
+	// llama-server runs through the unpacked root's loader: the program is named, not the loader
+	if proc := conditions.Set(hdr.Observed).Value(record.ObservedServerProcess); !strings.HasSuffix(proc, " llama-server") {
+		t.Errorf("server process %q, want llama-server's pid and name", proc)
 	}
 	code, out, _ := runMain(t, "compare", p("base.jsonl"), p("low.jsonl"))
 	if code != ExitNotComparable || !strings.Contains(out, "gpu.power_limit") || !strings.Contains(out, "700.00 W") {
