@@ -110,7 +110,8 @@ func h200SMI(t *testing.T, apps string, util int) {
 // A server whose process holds memory on no GPU (nvidia-smi lists another process), on an
 // idle GPU: no J/token, a note that says why, and placement cpu. The same server listed on
 // the GPU: its energy and J/token, by the power field the driver has (power.draw.average),
-// and placement the GPU's UUID, so the two runs' conditions differ.
+// and placement the GPU's UUID, so the two runs' conditions differ; the driver's power-cap
+// reason is a note that names it.
 func TestGPUEnergyOnlyForTheServersGPU(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the server's process is found through /proc: Linux only")
@@ -134,7 +135,11 @@ func TestGPUEnergyOnlyForTheServersGPU(t *testing.T) {
 	}
 
 	h200SMI(t, fmt.Sprintf("%d, GPU-5d1c8a3e-7f2b-4c1d-9e0a-1b2c3d4e5f60, 3972\n", os.Getpid()), 90)
+	t.Setenv("FAKE_SMI_REASONS", "0x0000000000000004") // SW power cap in every reading
 	s, gpu := runTo(t, url, spec)
+	if notes := strings.Join(s.WarningTexts(), "\n"); !strings.Contains(notes, "GPU 0's clocks were held down by the driver: SW power cap in") {
+		t.Errorf("no power-cap note from the driver's reasons in %q", notes)
+	}
 	g = s.Server.GPU
 	if g == nil || g.JoulesPerToken == nil || g.ChargedBy != "placement" || g.PowerField != "power.draw.average" || g.EnergyMethod != "integrated" {
 		t.Fatalf("GPU server: %+v", g)
