@@ -162,3 +162,17 @@ func TestGPUClockReasons(t *testing.T) {
 		t.Errorf("applications clocks setting warned: %q", w)
 	}
 }
+
+// A dcgm-exporter with its energy counter, scraped beside nvidia-smi's readings (which have
+// none), is the GPU source: the exact energy wins; without the exporter nvidia-smi's readings
+// are used.
+func TestGPUSourcePrefersTheCounter(t *testing.T) {
+	local := gpuSamples(1, func(int, float64) float64 { return 300 }, func(float64) float64 { return 1980 })
+	both := append(append([]record.Telemetry{}, local...), dcgmSamples(func(float64) float64 { return 0 })...)
+	if g := ServerDuring(both, 0, 10e9, nil).GPU; g.Source != "http://10.0.0.5:9400/metrics" {
+		t.Errorf("source %q, want the exporter with the counter", g.Source)
+	}
+	if g := ServerDuring(local, 0, 10e9, nil).GPU; g.Source != record.GPUSource {
+		t.Errorf("source %q, want nvidia-smi", g.Source)
+	}
+}

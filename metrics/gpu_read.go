@@ -11,31 +11,32 @@ import (
 // gpuField maps a series to a field of a GPU reading and the scale to its unit there: W,
 // MHz, 0–1, bytes, °C, J.
 type gpuField struct {
-	set   func(p *gpuPoint, v float64, name string)
-	scale float64
+	set    func(p *gpuPoint, v float64, name string)
+	scale  float64
+	energy bool // a cumulative energy counter
 }
 
 // gpuFields reads nvidia-smi's series (base units, see package telemetry) and
 // dcgm-exporter's families (NVIDIA's names and units: W, mJ, %, MHz, MiB, °C), so that a
 // remote server's GPUs give the same figures as a local one's.
 var gpuFields = map[string]gpuField{
-	record.GPUPower:                        {setPower, 1},
-	"DCGM_FI_DEV_POWER_USAGE":              {setPower, 1},
-	record.GPUEnergy:                       {setEnergy, 1},
-	"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": {setEnergy, 1e-3},
-	record.GPUSMClock:                      {func(p *gpuPoint, v float64, _ string) { p.clock, p.hasClock = v, true }, 1e-6},
-	"DCGM_FI_DEV_SM_CLOCK":                 {func(p *gpuPoint, v float64, _ string) { p.clock, p.hasClock = v, true }, 1},
-	record.GPUUtilization:                  {func(p *gpuPoint, v float64, _ string) { p.util, p.hasUtil = v, true }, 1},
-	"DCGM_FI_DEV_GPU_UTIL":                 {func(p *gpuPoint, v float64, _ string) { p.util, p.hasUtil = v, true }, 0.01},
-	"DCGM_FI_DEV_MEM_COPY_UTIL":            {func(p *gpuPoint, v float64, _ string) { p.copyUtil, p.hasCopyUtil = v, true }, 0.01},
-	record.GPUMemoryUsed:                   {func(p *gpuPoint, v float64, _ string) { p.mem, p.hasMem = v, true }, 1},
-	"DCGM_FI_DEV_FB_USED":                  {func(p *gpuPoint, v float64, _ string) { p.mem, p.hasMem = v, true }, 1 << 20},
-	record.GPUTemperature:                  {func(p *gpuPoint, v float64, _ string) { p.temp, p.hasTemp = v, true }, 1},
-	"DCGM_FI_DEV_GPU_TEMP":                 {func(p *gpuPoint, v float64, _ string) { p.temp, p.hasTemp = v, true }, 1},
-	record.GPUClockEventReasons:            {setReasons, 1},
-	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS":   {setReasons, 1},
-	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":     {setReasons, 1},
-	"DCGM_FI_DEV_XID_ERRORS":               {func(p *gpuPoint, v float64, _ string) { p.xid = int(v) }, 1},
+	record.GPUPower:                        {setPower, 1, false},
+	"DCGM_FI_DEV_POWER_USAGE":              {setPower, 1, false},
+	record.GPUEnergy:                       {setEnergy, 1, true},
+	"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": {setEnergy, 1e-3, true},
+	record.GPUSMClock:                      {func(p *gpuPoint, v float64, _ string) { p.clock, p.hasClock = v, true }, 1e-6, false},
+	"DCGM_FI_DEV_SM_CLOCK":                 {func(p *gpuPoint, v float64, _ string) { p.clock, p.hasClock = v, true }, 1, false},
+	record.GPUUtilization:                  {func(p *gpuPoint, v float64, _ string) { p.util, p.hasUtil = v, true }, 1, false},
+	"DCGM_FI_DEV_GPU_UTIL":                 {func(p *gpuPoint, v float64, _ string) { p.util, p.hasUtil = v, true }, 0.01, false},
+	"DCGM_FI_DEV_MEM_COPY_UTIL":            {func(p *gpuPoint, v float64, _ string) { p.copyUtil, p.hasCopyUtil = v, true }, 0.01, false},
+	record.GPUMemoryUsed:                   {func(p *gpuPoint, v float64, _ string) { p.mem, p.hasMem = v, true }, 1, false},
+	"DCGM_FI_DEV_FB_USED":                  {func(p *gpuPoint, v float64, _ string) { p.mem, p.hasMem = v, true }, 1 << 20, false},
+	record.GPUTemperature:                  {func(p *gpuPoint, v float64, _ string) { p.temp, p.hasTemp = v, true }, 1, false},
+	"DCGM_FI_DEV_GPU_TEMP":                 {func(p *gpuPoint, v float64, _ string) { p.temp, p.hasTemp = v, true }, 1, false},
+	record.GPUClockEventReasons:            {setReasons, 1, false},
+	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS":   {setReasons, 1, false},
+	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":     {setReasons, 1, false},
+	"DCGM_FI_DEV_XID_ERRORS":               {func(p *gpuPoint, v float64, _ string) { p.xid = int(v) }, 1, false},
 }
 
 func setPower(p *gpuPoint, v float64, field string) {
@@ -97,17 +98,35 @@ func cmpOr(vs ...string) string {
 
 // pickGPUSamples picks the GPU readings of a window: nvidia-smi's on this machine when it
 // sampled, else the first scraped source (by name) whose samples carry GPU series, such as a
-// dcgm-exporter beside a remote server.
+// dcgm-exporter beside a remote server. A scraped source with an energy counter is preferred
+// to nvidia-smi readings without one: nvidia-smi's query interface has no energy counter, so
+// a dcgm-exporter scraped beside a local server gives the exact energy.
 func pickGPUSamples(ok map[string][]*record.Telemetry) (string, []*record.Telemetry) {
-	if ts := ok[record.GPUSource]; len(ts) > 0 {
-		return record.GPUSource, ts
-	}
+	var scraped, counted string
 	for _, src := range sourcesOf(ok) {
+		if src == record.GPUSource {
+			continue
+		}
 		for _, t := range ok[src] {
-			if slices.ContainsFunc(t.Series, func(s record.Series) bool { return isGPUSeries(s.Name) }) {
-				return src, ok[src]
+			if scraped == "" && slices.ContainsFunc(t.Series, func(s record.Series) bool { return isGPUSeries(s.Name) }) {
+				scraped = src
+			}
+			if counted == "" && slices.ContainsFunc(t.Series, func(s record.Series) bool { return gpuFields[s.Name].energy }) {
+				counted = src
 			}
 		}
+	}
+	local := ok[record.GPUSource]
+	localCounted := slices.ContainsFunc(local, func(t *record.Telemetry) bool {
+		return slices.ContainsFunc(t.Series, func(s record.Series) bool { return s.Name == record.GPUEnergy })
+	})
+	switch {
+	case len(local) > 0 && (localCounted || counted == ""):
+		return record.GPUSource, local
+	case counted != "":
+		return counted, ok[counted]
+	case scraped != "":
+		return scraped, ok[scraped]
 	}
 	return "", nil
 }
