@@ -283,6 +283,19 @@ func (g *GPU) charge(idxs []string) {
 	}
 }
 
+// EnergyByGPU is each charged GPU's energy over the window, J, by index; nil when the window
+// has no energy.
+func (g *GPU) EnergyByGPU() map[string]float64 {
+	if g == nil || g.EnergyJ == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, idx := range g.Charged {
+		out[idx] = g.per[idx].j
+	}
+	return out
+}
+
 // monotone reports whether a counter never ran backwards (a driver reload resets it).
 func monotone(pts [][2]float64) bool {
 	for i := 1; i < len(pts); i++ {

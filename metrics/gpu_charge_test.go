@@ -109,7 +109,11 @@ func TestGPUCharge(t *testing.T) {
 			}
 			continue
 		}
-		if math.Abs(*g.EnergyJ-tc.energy) > 1e-6 || math.Abs(*g.JoulesPerToken-tc.energy/1000) > 1e-9 {
+		per := 0.0
+		for _, e := range g.EnergyByGPU() {
+			per += e
+		}
+		if math.Abs(*g.EnergyJ-tc.energy) > 1e-6 || math.Abs(*g.JoulesPerToken-tc.energy/1000) > 1e-9 || math.Abs(per-tc.energy) > 1e-6 {
 			t.Errorf("%s: energy %v, want %v", tc.placement, *g.EnergyJ, tc.energy)
 		}
 	}

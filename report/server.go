@@ -418,6 +418,7 @@ func gpuJSON(g *metrics.GPU) *object {
 	o.set("charged_by", g.ChargedBy)
 	o.set("not_charged", g.NotCharged)
 	o.set("energy_j", g.EnergyJ)
+	o.set("energy_j_by_gpu", g.EnergyByGPU())
 	o.set("energy_method", g.EnergyMethod)
 	o.set("energy_field", g.EnergyField)
 	o.set("power_field", g.PowerField)
