@@ -10,7 +10,7 @@ import (
 type Timeline struct {
 	Waiting, Running []TimePoint // requests, summed over label sets
 	KVUsage          []TimePoint // share, 1 = full; max over label sets
-	GPUPower         []TimePoint // W, all GPUs summed
+	GPUPower         []TimePoint // W, all GPUs summed (nvidia-smi, or a scraped dcgm-exporter)
 }
 
 // TimePoint is one sample of a Timeline figure.
@@ -27,7 +27,7 @@ func ServerTimeline(samples []record.Telemetry) Timeline {
 		Waiting:  roleSeries(ok, roles.waiting, sumFold),
 		Running:  roleSeries(ok, roles.running, sumFold),
 		KVUsage:  roleSeries(ok, roles.kv, maxFold),
-		GPUPower: roleSeries(ok, []string{record.GPUPower}, sumFold),
+		GPUPower: roleSeries(ok, []string{record.GPUPower, "DCGM_FI_DEV_POWER_USAGE"}, sumFold),
 	}
 }
 
