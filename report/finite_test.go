@@ -250,3 +250,25 @@ func TestMarshalFinite(t *testing.T) {
 		t.Errorf("non-finite value: %s, %v; want %s", got, err, exp)
 	}
 }
+
+// TestFinNoNegativeZero: a negative figure too small for the verb's precision prints as zero,
+// with the verb's width and sign flag, and a real negative figure keeps its sign.
+func TestFinNoNegativeZero(t *testing.T) {
+	for _, c := range []struct {
+		format string
+		v      float64
+		want   string
+	}{
+		{"%.2f", -0.004, "0.00"},
+		{"%8.2f", -0.004, "    0.00"},
+		{"%+.1f%%", -0.04, "+0.0%"},
+		{"%.2f", -0.006, "-0.01"},
+		{"%.2f", -12.5, "-12.50"},
+		{"%.3g", -1e-9, "-1e-09"},
+		{"%.2f", 0.004, "0.00"},
+	} {
+		if got := fmt.Sprintf(c.format, fin(c.v)); got != c.want {
+			t.Errorf("Sprintf(%q, fin(%v)) = %q, want %q", c.format, c.v, got, c.want)
+		}
+	}
+}
