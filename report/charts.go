@@ -58,27 +58,14 @@ func distRange(ds []dist) (lo, end, maxV float64) {
 // Values of 0 or less (events that share a timestamp) have no logarithm: they are drawn at
 // the left edge, and the note says how many.
 func cdfPlot(id, title, xLabel string, ds []dist) *plot {
-	floor, maxV := math.Inf(1), 0.0
+	maxV := 0.0
 	for _, d := range ds {
 		if n := len(d.vals); n > 0 {
 			maxV = max(maxV, d.vals[n-1])
 		}
-		for _, v := range d.vals { // sorted: the first positive value is the smallest
-			if v > 0 {
-				floor = min(floor, v)
-				break
-			}
-		}
 	}
-	end := maxV
-	if !(end > 0) || math.IsInf(end, 0) {
-		end = 1
-	}
-	if !(floor < end) {
-		floor = end / 2
-	}
-	lo, hi := math.Log10(floor), math.Log10(end)
-	lo = min(lo, hi-minLogSpan)
+	lo, hi := logAxis(ds, maxV)
+	floor := math.Pow(10, lo)
 	p := &plot{id: id, title: title, xLabel: xLabel + ", log scale", yLabel: "fraction ≤ x", x0: lo, x1: hi, y1: 1,
 		logX: true, note: fmt.Sprintf("log x axis to the maximum, %s ms", approx(maxV))}
 	below := 0
@@ -91,8 +78,8 @@ func cdfPlot(id, title, xLabel string, ds []dist) *plot {
 				q = float64(k) / float64(n-1)
 			}
 			x := metrics.Quantile(d.vals, 100*q)
-			if !(x <= end) {
-				continue
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				continue // a hostile file's value; the tables say "—"
 			}
 			pts = append(pts, [2]float64{math.Log10(max(x, floor)), q})
 		}
