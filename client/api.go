@@ -58,7 +58,7 @@ type Options struct {
 }
 
 // Native returns b with opt applied, or err: it takes a native constructor's two results
-// whole, as in o.Native(tgi.New(t)), so a registry entry stays one line. It never returns a
+// whole, as in o.Native(triton.New(t, o.Model)), so a registry entry stays one line. It never returns a
 // non-nil Backend holding a nil pointer.
 func (o Options) Native(b *EventBackend, err error) (Backend, error) {
 	if err != nil {

@@ -29,6 +29,34 @@ type EventBackend struct {
 
 var _ Backend = (*EventBackend)(nil)
 
+// Shape is one event-stream API as its backend package declares it: where it POSTs, the body
+// it sends and how it decodes one event. That is all that differs between the native
+// backends; the URL check, transport, framing, stamping and error classes are EventBackend's.
+type Shape struct {
+	API     string                         // the --api name, for messages
+	Path    string                         // e.g. "/completion"
+	NDJSON  bool                           // the answer is newline-delimited JSON, not server-sent events
+	Body    func(*Request) ([]byte, error) // the JSON request body
+	Decoder func() EventDecoder            // a decoder for one stream
+}
+
+// New returns the EventBackend of shape s on target t; a base URL that is not http or https
+// is an error naming s.API.
+func (s Shape) New(t Target) (*EventBackend, error) {
+	if err := t.CheckURL(s.API); err != nil {
+		return nil, err
+	}
+	b := &EventBackend{Target: t, Path: s.Path, Accept: "text/event-stream", Body: s.Body, Frames: SSEFrames,
+		Decoder: s.Decoder}
+	if s.NDJSON {
+		b.Accept, b.Frames = "application/x-ndjson", NDJSONFrames
+	}
+	return b, nil
+}
+
+// Backend is s as a registry entry's constructor: s.New(t) with opt applied.
+func (s Shape) Backend(t Target, opt Options) (Backend, error) { return opt.Native(s.New(t)) }
+
 // SSEFrames reads a stream as server-sent events (an EventBackend's Frames).
 func SSEFrames(r io.Reader) Frames { return sse.NewReader(r) }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"servebench/metrics"
+	"servebench/stat"
 )
 
 // Metric is one key figure compared between runs.
@@ -118,52 +119,10 @@ func orderStatVar(xs []float64, p float64) float64 {
 	return sd * sd
 }
 
-// selectQuantile is metrics.Quantile (linear between closest ranks, numpy's default) of
-// unsorted xs, which it reorders: a selection in linear time, not a sort, because the
-// within-run bootstrap takes a percentile of tens of thousands of ITL gaps hundreds of times.
-func selectQuantile(xs []float64, p float64) float64 {
-	n := len(xs)
-	h := p / 100 * float64(n-1)
-	k := min(max(int(math.Floor(h)), 0), n-1)
-	lo := nth(xs, k)
-	if k+1 >= n || h <= float64(k) {
-		return lo
-	}
-	hi := slices.Min(xs[k+1:]) // after nth, everything right of k is ≥ xs[k]
-	return lo + (h-float64(k))*(hi-lo)
-}
-
-// nth puts the k-th smallest of xs at xs[k], smaller ones before and larger after (Hoare's
-// selection with a middle pivot), and returns it.
-func nth(xs []float64, k int) float64 {
-	lo, hi := 0, len(xs)-1
-	for lo < hi {
-		pivot := xs[(lo+hi)/2]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
-				i++
-			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return xs[k]
-		}
-	}
-	return xs[k]
-}
+// selectQuantile is metrics.Quantile of unsorted xs, which it reorders: a selection in linear
+// time, not a sort, because the within-run bootstrap takes a percentile of tens of thousands
+// of ITL gaps hundreds of times.
+func selectQuantile(xs []float64, p float64) float64 { return stat.SelectQuantile(xs, p) }
 
 // rate is a count per second of window: Σ count(request) / Σ block seconds.
 func rate(name, unit string, sum func(*metrics.Summary) *float64, count func(*obs) float64) Metric {

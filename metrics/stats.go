@@ -3,6 +3,8 @@ package metrics
 import (
 	"math"
 	"slices"
+
+	"servebench/stat"
 )
 
 // DefaultPercentiles is the percentile set used when Options.Percentiles is empty
@@ -86,35 +88,9 @@ func (s sample) stat(ps []float64) Stat {
 // slice has no quantile: NaN. This is the module's one quantile: compare's bootstrap, the
 // report's charts and selftest's error figures call it too.
 func Quantile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	return quantileAt(len(sorted), p, func(i int) float64 { return sorted[i] })
+	return stat.Quantile(sorted, p)
 }
 
 // quantileAt is quantile over n sorted values that at reads by rank, for distributions that
 // are not one slice (mergedStat).
-func quantileAt(n int, p float64, at func(int) float64) float64 {
-	if n == 1 {
-		return at(0)
-	}
-	h := p / 100 * float64(n-1) // numpy divides q by 100 first, then multiplies
-	if h <= 0 {
-		return at(0)
-	}
-	if h >= float64(n-1) {
-		return at(n - 1)
-	}
-	lo := int(math.Floor(h))
-	return lerp(at(lo), at(lo+1), h-float64(lo))
-}
-
-// lerp interpolates from a to b by t in [0,1] as numpy's _lerp does (from b backwards when
-// t ≥ 0.5), so results match numpy to the last bit, not only to rounding.
-func lerp(a, b, t float64) float64 {
-	d := b - a
-	if t >= 0.5 {
-		return b - d*(1-t)
-	}
-	return a + d*t
-}
+func quantileAt(n int, p float64, at func(int) float64) float64 { return stat.QuantileAt(n, p, at) }

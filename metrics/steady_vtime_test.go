@@ -10,8 +10,8 @@ import (
 	"servebench/vtime"
 )
 
-// Issue 22's reproductions 4–5 in virtual time, against a steady simulator: runs whose
-// requests last long against their sending span (256 and 1,024 users, two requests each;
+// False alarms of the steady check, reproduced in virtual time against a steady simulator:
+// runs whose requests last long against their sending span (256 and 1,024 users, two requests each;
 // an open loop of 256-token outputs at 10 req/s) and a synchronised closed loop of 64 users
 // are never called not steady; the old check flagged them because throughput and in flight
 // were counted from measured completions only, from zero.

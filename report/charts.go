@@ -8,14 +8,16 @@ import (
 	"servebench/metrics"
 )
 
-// clipQ is the quantile at which distribution charts end their x axis, so that one stall does
+// clipQ is the quantile at which histograms end their x axis, so that one stall does
 // not squeeze the whole distribution against the left edge; the note under the title gives the
 // maximum, and the tables the exact figures.
 const clipQ = 0.999
 
-// dist is one drawn distribution: its run, a label, whether dashed, and its sorted values (ms).
+// dist is one drawn distribution: its run (the colour), its shade, a label, whether dashed,
+// and its sorted values (ms).
 type dist struct {
 	run    int
+	shade  int
 	label  string
 	dashed bool
 	vals   []float64
@@ -49,11 +51,24 @@ func distRange(ds []dist) (lo, end, maxV float64) {
 	return lo, end, maxV
 }
 
-// cdfPlot draws the empirical CDFs of ds, each at ≤ cdfPoints quantiles.
+// cdfPlot draws the empirical CDFs of ds, each at ≤ cdfPoints quantiles, on a log10 x axis
+// from the smallest positive value to the largest: latencies are skewed (ITL gaps of a few ms
+// beside stalls of hundreds), and on a linear axis the body of the distribution is a vertical
+// line at the left edge. On a log axis the whole distribution, tail included, is drawn.
+// Values of 0 or less (events that share a timestamp) have no logarithm: they are drawn at
+// the left edge, and the note says how many.
 func cdfPlot(id, title, xLabel string, ds []dist) *plot {
-	lo, end, maxV := distRange(ds)
-	p := &plot{id: id, title: title, xLabel: xLabel, yLabel: "fraction ≤ x", x0: lo, x1: end, y1: 1,
-		note: fmt.Sprintf("x axis ends at p%g; max %s ms", 100*clipQ, approx(maxV))}
+	maxV := 0.0
+	for _, d := range ds {
+		if n := len(d.vals); n > 0 {
+			maxV = max(maxV, d.vals[n-1])
+		}
+	}
+	lo, hi := logAxis(ds, maxV)
+	floor := math.Pow(10, lo)
+	p := &plot{id: id, title: title, xLabel: xLabel + ", log scale", yLabel: "fraction ≤ x", x0: lo, x1: hi, y1: 1,
+		logX: true, note: fmt.Sprintf("log x axis to the maximum, %s ms", approx(maxV))}
+	below := 0
 	for _, d := range ds {
 		n := min(len(d.vals), cdfPoints)
 		var pts [][2]float64
@@ -62,11 +77,21 @@ func cdfPlot(id, title, xLabel string, ds []dist) *plot {
 			if n > 1 {
 				q = float64(k) / float64(n-1)
 			}
-			if x := metrics.Quantile(d.vals, 100*q); x <= end {
-				pts = append(pts, [2]float64{x, q})
+			x := metrics.Quantile(d.vals, 100*q)
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				continue // a hostile file's value; the tables say "—"
+			}
+			pts = append(pts, [2]float64{math.Log10(max(x, floor)), q})
+		}
+		for _, v := range d.vals {
+			if !(v > 0) {
+				below++
 			}
 		}
-		p.marks = append(p.marks, mark{kind: markLine, run: d.run, dashed: d.dashed, label: label(d), pts: pts})
+		p.marks = append(p.marks, mark{kind: markLine, run: d.run, dashed: d.dashed, shade: d.shade, label: label(d), pts: pts})
+	}
+	if below > 0 {
+		p.note += fmt.Sprintf("; %d %s of 0 ms or less drawn at the left edge", below, cmpPlural(below, "value", "values"))
 	}
 	return p
 }

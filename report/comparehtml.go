@@ -193,7 +193,7 @@ func stripLanes(m compare.Metric, lanes []stripLane) string {
 		for k, v := range side.vals {
 			dy := float64(k%3-1) * 2.5 // runs with close values stay apart
 			fmt.Fprintf(&b, `<circle class="repeat f%d" data-side="%s" data-run="%d" cx="%.1f" cy="%.1f" r="%g"><title>%s run %d: %s %s</title></circle>`,
-				i, side.name, v.Run, sx(v.V), y+dy, stripDot, side.name, v.Run, cmpNum(v.V), html.EscapeString(m.Unit))
+				i, side.name, v.Run, sx(v.V), y+dy, stripDot, side.name, v.Run+1, cmpNum(v.V), html.EscapeString(m.Unit))
 		}
 	}
 	fmt.Fprintf(&b, `<text class="tick" x="%g" y="%g">%s</text>`, stripPad, height-2, cmpNum(lo+pad))
@@ -209,18 +209,15 @@ func compareCharts(base, cand *cmpSide) []*plot {
 	return perRunCharts([]*cmpSide{base, cand})
 }
 
-// perRunCharts draws the sides' distributions and output over time, one line per run, in the
-// side's colour; the legend names each side once, with its number of runs.
+// perRunCharts draws the sides' distributions and output over time, one line per run, each
+// run its own shade of its side's colour and its own legend entry.
 func perRunCharts(sides []*cmpSide) []*plot {
 	dists := func(pick func(*Series) []float64) []dist {
 		var out []dist
 		for i, s := range sides {
 			for k, run := range s.runs {
-				d := dist{run: i, vals: pick(s.seriesOf(run.Run))}
-				if k == 0 {
-					d.label = fmt.Sprintf("%s (%s)", s.role, cmpRuns(len(s.runs)))
-				}
-				out = append(out, d)
+				out = append(out, dist{run: i, shade: runShade(k, len(s.runs)), label: runLabel(s, k),
+					vals: pick(s.seriesOf(run.Run))})
 			}
 		}
 		return out
@@ -237,14 +234,19 @@ func perRunCharts(sides []*cmpSide) []*plot {
 			for _, pt := range pts {
 				tok.x0, tok.x1, tok.y1 = min(tok.x0, pt[0]), max(tok.x1, pt[0]), max(tok.y1, pt[1]*1.1)
 			}
-			m := mark{kind: markLine, run: i, pts: pts}
-			if k == 0 {
-				m.label = fmt.Sprintf("%s (%s)", s.role, cmpRuns(len(s.runs)))
-			}
-			tok.marks = append(tok.marks, m)
+			tok.marks = append(tok.marks, mark{kind: markLine, run: i, shade: runShade(k, len(s.runs)), label: runLabel(s, k), pts: pts})
 		}
 	}
 	return []*plot{ttft, itl, e2e, tok}
+}
+
+// runLabel is the legend entry of the side's k-th run: the side and the run's 1-based number
+// in the file ("base run 2"), or the side alone when it has one run.
+func runLabel(s *cmpSide, k int) string {
+	if len(s.runs) == 1 {
+		return s.role
+	}
+	return fmt.Sprintf("%s run %d", s.role, s.runs[k].Run+1)
 }
 
 // seriesOf is run's chart series (empty when it had no measured record).

@@ -231,7 +231,7 @@ func sideWarnings(runs []metrics.RunSummary) []string {
 				by[w.Text] = s
 				order = append(order, s)
 			}
-			s.runs = append(s.runs, fmt.Sprint(r.Run))
+			s.runs = append(s.runs, fmt.Sprint(r.Run+1)) // 1-based, as a person counts runs
 		}
 	}
 	slices.SortStableFunc(order, func(a, b *seen) int { return levelRank(a.w.Level) - levelRank(b.w.Level) })

@@ -225,13 +225,74 @@ func TestComparePageInChromium(t *testing.T) {
 	if len(charts) != 4 {
 		t.Fatalf("%d charts, want 4", len(charts))
 	}
-	for _, c := range charts {
-		// one line per run of each side: 6 drawn paths, and both sides in the legend
-		if n := strings.Count(c[0], `<path class="line`); n != 6 {
-			t.Errorf("chart %s draws %d lines, want 6 (one per run)", c[1], n)
+	checkRunCharts(t, dom, map[string]int{"base": 3, "candidate": 3})
+}
+
+// TestComparePageChartsPerRun: on the compare page of 3 + 3 runs (as written; the Chromium
+// test checks the same as rendered) each run is its own line, shade and legend entry, and the
+// latency distributions are drawn on a log axis.
+func TestComparePageChartsPerRun(t *testing.T) {
+	base := synthSide(1, 3, 120, 100, 20, "base", nil)
+	cand := synthSide(2, 3, 120, 130, 26, "cand", nil)
+	var page bytes.Buffer
+	if err := Render(&page, "html", base, cand); err != nil {
+		t.Fatal(err)
+	}
+	checkRunCharts(t, page.String(), map[string]int{"base": 3, "candidate": 3})
+}
+
+var (
+	legendEntryRE = regexp.MustCompile(`<line class="line s(\d)"[^>]*?( style="[^"]*")?/><text class="legend"[^>]*>([^<]*)</text>`)
+	drawnLineRE   = regexp.MustCompile(`<path class="line s(\d)" data-n="\d+"( style="[^"]*")?`)
+)
+
+// checkRunCharts checks the per-run charts of a page whose sides have the given runs: each
+// chart draws one line per run, has one legend entry per run ("base run 2", or the side's name
+// alone when it has one run) in that line's colour and shade, no two runs of a side share a
+// shade, and the latency CDFs have a log x axis.
+func checkRunCharts(t *testing.T, page string, sides map[string]int) {
+	t.Helper()
+	total := 0
+	for _, n := range sides {
+		total += n
+	}
+	for _, id := range []string{"ttft-cdf", "itl-cdf", "e2e-cdf", "tokens-time"} {
+		k := strings.Index(page, `id="`+id+`"`)
+		if k < 0 {
+			t.Errorf("no chart %s", id)
+			continue
 		}
-		if !strings.Contains(c[0], ">base (3 runs)</text>") || !strings.Contains(c[0], ">candidate (3 runs)</text>") {
-			t.Errorf("chart %s: the legend lacks a side", c[1])
+		svg := page[k:]
+		svg = svg[:strings.Index(svg, "</svg>")]
+		lines := drawnLineRE.FindAllStringSubmatch(svg, -1)
+		legend := legendEntryRE.FindAllStringSubmatch(svg, -1)
+		if len(lines) != total || len(legend) != total {
+			t.Errorf("chart %s: %d lines and %d legend entries, want one each per run (%d)", id, len(lines), len(legend), total)
+			continue
+		}
+		tones := map[string]bool{}
+		for i, l := range legend {
+			if l[1] != lines[i][1] || l[2] != lines[i][2] {
+				t.Errorf("chart %s: legend entry %q is not drawn as its line (colour %s%s, line %s%s)", id, l[3], l[1], l[2], lines[i][1], lines[i][2])
+			}
+			tones[l[1]+l[2]] = true
+		}
+		if len(tones) != total {
+			t.Errorf("chart %s: %d distinct tones for %d runs", id, len(tones), total)
+		}
+		for side, n := range sides {
+			for r := 1; r <= n; r++ {
+				want := fmt.Sprintf(">%s run %d</text>", side, r)
+				if n == 1 {
+					want = ">" + side + "</text>"
+				}
+				if !strings.Contains(svg, want) {
+					t.Errorf("chart %s: no legend entry %q", id, want)
+				}
+			}
+		}
+		if id != "tokens-time" && !strings.Contains(svg, ", log scale</text>") {
+			t.Errorf("chart %s: the latency axis is not log-scaled", id)
 		}
 	}
 }
@@ -267,22 +328,11 @@ func TestRepeatPage(t *testing.T) {
 	if n := strings.Count(h, `<tr class="repeat-run">`); n != runs {
 		t.Errorf("%d rows in the table of runs, want %d", n, runs)
 	}
-	for _, id := range []string{"ttft-cdf", "itl-cdf", "e2e-cdf", "tokens-time"} {
-		k := strings.Index(h, `id="`+id+`"`)
-		if k < 0 {
-			t.Errorf("no chart %s", id)
-			continue
-		}
-		svg := h[k:]
-		svg = svg[:strings.Index(svg, "</svg>")]
-		if n := strings.Count(svg, `<path class="line`); n != runs {
-			t.Errorf("chart %s draws %d lines, want one per run (%d)", id, n, runs)
-		}
-	}
+	checkRunCharts(t, h, map[string]int{"rep.jsonl": runs})
 	if strings.Contains(h, `id="ttft-hist"`) {
 		t.Error("the page pools every run's TTFTs into one histogram")
 	}
-	if !strings.Contains(h, fmt.Sprintf("the tables further down are run %d", runs-1)) {
+	if !strings.Contains(h, fmt.Sprintf("the tables further down are run %d", runs)) {
 		t.Error("the page does not say whose tables follow")
 	}
 	// text and md of the file (from its records) set the same figures under the run table;

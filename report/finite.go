@@ -165,14 +165,21 @@ func emptyValue(v reflect.Value) bool {
 }
 
 // fin is a float64 that prints as dash ("—") when it is NaN or ±Inf, keeping the verb's
-// width, and otherwise exactly as the float64 prints: fmt.Sprintf("%.2f", fin(v)).
+// width, and otherwise as the float64 prints: fmt.Sprintf("%.2f", fin(v)). A negative value
+// that rounds to zero at the verb's precision prints as zero ("0.00", not "-0.00"): a sign
+// the digits cannot back up reads as a negative figure (a TTFT part of −0.004 ms).
 type fin float64
 
 // Format implements fmt.Formatter.
 func (f fin) Format(s fmt.State, verb rune) {
 	x := float64(f)
 	if !math.IsNaN(x) && !math.IsInf(x, 0) {
-		fmt.Fprintf(s, fmt.FormatString(s, verb), x)
+		format := fmt.FormatString(s, verb)
+		out := fmt.Sprintf(format, x)
+		if x < 0 && roundsToZero(out) {
+			out = fmt.Sprintf(format, 0.0)
+		}
+		fmt.Fprint(s, out)
 		return
 	}
 	pad := ""
@@ -184,6 +191,15 @@ func (f fin) Format(s fmt.State, verb rune) {
 		return
 	}
 	fmt.Fprint(s, pad+dash)
+}
+
+// roundsToZero reports whether a formatted number shows no non-zero digit ("-0.00", "-0.0%").
+func roundsToZero(out string) bool {
+	digits := strings.TrimLeft(strings.TrimSpace(out), "+-")
+	if digits == "" || strings.ContainsAny(digits, "eE") {
+		return false
+	}
+	return strings.Trim(digits, "0.%") == ""
 }
 
 // nonFiniteWord is how fmt prints a non-finite float inside a sentence.

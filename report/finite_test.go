@@ -15,7 +15,8 @@ import (
 )
 
 // Extreme records: every format must print an undefined figure as null (JSON) or "—"
-// (humans), never NaN, Inf or ∞, and every JSON it writes must parse (issue 22, item 5).
+// (humans), never NaN, Inf or ∞, and every JSON it writes must parse (METRICS.md: "figures that are not
+// numbers").
 
 // extremeCase is one records set a careless server, proxy or file can produce.
 type extremeCase struct {
@@ -247,5 +248,27 @@ func TestMarshalFinite(t *testing.T) {
 	const exp = `{"x":null,"y":null,"name":"a","ptr":null,"list":[null,2],"map":{"3":null},"rate":null,"nest":{"x":null},"any":null}`
 	if err != nil || string(got) != exp {
 		t.Errorf("non-finite value: %s, %v; want %s", got, err, exp)
+	}
+}
+
+// TestFinNoNegativeZero: a negative figure too small for the verb's precision prints as zero,
+// with the verb's width and sign flag, and a real negative figure keeps its sign.
+func TestFinNoNegativeZero(t *testing.T) {
+	for _, c := range []struct {
+		format string
+		v      float64
+		want   string
+	}{
+		{"%.2f", -0.004, "0.00"},
+		{"%8.2f", -0.004, "    0.00"},
+		{"%+.1f%%", -0.04, "+0.0%"},
+		{"%.2f", -0.006, "-0.01"},
+		{"%.2f", -12.5, "-12.50"},
+		{"%.3g", -1e-9, "-1e-09"},
+		{"%.2f", 0.004, "0.00"},
+	} {
+		if got := fmt.Sprintf(c.format, fin(c.v)); got != c.want {
+			t.Errorf("Sprintf(%q, fin(%v)) = %q, want %q", c.format, c.v, got, c.want)
+		}
 	}
 }

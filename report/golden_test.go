@@ -121,7 +121,7 @@ func TestRunTableOnlyForSeveralRuns(t *testing.T) {
 			t.Errorf("%s: a one-run file got a run table:\n%s", name, one.String())
 		}
 		s := three.String()
-		if !strings.Contains(s, "repeat 3 of 3") || !strings.Contains(s, "the summary below is run 2's") {
+		if !strings.Contains(s, "repeat 3 of 3") || !strings.Contains(s, "the summary below is run 3's") {
 			t.Errorf("%s: no run table with the runs' labels:\n%s", name, s)
 		}
 	}

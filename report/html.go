@@ -286,7 +286,7 @@ func renderHTML(w io.Writer, ins []Input) error {
 		case isSweep(in.Header):
 			runs[i].sweep, runs[i].sweepMode = newSweepView(in.Header, rs), in.Header.Sweep
 		case len(rs) > 1:
-			runs[i].Label = fmt.Sprintf("%s (tables: run %d, the last of %d)", in.label(), last.Run, len(rs))
+			runs[i].Label = fmt.Sprintf("%s (all %d runs drawn; tables: run %d, the last)", in.label(), len(rs), last.Run+1)
 			if reps != nil {
 				reps.runs, runs[i].repeats = rs, reps
 			}

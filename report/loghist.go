@@ -15,10 +15,10 @@ import (
 // value is nearly the same.
 const minLogSpan = 0.3
 
-// logHistPlot draws histograms of ds over histBins log-spaced bins, as the fraction of each
-// distribution's values per bin.
-func logHistPlot(id, title, xLabel string, ds []dist) *plot {
-	_, end, maxV := distRange(ds)
+// logAxis is the log10 x axis [lo, hi] of ds up to end: from the smallest positive value
+// (end/2 when there is none below end), at least minLogSpan wide; end is 1 when it is not a
+// positive number.
+func logAxis(ds []dist, end float64) (lo, hi float64) {
 	floor := math.Inf(1)
 	for _, d := range ds {
 		for _, v := range d.vals { // sorted: the first positive value is the smallest
@@ -28,14 +28,21 @@ func logHistPlot(id, title, xLabel string, ds []dist) *plot {
 			}
 		}
 	}
-	if !(end > 0) {
+	if !(end > 0) || math.IsInf(end, 0) {
 		end = 1
 	}
 	if !(floor < end) {
 		floor = end / 2
 	}
-	lo, hi := math.Log10(floor), math.Log10(end)
-	lo = math.Min(lo, hi-minLogSpan)
+	hi = math.Log10(end)
+	return math.Min(math.Log10(floor), hi-minLogSpan), hi
+}
+
+// logHistPlot draws histograms of ds over histBins log-spaced bins, as the fraction of each
+// distribution's values per bin.
+func logHistPlot(id, title, xLabel string, ds []dist) *plot {
+	_, end, maxV := distRange(ds)
+	lo, hi := logAxis(ds, end)
 	p := &plot{id: id, title: title, xLabel: xLabel + ", log scale", yLabel: "fraction of values", x0: lo, x1: hi, logX: true}
 	width := (hi - lo) / histBins
 	over, zero := 0, 0

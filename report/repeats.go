@@ -47,7 +47,7 @@ type repeatRow struct {
 }
 
 func repeatsBlockOf(cs *cmpSide) *repeatsBlock {
-	b := &repeatsBlock{N: len(cs.runs), Last: cs.runs[len(cs.runs)-1].Run, CI: 95}
+	b := &repeatsBlock{N: len(cs.runs), Last: cs.runs[len(cs.runs)-1].Run + 1, CI: 95} // 1-based, as a person counts
 	ds := compare.Describe(cs.side, compare.Options{})
 	for k, text := range describedRows(ds) { // the text report's figures, to the digit
 		d, e := ds[k], ds[k].Estimate

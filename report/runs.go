@@ -20,7 +20,7 @@ var runFigures = []struct {
 	head string
 	cell func(r metrics.RunSummary) string
 }{
-	{"run", func(r metrics.RunSummary) string { return fmt.Sprint(r.Run) }},
+	{"run", func(r metrics.RunSummary) string { return fmt.Sprint(r.Run + 1) }}, // 1-based, as "repeat 1/3"
 	{"label", func(r metrics.RunSummary) string { return orDash(r.Label) }},
 	{"completed", func(r metrics.RunSummary) string { return fmt.Sprint(r.Summary.Completed) }},
 	{"failed", func(r metrics.RunSummary) string { return fmt.Sprint(r.Summary.Failed) }},
@@ -35,7 +35,7 @@ var runFigures = []struct {
 
 // lastRunNote says whose summary follows the run table.
 func lastRunNote(runs []metrics.RunSummary) string {
-	return fmt.Sprintf("the summary below is run %d's (the last); --format json holds every run under \"runs\", and compare and --format gobench use every run", runs[len(runs)-1].Run)
+	return fmt.Sprintf("the summary below is run %d's (the last); --format json holds every run under \"runs\", and compare and --format gobench use every run", runs[len(runs)-1].Run+1)
 }
 
 // textRuns writes the run table for the terminal, right-aligned, each key metric over the

@@ -32,6 +32,7 @@ const (
 type mark struct {
 	kind   int
 	run    int
+	shade  int // 0: the run's colour; 1 to 100: that share (%) of it mixed into the background
 	dashed bool
 	label  string
 	pts    [][2]float64
@@ -125,9 +126,9 @@ func (p *plot) axes(b *strings.Builder) {
 }
 
 func (p *plot) drawMark(b *strings.Builder, m mark) {
-	dash := ""
+	dash := m.style()
 	if m.dashed {
-		dash = ` stroke-dasharray="6 4"`
+		dash += ` stroke-dasharray="6 4"`
 	}
 	switch m.kind {
 	case markDots:
@@ -141,6 +142,29 @@ func (p *plot) drawMark(b *strings.Builder, m mark) {
 	default:
 		fmt.Fprintf(b, `<path class="line s%d" data-n="%d"%s d="%s"/>`, m.run, len(m.pts), dash, p.path(m.pts, false))
 	}
+}
+
+// style is the attribute that gives a shaded mark its tone of the run's colour: the colour
+// mixed into the page's background, so that the runs of one side stay one hue (light and
+// dark themes alike) and each run has its own tone and legend entry.
+func (m mark) style() string {
+	if m.shade <= 0 || m.shade >= 100 {
+		return ""
+	}
+	c := fmt.Sprintf("color-mix(in srgb, var(--c%d) %d%%, var(--bg))", m.run, 100-m.shade)
+	if m.kind == markLine {
+		return fmt.Sprintf(` style="stroke:%s"`, c)
+	}
+	return fmt.Sprintf(` style="stroke:%s;fill:%s"`, c, c)
+}
+
+// runShade is the shade of run k of n of one side: the first in the side's full colour, the
+// last mixed 60% into the background, the others evenly between.
+func runShade(k, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return 60 * k / (n - 1)
 }
 
 // path is the SVG path through pts; closed down to the x axis for an area.
@@ -168,9 +192,11 @@ func (p *plot) path(pts [][2]float64, area bool) string {
 func (p *plot) legend(b *strings.Builder) {
 	for _, sl := range p.legendSlots() {
 		m := sl.m
-		dash := ""
+		swatch := m
+		swatch.kind = markLine
+		dash := swatch.style()
 		if m.dashed {
-			dash = ` stroke-dasharray="6 4"`
+			dash += ` stroke-dasharray="6 4"`
 		}
 		fmt.Fprintf(b, `<line class="line s%d" x1="%.1f" y1="%g" x2="%.1f" y2="%g"%s/>`, m.run, sl.x, sl.y, sl.x+legendSwatch, sl.y, dash)
 		fmt.Fprintf(b, `<text class="legend" x="%.1f" y="%g">%s</text>`, sl.x+legendSwatch+5, sl.y+4, html.EscapeString(m.label))

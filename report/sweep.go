@@ -289,7 +289,8 @@ func pointName(p *record.SweepPoint) string {
 	return fmt.Sprintf("%s %s, %s", map[bool]string{true: "runs", false: "run"}[len(p.Runs) > 1], runList(p.Runs), p.Label)
 }
 
-// runList formats run indexes: "3", "4–5", "1, 4".
+// runList formats run indexes as the 1-based numbers a person reads beside "repeat 1/3":
+// "3", "4–5", "1, 4" for indexes 2, 3–4 and 0, 3 (JSON and CSV keep the records' indexes).
 func runList(runs []int) string {
 	if len(runs) == 0 {
 		return dash
@@ -299,11 +300,11 @@ func runList(runs []int) string {
 		contiguous = contiguous && runs[i] == runs[i-1]+1
 	}
 	if len(runs) > 1 && contiguous {
-		return fmt.Sprintf("%d–%d", runs[0], runs[len(runs)-1])
+		return fmt.Sprintf("%d–%d", runs[0]+1, runs[len(runs)-1]+1)
 	}
 	s := make([]string, len(runs))
 	for i, r := range runs {
-		s[i] = fmt.Sprint(r)
+		s[i] = fmt.Sprint(r + 1)
 	}
 	return strings.Join(s, ", ")
 }

@@ -72,10 +72,10 @@ func sweepFile(t *testing.T, repeats int) Input {
 // non-monotonic attainment so, and marks each point's warnings in its table.
 func TestSweepReportEveryFormat(t *testing.T) {
 	want := []string{
-		"saturation knee: runs 4–5, concurrency 16 (160.00 req/s, 100% of the peak 160.00 req/s)",
-		"max goodput: runs 4–5, concurrency 16 (160.00 req/s meeting TTFT ≤ 60ms, TPOT ≤ 20ms)",
-		"SLO attainment is not monotonic in load: runs 2–3, concurrency 8 (attainment 20.0%) missed, yet the heavier runs 4–5, concurrency 16 (attainment 100.0%) met them",
-		"highest load whose every lighter tested point also met the SLOs (attainment ≥ 99%): runs 0–1, concurrency 4 (40.00 req/s)",
+		"saturation knee: runs 5–6, concurrency 16 (160.00 req/s, 100% of the peak 160.00 req/s)",
+		"max goodput: runs 5–6, concurrency 16 (160.00 req/s meeting TTFT ≤ 60ms, TPOT ≤ 20ms)",
+		"SLO attainment is not monotonic in load: runs 3–4, concurrency 8 (attainment 20.0%) missed, yet the heavier runs 5–6, concurrency 16 (attainment 100.0%) met them",
+		"highest load whose every lighter tested point also met the SLOs (attainment ≥ 99%): runs 1–2, concurrency 4 (40.00 req/s)",
 	}
 	for _, format := range []string{"text", "json", "md", "html"} {
 		var b bytes.Buffer
@@ -88,7 +88,7 @@ func TestSweepReportEveryFormat(t *testing.T) {
 				t.Errorf("%s lacks %q", format, w)
 			}
 		}
-		if format == "text" && !regexp.MustCompile(`(?m)^ +2–3 +concurrency 8 .* [0-9,]+$`).MatchString(out) {
+		if format == "text" && !regexp.MustCompile(`(?m)^ +3–4 +concurrency 8 .* [0-9,]+$`).MatchString(out) {
 			t.Errorf("text: the 8-user point's row has no warning marks:\n%s", out)
 		}
 	}
@@ -102,7 +102,7 @@ func TestSweepRepeatGroupsRuns(t *testing.T) {
 	if err := Render(&b, "text", in); err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range []string{"0–1   concurrency 4", "2–3   concurrency 8", "4–5  concurrency 16"} {
+	for _, row := range []string{"1–2   concurrency 4", "3–4   concurrency 8", "5–6  concurrency 16"} {
 		if !strings.Contains(b.String(), row) {
 			t.Errorf("no row %q:\n%s", row, b.String())
 		}

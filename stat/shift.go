@@ -80,15 +80,10 @@ func ShiftTest(xs []float64) Shift {
 
 func shiftSorted(xs []float64) []float64 { return slices.Sorted(slices.Values(xs)) }
 
-// quantileSorted interpolates linearly between closest ranks (type 7), q in [0, 1].
+// shiftQuantile is Quantile of sorted s with q in [0, 1]; 0 for no values.
 func shiftQuantile(s []float64, q float64) float64 {
 	if len(s) == 0 {
 		return 0
 	}
-	h := q * float64(len(s)-1)
-	lo := int(h)
-	if lo >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
+	return Quantile(s, q*100)
 }

@@ -19,7 +19,8 @@ import (
 // Tolerance, and the Sen slope across them, per window, at most Tolerance/6 of the median,
 // so a steady drift keeps it warming even when no two neighbours differ by the tolerance.
 //
-// Why these choices (issue 22, measured in virtual time: vtime TestWarmupAuto*, TestMatrix):
+// Why these choices (each measured against the one it replaced, in virtual time: vtime
+// TestWarmupAuto*, TestMatrix):
 //   - Events stream in. Judging a window only once the requests that ran through it had
 //     completed made measuring begin about one E2E plus three windows after a cold phase
 //     ended (up to 3 s late at 64 users).

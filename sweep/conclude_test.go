@@ -17,7 +17,7 @@ func points(att ...float64) []record.SweepPoint {
 	return out
 }
 
-// TestSLOLoadNeedsEveryLighterPoint is the sweep of issue 23: attainment 100% at the two
+// TestSLOLoadNeedsEveryLighterPoint is a sweep whose attainment is not monotonic: 100% at the two
 // lightest loads, then 20%, 0%, 100%, 0%. The SLO load is the second point, not the 100%
 // above the misses, and the sweep says attainment was not monotonic.
 func TestSLOLoadNeedsEveryLighterPoint(t *testing.T) {

@@ -23,7 +23,7 @@ func warmupLoads() []Load {
 
 // TestWarmupAutoSteady: on a steady simulator (no cold phase, no capture cost) --warmup
 // auto's judge settles within 3 windows after the minimum of one request per slot, in every
-// shape (issue 22; TestMatrix holds the matrix's auto-warmup shapes to the same).
+// shape (TestMatrix holds the matrix's auto-warmup shapes to the same).
 func TestWarmupAutoSteady(t *testing.T) {
 	for _, l := range warmupLoads() {
 		res, err := Run(sim.DefaultConfig(), l)
@@ -40,7 +40,7 @@ func TestWarmupAutoSteady(t *testing.T) {
 
 // TestWarmupAutoColdStart: against the --cold-start profile (200 steps fading from 3×,
 // 30 ms per new batch shape) measuring begins within max(10% of the cold phase, 1 s) of its
-// end, before or after, in every shape (issue 22): never well inside the cold phase, never
+// end, before or after, in every shape: never well inside the cold phase, never
 // long after it. The figures are in the log and docs/metrics.md "Warmup".
 func TestWarmupAutoColdStart(t *testing.T) {
 	c := sim.DefaultConfig()

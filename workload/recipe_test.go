@@ -179,7 +179,7 @@ func TestRecipeRefusesMismatch(t *testing.T) {
 	}
 }
 
-// The long-context case of issue 25: 1,000 prompts of 128k tokens, built to exact lengths,
+// The long-context case: 1,000 prompts of 128k tokens, built to exact lengths,
 // fit a header recipe of a few KB (their text is about 670 MB; the recipe measured 9,703
 // bytes). Building 670 MB of prompts takes a minute on a busy machine, so by default the
 // prompts are 20k tokens: their word counts have as many digits as 128k tokens' (about 12k

@@ -15,7 +15,7 @@ import (
 // lists one token, the final event's counts match, and the timings arrive.
 func TestLive(t *testing.T) {
 	url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "1024")
-	b, err := New(client.Target{BaseURL: url, HTTP: client.NewHTTPClient(2, false)})
+	b, err := Shape.New(client.Target{BaseURL: url, HTTP: client.NewHTTPClient(2, false)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,21 +21,11 @@ import (
 	"servebench/client"
 )
 
-// API is the name accepted by New.
+// API is the name accepted by --api.
 const API = "llamacpp"
 
-// Backend sends requests to llama.cpp's /completion: a client.EventBackend with this package's body and
-// decoder.
-type Backend = client.EventBackend
-
-// New returns a backend on target t.
-func New(t client.Target) (*Backend, error) {
-	if err := t.CheckURL("llamacpp"); err != nil {
-		return nil, err
-	}
-	return &Backend{Target: t, Path: "/completion", Accept: "text/event-stream", Body: body,
-		Frames: client.SSEFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
-}
+// Shape is llama.cpp's native /completion: its request body and its event decoder.
+var Shape = client.Shape{API: API, Path: "/completion", Body: body, Decoder: func() client.EventDecoder { return &decoder{} }}
 
 // body builds the request: n_predict caps the output, ignore_eos makes it exact.
 func body(req *client.Request) ([]byte, error) {

@@ -19,7 +19,7 @@ func request() *client.Request {
 func TestTranscript(t *testing.T) {
 	for _, chunk := range []int{0, 9} {
 		srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "llamacpp-b11669-completion-native.sse"), Chunk: chunk})
-		b, _ := New(srv.Target())
+		b, _ := Shape.New(srv.Target())
 		rec := &clienttest.Recorder{}
 		if err := b.Do(context.Background(), request(), rec); err != nil {
 			t.Fatal(err)
@@ -43,7 +43,7 @@ func TestTranscript(t *testing.T) {
 func TestSplitCharacterAndMissingStop(t *testing.T) {
 	body := "data: {\"content\":\"\",\"tokens\":[200],\"stop\":false}\n\ndata: {\"content\":\"é\",\"tokens\":[201],\"stop\":false}\n\n"
 	srv := clienttest.NewServer(t, clienttest.Stream{Body: body})
-	b, _ := New(srv.Target())
+	b, _ := Shape.New(srv.Target())
 	rec := &clienttest.Recorder{}
 	err := b.Do(context.Background(), request(), rec)
 	if clienttest.Class(t, err) != "truncated" {
@@ -59,7 +59,7 @@ func TestSplitCharacterAndMissingStop(t *testing.T) {
 func TestErrorLine(t *testing.T) {
 	for _, chunk := range []int{0, 1, 9} {
 		srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "llamacpp-error-line-native.sse"), Chunk: chunk})
-		b, _ := New(srv.Target())
+		b, _ := Shape.New(srv.Target())
 		rec := &clienttest.Recorder{}
 		err := b.Do(context.Background(), request(), rec)
 		if clienttest.Class(t, err) != "stream_error_event" || !strings.Contains(err.Error(), "failed to decode the batch: KV cache is full") {

@@ -20,27 +20,19 @@ const (
 	APIChat     = "ollama-chat" // POST /api/chat with "messages"
 )
 
-// Backend sends requests to Ollama's native API: a client.EventBackend with this package's
-// body and decoder over NDJSON.
-type Backend = client.EventBackend
-
 // New returns a backend for api (APIGenerate or APIChat) on target t.
-func New(t client.Target, api string) (*Backend, error) {
+func New(t client.Target, api string) (*client.EventBackend, error) {
 	if api != APIGenerate && api != APIChat {
 		return nil, fmt.Errorf("ollama: unknown api %q (want %s or %s)", api, APIGenerate, APIChat)
-	}
-	if err := t.CheckURL("ollama"); err != nil {
-		return nil, err
 	}
 	chat := api == APIChat
 	path := "/api/generate"
 	if chat {
 		path = "/api/chat"
 	}
-	return &Backend{Target: t, Path: path, Accept: "application/x-ndjson",
+	return client.Shape{API: "ollama", Path: path, NDJSON: true,
 		Body:    func(req *client.Request) ([]byte, error) { return body(req, chat) },
-		Frames:  client.NDJSONFrames,
-		Decoder: func() client.EventDecoder { return &decoder{} }}, nil
+		Decoder: func() client.EventDecoder { return &decoder{} }}.New(t)
 }
 
 // body builds the request. Ollama has no ignore_eos; num_predict caps the output, so a

@@ -17,7 +17,7 @@ import (
 // llama.cpp's timings arrive as figures.
 func TestLive(t *testing.T) {
 	url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "1024")
-	b, err := New(client.Target{BaseURL: url, HTTP: client.NewHTTPClient(2, false)})
+	b, err := Shape.New(client.Target{BaseURL: url, HTTP: client.NewHTTPClient(2, false)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,18 +39,8 @@ import (
 // API is the name accepted by --api.
 const API = "openai-responses"
 
-// Backend sends requests to /v1/responses: a client.EventBackend with this package's body
-// and decoder.
-type Backend = client.EventBackend
-
-// New returns a backend on target t.
-func New(t client.Target) (*Backend, error) {
-	if err := t.CheckURL("openai-responses"); err != nil {
-		return nil, err
-	}
-	return &Backend{Target: t, Path: "/v1/responses", Accept: "text/event-stream", Body: body,
-		Frames: client.SSEFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
-}
+// Shape is the OpenAI Responses API, POST /v1/responses: its request body and its event decoder.
+var Shape = client.Shape{API: API, Path: "/v1/responses", Body: body, Decoder: func() client.EventDecoder { return &decoder{} }}
 
 // body builds the request. "store": false because a benchmark's answers are never fetched
 // again: OpenAI stores responses by default, and vLLM keeps them in memory, unbounded, when

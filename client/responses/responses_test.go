@@ -45,7 +45,7 @@ func TestTranscripts(t *testing.T) {
 	} {
 		for _, chunk := range []int{0, 7} {
 			srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, tc.file), Chunk: chunk})
-			b, _ := New(srv.Target())
+			b, _ := Shape.New(srv.Target())
 			rec := &clienttest.Recorder{}
 			err := b.Do(context.Background(), request(), rec)
 			if got := clienttest.Class(t, err); got != tc.class || (err != nil && !strings.Contains(err.Error(), tc.msg)) {
@@ -67,7 +67,7 @@ func TestFigures(t *testing.T) {
 		"llamacpp-b11669-responses.sse":  {"usage.cached_tokens": 11, "timings.cache_n": 11, "timings.predicted_n": 6, "timings.prompt_n": 28},
 	} {
 		srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, file)})
-		b, _ := New(srv.Target())
+		b, _ := Shape.New(srv.Target())
 		rec := &clienttest.Recorder{}
 		if err := b.Do(context.Background(), request(), rec); err != nil {
 			t.Fatal(err)
@@ -112,7 +112,7 @@ func TestHostile(t *testing.T) {
 			Body: `data: {"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":2,"output_tokens":3,"input_tokens_details":{"cached_tokens":4000000000}}}}` + "\n\n"}},
 	} {
 		srv := clienttest.NewServer(t, tc.s)
-		b, _ := New(srv.Target())
+		b, _ := Shape.New(srv.Target())
 		err := b.Do(context.Background(), request(), &clienttest.Recorder{})
 		if got := clienttest.Class(t, err); got != tc.class || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s: %v, want class %s with %q", tc.name, err, tc.class, tc.msg)
@@ -140,7 +140,7 @@ func TestBody(t *testing.T) {
 		{"prompt", &client.Request{Request: &workload.Request{ID: 2, Prompt: "Hello"}}, map[string]any{"input": "Hello"}, []string{"model", "max_output_tokens"}},
 	} {
 		srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "openai-responses-vllm.sse")})
-		b, _ := New(srv.Target())
+		b, _ := Shape.New(srv.Target())
 		if err := b.Do(context.Background(), tc.req, &clienttest.Recorder{}); err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func (r *reasoningRecorder) ReasoningTokens(n int) {
 func TestReasoningDeltas(t *testing.T) {
 	for _, chunk := range []int{0, 7} {
 		srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "openai-responses-reasoning.sse"), Chunk: chunk})
-		b, _ := New(srv.Target())
+		b, _ := Shape.New(srv.Target())
 		rec := &reasoningRecorder{}
 		if err := b.Do(context.Background(), request(), rec); err != nil {
 			t.Fatal(err)

@@ -25,21 +25,11 @@ import (
 	"servebench/record"
 )
 
-// API is the name accepted by New.
+// API is the name accepted by --api.
 const API = "sglang"
 
-// Backend sends requests to SGLang's /generate: a client.EventBackend with this package's body and
-// decoder.
-type Backend = client.EventBackend
-
-// New returns a backend on target t.
-func New(t client.Target) (*Backend, error) {
-	if err := t.CheckURL("sglang"); err != nil {
-		return nil, err
-	}
-	return &Backend{Target: t, Path: "/generate", Accept: "text/event-stream", Body: body,
-		Frames: client.SSEFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
-}
+// Shape is SGLang's native /generate: its request body and its event decoder.
+var Shape = client.Shape{API: API, Path: "/generate", Body: body, Decoder: func() client.EventDecoder { return &decoder{} }}
 
 // body builds the request; a fixed output uses ignore_eos and min_new_tokens.
 func body(req *client.Request) ([]byte, error) {

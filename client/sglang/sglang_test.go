@@ -14,7 +14,7 @@ import (
 // meta_info figures at the finish, then [DONE].
 func TestTranscript(t *testing.T) {
 	srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "sglang-0.4-generate.sse"), Chunk: 11})
-	b, _ := New(srv.Target())
+	b, _ := Shape.New(srv.Target())
 	rec := &clienttest.Recorder{}
 	req := &client.Request{Request: &workload.Request{ID: 1, Prompt: "Hi", OutputTokens: 5}, FixedOutput: true}
 	if err := b.Do(context.Background(), req, rec); err != nil {
@@ -38,7 +38,7 @@ func TestTranscript(t *testing.T) {
 func run(t *testing.T, file string, chunk int) (*clienttest.Recorder, error) {
 	t.Helper()
 	srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, file), Chunk: chunk})
-	b, err := New(srv.Target())
+	b, err := Shape.New(srv.Target())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,21 +17,11 @@ import (
 	"servebench/client"
 )
 
-// API is the name accepted by New.
+// API is the name accepted by --api.
 const API = "tgi"
 
-// Backend sends requests to TGI's /generate_stream: a client.EventBackend with this package's body and
-// decoder.
-type Backend = client.EventBackend
-
-// New returns a backend on target t.
-func New(t client.Target) (*Backend, error) {
-	if err := t.CheckURL("tgi"); err != nil {
-		return nil, err
-	}
-	return &Backend{Target: t, Path: "/generate_stream", Accept: "text/event-stream", Body: body,
-		Frames: client.SSEFrames, Decoder: func() client.EventDecoder { return &decoder{} }}, nil
-}
+// Shape is TGI's /generate_stream: its request body and its event decoder.
+var Shape = client.Shape{API: API, Path: "/generate_stream", Body: body, Decoder: func() client.EventDecoder { return &decoder{} }}
 
 // body builds the request. TGI has no ignore_eos or min_tokens: a fixed-output workload is
 // capped by max_new_tokens only. "details" asks for the final token counts.

@@ -32,7 +32,7 @@ func TestTranscripts(t *testing.T) {
 	} {
 		for _, chunk := range []int{0, 5} {
 			srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, tc.file), Chunk: chunk})
-			b, _ := New(srv.Target())
+			b, _ := Shape.New(srv.Target())
 			rec := &clienttest.Recorder{}
 			err := b.Do(context.Background(), request(), rec)
 			if got := clienttest.Class(t, err); got != tc.class {
@@ -47,7 +47,7 @@ func TestTranscripts(t *testing.T) {
 
 func TestBody(t *testing.T) {
 	srv := clienttest.NewServer(t, clienttest.Stream{Body: clienttest.Transcript(t, "tgi-3.0-generate-stream.sse")})
-	b, _ := New(srv.Target())
+	b, _ := Shape.New(srv.Target())
 	if err := b.Do(context.Background(), request(), &clienttest.Recorder{}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,25 +17,17 @@ import (
 	"servebench/client"
 )
 
-// API is the name accepted by New.
+// API is the name accepted by --api.
 const API = "triton"
-
-// Backend sends requests to Triton's generate_stream for one model: a client.EventBackend
-// with this package's body and decoder.
-type Backend = client.EventBackend
 
 // New returns a backend for model on target t. Triton addresses models by name in the path,
 // so the model is required.
-func New(t client.Target, model string) (*Backend, error) {
+func New(t client.Target, model string) (*client.EventBackend, error) {
 	if model == "" {
 		return nil, errors.New("triton: a model name is required (--model, e.g. ensemble)")
 	}
-	if err := t.CheckURL("triton"); err != nil {
-		return nil, err
-	}
-	return &Backend{Target: t, Path: "/v2/models/" + url.PathEscape(model) + "/generate_stream", Accept: "text/event-stream",
-		Body: body, Frames: client.SSEFrames,
-		Decoder: func() client.EventDecoder { return &decoder{} }}, nil
+	return client.Shape{API: API, Path: "/v2/models/" + url.PathEscape(model) + "/generate_stream", Body: body,
+		Decoder: func() client.EventDecoder { return &decoder{} }}.New(t)
 }
 
 // body builds the request. The TensorRT-LLM ensemble takes ignore_eos for a fixed output.

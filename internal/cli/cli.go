@@ -161,3 +161,9 @@ With no --url, servebench run benchmarks its built-in simulated server.`,
 	wrapArgs(root)
 	return root
 }
+
+// Command returns servebench's command tree, with its output discarded, for tools that read
+// the commands and flags (the generated reference in docs/cli).
+func Command() *cobra.Command {
+	return newRoot(&streams{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+}

@@ -14,7 +14,8 @@ import (
 // (more users than slots, so requests wait in its queue) and checks the report a person reads
 // first: TTFT taken apart into to-headers (llama.cpp answers when a slot takes the request),
 // its own prefill time (timings.prompt_ms) and a small rest, and at most 3 notes, each with a
-// level, none of the false alarms issue 24 named. Skips without the peer.
+// level, none of them a false alarm (a BOS-token cache hit, a client bottleneck, an empty ITL
+// (token), HTTP/2). Skips without the peer.
 func TestLlamaCppTTFTSplitAndNotes(t *testing.T) {
 	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192", "--metrics")
 	dir := t.TempDir()

@@ -12,7 +12,7 @@ import (
 	"servebench/sim"
 )
 
-// TestLoRAMix (issue 25): a 3-adapter weighted mix against the simulator serving those
+// TestLoRAMix: a 3-adapter weighted mix against the simulator serving those
 // adapters sends each request to its adapter (the model field), records it, splits the
 // traffic as weighted, reports per-adapter figures in text, JSON and HTML, records the mix
 // as a condition, and hashes it with the workload.

@@ -14,7 +14,7 @@ import (
 	"servebench/workload"
 )
 
-// TestImagesRaisePromptTokensAndTTFT is issue 25's "done when" for images: a run with 2
+// TestImagesRaisePromptTokensAndTTFT: a run with 2
 // images of 1024×1024 per request reports the image bytes sent and the server's prompt
 // tokens, and its TTFT rises against the same text-only run as the preset's rule predicts
 // (Qwen2-VL: ceil(1024/28)² = 1369 tokens per image, prefilled by the roofline).

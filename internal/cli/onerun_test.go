@@ -10,7 +10,7 @@ import (
 // TestRecordsNotOneRunRefused: a --repeat file (several runs, one header) reads as the runs it
 // holds, while two files joined with cat, or a file with every record written twice, are
 // refused by report and compare with exit 2 naming the file and line, never pooled into one
-// run of twice the requests (issue 26).
+// run of twice the requests.
 func TestRecordsNotOneRunRefused(t *testing.T) {
 	url := startSim(t, nil)
 	dir := t.TempDir()

@@ -50,7 +50,7 @@ func (l *lineLog) String() string {
 }
 
 // TestWaitingLineOnClosedPort: a run against a port nobody listens on says so at once,
-// not after the whole ready timeout (issue 24: 60 s of silence). The bound is generous.
+// not after the whole ready timeout (60 s of silence by default). The bound is generous.
 func TestWaitingLineOnClosedPort(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -2,34 +2,56 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+	"unicode/utf8"
 )
 
-// readmeCommands returns every servebench command line in README.md's code blocks, with
-// continuation lines joined and comments removed.
-func readmeCommands(t *testing.T) [][]string {
+// example is one servebench command line from a code block of a Markdown page.
+type example struct {
+	args       []string // without the program name
+	comment    string   // the text after " #", if any
+	background bool     // the line ends with "&"
+	line       int      // where the command starts in its page
+}
+
+// docExamples returns every servebench command line in the code blocks of the Markdown page
+// at path, with continuation lines joined and comments split off.
+func docExamples(t *testing.T, path string) []example {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var cmds [][]string
-	inBlock, cur := false, ""
+	var exs []example
+	inBlock, cur, comment, start, n := false, "", "", 0, 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
+		n++
 		line := sc.Text()
-		if strings.HasPrefix(line, "```") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
 			inBlock = !inBlock
 			continue
 		}
 		if !inBlock {
 			continue
 		}
+		if cur == "" {
+			start = n
+		}
 		if i := strings.Index(line, " #"); i >= 0 {
+			comment += strings.TrimSpace(line[i+2:]) + " "
 			line = line[:i]
 		}
 		cur += " " + strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), "\\"))
@@ -37,30 +59,194 @@ func readmeCommands(t *testing.T) [][]string {
 			continue
 		}
 		fields := strings.Fields(cur)
-		cur = ""
-		if len(fields) > 0 && fields[0] == "servebench" {
-			cmds = append(cmds, fields[1:])
-		}
-	}
-	return cmds
-}
-
-// TestReadmeCommandsParse checks that every servebench command in the README names a real
-// subcommand and only real flags, so the README cannot go stale.
-func TestReadmeCommandsParse(t *testing.T) {
-	cmds := readmeCommands(t)
-	if len(cmds) < 5 {
-		t.Fatalf("found only %d servebench commands in README.md", len(cmds))
-	}
-	for _, args := range cmds {
-		root := newRoot(&streams{})
-		cmd, rest, err := root.Find(args)
-		if err != nil || cmd == root {
-			t.Errorf("README: servebench %s: no such subcommand (%v)", strings.Join(args, " "), err)
+		ex := example{comment: strings.TrimSpace(comment), line: start}
+		cur, comment = "", ""
+		if len(fields) == 0 || fields[0] != "servebench" {
 			continue
 		}
-		if err := cmd.ParseFlags(rest); err != nil {
-			t.Errorf("README: servebench %s: %v", strings.Join(args, " "), err)
+		if fields[len(fields)-1] == "&" {
+			ex.background, fields = true, fields[:len(fields)-1]
+		}
+		ex.args = fields[1:]
+		exs = append(exs, ex)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return exs
+}
+
+// docPages returns README.md and every topic page in docs/ (the generated docs/cli pages hold
+// synopses such as "servebench run [flags]", not commands).
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{filepath.Join("..", "..", "README.md")}, pages...)
+}
+
+// TestReadmeCommandsParse checks that every servebench command in the README and the docs
+// pages names a real subcommand and only real flags, so the pages cannot go stale.
+func TestReadmeCommandsParse(t *testing.T) {
+	for _, page := range docPages(t) {
+		exs := docExamples(t, page)
+		if filepath.Base(page) == "README.md" && len(exs) < 5 {
+			t.Fatalf("found only %d servebench commands in README.md", len(exs))
+		}
+		for _, ex := range exs {
+			root := newRoot(&streams{})
+			cmd, rest, err := root.Find(ex.args)
+			if err != nil || cmd == root {
+				t.Errorf("%s:%d: servebench %s: no such subcommand (%v)", page, ex.line, strings.Join(ex.args, " "), err)
+				continue
+			}
+			if err := cmd.ParseFlags(rest); err != nil {
+				t.Errorf("%s:%d: servebench %s: %v", page, ex.line, strings.Join(ex.args, " "), err)
+			}
+		}
+	}
+}
+
+// TestReadmeLayout holds the README to a tour's size and checks that every page it links to
+// exists.
+func TestReadmeLayout(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 200 {
+		t.Errorf("README.md has %d lines, more than 200: move reference text to a docs/ page", len(lines))
+	}
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("README.md:%d is %d characters long, more than 120", i+1, n)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`).FindAllStringSubmatch(string(b), -1) {
+		if _, err := os.Stat(filepath.Join("..", "..", m[1])); err != nil {
+			t.Errorf("README.md links to %s, which does not exist", m[1])
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a background command's writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestReadmeTour runs the README's walk as written, command after command in one folder:
+// a servebench command ending in "&" (the simulator) runs in the background until the next
+// one replaces it, 127.0.0.1:8000 becomes a free loopback port, and a command whose comment
+// says "exit N" must exit N (every other one 0).
+func TestReadmeTour(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the README's walk takes about two minutes")
+	}
+	exs := docExamples(t, filepath.Join("..", "..", "README.md"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+
+	var stopBG func()
+	defer func() {
+		if stopBG != nil {
+			stopBG()
+		}
+	}()
+	exitRe := regexp.MustCompile(`\bexit (\d+)\b`)
+	ran := 0
+	for _, ex := range exs {
+		args := make([]string, len(ex.args))
+		for i, a := range ex.args {
+			args[i] = strings.ReplaceAll(a, "127.0.0.1:8000", addr)
+		}
+		if len(args) == 1 && args[0] == "run" {
+			continue // the built-in simulator's run: TestReadmeMainJob
+		}
+		cmdline := "servebench " + strings.Join(ex.args, " ")
+		if ex.background {
+			if stopBG != nil {
+				stopBG()
+			}
+			stopBG = startBackground(t, args, addr)
+			continue
+		}
+		want := 0
+		if m := exitRe.FindStringSubmatch(ex.comment); m != nil {
+			want, _ = strconv.Atoi(m[1])
+		}
+		code, out, errs := runMain(t, args...)
+		if code != want {
+			t.Fatalf("README.md:%d: %s: exit %d, want %d\n%s\n%s", ex.line, cmdline, code, want, out, errs)
+		}
+		ran++
+	}
+	if ran < 5 {
+		t.Fatalf("the README's walk has only %d commands to run", ran)
+	}
+	for _, f := range []string{"first.jsonl", "base.jsonl", "cand.jsonl", "compare.html", "sweep.html"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("the walk did not write %s: %v", f, err)
+		}
+	}
+}
+
+// startBackground runs a servebench command (the simulator) until the returned function
+// stops it, and waits until it answers HTTP on addr.
+func startBackground(t *testing.T, args []string, addr string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var errs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, args, strings.NewReader(""), &errs, &errs)
+	}()
+	stop = func() {
+		cancel()
+		<-done
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/v1/models")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return stop
+			}
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("servebench %s: exit %d before it answered: %s", strings.Join(args, " "), code, errs.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("servebench %s did not answer on %s within 30 s: %s", strings.Join(args, " "), addr, errs.String())
 		}
 	}
 }

@@ -116,7 +116,7 @@ func TestRepeatReportMatchesRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"repeat 1/3", "repeat 3/3", "run 2's (the last)", "6 completed"} {
+	for _, want := range []string{"repeat 1/3", "repeat 3/3", "run 3's (the last)", "6 completed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("run output lacks %q:\n%s", want, out)
 		}
@@ -183,7 +183,7 @@ func TestMergedShardsKeepRunsApart(t *testing.T) {
 	if code != 0 {
 		t.Fatal(e)
 	}
-	for _, want := range []string{"repeat 1/2", "repeat 2/2", "run 1's (the last)", "10 completed"} {
+	for _, want := range []string{"repeat 1/2", "repeat 2/2", "run 2's (the last)", "10 completed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("merged report lacks %q:\n%s", want, out)
 		}

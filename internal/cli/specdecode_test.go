@@ -12,7 +12,7 @@ import (
 	"servebench/sim"
 )
 
-// TestSpecDecodeAcceptance (issue 25): a run against the simulator with speculative decoding
+// TestSpecDecodeAcceptance: a run against the simulator with speculative decoding
 // (k = 4, α = 0.7) keeps vLLM's spec_decode counters without --scrape-all, and its summary
 // gives an acceptance rate within 1% of the configured one, the mean accepted length, and
 // ITL per token beside ITL per chunk, in text and JSON.

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestStagesPerStageFigures is issue 25's "a 3-stage concurrency run reports per-stage figures
-// in text, JSON and HTML": 2, 4 and 8 users for a second each against a simulator of fixed
+// TestStagesPerStageFigures: a 3-stage concurrency run reports per-stage figures in text,
+// JSON and HTML: 2, 4 and 8 users for a second each against a simulator of fixed
 // latencies (20 ms TTFT, 2 ms ITL: a request takes the same time at any load), so each
 // stage's throughput is about twice the last's. The bound is generous (×1.25) for a busy
 // machine; every request is in one file with its stage, after one warmup.

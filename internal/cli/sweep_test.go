@@ -32,7 +32,7 @@ func TestSweepRepeatAndReport(t *testing.T) {
 	if e == nil || e.Repeat != 2 || len(e.Points) != 3 || len(e.Points[2].Runs) != 2 || e.Points[2].Runs[1] != 5 || e.Knee == nil || e.SLOLoad == nil {
 		t.Fatalf("sweep end %+v", e)
 	}
-	findings := []string{"saturation knee: runs ", "max goodput: runs ", "highest load meeting the SLOs (attainment ≥ 99%): runs 4–5, concurrency 4"}
+	findings := []string{"saturation knee: runs ", "max goodput: runs ", "highest load meeting the SLOs (attainment ≥ 99%): runs 5–6, concurrency 4"}
 	for _, f := range findings {
 		if !strings.Contains(out, f) {
 			t.Errorf("sweep printed no %q:\n%s", f, out)
