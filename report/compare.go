@@ -230,7 +230,11 @@ func cmpVerdictOnly(r *compare.Result) string {
 				why = append(why, fmt.Sprintf("%s %+.1f%%", row.Metric.Name, fin(100*row.Delta)))
 			}
 		}
-		return fmt.Sprintf("%s: %s (%s)", v, strings.Join(why, ", "), cmpThresholds(r))
+		line := fmt.Sprintf("%s: %s (%s)", v, strings.Join(why, ", "), cmpThresholds(r))
+		if r.Undecided > r.Decided {
+			line += "; not a clean result: most metrics could have moved either way by the threshold"
+		}
+		return line
 	case compare.Inconclusive:
 		for _, row := range r.Rows {
 			if row.Change == compare.Inconclusive {
