@@ -285,7 +285,7 @@ func renderCompareMarkdown(w io.Writer, ins []Input) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "### servebench compare: %s\n\n", strings.ToUpper(r.Verdict))
+	fmt.Fprintf(&b, "### servebench compare: %s\n\n", cmpHead(r))
 	if s := sidesSimulated(base, cand); s != "" {
 		fmt.Fprintf(&b, "> **SIMULATED**: %s.\n\n", mdEsc(s))
 	}
