@@ -62,16 +62,20 @@ func arithRow(m Metric, bv, cv []runValue, alpha float64) Row {
 	} else if d != 0 {
 		row.P = 0
 	}
+	t1 := stat.TQuantile(1-alpha, df)
 	switch {
 	case mb > 0:
 		row.Delta, row.DeltaLo, row.DeltaHi = d/mb, (d-tc*se)/mb, (d+tc*se)/mb
+		row.EqLo, row.EqHi = (d-t1*se)/mb, (d+t1*se)/mb
 	case mc == 0:
 		row.Delta, row.DeltaLo, row.DeltaHi = 0, 0, 0
+		row.EqLo, row.EqHi = 0, 0
 	default:
 		row.Delta, row.DeltaLo, row.DeltaHi = math.Inf(1), math.Inf(-1), math.Inf(1)
 		if d-tc*se > 0 {
 			row.DeltaLo = math.Inf(1)
 		}
+		row.EqLo, row.EqHi = row.DeltaLo, row.DeltaHi
 	}
 	row.Significant = row.DeltaLo > 0 || row.DeltaHi < 0
 	return row
