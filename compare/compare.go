@@ -90,7 +90,7 @@ type Row struct {
 	// on: two one-sided tests at Alpha each (TOST), the textbook test that a change lies
 	// inside ±threshold.
 	EqLo, EqHi float64
-	P                float64
+	P          float64
 	// Significant: the interval of Delta excludes 0.
 	Significant bool
 	// Change is "~" (not significant, interval within the threshold), "within threshold"
