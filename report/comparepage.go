@@ -139,7 +139,7 @@ func flagsLine(r *compare.Result, expect []string) string {
 // verdictClass is the CSS class of the verdict's box.
 func verdictClass(v string) string {
 	switch v {
-	case compare.Regressed:
+	case compare.Regressed, compare.MeasuredNothing:
 		return "bad"
 	case compare.Improved:
 		return "good"
