@@ -25,7 +25,7 @@ import (
 // matter. At most
 // one run per side is left out, and only from a side of three runs or more (two must remain).
 // The rates measured with this rule over HTTP are in docs/metrics.md.
-const outlierAlpha = 0.05
+const outlierAlpha = 0.025
 
 // Outlier is a run left out of a row as disturbed.
 type Outlier struct {
