@@ -22,6 +22,15 @@ const (
 	// tell whether it changed by the threshold or not; Result.Decide says how many runs per
 	// side would.
 	Inconclusive = "inconclusive"
+	// MeasuredNothing: a side has no measured request that completed (all failed, all
+	// warmup, an empty file), or no key metric could be compared: there is nothing to judge,
+	// and "no significant change" would pass a broken server. Result.Empty says which side.
+	MeasuredNothing = "measured nothing"
+	// NotJudged is a row's Change for a tail percentile at one run a side: its run-to-run
+	// spread cannot be measured from one run, and it is far larger than a median's (a prefill
+	// stall shared by every stream moves a whole run's p99), so the row is shown and left out
+	// of the verdict.
+	NotJudged = "not judged"
 )
 
 // Method is the one method of comparison (stat.TwoLevel): run-level values on the log scale,
@@ -42,6 +51,10 @@ type Options struct {
 	Rounds int
 	// Goodput includes goodput among the metrics (the sides' Options must carry SLOs).
 	Goodput bool
+	// TailThreshold is the threshold of the tail percentiles (p99): a run's p99 is set by a
+	// few of its slowest requests and moves from run to run far more than a median does
+	// (0: twice Threshold).
+	TailThreshold float64
 }
 
 func (o Options) withDefaults() Options {
@@ -53,6 +66,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Rounds == 0 {
 		o.Rounds = 100
+	}
+	if o.TailThreshold == 0 {
+		o.TailThreshold = 2 * o.Threshold
 	}
 	return o
 }
@@ -70,7 +86,11 @@ type Row struct {
 	Base, Cand       Estimate
 	Delta            float64 // cand/base − 1
 	DeltaLo, DeltaHi float64 // its interval (at 1 − Alpha)
-	P                float64
+	// EqLo and EqHi are its interval at 1 − 2·Alpha (90%), the one an equivalence is judged
+	// on: two one-sided tests at Alpha each (TOST), the textbook test that a change lies
+	// inside ±threshold.
+	EqLo, EqHi float64
+	P          float64
 	// Significant: the interval of Delta excludes 0.
 	Significant bool
 	// Change is "~" (not significant, interval within the threshold), "within threshold"
@@ -82,6 +102,18 @@ type Row struct {
 	Assumed bool
 	// Power is what these runs could detect (power.go).
 	Power *Power
+	// Threshold is the threshold the row was judged at (Options.TailThreshold for a tail).
+	Threshold float64
+	// Arithmetic: a run's value was 0 (goodput of a run that met no SLO), so the sides are
+	// arithmetic means and the delta a difference of means over the base's (arith.go); a
+	// geometric mean cannot hold a 0, and leaving the run out would flatter its side.
+	Arithmetic bool
+	// Outliers are the runs left out of this row as disturbed (robust.go).
+	Outliers []Outlier
+	// ServerSteady, on a tail row, is the server's own figure for it on both sides (the
+	// median over runs of its histogram's p99) when it exists in every run and moved by less
+	// than the row's threshold; nil otherwise (see blocks).
+	ServerSteady *ServerPair
 }
 
 // Result is a whole comparison.
@@ -103,6 +135,17 @@ type Result struct {
 	// Server are the servers' own figures (from telemetry) on both sides, beside ours: shown
 	// for the reader, never judged (see ServerRow). Nil when neither side has telemetry.
 	Server []ServerRow
+	// Empty, with the verdict MeasuredNothing, says what measured nothing: "candidate",
+	// "base", "both", or why no key metric could be compared.
+	Empty string
+	// Provisional are the reasons the verdict holds only provisionally: a side that was not
+	// steady or that its validity rules or warnings invalidate (provisional.go). The verdict
+	// is still printed, marked PROVISIONAL, and compare exits with its own code.
+	Provisional []string
+	// Metrics is the key metrics tried; Decided those whose interval settled them (~, within
+	// threshold, improved, regressed); Undecided those inconclusive; NotJudged the tails left
+	// out at one run a side; Metrics − Decided − Undecided − NotJudged could not be compared.
+	Metrics, Decided, Undecided, Unjudged int
 }
 
 // Compare judges cand against base.
@@ -120,22 +163,30 @@ func Compare(base, cand *Side, opt Options) *Result {
 	if opt.Goodput {
 		ms = append(append([]Metric{}, KeyMetrics...), Goodput)
 	}
+	res.Metrics = len(ms)
 	bb, cb := base.blocksByRun(br), cand.blocksByRun(cr)
+	one := len(br) == 1 && len(cr) == 1
 	for i, m := range ms {
 		rng := rand.New(rand.NewPCG(uint64(i+1), 0x5eed))
-		one := len(br) == 1 && len(cr) == 1
-		bv, cv := runValues(m, br, bb, opt.Rounds, rng, one), runValues(m, cr, cb, opt.Rounds, rng, one)
+		bv, cv := runValues(m, br, bb, opt.Rounds, rng, one, false), runValues(m, cr, cb, opt.Rounds, rng, one, false)
 		if len(bv) == 0 || len(cv) == 0 {
 			if len(br) > 0 && len(cr) > 0 {
-				res.warnf("%s: not compared: it is undefined or zero in every run of a side", m.Name)
+				res.warnf("%s: not compared: it is undefined in every run of a side", m.Name)
 			}
 			continue
 		}
-		row := compareRow(m, bv, cv, opt)
+		row := compareRow(m, bv, cv, opt, one)
+		row.ServerSteady = serverSteady(m, br, cr, row.Threshold)
 		res.Rows = append(res.Rows, row)
 	}
+	res.count()
 	res.methodWarnings()
+	res.serverNotes()
+	res.outlierNotes(br, cr)
 	res.Verdict = verdict(res)
+	if res.Empty = measuredNothing(br, cr, res.Rows); res.Empty != "" {
+		res.Verdict = MeasuredNothing
+	}
 	if res.Verdict == Inconclusive {
 		res.Decide = decide(res.Rows)
 	}
@@ -146,21 +197,90 @@ func Compare(base, cand *Side, opt Options) *Result {
 	for _, w := range conditionWarnings(base, cand, res.Differences) {
 		res.warnf("%s", w)
 	}
+	if res.Verdict != MeasuredNothing && res.Verdict != NotComparable {
+		res.Provisional = provisional(br, cr)
+	}
 	if cand.Header != nil && cand.Header.Like != nil {
 		res.Changes = cand.Header.Like.Changes
 	}
 	return res
 }
 
-// compareRow compares one metric's run values and judges the change.
-func compareRow(m Metric, bv, cv []stat.RunValue, opt Options) Row {
-	r := stat.TwoLevel(bv, cv, opt.Alpha)
+// count tallies the rows by what decided them.
+func (r *Result) count() {
+	for _, row := range r.Rows {
+		switch row.Change {
+		case Inconclusive:
+			r.Undecided++
+		case NotJudged:
+			r.Unjudged++
+		default:
+			r.Decided++
+		}
+	}
+}
+
+// measuredNothing says which side measured nothing a comparison could use: a side with no
+// run, or whose runs completed no measured request ("" when both did). With both measured,
+// it says so when no key metric could be compared at all.
+func measuredNothing(br, cr []metrics.RunSummary, rows []Row) string {
+	completed := func(rs []metrics.RunSummary) int {
+		n := 0
+		for _, r := range rs {
+			n += r.Summary.Completed
+		}
+		return n
+	}
+	b, c := completed(br) == 0, completed(cr) == 0
+	switch {
+	case b && c:
+		return "both"
+	case b:
+		return "base"
+	case c:
+		return "candidate"
+	case len(rows) == 0:
+		return "no key metric could be compared"
+	}
+	return ""
+}
+
+// compareRow compares one metric's run values and judges the change. Runs that the outlier
+// test marks as disturbed (robust.go) are left out and named in the row; a tail percentile
+// at one run a side is not judged; a metric with a 0 in some run is compared on arithmetic
+// means (arith.go).
+func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
+	th := opt.Threshold
+	if m.Tail {
+		th = opt.TailThreshold
+	}
+	if hasZero(bv) || hasZero(cv) {
+		row := arithRow(m, bv, cv, opt.Alpha)
+		row.Threshold = th
+		row.Change = judge(row, th)
+		return row
+	}
+	// a p99's runs are heavy-tailed by nature (a prefill stall shared by every stream moves
+	// a whole run's p99 by 40%), so its extreme run is no disturbance: leaving it out made
+	// identical servers "improved" on ITL p99 over HTTP
+	var out []Outlier
+	if !m.Tail {
+		bv, cv, out = dropOutliers(bv, cv, opt.Threshold)
+	}
+	r := stat.TwoLevel(logs(bv), logs(cv), opt.Alpha)
 	row := Row{Metric: m, Delta: r.Delta, DeltaLo: r.Lo, DeltaHi: r.Hi, P: r.P, Assumed: r.Assumed,
-		Significant: r.Lo > 0 || r.Hi < 0,
-		Base:        Estimate{r.Base, r.BaseLo, r.BaseHi, len(bv)},
-		Cand:        Estimate{r.Cand, r.CandLo, r.CandHi, len(cv)}}
-	row.Change = judge(row, opt.Threshold)
-	row.Power = power(r, row, opt)
+		Significant: r.Lo > 0 || r.Hi < 0, Threshold: th, Outliers: out,
+		Base: Estimate{r.Base, r.BaseLo, r.BaseHi, len(bv)},
+		Cand: Estimate{r.Cand, r.CandLo, r.CandHi, len(cv)}}
+	t1 := stat.TQuantile(1-opt.Alpha, r.DF)
+	row.EqLo, row.EqHi = math.Expm1(r.LogDiff-t1*r.SE), math.Expm1(r.LogDiff+t1*r.SE)
+	row.Change = judge(row, th)
+	if m.Tail && oneEach {
+		row.Change = NotJudged
+	}
+	o := opt
+	o.Threshold = th
+	row.Power = power(r, row, o)
 	return row
 }
 
@@ -168,7 +288,7 @@ func compareRow(m Metric, bv, cv []stat.RunValue, opt Options) Row {
 func (r *Result) methodWarnings() {
 	switch {
 	case r.BaseRuns == 1 && r.CandRuns == 1:
-		r.warnf("one run a side: the run-to-run spread cannot be measured, so every interval assumes %.0f%% (plus what each run's requests show); run --repeat 3 on both sides to measure it", 100*stat.AssumedRunSD)
+		r.warnf("one run a side: the run-to-run spread cannot be measured, so every interval assumes %.0f%% (plus what each run's requests show), and the tail percentiles (p99), whose spread from run to run is far larger, are shown but not judged; run --repeat 3 on both sides to measure it", 100*stat.AssumedRunSD)
 	case r.BaseRuns == 1 || r.CandRuns == 1:
 		r.warnf("one run on a side: the run-to-run spread comes from the other side's runs alone; run --repeat 3 on both sides for a firmer interval")
 	}
@@ -184,8 +304,8 @@ func (r *Result) inconclusiveNote() {
 		}
 	}
 	if len(names) > 0 {
-		r.warnf("%s: the interval straddles the %.4g%% threshold, so these runs cannot tell whether it changed by that much either way; more runs per side (or longer runs, for a p99) would decide it",
-			strings.Join(names, ", "), 100*r.Threshold)
+		r.warnf("%s: the interval straddles the threshold, so these runs cannot tell whether it changed by that much either way; more runs per side (or longer runs, for a p99) would decide it",
+			strings.Join(names, ", "))
 	}
 }
 
@@ -205,14 +325,50 @@ func sideConditions(s *Side) conditions.Set {
 	return conditions.Merge(conditions.FromHeader(s.Header), s.Header.Conditions)
 }
 
+// runValue is one run's value of a metric: on the log scale with its within-run variance
+// (stat.RunValue), the value itself (V, for the arithmetic comparison of arith.go), and the
+// run's index, so a run left out can be named.
+type runValue struct {
+	stat.RunValue
+	V   float64
+	Run int
+}
+
+func logs(vs []runValue) []stat.RunValue {
+	out := make([]stat.RunValue, len(vs))
+	for i, v := range vs {
+		out[i] = v.RunValue
+	}
+	return out
+}
+
 // runValues is each run's value of m on the log scale with its within-run variance; runs
-// where m is undefined or not positive (a ratio needs both) are left out.
-// oneEach says that each side has one run.
-func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, rounds int, rng *rand.Rand, oneEach bool) []stat.RunValue {
-	var out []stat.RunValue
+// where m is undefined are left out. A rate may be 0 (a run whose requests met no SLO has a
+// goodput of 0): it stays in, and compareRow compares such a metric on arithmetic means. A
+// latency of 0 or less is undefined (a ratio needs both).
+// oneEach says that each side has one run; bootstrap that each run's own sampling variance is
+// wanted even so (Describe's one-side interval floors the runs' spread with it).
+func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, rounds int, rng *rand.Rand, oneEach, bootstrap bool) []runValue {
+	var out []runValue
 	for _, r := range runs {
 		v, ok := m.FromSummary(r.Summary)
-		if !ok || !(v > 0) || math.IsInf(v, 0) {
+		if !ok || math.IsInf(v, 0) || math.IsNaN(v) || v < 0 || (v == 0 && m.Lower) {
+			continue
+		}
+		if v == 0 {
+			out = append(out, runValue{V: 0, Run: r.Run, RunValue: stat.RunValue{Log: math.Inf(-1)}})
+			continue
+		}
+		if !oneEach && !bootstrap {
+			// With runs to measure the spread, the runs decide: each run's value already holds
+			// its own sampling noise, so their spread measures it too (Student's t is exact for
+			// it). The block bootstrap's variance used to floor it, and over HTTP it overstated
+			// the noise many times: it cuts a run into windows by send time, and a closed loop
+			// whose users send in waves puts a whole wave in one window and none in the next, so
+			// resampled throughput swung ±40% and TTFT p50 ±10% where the runs agreed within
+			// 0.2%. Those intervals were wide enough that identical servers were never "no
+			// significant change".
+			out = append(out, runValue{V: v, Run: r.Run, RunValue: stat.RunValue{Log: math.Log(v)}})
 			continue
 		}
 		w := withinVar(m, blocks[r.Run], rounds, rng)
@@ -232,20 +388,23 @@ func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, roun
 				w = math.Max(w, ov)
 			}
 		}
-		out = append(out, stat.RunValue{Log: math.Log(v), Within: w, WithinDF: df})
+		out = append(out, runValue{V: v, Run: r.Run, RunValue: stat.RunValue{Log: math.Log(v), Within: w, WithinDF: df}})
 	}
 	return out
 }
 
 // judge names a row's change from its interval [lo, hi] of cand/base − 1 against the
-// threshold th, in the metric's worse and better directions: beyond th entirely → regressed
-// or improved; inside (−th, th) entirely → "~" or "within threshold"; across ±th →
+// threshold th, in the metric's worse and better directions: the 1 − Alpha interval beyond th
+// entirely → regressed or improved; the 1 − 2·Alpha interval inside (−th, th) entirely (an
+// equivalence by two one-sided tests at Alpha) → "~" or "within threshold"; else
 // inconclusive. With a threshold of 0 every significant change counts, and a non-significant
 // one is "~" (benchstat's rule).
 func judge(r Row, th float64) string {
 	worseLo, worseHi := r.DeltaLo, r.DeltaHi // the interval in the "worse" direction
+	eqLo, eqHi := r.EqLo, r.EqHi
 	if !r.Metric.Lower {
 		worseLo, worseHi = -r.DeltaHi, -r.DeltaLo
+		eqLo, eqHi = -r.EqHi, -r.EqLo
 	}
 	switch {
 	case th <= 1e-6 && !r.Significant:
@@ -254,9 +413,9 @@ func judge(r Row, th float64) string {
 		return Regressed
 	case worseHi <= -th:
 		return Improved
-	case worseHi < th && worseLo > -th && r.Significant:
+	case eqHi < th && eqLo > -th && r.Significant:
 		return "within threshold"
-	case worseHi < th && worseLo > -th:
+	case eqHi < th && eqLo > -th:
 		return "~"
 	case th <= 1e-6 && worseLo > 0:
 		return Regressed
@@ -268,7 +427,8 @@ func judge(r Row, th float64) string {
 
 // verdict: not comparable when a blocking condition moved unannounced; else regressed when
 // any key metric regressed; else improved when any improved (an inconclusive metric beside it
-// is named in a note); else inconclusive when any is; else no significant change.
+// is named in a note); else inconclusive when an inconclusive row blocks (see blocks); else
+// no significant change.
 //
 // We tried letting a metric that may have regressed (its interval reaching the threshold on
 // the worse side) make the whole verdict inconclusive even beside a clear improvement: with
@@ -289,14 +449,32 @@ func verdict(r *Result) string {
 		return false
 	}
 	switch {
+	case len(r.Rows) == 0:
+		return MeasuredNothing
 	case has(func(x Row) bool { return x.Change == Regressed }):
 		return Regressed
 	case has(func(x Row) bool { return x.Change == Improved }):
 		return Improved
-	case has(func(x Row) bool { return x.Change == Inconclusive }):
+	case has(blocks):
 		return Inconclusive
 	}
 	return NoChange
+}
+
+// blocks says whether an inconclusive row keeps the verdict from "no significant change": any
+// inconclusive median or rate does; a tail percentile does only when its interval excludes no
+// change (the runs show it moved, not by how much). A p99's run-to-run spread is many times a
+// median's (over HTTP against the simulator, ITL p99 ranged 7.8–31 ms over the runs of one
+// configuration while ITL p50 stayed within 0.5%), so at a few runs a side its interval almost
+// always straddles the threshold; requiring it decided would make identical servers
+// inconclusive nearly every time. The verdict line counts and names such rows.
+//
+// A significant tail row whose server figure stayed put (ServerSteady) does not block either:
+// the server's own p99 for the same metric says it did not move, so what moved was the client
+// or the network between them (a loaded client reads events late, and every late read is a
+// long gap). The row and a note say so.
+func blocks(x Row) bool {
+	return x.Change == Inconclusive && (!x.Metric.Tail || (x.Significant && x.ServerSteady == nil))
 }
 
 // prefixCacheKey is the measured condition "how much of the prompts the server took from its
@@ -338,4 +516,15 @@ func cacheClass(share float64) string {
 		return "partial (5-50% of prompt tokens cached)"
 	}
 	return "most (>50% of prompt tokens cached)"
+}
+
+// serverNotes says, for each tail row whose interval saw a change the server's own figure
+// did not, that the change is left to the client's side and out of the verdict.
+func (r *Result) serverNotes() {
+	for _, row := range r.Rows {
+		if s := row.ServerSteady; s != nil && row.Change == Inconclusive && row.Significant {
+			r.warnf("%s moved %+.0f%% in our measurement while the server's own %s stayed at %.4g → %.4g ms: the difference is the client's or the network's (a loaded client reads events late), so it does not hold the verdict",
+				row.Metric.Name, 100*row.Delta, s.Name, s.Base, s.Cand)
+		}
+	}
 }

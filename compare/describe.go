@@ -33,7 +33,12 @@ func Describe(s *Side, opt Options) []Described {
 	var out []Described
 	for i, m := range ms {
 		rng := rand.New(rand.NewPCG(uint64(i+1), 0x5eed)) // Compare's seeds: the same figures
-		v := runValues(m, runs, blocks, opt.Rounds, rng, len(runs) == 1)
+		var v []stat.RunValue
+		for _, x := range runValues(m, runs, blocks, opt.Rounds, rng, len(runs) == 1, true) {
+			if x.V > 0 { // a geometric mean over the runs: a run at 0 cannot enter it
+				v = append(v, x.RunValue)
+			}
+		}
 		if len(v) == 0 {
 			continue
 		}

@@ -13,6 +13,9 @@ type Metric struct {
 	Name  string // e.g. "TTFT p50"
 	Unit  string // "ms", "tok/s", "req/s"
 	Lower bool   // lower is better (latencies); otherwise higher is better (throughput)
+	// Tail is a tail percentile (p99), judged at Options.TailThreshold and, at one run a
+	// side, not judged at all.
+	Tail bool
 	// FromSummary is the run-level value of a run (in Unit); ok is false when undefined.
 	FromSummary func(*metrics.Summary) (float64, bool)
 	// fromBlocks computes the figure from the requests of resampled time blocks (bootstrap).
@@ -56,7 +59,7 @@ func b2f(b bool) float64 {
 
 // latency is a percentile of a latency distribution, in ms.
 func latency(name string, p float64, stat func(*metrics.Summary) metrics.Stat, vals func(*obs) []float64) Metric {
-	return Metric{Name: name, Unit: "ms", Lower: true,
+	return Metric{Name: name, Unit: "ms", Lower: true, Tail: p >= 99,
 		FromSummary: func(s *metrics.Summary) (float64, bool) {
 			st := stat(s)
 			if p == 50 {

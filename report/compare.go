@@ -98,11 +98,24 @@ func writeCmpRows(b *strings.Builder, r *compare.Result) {
 		if row.Change != "~" {
 			change = row.Change
 		}
+		if row.Arithmetic {
+			change += " (arithmetic means: a run is 0)"
+		}
+		for _, o := range row.Outliers {
+			change += fmt.Sprintf(" (%s run %d left out)", cmpSideShort(o.Side), o.Run)
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit),
 			cmpEstimate(row.Cand, row.Metric.Unit), cmpDelta(row), cmpPN(row), cmpPower(row.Power, r.Threshold), change)
 	}
 	tw.Flush()
 	fmt.Fprintf(b, "power: the chance these runs find a true %.4g%% change (--threshold), and the runs per side that reach 80%% (docs/metrics.md)\n", 100*r.Threshold)
+}
+
+func cmpSideShort(side string) string {
+	if side == "candidate" {
+		return "cand"
+	}
+	return side
 }
 
 // cmpPower is a row's power at the threshold: "73% (n≥7 for 80%)".
@@ -165,10 +178,45 @@ func cmpPN(r compare.Row) string {
 	return fmt.Sprintf("%s n=%d+%d", p, r.Base.N, r.Cand.N)
 }
 
+// cmpVerdict is the verdict line: the verdict, what decided it, how many metrics decided it
+// and how many did not, and PROVISIONAL with its reasons when a side was not steady or invalid.
 func cmpVerdict(r *compare.Result) string {
+	line := cmpVerdictOnly(r)
+	if r.Verdict == compare.NotComparable || r.Verdict == compare.MeasuredNothing {
+		return line
+	}
+	line += "; " + cmpDecided(r)
+	if len(r.Provisional) > 0 {
+		line = "PROVISIONAL " + line + "; " + strings.Join(r.Provisional, "; ")
+	}
+	return line
+}
+
+// cmpDecided is "7 of 9 metrics decided, 2 inconclusive" (with the tails not judged and the
+// metrics not compared, when there are any).
+func cmpDecided(r *compare.Result) string {
+	s := fmt.Sprintf("%d of %d metrics decided, %d inconclusive", r.Decided, r.Metrics, r.Undecided)
+	if r.Unjudged > 0 {
+		s += fmt.Sprintf(", %d not judged (tails at one run a side)", r.Unjudged)
+	}
+	if n := r.Metrics - r.Decided - r.Undecided - r.Unjudged; n > 0 {
+		s += fmt.Sprintf(", %d not compared", n)
+	}
+	return s
+}
+
+func cmpVerdictOnly(r *compare.Result) string {
 	v := strings.ToUpper(r.Verdict)
 	var why []string
 	switch r.Verdict {
+	case compare.MeasuredNothing:
+		switch r.Empty {
+		case "base", "candidate":
+			return fmt.Sprintf("%s: the %s has no completed measured request (every request failed, or every one was warmup): there is nothing to compare", v, r.Empty)
+		case "both":
+			return fmt.Sprintf("%s: neither side has a completed measured request (every request failed, or every one was warmup): there is nothing to compare", v)
+		}
+		return fmt.Sprintf("%s: %s", v, r.Empty)
 	case compare.NotComparable:
 		for _, d := range r.Differences {
 			if d.Kind == conditions.KindBlocking {
@@ -182,7 +230,11 @@ func cmpVerdict(r *compare.Result) string {
 				why = append(why, fmt.Sprintf("%s %+.1f%%", row.Metric.Name, fin(100*row.Delta)))
 			}
 		}
-		return fmt.Sprintf("%s: %s (threshold %g%%)", v, strings.Join(why, ", "), 100*r.Threshold)
+		line := fmt.Sprintf("%s: %s (%s)", v, strings.Join(why, ", "), cmpThresholds(r))
+		if r.Undecided > r.Decided {
+			line += "; not a clean result: most metrics could have moved either way by the threshold"
+		}
+		return line
 	case compare.Inconclusive:
 		for _, row := range r.Rows {
 			if row.Change == compare.Inconclusive {
@@ -193,10 +245,22 @@ func cmpVerdict(r *compare.Result) string {
 		if r.Decide > 0 {
 			n = fmt.Sprintf("about %d runs per side", r.Decide)
 		}
-		return fmt.Sprintf("%s: the interval of %s straddles the %g%% threshold; %s would decide it (80%% power at the deltas seen)",
-			v, strings.Join(why, ", "), 100*r.Threshold, n)
+		return fmt.Sprintf("%s: the interval of %s straddles the threshold (%s); %s would decide it (80%% power at the deltas seen)",
+			v, strings.Join(why, ", "), cmpThresholds(r), n)
 	}
-	return fmt.Sprintf("%s (threshold %g%%)", v, 100*r.Threshold)
+	return fmt.Sprintf("%s (%s)", v, cmpThresholds(r))
+}
+
+// cmpThresholds is "threshold 5%" or, where a tail row was judged at another, "threshold 5%,
+// p99 10%".
+func cmpThresholds(r *compare.Result) string {
+	s := fmt.Sprintf("threshold %g%%", 100*r.Threshold)
+	for _, row := range r.Rows {
+		if row.Metric.Tail && row.Threshold != r.Threshold && row.Threshold > 0 {
+			return s + fmt.Sprintf(", p99 %g%%", 100*row.Threshold)
+		}
+	}
+	return s
 }
 
 // writeCmpServer writes the servers' own figures beside ours, after the verdict and labelled
@@ -249,6 +313,11 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		Base   *float64 `json:"base"`
 		Cand   *float64 `json:"candidate"`
 	}
+	type outlierJSON struct {
+		Side string  `json:"side"`
+		Run  int     `json:"run"`
+		Dev  float64 `json:"deviation"`
+	}
 	type row struct {
 		Metric      string   `json:"metric"`
 		Unit        string   `json:"unit"`
@@ -265,9 +334,12 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		// PowerAtThreshold is the chance these runs find a true change of the threshold;
 		// RunsNeeded the runs per side that reach 80% there, Decide those that would decide
 		// an inconclusive row (0: more than 40).
-		PowerAtThreshold *float64 `json:"power_at_threshold,omitempty"`
-		RunsNeeded       *int     `json:"runs_needed,omitempty"`
-		Decide           *int     `json:"runs_to_decide,omitempty"`
+		PowerAtThreshold *float64      `json:"power_at_threshold,omitempty"`
+		RunsNeeded       *int          `json:"runs_needed,omitempty"`
+		Decide           *int          `json:"runs_to_decide,omitempty"`
+		Threshold        float64       `json:"threshold"`
+		Arithmetic       bool          `json:"arithmetic_means,omitempty"`
+		Outliers         []outlierJSON `json:"outlier_runs,omitempty"`
 	}
 	finite := func(v float64) *float64 {
 		if math.IsInf(v, 0) || math.IsNaN(v) {
@@ -289,8 +361,18 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 		Changes     []record.Change         `json:"deliberate_changes,omitempty"`
 		// Server are the servers' own figures, informational (never in the verdict).
 		Server []serverRow `json:"server,omitempty"`
+		// Exit is the exit code compare gives this result; Provisional its reasons (exit 9).
+		Exit        int      `json:"exit_code"`
+		Provisional []string `json:"provisional,omitempty"`
+		Empty       string   `json:"measured_nothing,omitempty"`
+		Tried       int      `json:"metrics_tried"`
+		Decided     int      `json:"metrics_decided"`
+		Undecided   int      `json:"metrics_inconclusive"`
+		Unjudged    int      `json:"metrics_not_judged"`
 	}{Base: baseName, Cand: candName, Verdict: r.Verdict, Method: r.Method, Threshold: r.Threshold,
-		Differences: r.Differences, Warnings: finiteNotes(r.Warnings), Changes: r.Changes}
+		Differences: r.Differences, Warnings: finiteNotes(r.Warnings), Changes: r.Changes,
+		Exit: CompareExit(r), Provisional: r.Provisional, Empty: r.Empty,
+		Tried: r.Metrics, Decided: r.Decided, Undecided: r.Undecided, Unjudged: r.Unjudged}
 	if r.Verdict == compare.Inconclusive {
 		out.Decide = &r.Decide
 	}
@@ -300,7 +382,10 @@ func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) erro
 	for _, x := range r.Rows {
 		rw := row{Metric: x.Metric.Name, Unit: x.Metric.Unit, Base: e(x.Base), Cand: e(x.Cand), Delta: x.Delta, P: x.P,
 			DeltaLo: finite(x.DeltaLo), DeltaHi: finite(x.DeltaHi), RunSpreadAssumed: x.Assumed,
-			Significant: x.Significant, Change: x.Change}
+			Significant: x.Significant, Change: x.Change, Threshold: x.Threshold, Arithmetic: x.Arithmetic}
+		for _, o := range x.Outliers {
+			rw.Outliers = append(rw.Outliers, outlierJSON{o.Side, o.Run, o.Dev})
+		}
 		if p := x.Power; p != nil {
 			rw.PowerAtThreshold, rw.RunsNeeded = finite(p.AtThreshold), &p.RunsNeeded
 			if x.Change == compare.Inconclusive {

@@ -114,3 +114,25 @@ func TestGoBenchReadByBenchfmt(t *testing.T) {
 		t.Errorf("%d results, want 3:\n%s", n, b.String())
 	}
 }
+
+// compare's exit codes: not comparable and measured nothing first, then provisional whatever
+// the verdict, then regressed and inconclusive.
+func TestCompareExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		verdict     string
+		provisional bool
+		want        int
+	}{
+		{compare.NoChange, false, 0}, {compare.Improved, false, 0}, {compare.Regressed, false, 4},
+		{compare.NotComparable, true, 5}, {compare.Inconclusive, false, 6}, {compare.MeasuredNothing, true, 8},
+		{compare.Improved, true, 9}, {compare.Regressed, true, 9}, {compare.NoChange, true, 9},
+	} {
+		r := &compare.Result{Verdict: c.verdict}
+		if c.provisional {
+			r.Provisional = []string{"candidate not steady (run 0: ttft rising)"}
+		}
+		if got := CompareExit(r); got != c.want {
+			t.Errorf("%s, provisional %v: exit %d, want %d", c.verdict, c.provisional, got, c.want)
+		}
+	}
+}

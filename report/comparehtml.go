@@ -73,7 +73,11 @@ func renderCompareHTML(w io.Writer, ins []Input) error {
 	if err != nil {
 		return err
 	}
-	p := cmpHTML{Style: pageStyle, Verdict: strings.ToUpper(r.Verdict), VerdictClass: verdictClass(r.Verdict),
+	class := verdictClass(r.Verdict)
+	if len(r.Provisional) > 0 {
+		class = "unsure" // a provisional improvement is no green light
+	}
+	p := cmpHTML{Style: pageStyle, Verdict: cmpHead(r), VerdictClass: class,
 		VerdictLine: verdictWhy(r), Exit: exitLine(r) + ", " + flagsLine(r, ins[0].Compare.Expect), Sensitivity: strings.TrimSpace(cmpSensitivity(r)),
 		Method: r.Method, CI: int(math.Round(100 * (1 - r.Alpha))), Threshold: fmt.Sprintf("%.4g%%", 100*r.Threshold)}
 	p.Title = fmt.Sprintf("servebench compare — %s vs %s", base.label, cand.label)
@@ -269,8 +273,17 @@ func e2eVals(s *Series) []float64 {
 // verdictWhy is compare's verdict line without the verdict word the page shows above it.
 func verdictWhy(r *compare.Result) string {
 	line := cmpVerdict(r)
-	if why, ok := strings.CutPrefix(line, strings.ToUpper(r.Verdict)+": "); ok {
+	if why, ok := strings.CutPrefix(line, cmpHead(r)+": "); ok {
 		return why
 	}
-	return strings.TrimSpace(strings.TrimPrefix(line, strings.ToUpper(r.Verdict)))
+	return strings.TrimSpace(strings.TrimPrefix(line, cmpHead(r)))
+}
+
+// cmpHead is the verdict in capitals, "PROVISIONAL " before it when a side was not steady or
+// invalid.
+func cmpHead(r *compare.Result) string {
+	if len(r.Provisional) > 0 {
+		return "PROVISIONAL " + strings.ToUpper(r.Verdict)
+	}
+	return strings.ToUpper(r.Verdict)
 }

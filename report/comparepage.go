@@ -92,13 +92,21 @@ func comparison(ins []Input, format string) (base, cand *cmpSide, res *compare.R
 }
 
 // CompareExit is the exit code `servebench compare` gives a verdict (README "Exit codes"):
-// 4 regressed, 5 not comparable, 6 inconclusive, else 0.
-func CompareExit(verdict string) int {
-	switch verdict {
-	case compare.Regressed:
-		return 4
+// 5 not comparable, 8 a side measured nothing, 9 provisional (a side not steady or invalid,
+// whatever the verdict), 4 regressed, 6 inconclusive, else 0.
+func CompareExit(r *compare.Result) int {
+	switch r.Verdict {
 	case compare.NotComparable:
 		return 5
+	case compare.MeasuredNothing:
+		return 8
+	}
+	if len(r.Provisional) > 0 {
+		return 9
+	}
+	switch r.Verdict {
+	case compare.Regressed:
+		return 4
 	case compare.Inconclusive:
 		return 6
 	}
@@ -107,8 +115,9 @@ func CompareExit(verdict string) int {
 
 // exitLine says what `servebench compare` would exit with, in words.
 func exitLine(r *compare.Result) string {
-	code := CompareExit(r.Verdict)
-	what := map[int]string{0: "no regression", 4: "regressed", 5: "not comparable", 6: "inconclusive"}[code]
+	code := CompareExit(r)
+	what := map[int]string{0: "no regression", 4: "regressed", 5: "not comparable", 6: "inconclusive",
+		8: "a side measured nothing", 9: "provisional: a side was not steady or invalid"}[code]
 	return fmt.Sprintf("servebench compare would exit %d (%s)", code, what)
 }
 
@@ -130,7 +139,7 @@ func flagsLine(r *compare.Result, expect []string) string {
 // verdictClass is the CSS class of the verdict's box.
 func verdictClass(v string) string {
 	switch v {
-	case compare.Regressed:
+	case compare.Regressed, compare.MeasuredNothing:
 		return "bad"
 	case compare.Improved:
 		return "good"
@@ -276,7 +285,7 @@ func renderCompareMarkdown(w io.Writer, ins []Input) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "### servebench compare: %s\n\n", strings.ToUpper(r.Verdict))
+	fmt.Fprintf(&b, "### servebench compare: %s\n\n", cmpHead(r))
 	if s := sidesSimulated(base, cand); s != "" {
 		fmt.Fprintf(&b, "> **SIMULATED**: %s.\n\n", mdEsc(s))
 	}

@@ -25,6 +25,8 @@ const (
 	ExitNotComparable = 5 // compare: conditions differ, the runs are not comparable
 	ExitInconclusive  = 6 // compare: a metric's interval straddles the threshold
 	ExitInvalid       = 7 // run: INVALID under the validity rules (--valid)
+	ExitNothing       = 8 // compare: a side measured nothing (no completed measured request)
+	ExitProvisional   = 9 // compare: a side was not steady or invalid: the verdict is provisional
 	// ExitInterrupted is Ctrl-C (or SIGTERM) before a run started, while its inputs were read:
 	// nothing was measured. A run stopped once sending has begun ends as it would have.
 	ExitInterrupted = 130

@@ -14,12 +14,13 @@ import (
 
 const compareExamples = `  servebench compare base.jsonl cand.jsonl                       # verdict, per metric, with statistics
   servebench compare base.jsonl cand.jsonl --expect-change server.version --threshold 3
-  servebench compare base.jsonl cand.jsonl --format json          # for CI; exit 4 regressed, 5 not comparable, 6 inconclusive`
+  servebench compare base.jsonl cand.jsonl --format json          # for CI; exit 4 regressed, 5 not comparable, 6 inconclusive, 8 measured nothing, 9 provisional`
 
 // compareConfig is the configuration of `servebench compare`.
 type compareConfig struct {
 	expect    []string
 	threshold float64
+	tail      float64
 	format    string
 }
 
@@ -32,13 +33,19 @@ func newCompareCmd(st *streams) *cobra.Command {
 sampling, model, quantisation, hardware, server version or flags makes the runs not comparable,
 unless named with --expect-change. Then each key metric: a 95% interval of the ratio
 candidate/base from the runs' spread (run --repeat) and each run's own requests (a block
-bootstrap over time windows); with one run a side the run-to-run spread is assumed (3%).
-"~" = no significant difference. A metric whose whole interval lies beyond --threshold improved
-or regressed; one whose interval straddles it is inconclusive, with the runs per side that
-would decide it. The verdict is improved, regressed, inconclusive, no significant change or
-not comparable.
+bootstrap over time windows); with one run a side the run-to-run spread is assumed (3%) and
+the p99s are shown but not judged. A run far outside its side's others (a disturbed run) is
+left out of that metric and named. A metric with a run at 0 (goodput) is compared on
+arithmetic means. "~" = no significant difference. A metric whose whole interval lies beyond
+--threshold (--tail-threshold for a p99) improved or regressed; one whose interval lies
+inside it is equivalent; one whose interval straddles it is inconclusive, with the runs per
+side that would decide it. The verdict is improved, regressed, inconclusive, no significant
+change, not comparable or measured nothing, and names how many metrics decided it; a side
+that was not steady or invalid makes it PROVISIONAL.
 
-Exit codes: 0 no regression, 4 regressed, 5 not comparable, 6 inconclusive (1 and 2 as usual).`,
+Exit codes: 0 no regression, 4 regressed, 5 not comparable, 6 inconclusive, 8 a side measured
+nothing (every request failed or was warmup), 9 provisional (a side not steady or invalid;
+before 4 and 6), 1 and 2 as usual.`,
 		Example: compareExamples,
 		Args:    twoFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,11 +55,15 @@ Exit codes: 0 no regression, 4 regressed, 5 not comparable, 6 inconclusive (1 an
 			if !(c.threshold >= 0 && c.threshold < 100) { // NaN too: every comparison with it is false
 				return usageErr("--threshold %g: want a percentage in [0, 100)", c.threshold)
 			}
+			if !(c.tail >= 0 && c.tail < 100) {
+				return usageErr("--tail-threshold %g: want a percentage in [0, 100) (0: twice --threshold)", c.tail)
+			}
 			return runCompare(st, &c, args[0], args[1])
 		},
 	}
 	cmd.Flags().StringArrayVar(&c.expect, "expect-change", nil, "a condition you meant to change: a `key`, group or last key segment (repeatable)")
 	cmd.Flags().Float64Var(&c.threshold, "threshold", 5, "smallest change in percent that counts as improved or regressed")
+	cmd.Flags().Float64Var(&c.tail, "tail-threshold", 0, "the threshold in percent of the p99s, which move more from run to run (0: twice --threshold)")
 	cmd.Flags().StringVar(&c.format, "format", "text", strings.Join(report.CompareFormats(), " | "))
 	return cmd
 }
@@ -67,13 +78,19 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 	if err != nil {
 		return err
 	}
-	opt := compare.Options{Threshold: c.threshold / 100, Expect: c.expect, Goodput: sloSet(base) && sloSet(cand)}
+	opt := compare.Options{Threshold: c.threshold / 100, TailThreshold: c.tail / 100, Expect: c.expect, Goodput: sloSet(base) && sloSet(cand)}
 	if c.threshold == 0 {
 		opt.Threshold = 1e-9 // the user asked for every significant change to count
 	}
 	res := compare.Compare(base, cand, opt)
 	if err := report.RenderCompare(st.stdout, c.format, res, basePath, candPath); err != nil {
 		return err
+	}
+	switch report.CompareExit(res) {
+	case ExitNothing:
+		return codeErr(ExitNothing, fmt.Errorf("the %s measured nothing: no completed measured request", res.Empty))
+	case ExitProvisional:
+		return codeErr(ExitProvisional, fmt.Errorf("provisional %s: %s", res.Verdict, strings.Join(res.Provisional, "; ")))
 	}
 	switch res.Verdict {
 	case compare.Regressed:

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/sim"
+)
+
+// compare never passes a side that measured nothing: over real HTTP, a candidate whose every
+// request failed and one whose every request was warmup are "MEASURED NOTHING" with exit 8,
+// never "no significant change"; the base compared with itself is not.
+func TestCompareMeasuredNothing(t *testing.T) {
+	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, 5*time.Millisecond })
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	args := []string{"run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "8", "--requests", "12", "--concurrency", "4", "--warmup", "2"}
+	if code, _, errs := runMain(t, append(args, "-o", p("base.jsonl"))...); code != 0 {
+		t.Fatalf("base run: exit %d: %s", code, errs)
+	}
+	// every request fails: run exits 1 and still writes its records
+	if code, _, errs := runMain(t, append(args, "--header", "X-Sim-Fault=http_500", "-o", p("fail.jsonl"))...); code != ExitError {
+		t.Fatalf("all-failing run: exit %d, want %d: %s", code, ExitError, errs)
+	}
+	// the same base run with every record marked warmup: a run that measured nothing warm
+	warm := strings.ReplaceAll(readFile(t, p("base.jsonl")), `"phase":"measure"`, `"phase":"warmup"`)
+	if err := os.WriteFile(p("warm.jsonl"), []byte(warm), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cand := range []string{"fail.jsonl", "warm.jsonl"} {
+		code, out, errs := runMain(t, "compare", p("base.jsonl"), p(cand))
+		if code != ExitNothing || !strings.Contains(out, "MEASURED NOTHING: the candidate has no completed measured request") ||
+			strings.Contains(out, "NO SIGNIFICANT CHANGE") {
+			t.Errorf("base vs %s: exit %d, want %d:\n%s%s", cand, code, ExitNothing, out, errs)
+		}
+		code, out, _ = runMain(t, "compare", p(cand), p("base.jsonl"), "--format", "json")
+		if code != ExitNothing || !strings.Contains(out, `"measured_nothing": "base"`) || !strings.Contains(out, `"exit_code": 8`) {
+			t.Errorf("%s vs base, json: exit %d:\n%s", cand, code, out)
+		}
+	}
+	if code, out, _ := runMain(t, "compare", p("base.jsonl"), p("base.jsonl")); code == ExitNothing || !strings.Contains(out, "metrics decided") {
+		t.Errorf("base vs itself: exit %d:\n%s", code, out)
+	}
+}
+
+// A candidate run whose requests all missed the SLO has goodput 0, and that 0 is in its
+// goodput figure (an arithmetic mean), not dropped: compare calls goodput regressed.
+func TestCompareZeroGoodputStaysIn(t *testing.T) {
+	fixed := func(itl time.Duration) func(*sim.Config) {
+		return func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, itl }
+	}
+	fast, slow := startSim(t, fixed(2*time.Millisecond)), startSim(t, fixed(30*time.Millisecond))
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	for _, r := range []struct{ url, out string }{{fast, "fast.jsonl"}, {slow, "slow.jsonl"}} {
+		// E2E ≈ 20 ms + 7 gaps: 34 ms fast, 230 ms slow; the SLO sits between them
+		if code, _, errs := runMain(t, "run", "-q", "--url", r.url, "--input-tokens", "16", "--output-tokens", "8",
+			"--requests", "12", "--concurrency", "4", "--warmup", "2", "--repeat", "2", "--slo", "e2e=120ms", "-o", p(r.out)); code != 0 {
+			t.Fatalf("run %s: exit %d: %s", r.out, code, errs)
+		}
+	}
+	code, out, _ := runMain(t, "compare", p("fast.jsonl"), p("slow.jsonl"), "--expect-change", "sim")
+	var row string
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(strings.TrimSpace(line), "goodput") {
+			row = line
+		}
+	}
+	if code != ExitRegression || !strings.Contains(row, "0.000 req/s") || !strings.Contains(row, "arithmetic means") ||
+		!strings.Contains(row, "regressed") || strings.Contains(out, "goodput: not compared") {
+		t.Errorf("fast vs slow under an SLO only fast meets: exit %d, goodput row %q:\n%s", code, row, out)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		b.WriteString(sc.Text() + "\n")
+	}
+	return b.String()
+}
