@@ -1,0 +1,54 @@
+package load
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"servebench/record"
+)
+
+// runWithin runs r with cfg and fails the test when it has not returned within limit (the
+// run is left to finish in the background).
+func runWithin(t *testing.T, r *Runner, soft, hard context.Context, cfg Config, limit time.Duration) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(soft, hard, time.Now(), cfg) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(limit):
+		t.Fatalf("%d users: the run had not returned after %v", cfg.Concurrency, limit)
+	}
+}
+
+// TestHugeUserCountStartsLazily: a hundred million closed-loop users (the documented maximum)
+// with 3 requests to send start no more users than can get a request, so the run ends as
+// one of 4 users does; and with a duration, a stop (Ctrl-C) ends the starting of users at
+// once. Each used to start a goroutine per user before the first could finish, for minutes,
+// deaf to signals. The limit is generous against a reference run of 4 users.
+func TestHugeUserCountStartsLazily(t *testing.T) {
+	bg := context.Background()
+	start := time.Now()
+	runWithin(t, newRunner(&fakeBackend{gap: time.Millisecond}, &collector{}, 2), bg, bg, Config{Concurrency: 4, Requests: 3}, time.Minute)
+	limit := max(30*time.Since(start), 20*time.Second)
+
+	c := &collector{}
+	runWithin(t, newRunner(&fakeBackend{gap: time.Millisecond}, c, 2), bg, bg, Config{Concurrency: 100_000_000, Requests: 3}, limit)
+	if len(c.recs) != 3 {
+		t.Errorf("%d records, want 3", len(c.recs))
+	}
+
+	for _, stages := range [][]record.Stage{nil, {{Users: 100_000_000, Duration: int64(time.Hour)}}} {
+		c = &collector{}
+		soft, stop := context.WithCancel(bg)
+		time.AfterFunc(50*time.Millisecond, stop)
+		cfg := Config{Concurrency: 100_000_000, Duration: time.Hour, Grace: time.Millisecond, Stages: stages}
+		runWithin(t, newRunner(&fakeBackend{gap: time.Millisecond}, c, 2), soft, bg, cfg, limit)
+		if len(c.recs) == 0 || len(c.recs) >= 100_000_000 {
+			t.Errorf("stages %v: %d records after a stop at 50 ms", stages, len(c.recs))
+		}
+	}
+}
