@@ -129,7 +129,14 @@ func warnings(s *Summary, h *record.Header) []Warning {
 		add(Invalidates, "read the first error in the records (error field) and fix the request or the server", "every measured request failed: there are no latency or throughput figures")
 	}
 	if s.Cancelled > 0 {
-		add(Info, "a longer --grace lets them finish", "%d requests were still in flight when sending stopped and were cancelled at the end of the grace period: they are not failures and are in no figure", s.Cancelled)
+		switch cancelledBy(s.Ends) {
+		case "second-stop":
+			add(Info, "stop once (one Ctrl-C) to let them finish within --grace", "%d requests were still in flight at the second stop (Ctrl-C or SIGTERM twice) and were cancelled at once: they are not failures and are in no figure", s.Cancelled)
+		case "grace":
+			add(Info, "a longer --grace lets them finish", "%d requests were still in flight when sending stopped and were cancelled at the end of the grace period: they are not failures and are in no figure", s.Cancelled)
+		default: // a file from before run-end lines said which
+			add(Info, "", "%d requests were still in flight when the run stopped and were cancelled: they are not failures and are in no figure", s.Cancelled)
+		}
 	}
 	if s.Failed > 0 {
 		add(Distorts, "read their error field in the records; servebench report --format csv lists them", "%d of %d requests failed (%.1f%%: %s); failed requests are excluded from every latency figure and from throughput",
@@ -314,3 +321,18 @@ func cacheAdvice(h *record.Header) (where, action string) {
 
 // WarningTexts returns the summary's warnings as lines (Warning.String).
 func (s *Summary) WarningTexts() []string { return Texts(s.Warnings) }
+
+// cancelledBy is what cancelled the runs' requests in flight: "second-stop" when any run's
+// were cancelled by a second stop, else "grace" when any run's grace period ran out, else "".
+func cancelledBy(ends []record.RunEnd) string {
+	by := ""
+	for _, e := range ends {
+		switch e.CancelledBy {
+		case "second-stop":
+			return e.CancelledBy
+		case "grace":
+			by = e.CancelledBy
+		}
+	}
+	return by
+}
