@@ -146,6 +146,11 @@ func warnings(s *Summary, h *record.Header) []Warning {
 		add(Distorts, "check that the server honours ignore_eos/min_tokens, or run with --fixed-output=false and compare like with like", "%d fixed-length requests returned fewer tokens than max_tokens: the server stopped early, so the workload moved under the measurement",
 			s.ShortOutputs)
 	}
+	if r := s.Reasoning; r != nil && r.Contradicted > 0 {
+		x := r.Example
+		add(Distorts, "check the server's usage counts; the records keep them as sent", "%d requests report reasoning token counts their streams contradict (the first, request %d of run %d: %d reasoning tokens (%s) of %d output tokens, with %d answer events streamed): their answer tokens are counted as output − reasoning, at least 0",
+			r.Contradicted, x.ID, x.Run, x.ReasoningTokens, x.Source, x.OutputTokens, x.Events)
+	}
 	for _, e := range s.Ends {
 		switch e.WarmupStop {
 		case "max requests", "max time":
