@@ -52,3 +52,28 @@ func TestHugeUserCountStartsLazily(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelledBy: the run's outcome says what cancelled the requests in flight: the end of
+// the grace period after a first stop, or a second stop (the hard context) at once.
+func TestCancelledBy(t *testing.T) {
+	for _, c := range []struct {
+		grace time.Duration
+		hard  bool
+		want  string
+	}{{20 * time.Millisecond, false, CancelGrace}, {time.Hour, true, CancelHard}} {
+		soft, stop := context.WithCancel(context.Background())
+		hard, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(30*time.Millisecond, stop)
+		if c.hard {
+			time.AfterFunc(60*time.Millisecond, cancel)
+		}
+		r := newRunner(&fakeBackend{gap: 50 * time.Millisecond}, &collector{}, 1000)
+		var got Outcome
+		r.OnEnd = func(o Outcome) { got = o }
+		runWithin(t, r, soft, hard, Config{Concurrency: 2, Requests: 100, Grace: c.grace}, time.Minute)
+		if got.CancelledBy != c.want || got.Stop != StopInterrupted {
+			t.Errorf("grace %v, second stop %v: cancelled by %q (stop %q), want %q", c.grace, c.hard, got.CancelledBy, got.Stop, c.want)
+		}
+		cancel()
+	}
+}
