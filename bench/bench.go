@@ -67,23 +67,26 @@ type Session struct {
 	target client.Target
 	sim    *sim.Server
 	// simulated is true when the target is servebench's simulator, in-process or standalone
-	simulated  bool
-	shard      shard
-	hdr        *record.Header
-	reqs       []workload.Request  // every part built before the run, in order
-	reqsSHA    string              // sha256 of reqs' prompts-file encoding (longctx.go)
-	parts      []part              // the workload run by run (parts.go)
-	media      *workload.MediaPlan // the media every part's requests carry (media.go)
-	mediaFirst int                 // requests given media so far, the next part's first index
-	plan       plan
-	exact      bool
-	ds         *dataset        // a dataset or shared-prefix workload's identity (dataset.go)
-	tokName    string          // what measured the prompt lengths, for the header
-	watch      *watchedBackend // says why when every request failed
-	out        *output.File
-	w          *record.Writer
-	acc        *metrics.Accumulator
-	check      *validity.Checker // the current run's validity rules (package validity)
+	simulated bool
+	shard     shard
+	hdr       *record.Header
+	reqs      []workload.Request // every part built before the run, in order
+	reqsSHA   string             // sha256 of reqs' prompts-file encoding (longctx.go)
+	parts     []part             // the workload run by run (parts.go)
+	plan      plan
+	exact     bool
+	ds        *dataset        // a dataset or shared-prefix workload's identity (dataset.go)
+	tokName   string          // what measured the prompt lengths, for the header
+	watch     *watchedBackend // says why when every request failed
+	out       *output.File
+	w         *record.Writer
+	acc       *metrics.Accumulator
+	check     *validity.Checker // the current run's validity rules (package validity)
+
+	// media is the media every part's requests carry (media.go), and mediaFirst the requests
+	// given media so far: the next part's first index
+	media      *workload.MediaPlan
+	mediaFirst int
 	// endHook, when set, judges a run's summary before its run-end line is written
 	// (--repeat auto records there why it stopped)
 	endHook  func(*metrics.Summary) *record.RepeatAuto
