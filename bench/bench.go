@@ -82,6 +82,11 @@ type Session struct {
 	w         *record.Writer
 	acc       *metrics.Accumulator
 	check     *validity.Checker // the current run's validity rules (package validity)
+
+	// media is the media every part's requests carry (media.go), and mediaFirst the requests
+	// given media so far: the next part's first index
+	media      *workload.MediaPlan
+	mediaFirst int
 	// endHook, when set, judges a run's summary before its run-end line is written
 	// (--repeat auto records there why it stopped)
 	endHook  func(*metrics.Summary) *record.RepeatAuto

@@ -23,15 +23,27 @@ func (b *Session) attachMedia() error {
 			return runspec.Usagef("--image-files: %v", err)
 		}
 	}
-	first := 0
+	b.media = p
 	for i := range b.parts {
-		reqs := b.parts[i].reqs
-		p.Attach(reqs, s.Seed, first)
-		first += len(reqs)
-		for j := range reqs {
-			if err := workload.CheckMedia(reqs[j].Media); err != nil {
-				return runspec.Usagef("--images/--audio: request %d: %v", j, err)
-			}
+		if err := b.attachPartMedia(b.parts[i].reqs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// attachPartMedia gives the requests of the next part the media plan's items (none without
+// one): each request's synthetic seeds and files follow on from the parts before.
+func (b *Session) attachPartMedia(reqs []workload.Request) error {
+	p := b.media
+	if p.Empty() {
+		return nil
+	}
+	p.Attach(reqs, b.spec.Seed, b.mediaFirst)
+	b.mediaFirst += len(reqs)
+	for j := range reqs {
+		if err := workload.CheckMedia(reqs[j].Media); err != nil {
+			return runspec.Usagef("--images/--audio: request %d: %v", j, err)
 		}
 	}
 	return nil

@@ -108,10 +108,22 @@ func warmSeed(seed int64, r int) int64 {
 	return int64(uint64(seedFor(seed, r)) ^ 0x5741524D55500001)
 }
 
+// maxUpfrontPrompts bounds the prompts built before the first request: --repeat 100000000
+// would otherwise build every run's prompts first (hours through /tokenize, memory without
+// bound). The parts that fit (at least the first) are built before the run and embedded in
+// the header; each later run builds its own when it starts (partFor), drawn from the seed and
+// its run index as an up-front part is, so a --like replay rebuilds the very same prompts.
+const maxUpfrontPrompts = 1 << 10
+
+// upfrontParts is how many of the plan's parts are built before the first request.
+func (p plan) upfrontParts() int {
+	return max(1, min(p.parts, maxUpfrontPrompts/max(p.size(), 1)))
+}
+
 // buildParts builds the parts made before the run: every run's for --repeat (the header embeds
-// and hashes them all), the first for a sweep.
+// and hashes them all) while they fit in maxUpfrontPrompts, the first for a sweep.
 func (b *Session) buildParts(ctx context.Context) error {
-	for r := range b.plan.parts {
+	for r := range b.plan.upfrontParts() {
 		pt, exact, err := b.buildPart(ctx, r)
 		if err != nil {
 			return err
@@ -146,9 +158,15 @@ func (b *Session) partFor(ctx context.Context, r int) (part, error) {
 		return b.parts[0], nil
 	}
 	for len(b.parts) <= r {
-		pt, _, err := b.buildPart(ctx, len(b.parts))
+		k := len(b.parts)
+		pt, _, err := b.buildPart(ctx, k)
 		if err != nil {
-			return part{}, fmt.Errorf("build the prompts of run %d: %w", len(b.parts), err)
+			return part{}, fmt.Errorf("build the prompts of run %d: %w", k, err)
+		}
+		// what buildWorkload gives the up-front parts: the part's adapters and media
+		b.spec.LoRAMix().Assign(pt.reqs, b.spec.Seed, k)
+		if err := b.attachPartMedia(pt.reqs); err != nil {
+			return part{}, err
 		}
 		b.parts = append(b.parts, pt)
 	}

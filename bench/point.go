@@ -93,6 +93,7 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 		p.End()
 	}
 	end.Stop, end.StopDetail, end.Unsent = out.Stop, out.StopDetail, out.Unsent
+	end.CancelledBy = out.CancelledBy
 	end.WarmupRequests, end.WarmupStop = out.WarmupRequests, out.WarmupStop
 	if end.WarmupStop != "" {
 		b.logf("--warmup auto: %d warmup requests, %s", end.WarmupRequests, end.WarmupStop)

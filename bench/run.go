@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"servebench/metrics"
@@ -98,7 +99,7 @@ func describe(s *runspec.Spec) string {
 		if s.MaxConcurrency > 0 {
 			capS = fmt.Sprintf(", at most %d in flight", s.MaxConcurrency)
 		}
-		return fmt.Sprintf("%s arrivals at %g req/s%s, %s after %d warmup", s.Arrival, s.Rate, capS, stop, s.Warmup)
+		return fmt.Sprintf("%s arrivals at %s req/s%s, %s after %d warmup", s.Arrival, strconv.FormatFloat(s.Rate, 'f', -1, 64), capS, stop, s.Warmup)
 	}
 	return fmt.Sprintf("%d users (closed loop), %s after %d warmup", s.Concurrency, stop, s.Warmup)
 }

@@ -145,6 +145,9 @@ type Outcome struct {
 	// Unsent counts the open loop's arrivals that were due but never dispatched
 	// (record.RunEnd.Unsent).
 	Unsent int
+	// CancelledBy says what cancelled the requests in flight: CancelGrace, CancelHard or ""
+	// (record.RunEnd.CancelledBy).
+	CancelledBy string
 	// Stamps and ReadStamps count measured content events and those stamped at the read,
 	// with KernelClock (record.Quality); zero without it.
 	Stamps, ReadStamps int64
@@ -198,6 +201,7 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 		out := Outcome{Unsent: unsent, Stamps: st.clock.total.Load(), ReadStamps: st.clock.read.Load(),
 			Sends: st.clock.sends.Load(), WriteSends: st.clock.writeSends.Load()}
 		out.Stop, out.StopDetail = st.stopper.why()
+		out.CancelledBy = st.stopper.cancelledBy(hard)
 		out.WarmupRequests, out.WarmupStop = st.warm.result(st)
 		r.OnEnd(out)
 	}
@@ -326,21 +330,42 @@ func (s *state) since() int64 { return int64(time.Since(s.t0)) }
 // closedLoop runs Concurrency users; each sends its next request when its last one finished.
 // A request's scheduled time is when its user became free.
 func (s *state) closedLoop() {
-	var users sync.WaitGroup
-	for j := range s.cfg.Concurrency {
-		users.Go(func() {
-			timer := time.NewTimer(0)
-			defer timer.Stop()
-			for s.waitTurn(timer, j) { // always true without stages (stages.go)
-				now := s.since()
-				p, ok := s.take(now)
-				if !ok {
-					return
-				}
-				s.inflight.Add(1)
-				s.send(p, now)
+	s.startUsers(s.cfg.Concurrency, func(j int, started func(bool)) {
+		timer := time.NewTimer(0)
+		defer timer.Stop()
+		for s.waitTurn(timer, j) { // always true without stages (stages.go)
+			now := s.since()
+			p, ok := s.take(now)
+			started(ok)
+			if !ok {
+				return
 			}
+			s.inflight.Add(1)
+			s.send(p, now)
+		}
+		started(false)
+	})
+}
+
+// startUsers runs user(j, started) for j = 0 … n−1, each in its own goroutine, and waits for
+// them all. Users start one after another: user j+1 starts once user j has called started(true)
+// (it took its first request), and none after a user calls started(false) (sending is over,
+// so no later user would get a request). So --concurrency 100000000 --requests 3 starts four
+// users, not a hundred million goroutines, and a stop (Ctrl-C, the end of Duration) ends the
+// starting at once; a user resting for a later stage holds the start of those after it, which
+// would rest as long.
+func (s *state) startUsers(n int, user func(j int, started func(bool))) {
+	var users sync.WaitGroup
+	for j := range n {
+		first := make(chan bool, 1)
+		var once sync.Once
+		users.Go(func() {
+			user(j, func(ok bool) { once.Do(func() { first <- ok }) })
+			once.Do(func() { first <- false })
 		})
+		if !<-first {
+			break
+		}
 	}
 	users.Wait()
 }

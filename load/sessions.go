@@ -46,8 +46,9 @@ func sessionsOf(reqs []workload.Request) [][]int {
 func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 	var all sync.WaitGroup
 	// run sends one session begun at start; false when no session may begin
-	run := func(n int, start int64) bool {
+	run := func(n int, start int64, started func(bool)) bool {
 		sess, ok := s.takeSession(start)
+		started(ok)
 		if !ok {
 			return false
 		}
@@ -72,13 +73,10 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 	}
 	if s.cfg.Pacer == nil {
 		var next atomic.Int64
-		for range s.cfg.Concurrency {
-			all.Go(func() {
-				for run(int(next.Add(1)-1), s.since()) {
-				}
-			})
-		}
-		all.Wait()
+		s.startUsers(s.cfg.Concurrency, func(_ int, started func(bool)) {
+			for run(int(next.Add(1)-1), s.since(), started) {
+			}
+		})
 		s.sessionsDone()
 		return 0
 	}
@@ -99,7 +97,7 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 			return false
 		}
 		all.Go(func() {
-			run(n, int64(due))
+			run(n, int64(due), func(bool) {})
 			if slots != nil {
 				<-slots
 			}

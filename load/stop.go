@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -19,6 +20,12 @@ const (
 	StopSink         = "sink"           // the records could not be written
 )
 
+// How the requests still in flight at the end were cancelled (record.RunEnd.CancelledBy).
+const (
+	CancelGrace = "grace"       // the grace period after the stop ended
+	CancelHard  = "second-stop" // a second Ctrl-C (or SIGTERM): cancelled at once
+)
+
 // errorRateMin is how many requests must have finished before --max-error-rate is judged,
 // so that one early failure (1 of 1 = 100%) does not end a run.
 const errorRateMin = 20
@@ -35,6 +42,7 @@ type stopper struct {
 	reason      string
 	detail      string
 	graceTimer  *time.Timer
+	graceEnded  bool // the grace timer fired and cancelled the requests in flight
 	timers      []*time.Timer
 	failed, all int // finished requests, for the error rules (never our own cancellations)
 	maxErrors   int
@@ -53,7 +61,12 @@ func (s *stopper) stop(reason, detail string, grace bool) {
 		s.reason, s.detail = reason, detail
 	}
 	if grace && s.graceTimer == nil {
-		s.graceTimer = time.AfterFunc(s.grace, s.cancelReqs)
+		s.graceTimer = time.AfterFunc(s.grace, func() {
+			s.mu.Lock()
+			s.graceEnded = true
+			s.mu.Unlock()
+			s.cancelReqs()
+		})
 	}
 	s.mu.Unlock()
 	s.stopSending()
@@ -64,6 +77,20 @@ func (s *stopper) why() (string, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.reason, s.detail
+}
+
+// cancelledBy says what cancelled the requests in flight, given the hard context (a second
+// Ctrl-C): CancelGrace, CancelHard, or "" when neither did.
+func (s *stopper) cancelledBy(hard context.Context) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.graceEnded:
+		return CancelGrace
+	case hard.Err() != nil:
+		return CancelHard
+	}
+	return ""
 }
 
 // after stops sending for reason (with grace) after d.

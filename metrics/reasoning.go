@@ -33,6 +33,26 @@ type Reasoning struct {
 	ITLReasoning, ITLAnswer       Stat // ns
 	// TokenSources counts reasoning requests per source of their reasoning token count.
 	TokenSources map[string]int
+	// Contradicted counts completed requests whose reasoning token count contradicts their
+	// stream: more reasoning tokens than output tokens, or none left for the answer events
+	// they streamed. Their answer tokens count as output − reasoning, floored at 0, so the
+	// warning names the first of them (Example) with the figures; the records keep both.
+	Contradicted int
+	Example      Contradiction
+}
+
+// Contradiction is a request whose server counts contradict its stream, with the figures.
+type Contradiction struct {
+	ID, Run                               int
+	ReasoningTokens, OutputTokens, Events int // Events: answer events streamed
+	Source                                string
+}
+
+// contradicts reports whether r's reasoning token count contradicts its out output tokens and
+// its stream: a part larger than the whole, or an answer streamed with no token left for it.
+func contradicts(r *record.Record, out int) bool {
+	answerEvents := len(r.Events) - r.ReasoningEvents
+	return r.ReasoningTokens > out || (r.ReasoningTokens > 0 && r.ReasoningTokens >= out && answerEvents > 0 && r.Answered())
 }
 
 // reasoningAcc collects the reasoning figures of completed requests.
@@ -42,6 +62,8 @@ type reasoningAcc struct {
 	totalR, totalA          int64
 	itlR, itlA              sample
 	sources                 map[string]int
+	contradicted            int
+	example                 Contradiction
 }
 
 // ttfo: first answer event − sent (the TTFT when the request did not reason).
@@ -74,6 +96,13 @@ func (ra *reasoningAcc) add(r *record.Record, out int) {
 	if r.ReasoningEvents > 0 && r.FirstAnswer != 0 && len(r.Events) > 0 {
 		ra.think.add(float64(r.FirstAnswer - r.Events[0].T))
 	}
+	if contradicts(r, out) {
+		if ra.contradicted == 0 {
+			ra.example = Contradiction{ID: r.ID, Run: r.Run, ReasoningTokens: r.ReasoningTokens, OutputTokens: out,
+				Events: len(r.Events) - r.ReasoningEvents, Source: r.ReasoningTokensSource}
+		}
+		ra.contradicted++
+	}
 	rt := min(r.ReasoningTokens, out)
 	ra.rTok.add(float64(rt))
 	ra.aTok.add(float64(out - rt))
@@ -98,7 +127,8 @@ func (ra *reasoningAcc) summary(ps []float64) *Reasoning {
 		TTFO: ra.ttfo.stat(ps), ReasoningTime: ra.think.stat(ps),
 		ReasoningTokens: ra.rTok.stat(ps), AnswerTokens: ra.aTok.stat(ps),
 		TotalReasoning: ra.totalR, TotalAnswer: ra.totalA,
-		ITLReasoning: ra.itlR.stat(ps), ITLAnswer: ra.itlA.stat(ps), TokenSources: copyMap(ra.sources)}
+		ITLReasoning: ra.itlR.stat(ps), ITLAnswer: ra.itlA.stat(ps), TokenSources: copyMap(ra.sources),
+		Contradicted: ra.contradicted, Example: ra.example}
 }
 
 // meetsTTFO reports whether r meets a TTFO objective of limit ns: a request with no answer

@@ -129,7 +129,14 @@ func warnings(s *Summary, h *record.Header) []Warning {
 		add(Invalidates, "read the first error in the records (error field) and fix the request or the server", "every measured request failed: there are no latency or throughput figures")
 	}
 	if s.Cancelled > 0 {
-		add(Info, "a longer --grace lets them finish", "%d requests were still in flight when sending stopped and were cancelled at the end of the grace period: they are not failures and are in no figure", s.Cancelled)
+		switch cancelledBy(s.Ends) {
+		case "second-stop":
+			add(Info, "stop once (one Ctrl-C) to let them finish within --grace", "%d requests were still in flight at the second stop (Ctrl-C or SIGTERM twice) and were cancelled at once: they are not failures and are in no figure", s.Cancelled)
+		case "grace":
+			add(Info, "a longer --grace lets them finish", "%d requests were still in flight when sending stopped and were cancelled at the end of the grace period: they are not failures and are in no figure", s.Cancelled)
+		default: // a file from before run-end lines said which
+			add(Info, "", "%d requests were still in flight when the run stopped and were cancelled: they are not failures and are in no figure", s.Cancelled)
+		}
 	}
 	if s.Failed > 0 {
 		add(Distorts, "read their error field in the records; servebench report --format csv lists them", "%d of %d requests failed (%.1f%%: %s); failed requests are excluded from every latency figure and from throughput",
@@ -138,6 +145,11 @@ func warnings(s *Summary, h *record.Header) []Warning {
 	if s.ShortOutputs > 0 {
 		add(Distorts, "check that the server honours ignore_eos/min_tokens, or run with --fixed-output=false and compare like with like", "%d fixed-length requests returned fewer tokens than max_tokens: the server stopped early, so the workload moved under the measurement",
 			s.ShortOutputs)
+	}
+	if r := s.Reasoning; r != nil && r.Contradicted > 0 {
+		x := r.Example
+		add(Distorts, "check the server's usage counts; the records keep them as sent", "%d requests report reasoning token counts their streams contradict (the first, request %d of run %d: %d reasoning tokens (%s) of %d output tokens, with %d answer events streamed): their answer tokens are counted as output − reasoning, at least 0",
+			r.Contradicted, x.ID, x.Run, x.ReasoningTokens, x.Source, x.OutputTokens, x.Events)
 	}
 	for _, e := range s.Ends {
 		switch e.WarmupStop {
@@ -314,3 +326,18 @@ func cacheAdvice(h *record.Header) (where, action string) {
 
 // WarningTexts returns the summary's warnings as lines (Warning.String).
 func (s *Summary) WarningTexts() []string { return Texts(s.Warnings) }
+
+// cancelledBy is what cancelled the runs' requests in flight: "second-stop" when any run's
+// were cancelled by a second stop, else "grace" when any run's grace period ran out, else "".
+func cancelledBy(ends []record.RunEnd) string {
+	by := ""
+	for _, e := range ends {
+		switch e.CancelledBy {
+		case "second-stop":
+			return e.CancelledBy
+		case "grace":
+			by = e.CancelledBy
+		}
+	}
+	return by
+}

@@ -269,9 +269,23 @@ func (r *Reader) read(rec *Record) error {
 func (r *Reader) next() ([]byte, error) {
 	b, err := r.r.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
-		// a line longer than the buffer: gather it whole
+		// a line longer than the buffer (256 KiB): gather it whole, if it can be a line of a
+		// records file at all, and only up to the bound
+		if !opensObject(b) {
+			if r.line == 0 {
+				return nil, ErrNoHeader
+			}
+			return nil, &RunError{Line: r.line + 1, Err: errors.New("a line of more than 256 KiB that is not a JSON object: not a records file line")}
+		}
+		limit := MaxLineBytes
+		if r.line == 0 {
+			limit = MaxHeaderLineBytes
+		}
 		full := append([]byte(nil), b...)
 		for err == bufio.ErrBufferFull {
+			if len(full) > limit {
+				return nil, &RunError{Line: r.line + 1, Err: fmt.Errorf("a line longer than %d MiB: not a records file line", limit>>20)}
+			}
 			b, err = r.r.ReadSlice('\n')
 			full = append(full, b...)
 		}
@@ -288,6 +302,23 @@ func (r *Reader) next() ([]byte, error) {
 	}
 	r.line++
 	return b, nil
+}
+
+// Line bounds of a records file. A record holds one request's observations (a million
+// output tokens' events are about 20 MB); a header can embed a whole workload's prompts (a
+// dataset of up to workload.DefaultMaxInputBytes, 8 GiB, as JSON). A longer line, or a long one
+// that does not open a JSON object (/dev/zero), is no records file's: reading it whole would
+// take memory without bound.
+const (
+	MaxLineBytes       = 1 << 30
+	MaxHeaderLineBytes = 16 << 30
+)
+
+// opensObject reports whether b, the start of a line, opens a JSON object: '{' after any
+// spaces.
+func opensObject(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r")
+	return len(b) > 0 && b[0] == '{'
 }
 
 func errOr(err error) error {

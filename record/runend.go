@@ -22,6 +22,10 @@ type RunEnd struct {
 	// behind): they have no records, so without this count their waits would vanish from the
 	// run. Counted up to 1,048,576.
 	Unsent int `json:"unsent,omitempty"`
+	// CancelledBy says what cancelled the requests still in flight when the run ended:
+	// "grace" (the grace period after the stop ran out) or "second-stop" (a second Ctrl-C or
+	// SIGTERM, which cancels at once); empty when nothing did.
+	CancelledBy string `json:"cancelled_by,omitempty"`
 	// WarmupRequests and WarmupStop, with --warmup auto: how many warmup requests the run
 	// sent, and why warming stopped: "converged", "max requests" or "max time" (caps: the
 	// server may not have been warm), or "not reached" (the run ended while warming).

@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -22,5 +23,5 @@ func (s Stage) String() string {
 	case s.Users > 0:
 		return fmt.Sprintf("%d users × %v", s.Users, d)
 	}
-	return fmt.Sprintf("%g req/s × %v", s.Rate, d)
+	return fmt.Sprintf("%s req/s × %v", strconv.FormatFloat(s.Rate, 'f', -1, 64), d) // digits: 1000000, not 1e+06
 }

@@ -19,7 +19,7 @@ func TestStageRoundTrip(t *testing.T) {
 			t.Fatalf("decoded stage %d (fast path %v) from %s", back.Stage, ok, got)
 		}
 	}
-	if got := (Stage{Users: 1, Duration: 2e9}).String() + ", " + (Stage{Rate: 0.5, Duration: 3e10}).String(); got != "1 user × 2s, 0.5 req/s × 30s" {
+	if got := (Stage{Users: 1, Duration: 2e9}).String() + ", " + (Stage{Rate: 0.5, Duration: 3e10}).String() + ", " + (Stage{Rate: 1e6, Duration: 1e9}).String(); got != "1 user × 2s, 0.5 req/s × 30s, 1000000 req/s × 1s" {
 		t.Errorf("names %q", got)
 	}
 }

@@ -84,8 +84,50 @@ func (r *Reader) readSweepEnd(b []byte) error {
 	if err := json.Unmarshal(b, &el); err != nil || el.End == nil {
 		return &LineError{Line: r.line, Err: fmt.Errorf("sweep end: %v", errOr(err))}
 	}
-	if el.End.V <= SweepEndVersion {
-		r.hdr.SweepEnd = el.End
+	if el.End.V > SweepEndVersion {
+		return nil
+	}
+	if err := el.End.check(r.hdr.Ends); err != nil {
+		return &RunError{Line: r.line, Err: fmt.Errorf("sweep end: %v", err)}
+	}
+	r.hdr.SweepEnd = el.End
+	return nil
+}
+
+// check holds a sweep-end line to the file it ends: every run a point names has its run-end
+// line before it (the sweep writes the line after its last run's), and no run is in two
+// points or twice in one. A line that breaks this was not written by the sweep that wrote the
+// runs (an edit, a corruption): trusted, it would pool runs of different loads as one point.
+func (e *SweepEnd) check(ends []RunEnd) error {
+	ended := make(map[int]bool, len(ends))
+	for _, re := range ends {
+		ended[re.Run] = true
+	}
+	owner := map[int]string{}
+	for _, p := range e.Points {
+		for _, k := range p.Runs {
+			switch prev, seen := owner[k]; {
+			case !ended[k]:
+				return fmt.Errorf("point %.80q names run %d, which the file has no run-end line for", p.Label, k)
+			case seen:
+				return fmt.Errorf("run %d is in point %.80q and in point %.80q: a run is one load", k, prev, p.Label)
+			}
+			owner[k] = p.Label
+		}
+	}
+	// the conclusions name points of the list: their runs are runs of the file too
+	named := append([]SweepPoint{}, e.MetAbove...)
+	for _, p := range []*SweepPoint{e.Knee, e.MaxGoodput, e.SLOLoad, e.FirstMiss} {
+		if p != nil {
+			named = append(named, *p)
+		}
+	}
+	for _, p := range named {
+		for _, k := range p.Runs {
+			if _, ok := owner[k]; !ok {
+				return fmt.Errorf("the conclusion %.80q names run %d, which no point holds", p.Label, k)
+			}
+		}
 	}
 	return nil
 }

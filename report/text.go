@@ -13,6 +13,7 @@ import (
 	"servebench/compare"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -100,14 +101,14 @@ func loadLine(h *record.Header) string {
 	parts := []string{loadShapeWords(h)}
 	unit := "requests"
 	if t := num("turns"); t > 1 {
-		unit = fmt.Sprintf("sessions of %g turns", t)
+		unit = fmt.Sprintf("sessions of %s turns", countWords(t))
 	}
-	stop := fmt.Sprintf("%g %s", num("requests"), unit)
+	stop := fmt.Sprintf("%s %s", countWords(num("requests")), unit)
 	if d := num("duration"); d > 0 {
 		stop = "for " + time.Duration(d).String()
 	}
 	if w := num("warmup"); w >= 0 {
-		stop += fmt.Sprintf(" + %g warmup", w)
+		stop += fmt.Sprintf(" + %s warmup", countWords(w))
 	}
 	if auto, _ := cfg["warmup_auto"].(bool); auto {
 		stop += " (--warmup auto)"
@@ -128,7 +129,7 @@ func loadShapeWords(h *record.Header) string {
 	l := loadOf(h, nil)
 	capS := ""
 	if m := num("max_concurrency"); m > 0 {
-		capS = fmt.Sprintf(", at most %g in flight", m)
+		capS = fmt.Sprintf(", at most %s in flight", countWords(m))
 	}
 	switch {
 	case h.Sweep != "":
@@ -148,9 +149,9 @@ func loadShapeWords(h *record.Header) string {
 	case l.ramp != "":
 		return fmt.Sprintf("open loop: ramp %s (%s arrivals)%s", l.ramp, l.arrival, capS)
 	case l.rate > 0:
-		return fmt.Sprintf("%v arrivals at %g req/s%s", cfg["arrival"], l.rate, capS)
+		return fmt.Sprintf("%v arrivals at %s req/s%s", cfg["arrival"], countWords(l.rate), capS)
 	}
-	return fmt.Sprintf("%g users (closed loop)", num("concurrency"))
+	return fmt.Sprintf("%s users (closed loop)", countWords(num("concurrency")))
 }
 
 // lengthWords are a run header's prompt and output lengths: the settings of a synthetic
@@ -161,8 +162,16 @@ func lengthWords(h *record.Header) string {
 	num := func(k string) float64 { v, _ := cfg[k].(float64); return v }
 	p, _ := cfg["prompts"].(string)
 	ln := h.Workload.Lengths
+	// a length distribution (--lengths, --input-dist, --output-dist) replaces the fixed
+	// settings, which then were never sent, also when it drew one length only (mix:16x2)
+	dist := false
+	for _, k := range []string{"lengths", "input_dist", "output_dist"} {
+		if v, _ := cfg[k].(string); v != "" {
+			dist = true
+		}
+	}
 	switch {
-	case ln != nil && (!ln.Input.Fixed() || !ln.Output.Fixed() || p != "" || h.Workload.Source != "synthetic"):
+	case ln != nil && (dist || !ln.Input.Fixed() || !ln.Output.Fixed() || p != "" || h.Workload.Source != "synthetic"):
 		in := "in " + distWords(ln.Input)
 		if ln.Input.Max == 0 {
 			in = "in ? (not measured)"
@@ -174,8 +183,12 @@ func lengthWords(h *record.Header) string {
 	case p != "":
 		return "prompts " + p
 	}
-	return fmt.Sprintf("in %g / out %g tokens", num("input_tokens"), num("output_tokens"))
+	return fmt.Sprintf("in %s / out %s tokens", countWords(num("input_tokens")), countWords(num("output_tokens")))
 }
+
+// countWords is a count or rate of the header's configuration (a JSON number) in plain
+// digits: 1000000 users, never "1e+06 users".
+func countWords(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // distWords is a length distribution in words: one number when fixed.
 func distWords(d record.Dist) string {

@@ -82,11 +82,44 @@ func (s *Spec) MediaPlan() (*workload.MediaPlan, error) {
 			return nil, Usagef("--audio %q: %v", s.Audio, err)
 		}
 		p.AudioMS = d.Milliseconds()
+		if int64(p.Audio)*p.AudioMS > workload.MaxRequestAudioMS {
+			return nil, Usagef("--audio %q: more than %v of audio per request", s.Audio, workload.MaxRequestAudioMS*time.Millisecond)
+		}
 	}
 	if p.Images+p.Audio > workload.MaxMediaItems {
 		return nil, Usagef("--images and --audio: at most %d items per request", workload.MaxMediaItems)
 	}
+	if err := s.checkRunMedia(p); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// checkRunMedia bounds the media a run holds at once: each request in flight holds its own
+// (synthetic images and clips, whose sizes are known before any is made), so their estimate
+// times the most requests in flight (closed-loop users, or the open loop's cap) is at most
+// workload.MaxRunMediaBytes.
+func (s *Spec) checkRunMedia(p *workload.MediaPlan) error {
+	inFlight := s.Concurrency
+	if inFlight == 0 {
+		inFlight = s.MaxConcurrency
+	}
+	if inFlight == 0 && !s.OpenLoop() && s.Stages == "" {
+		inFlight = DefaultConcurrency
+	}
+	per := workload.RequestMediaBytes(p.Images, p.Width, p.Height, p.Audio, p.AudioMS)
+	if inFlight <= 0 || per <= 0 || per <= workload.MaxRunMediaBytes/int64(inFlight) {
+		return nil
+	}
+	flag := "--concurrency"
+	if s.Concurrency == 0 {
+		flag = "--max-concurrency"
+	}
+	if s.Concurrency == 0 && s.MaxConcurrency == 0 {
+		flag = "--concurrency (default)"
+	}
+	return Usagef("--images and --audio: about %d MiB of media per request times %d requests in flight (%s) is more than the %d GiB a run may hold at once: lower one of them",
+		per>>20, inFlight, flag, workload.MaxRunMediaBytes>>30)
 }
 
 // parseImages reads N (a count, for --image-files), WxH (one image) or NxWxH.

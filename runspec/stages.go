@@ -20,17 +20,19 @@ const MaxStages = 1000
 // ParseStages reads a --stages value: "8x60s,32x60s,64x60s" or "2rpsx30s,8rpsx30s" (spaces
 // around the parts are allowed: "2rps x 30s, 8rps x 30s").
 func ParseStages(v string) ([]record.Stage, error) {
+	// counted before any is parsed: a value of a million commas is refused, not built
+	if n := strings.Count(v, ",") + 1; n > MaxStages {
+		return nil, Usagef("--stages: %d stages, want at most %d", n, MaxStages)
+	}
 	var out []record.Stage
 	for item := range strings.SplitSeq(v, ",") {
 		st, err := parseStage(strings.ReplaceAll(item, " ", ""))
 		if err != nil {
-			return nil, Usagef("--stages %q: stage %q: %v", v, strings.TrimSpace(item), err)
+			return nil, Usagef("--stages %.200q: stage %.80q: %v", v, strings.TrimSpace(item), err)
 		}
 		out = append(out, st)
 	}
 	switch {
-	case len(out) > MaxStages:
-		return nil, Usagef("--stages: %d stages, want at most %d", len(out), MaxStages)
 	case out[0].Users > 0 != (out[len(out)-1].Users > 0) || mixedStages(out):
 		return nil, Usagef("--stages %q: give users (8x60s) or rates (2rpsx30s) in every stage, not both", v)
 	}

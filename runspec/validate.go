@@ -196,9 +196,10 @@ func (s *Spec) validateVerdicts() error {
 		return Usagef("--valid-min-duration %v: must not be negative", s.ValidMinDuration)
 	case s.ValidMinRequests < 0:
 		return Usagef("--valid-min-requests %d: must not be negative", s.ValidMinRequests)
-	case s.RepeatMax < 0 || s.RepeatMax == 1:
+	// zero stands for the default when left out; given, it means nothing and is refused
+	case s.RepeatMax < 0 || s.RepeatMax == 1 || (s.RepeatMax == 0 && s.IsSet("repeat-max")):
 		return Usagef("--repeat-max %d: want at least 2 runs", s.RepeatMax)
-	case s.RepeatWidth < 0 || s.RepeatWidth >= 1 || math.IsNaN(s.RepeatWidth):
+	case !(s.RepeatWidth > 0 && s.RepeatWidth < 1) && (s.RepeatWidth != 0 || s.IsSet("repeat-width")):
 		return Usagef("--repeat-width %g: want a share in (0, 1), e.g. 0.05 for 5%%", s.RepeatWidth)
 	}
 	_, err := s.ValidityRules()

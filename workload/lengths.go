@@ -2,7 +2,6 @@ package workload
 
 import (
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -110,6 +109,9 @@ func (p *Pairs) Draw(rng *rand.Rand) (in, out int) {
 	return p.In[lo], p.Out[lo]
 }
 
+// maxMixBuckets bounds a mix: more buckets than a flag can sensibly hold is a mistake.
+const maxMixBuckets = 1 << 16
+
 // ParseMix reads the buckets of "mix:INxOUT@W,INxOUT@W,…": input and output lengths in
 // tokens and a weight each (any positive numbers, 0.7 or 70; they are normalised). A bucket
 // without @W has weight 1.
@@ -119,6 +121,8 @@ func ParseMix(s string) (*Pairs, error) {
 		return nil, fmt.Errorf("--lengths %q: want mix:INxOUT@WEIGHT,… (e.g. mix:512x128@0.7,2048x256@0.3)", s)
 	}
 	p := &Pairs{}
+	var ins, outs []int
+	var ws []float64
 	for b := range strings.SplitSeq(body, ",") {
 		pair, wt, hasW := strings.Cut(strings.TrimSpace(b), "@")
 		is, os, ok := strings.Cut(pair, "x")
@@ -134,8 +138,14 @@ func ParseMix(s string) (*Pairs, error) {
 			return nil, fmt.Errorf("--lengths %q: bucket %q: want INxOUT@WEIGHT with lengths in [1, %d]", s, b, MaxLength)
 		case err3 != nil || !(w > 0) || math.IsInf(w, 0):
 			return nil, fmt.Errorf("--lengths %q: bucket %q: the weight must be a positive number", s, b)
+		case len(ws) >= maxMixBuckets:
+			return nil, fmt.Errorf("--lengths %q: more than %d buckets", s, maxMixBuckets)
 		}
-		p.add(in, out, w)
+		ins, outs, ws = append(ins, in), append(outs, out), append(ws, w)
+	}
+	// normalised first: the running sum of raw weights can overflow (1e308 twice is +Inf)
+	for i, sh := range Shares(ws) {
+		p.add(ins[i], outs[i], sh)
 	}
 	return p, nil
 }
@@ -152,38 +162,45 @@ func parseLength(s string) (int, error) {
 // maxLengthRows bounds a --lengths file: a million observed requests are plenty of samples.
 const maxLengthRows = 1 << 20
 
+// maxLengthLineBytes bounds a line of a --lengths file: a row is two numbers, and a file
+// without line ends (/dev/zero) must fail at the bound, not be read whole into memory.
+const maxLengthLineBytes = DefaultMaxTraceLineBytes
+
 // ReadPairs reads an empirical length file: CSV rows "input_tokens,output_tokens" (a first
 // row whose first field is not a number is a header; blank lines and lines starting with # are
-// skipped). Each row is one observation, drawn with equal weight. name is the file, for the
-// message.
+// skipped; further fields are ignored and a field may be quoted). Each row is one observation,
+// drawn with equal weight. It reads one line at a time, each at most maxLengthLineBytes, and
+// at most maxLengthRows rows. name is the file, for the message.
 func ReadPairs(r io.Reader, name string) (*Pairs, error) {
-	data, err := io.ReadAll(io.LimitReader(r, 256<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	cr := csv.NewReader(bytes.NewReader(data))
-	cr.Comment, cr.FieldsPerRecord, cr.TrimLeadingSpace = '#', -1, true
+	lr := newLineReader(r, maxLengthLineBytes)
 	p := &Pairs{}
-	for row := 1; ; row++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
+	for row := 1; ; {
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s:%d: %w", name, lr.line, err)
 		}
-		line, _ := cr.FieldPos(0)
-		if len(rec) < 2 {
-			return nil, fmt.Errorf("%s:%d: want input_tokens,output_tokens", name, line)
+		b := bytes.TrimSpace(line)
+		if len(b) == 0 || b[0] == '#' {
+			continue
 		}
-		in, err1 := parseLength(rec[0])
-		out, err2 := parseLength(rec[1])
+		f0, rest, ok := bytes.Cut(b, []byte(","))
+		f1, _, _ := bytes.Cut(rest, []byte(","))
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: want input_tokens,output_tokens", name, lr.line)
+		}
+		in, err1 := parseLength(unquote(f0))
+		out, err2 := parseLength(unquote(f1))
 		if err1 != nil || err2 != nil {
-			if _, nerr := strconv.Atoi(strings.TrimSpace(rec[0])); row == 1 && nerr != nil {
+			if _, nerr := strconv.Atoi(unquote(f0)); row == 1 && nerr != nil {
+				row++
 				continue // a header: its first field is not a number
 			}
-			return nil, fmt.Errorf("%s:%d: want two lengths in [1, %d], got %q,%q", name, line, MaxLength, rec[0], rec[1])
+			return nil, fmt.Errorf("%s:%d: want two lengths in [1, %d], got %.40q,%.40q", name, lr.line, MaxLength, f0, f1)
 		}
+		row++
 		if p.Len() >= maxLengthRows {
 			return nil, fmt.Errorf("%s: more than %d rows", name, maxLengthRows)
 		}
@@ -193,6 +210,15 @@ func ReadPairs(r io.Reader, name string) (*Pairs, error) {
 		return nil, fmt.Errorf("%s: no rows of input_tokens,output_tokens", name)
 	}
 	return p, nil
+}
+
+// unquote is a CSV field without its surrounding spaces and double quotes.
+func unquote(f []byte) string {
+	s := strings.TrimSpace(string(f))
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = strings.TrimSpace(s[1 : len(s)-1])
+	}
+	return s
 }
 
 // Lengths draws each synthetic request's (input, output) lengths: a joint Pairs, or each

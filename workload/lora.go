@@ -62,14 +62,27 @@ func ParseLoRAMix(list, selection string) (LoRAMix, error) {
 func (m LoRAMix) Empty() bool { return len(m.Names) == 0 }
 
 // Shares are the adapters' weights as shares of 1.
-func (m LoRAMix) Shares() []float64 {
-	var sum float64
-	for _, w := range m.Weights {
-		sum += w
+func (m LoRAMix) Shares() []float64 { return Shares(m.Weights) }
+
+// Shares normalises finite positive weights to shares of 1 without overflow: each weight is
+// first divided by the largest, so the sum is at most len(ws) (weights of 1e308 would sum to
+// +Inf, and every share but the last would round to 0).
+func Shares(ws []float64) []float64 {
+	top := 0.0
+	for _, w := range ws {
+		top = max(top, w)
 	}
-	out := make([]float64, len(m.Weights))
-	for i, w := range m.Weights {
-		out[i] = w / sum
+	out := make([]float64, len(ws))
+	if !(top > 0) || math.IsInf(top, 0) {
+		return out
+	}
+	var sum float64
+	for i, w := range ws {
+		out[i] = w / top
+		sum += out[i]
+	}
+	for i := range out {
+		out[i] /= sum
 	}
 	return out
 }

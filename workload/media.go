@@ -40,15 +40,30 @@ const (
 
 // Bounds that keep a request's media, and so the client's memory, bounded: a request holds
 // at most MaxMediaItems items, each image at most MaxImageSide pixels a side, all its images
-// together at most MaxRequestPixels pixels, each clip at most MaxAudioMS, each file at most
-// MaxMediaFileBytes.
+// together at most MaxRequestPixels pixels, each clip at most MaxAudioMS and all its clips
+// together at most MaxRequestAudioMS, each file at most MaxMediaFileBytes and all its items'
+// bytes together at most MaxRequestMediaBytes. A run holds the media of every request in
+// flight at once: MaxRunMediaBytes bounds that, on the estimate of RequestMediaBytes.
 const (
-	MaxMediaItems     = 64
-	MaxImageSide      = 8192
-	MaxRequestPixels  = 8192 * 8192
-	MaxAudioMS        = 10 * 60 * 1000
-	MaxMediaFileBytes = 64 << 20
+	MaxMediaItems        = 64
+	MaxImageSide         = 8192
+	MaxRequestPixels     = 8192 * 8192
+	MaxAudioMS           = 10 * 60 * 1000
+	MaxRequestAudioMS    = MaxAudioMS
+	MaxMediaFileBytes    = 64 << 20
+	MaxRequestMediaBytes = 512 << 20
+	MaxRunMediaBytes     = 4 << 30
 )
+
+// RequestMediaBytes is an upper estimate of the bytes a request's rendered media take while it
+// is sent: 4 bytes a pixel for an image (its RGBA canvas; the encoded file is no larger for
+// our patterns), 2 bytes a sample at WAVRate for a clip, MaxMediaFileBytes for a file whose
+// size is not known here. The request body holds them again in base64 (4/3).
+func RequestMediaBytes(images, width, height, clips int, clipMS int64) int64 {
+	img := int64(images) * int64(width) * int64(height) * 4
+	audio := int64(clips) * (44 + clipMS*2*WAVRate/1000)
+	return (img + audio) * 7 / 3 // the raw bytes and their base64 in the body
+}
 
 // Rendered is a media item's bytes, made when its request is sent.
 type Rendered struct {
@@ -66,12 +81,18 @@ func (m *Media) MIME() string {
 
 // Render makes the bytes of every item of ms: synthetic ones from their recipe, files read
 // and checked against their hash (a file changed since the workload was built is an error).
+// The items' bytes together are at most MaxRequestMediaBytes (files of up to MaxMediaFileBytes
+// each could add up to gigabytes in one request).
 func Render(ms []Media) ([]Rendered, error) {
 	out := make([]Rendered, len(ms))
+	total := 0
 	for i := range ms {
 		b, err := ms[i].bytes()
 		if err != nil {
 			return nil, err
+		}
+		if total += len(b); total > MaxRequestMediaBytes {
+			return nil, fmt.Errorf("more than %d MiB of media in one request", MaxRequestMediaBytes>>20)
 		}
 		out[i] = Rendered{Media: &ms[i], Data: b}
 	}
@@ -125,7 +146,7 @@ func CheckMedia(ms []Media) error {
 	if len(ms) > MaxMediaItems {
 		return fmt.Errorf(`"media": at most %d items, got %d`, MaxMediaItems, len(ms))
 	}
-	pixels := 0
+	pixels, audioMS := 0, int64(0)
 	for i := range ms {
 		m := &ms[i]
 		switch {
@@ -147,9 +168,13 @@ func CheckMedia(ms []Media) error {
 			return fmt.Errorf(`"media"[%d]: a synthetic clip needs "ms"`, i)
 		}
 		pixels += m.Width * m.Height
+		audioMS += m.MS
 	}
-	if pixels > MaxRequestPixels {
+	switch {
+	case pixels > MaxRequestPixels:
 		return errors.New(`"media": more than 8192×8192 pixels of images in one request`)
+	case audioMS > MaxRequestAudioMS:
+		return fmt.Errorf(`"media": more than %d s of audio in one request`, MaxRequestAudioMS/1000)
 	}
 	return nil
 }

@@ -220,6 +220,10 @@ func TestMediaBadInput(t *testing.T) {
 		{[]string{"--images", "2x64x64", "--api", "openai-completions"}, "--api openai-chat"},
 		{[]string{"--audio", "0s"}, "--audio"},
 		{[]string{"--audio", "11m"}, "--audio"},
+		{[]string{"--audio", "64x10m"}, "more than 10m0s of audio per request"},
+		{[]string{"--audio", "2x5m1s"}, "more than 10m0s of audio per request"},
+		{[]string{"--images", "8192x8192", "--concurrency", "64"}, "4 GiB"},
+		{[]string{"--audio", "10m", "--rate", "5", "--max-concurrency", "1000"}, "4 GiB"},
 		{[]string{"--prompts", withMedia}, "need --api openai-chat"},
 	} {
 		args := append([]string{"run", "-q", "--url", url, "--requests", "2", "-o", filepath.Join(dir, "x.jsonl")}, c.args...)

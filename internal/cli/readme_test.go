@@ -257,6 +257,14 @@ func TestReadmeMainJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the README's main job takes about 15 s")
 	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The set-up's first command is the main job itself, not a build step.
+	if !strings.Contains(string(readme), "go run ./cmd/servebench run ") {
+		t.Error("README's set-up does not start with `go run ./cmd/servebench run`")
+	}
 	dir := t.TempDir()
 	wd, _ := os.Getwd()
 	if err := os.Chdir(dir); err != nil {

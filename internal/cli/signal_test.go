@@ -142,4 +142,9 @@ func TestSecondSIGINTCancels(t *testing.T) {
 	if code != 0 {
 		t.Errorf("exit %d, want 0 (a stopped run is still a run): %s", code, errb)
 	}
+	// the note says what happened: the second stop cancelled them at once, long before the
+	// 30 s grace period could have ended
+	if all := out.String() + errb.String(); !strings.Contains(all, "cancelled at once") || strings.Contains(all, "end of the grace period") {
+		t.Errorf("the note on the cancelled requests does not say the second stop cancelled them:\n%s", all)
+	}
 }

@@ -28,7 +28,7 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 		{"--requests", "-1"}, {"--duration", "-1s"}, {"--max-concurrency", "-1"}, {"--num-prompts", "0"},
 		{"--repeat", "0"}, {"--duration", "0s"}, {"--ready-timeout", "0s"}, {"--input-tokens", "0"},
 		{"--output-tokens", "-5"}, {"--max-errors", "-1"}, {"--rate", "-2"}, {"--burstiness", "0"},
-		{"--fail-below", "1.5"},
+		{"--fail-below", "1.5"}, {"--repeat-width", "0"}, {"--repeat-max", "0"}, {"--repeat-width", "NaN"},
 	} {
 		args := []string{"run", "-q", "--url", srv.URL, "-o", out, c.flag, c.value}
 		if c.flag == "--fail-below" {

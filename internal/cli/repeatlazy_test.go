@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/record"
+	"servebench/sim"
+)
+
+// TestHugeRepeatBuildsEachRunsPrompts: --repeat 100000000 builds the prompts of a bounded
+// number of runs before the first request and each later run's when it starts, so its
+// second run is sending within seconds, a stop ends it, and the header embeds the parts
+// built up front (it used to build 3 × 10⁸ prompts first). The later runs' prompts are fresh
+// ones, and --lora-modules reaches them as it reaches the first run's.
+func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
+	_, url := startSimServer(t, func(c *sim.Config) {
+		c.TTFT, c.ITL = time.Millisecond, time.Millisecond
+		c.Adapters = sim.LoRAList{"a1", "a2"}
+	})
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan int, 1)
+	var errs bytes.Buffer
+	go func() {
+		done <- Main(ctx, []string{"run", "-q", "--url", url, "--repeat", "100000000", "--requests", "3", "--warmup", "1",
+			"--concurrency", "1", "--input-tokens", "8", "--output-tokens", "2", "--lora-modules", "a1,a2", "-o", p},
+			strings.NewReader(""), &bytes.Buffer{}, &errs)
+	}()
+	// wait for a record of a run past those built up front (1024 prompts of 4 a run)
+	deadline := time.Now().Add(60 * time.Second)
+	for !hasRecordOfRun(p, 260) {
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("no record of run 260 within 60s: %s", errs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stopped := time.Now()
+	stop()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no exit within 60s of the stop")
+	}
+	t.Logf("ended %v after the stop", time.Since(stopped))
+	h, recs := readRecords(t, p)
+	if n := len(h.Workload.Parts); n < 2 || n > 1024/4 {
+		t.Errorf("header embeds %d parts, want 2 to %d", n, 1024/4)
+	}
+	prompts := map[string]int{}
+	adapters := map[string]bool{}
+	for _, r := range recs {
+		if r.Run >= len(h.Workload.Parts) {
+			adapters[r.Adapter] = true
+		}
+	}
+	var embedded []json.RawMessage
+	if err := json.Unmarshal(h.Workload.Requests, &embedded); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range embedded {
+		prompts[string(q)]++
+	}
+	if len(adapters) != 2 || adapters[""] {
+		t.Errorf("adapters of the runs built late: %v, want a1 and a2", adapters)
+	}
+	for q, n := range prompts {
+		if n > 1 {
+			t.Errorf("an embedded prompt appears %d times: %.60s", n, q)
+		}
+	}
+}
+
+// hasRecordOfRun reports whether the partial records file beside p holds a record of run r or
+// later.
+func hasRecordOfRun(p string, r int) bool {
+	partial, _ := filepath.Glob(p + ".*.partial")
+	if len(partial) == 0 {
+		return false
+	}
+	b, _ := os.ReadFile(partial[0])
+	lines := bytes.Split(b, []byte("\n"))
+	for i := len(lines) - 1; i > 0 && i > len(lines)-20; i-- {
+		var rec record.Record
+		if err := json.Unmarshal(lines[i], &rec); err == nil && rec.Run >= r && rec.ID >= 0 {
+			return true
+		}
+	}
+	return false
+}
