@@ -303,13 +303,15 @@ func cacheAdvice(h *record.Header) (where, action string) {
 	switch {
 	case h == nil:
 	case h.Like != nil:
-		return "This run replays its baseline's prompts (run --like), which the server has answered before", clear + " for both runs, or measure the baseline and this run on servers that had not seen them"
+		return "This run replays its baseline's prompts (run --like), which the server has answered before", "add --nonce fresh (the baseline's lengths and settings, text of this run's own), or " + clear
 	case h.Config["prompts"] != nil && h.Config["prompts"] != "":
 		return "A prompts file is sent as it is in every run and invocation", clear + ", or give each run prompts of its own"
 	case h.Config["num_prompts"] != nil:
 		return "--num-prompts cycles a fixed set of prompts, so requests repeat ones sent before", "leave --num-prompts out (every request then sends a prompt of its own), or " + clear
+	case h.Workload.Nonce == "" && h.Workload.Source == "synthetic":
+		return "The prompts are the seed's alone (--nonce off or a shard), so an earlier invocation with the same --seed sent the same text", "leave --nonce at fresh (the default), give another --seed, or " + clear
 	}
-	return "Every run of servebench sends prompts of its own, so the server had seen these before this invocation (an earlier one with the same --seed) or shares its cache with other traffic", "give another --seed, or " + clear
+	return "Every run of servebench sends prompts of its own, and every invocation text of its own (--nonce fresh), so the server had seen these elsewhere or shares its cache with other traffic", clear
 }
 
 // WarningTexts returns the summary's warnings as lines (Warning.String).
