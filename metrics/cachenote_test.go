@@ -27,6 +27,14 @@ func TestCacheNotes(t *testing.T) {
 	if !strings.Contains(got, "another --seed") || strings.Contains(got, "--repeat") {
 		t.Errorf("plain run, 50%% cached:\n%s", got)
 	}
+	if !strings.Contains(got, "--nonce off") {
+		t.Errorf("a run without a nonce, 50%% cached, does not say the prompts were the seed's alone:\n%s", got)
+	}
+	nonced := &record.Header{Workload: record.Workload{Source: "synthetic", Nonce: "00000000000000a1"}, Config: map[string]any{}}
+	got = strings.Join(Texts(cacheWarnings(sum, nonced)), "\n")
+	if strings.Contains(got, "--seed") || !strings.Contains(got, "elsewhere") {
+		t.Errorf("a run with text of its own, 50%% cached, is told to change what cannot be the cause:\n%s", got)
+	}
 	sum.CachedPromptTokens = 40 // 4%: a BOS token or so per request
 	if n := Texts(cacheWarnings(sum, plain)); len(n) != 0 {
 		t.Errorf("4%% cached: %v", n)
