@@ -214,9 +214,10 @@ func cacheWarnings(s *Summary, h *record.Header) []Warning {
 			what = "as session history (each turn sends the conversation so far)"
 		}
 	}
-	cached := 0.0
+	cached, beyond := 0.0, 0.0
 	if s.InputTokens > 0 {
 		cached = float64(s.CachedPromptTokens) / float64(s.InputTokens)
+		beyond = float64(s.CachedBeyondOpening) / float64(s.InputTokens)
 	}
 	var w []Warning
 	switch {
@@ -226,9 +227,10 @@ func cacheWarnings(s *Summary, h *record.Header) []Warning {
 	case reusable > 0 && s.Completed > 0:
 		w = append(w, warn(Info, "", "the workload repeats %.1f%% of its prompt tokens %s; the server reported no cached tokens, so how much it reused is unknown", 100*reusable, what))
 	}
-	// a token or so per request (a shared BOS) is always cached; warn past 5% of prompt tokens
-	// more than the workload itself repeats
-	if s.InputTokens > 0 && cached > reusable+0.05 {
+	// each request's opening (a BOS, a chat template, a common first phrase) is cached on any
+	// workload; warn when what lies beyond the openings passes 5% of prompt tokens more than
+	// the workload itself repeats
+	if s.InputTokens > 0 && beyond > reusable+0.05 {
 		beyond := ""
 		if reusable > 0 {
 			beyond = fmt.Sprintf(", %.0f points more than the workload repeats", 100*(cached-reusable))
