@@ -75,6 +75,7 @@ type Session struct {
 	parts     []part             // the workload run by run (parts.go)
 	plan      plan
 	exact     bool
+	nonce     uint64          // mixed into generated prompt text (nonce.go); 0: none
 	ds        *dataset        // a dataset or shared-prefix workload's identity (dataset.go)
 	tokName   string          // what measured the prompt lengths, for the header
 	watch     *watchedBackend // says why when every request failed

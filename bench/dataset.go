@@ -71,11 +71,11 @@ func (b *Session) buildDataset(ctx context.Context, r int) (part, bool, error) {
 		}
 		pt, err = part{reqs: reqs, warm: b.plan.warm}, b.inputErr("--dataset", err)
 	case "mooncake":
-		mc := workload.Mooncake{BlockTokens: s.BlockTokens, Seed: seed, Limit: limit, Chat: chat}
+		mc := workload.Mooncake{BlockTokens: s.BlockTokens, Seed: seed, Limit: limit, Chat: chat, Nonce: b.nonce}
 		t, terr := mc.Read(ctx, in, path, tok)
 		pt, exact, err = b.traceDataset(t, terr, r)
 	default:
-		bg := workload.BurstGPT{Seed: seed, Limit: limit, Chat: chat}
+		bg := workload.BurstGPT{Seed: seed, Limit: limit, Chat: chat, Nonce: b.nonce}
 		t, terr := bg.Read(ctx, in, path, tok)
 		pt, exact, err = b.traceDataset(t, terr, r)
 	}
@@ -133,7 +133,7 @@ func (b *Session) prefixPart(ctx context.Context, tok workload.Tokenizer, chat b
 		g := min(s.PrefixGroups, n)
 		return workload.SharedPrefix{Groups: g, PerGroup: (n + g - 1) / g,
 			PrefixTokens: s.PrefixTokens, SuffixTokens: s.InputTokens - s.PrefixTokens, OutputTokens: s.OutputTokens,
-			Seed: seed, Order: workload.Order(orDefault(s.PrefixOrder, "interleaved")), Chat: chat, Count: n}
+			Seed: seed, Order: workload.Order(orDefault(s.PrefixOrder, "interleaved")), Chat: chat, Count: n, Nonce: b.nonce}
 	}
 	var pt part
 	exact := true
@@ -283,7 +283,7 @@ func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, c
 		if r == 0 {
 			b.ds = &dataset{}
 		}
-		ss := workload.SyntheticSessions{Count: n, Turns: s.Turns, UserTokens: s.InputTokens, OutputTokens: s.OutputTokens, Seed: seed}
+		ss := workload.SyntheticSessions{Count: n, Turns: s.Turns, UserTokens: s.InputTokens, OutputTokens: s.OutputTokens, Seed: seed, Nonce: b.nonce}
 		sessions, exact, err = ss.Generate(ctx, tok)
 	}
 	if err != nil {

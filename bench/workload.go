@@ -44,6 +44,9 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	s := &b.spec
 	b.plan = b.planParts()
 	var err error
+	if b.nonce, err = b.pickNonce(); err != nil {
+		return err
+	}
 	defer b.slowNotice(ctx, time.Now())()
 	switch like := b.opt.Like; {
 	case like != nil && like.Requests != nil && !s.TraceDataset():
@@ -175,7 +178,7 @@ func (b *Session) synthetic(ctx context.Context, r int) (part, bool, error) {
 	s := &b.spec
 	n := b.plan.size()
 	syn := workload.Synthetic{Count: n, First: r * n, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
-		RangeRatio: s.RangeRatio, Seed: s.Seed, Chat: apis.IsChat(s.API), Recipes: true, Lazy: lazy(n, s.InputTokens, s.RangeRatio)}
+		RangeRatio: s.RangeRatio, Seed: s.Seed, Nonce: b.nonce, Chat: apis.IsChat(s.API), Recipes: true, Lazy: lazy(n, s.InputTokens, s.RangeRatio)}
 	if err := syn.Validate(); err != nil {
 		return part{}, false, runspec.Usage(err)
 	}
@@ -238,7 +241,7 @@ func (b *Session) traceWorkload(ctx context.Context, r int) ([]workload.Request,
 	}
 	for gi, p := range order {
 		syn := workload.Synthetic{Count: len(groups[p]), InputTokens: p.in, OutputTokens: p.out,
-			RangeRatio: s.RangeRatio, Seed: seedFor(s.Seed, r) + int64(gi), Chat: apis.IsChat(s.API), Recipes: true,
+			RangeRatio: s.RangeRatio, Seed: seedFor(s.Seed, r) + int64(gi), Nonce: b.nonce, Chat: apis.IsChat(s.API), Recipes: true,
 			Lazy: lazy(1, total, s.RangeRatio)}
 		if err := syn.Validate(); err != nil {
 			return nil, false, runspec.Usagef("--trace: %w", err)
@@ -276,7 +279,7 @@ func (b *Session) header(hash string) *record.Header {
 		Command: append([]string{"servebench"}, runspec.RedactArgs(args)...),
 		Target:  record.Target{URL: runspec.RedactURL(b.target.BaseURL), API: s.API, Model: s.Model, Simulated: b.simulated},
 		Workload: record.Workload{Hash: hash, Source: src, Count: len(b.parts[0].reqs), Seed: s.Seed,
-			PromptLengths: lengths, File: s.SaveWorkload},
+			PromptLengths: lengths, File: s.SaveWorkload, Nonce: workload.FormatNonce(b.nonce)},
 		Config:    s.Record(),
 		ConfigSet: s.SetKeys(),
 	}

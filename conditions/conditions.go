@@ -54,6 +54,9 @@ const (
 	FlagPrefix = "server.flag."
 
 	WorkloadHash = "workload.hash"
+	// WorkloadNonce is the per-invocation nonce in the generated prompt text: it differs
+	// between invocations by design, and so does the text, hence the hash (see Diff).
+	WorkloadNonce = "workload.nonce"
 
 	// ObservedPrefix starts the key of a figure of the server's load state when it was asked
 	// (Ollama: loaded or not, the memory it holds): an observation of the run, not a condition.

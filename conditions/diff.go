@@ -38,6 +38,9 @@ var infoGroups = []string{"client.", "sim.", ObservedPrefix}
 // (they were declared because they must stay fixed). Only the client side and the simulator's
 // speed parameters are informative.
 func Blocking(key string) bool {
+	if key == WorkloadNonce {
+		return false
+	}
 	for _, g := range infoGroups {
 		if strings.HasPrefix(key, g) {
 			return false
@@ -50,7 +53,10 @@ func Blocking(key string) bool {
 // meant to make (--expect-change): a key matches when it equals an expected name, lies under
 // it (gpu matches gpu.name), or ends with it (output_tokens matches workload.output_tokens).
 // The workload hash follows from the workload's settings, so its difference is expected too
-// when a workload.*, sampling.* or load.* difference is.
+// when a workload.*, sampling.* or load.* difference is. It also follows from the text, which
+// a per-invocation nonce changes by design: where the nonces differ, the hash's difference is
+// information, and comparability rests on the lengths, distributions and settings, each a
+// condition of its own.
 func Diff(base, cand []record.Condition, expect []string) []Difference {
 	b, c := Merge(base), Merge(cand)
 	keys := map[string]bool{}
@@ -89,15 +95,20 @@ func Diff(base, cand []record.Condition, expect []string) []Difference {
 // explainHash marks a workload hash difference expected when a workload-defining difference
 // is expected.
 func explainHash(ds []Difference) {
-	explained := false
+	explained, nonced := false, false
 	for _, d := range ds {
+		nonced = nonced || d.Key == WorkloadNonce
 		// the cache salt is sent with the workload but kept out of its hash on purpose
 		if d.Kind == KindExpected && d.Key != WorkloadHash && d.Key != "sampling.cache_salt" && hasAnyPrefix(d.Key, "workload.", "sampling.", "load.") {
 			explained = true
 		}
 	}
 	for i := range ds {
-		if ds[i].Key == WorkloadHash && ds[i].Kind == KindBlocking && explained {
+		switch {
+		case ds[i].Key != WorkloadHash:
+		case nonced:
+			ds[i].Kind = KindInfo
+		case ds[i].Kind == KindBlocking && explained:
 			ds[i].Kind = KindExpected
 		}
 	}

@@ -20,6 +20,7 @@ func FromHeader(h *record.Header) Set {
 	f.put("workload.source", w.Source)
 	f.put("workload.prompts", w.Count)
 	f.put("workload.seed", w.Seed)
+	f.put(WorkloadNonce, w.Nonce)
 	f.put("workload.prompt_lengths", w.PromptLengths)
 	f.put("workload.tokenizer", w.Tokenizer)
 	// a dataset by name and content, and the prefix reuse the workload itself implies

@@ -71,6 +71,7 @@ type counts struct {
 	promptMismatch                      int   // server prompt tokens ≠ requested input tokens
 	cachedPrompt                        int64 // prompt tokens the server says it took from its prefix cache
 	cachedReported                      int   // completed requests whose server reported a cached count
+	cachedBeyond                        int64 // of cachedPrompt, the tokens beyond each request's opening
 }
 
 // NewAccumulator returns an Accumulator with the given options. Validate them first

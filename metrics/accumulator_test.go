@@ -160,3 +160,37 @@ func TestPrefixCacheWarning(t *testing.T) {
 		t.Error("one cached token (BOS) warned")
 	}
 }
+
+// TestCachedBeyondOpening: a request's opening (the tokens the server adds to its text, at
+// least 1, and 8 more) is left out of the cached tokens the cache note judges; a chat
+// template's worth is no warning, a prompt cached whole still is.
+func TestCachedBeyondOpening(t *testing.T) {
+	summary := func(asked, prompt int, cached float64) *Summary {
+		r := record.Record{ID: 1, Phase: record.PhaseMeasure, Sent: 10, Done: 100, FirstEvent: 50,
+			Events: []record.Event{{T: 50, N: 1}}, OutputTokens: 1, OutputTokensSource: record.SourceServer,
+			InputTokens: asked, PromptTokens: prompt, PromptTokensSource: record.SourceServer, Server: map[string]float64{"timings.cache_n": cached}}
+		var a Accumulator
+		a.Add(&r)
+		return a.Summary()
+	}
+	invalid := func(s *Summary) bool { return len(s.Invalid()) > 0 }
+	for _, c := range []struct {
+		asked, prompt int
+		cached        float64
+		beyond        int64
+		invalid       bool
+	}{
+		{64, 65, 9, 0, false},    // BOS and a shared first phrase
+		{64, 76, 20, 0, false},   // a 12-token chat template and 8 more
+		{64, 76, 40, 20, true},   // 20 tokens past the opening: 26% of the prompt
+		{64, 65, 64, 55, true},   // the whole prompt: a replay
+		{0, 65, 9, 0, false},     // no length asked: an opening of 1 + 8
+		{256, 257, 12, 3, false}, // 3 tokens past it: 1.2%, under the 5% threshold
+	} {
+		s := summary(c.asked, c.prompt, c.cached)
+		if s.CachedBeyondOpening != c.beyond || invalid(s) != c.invalid {
+			t.Errorf("asked %d, prompt %d, cached %v: %d beyond the opening, INVALID %v; want %d, %v",
+				c.asked, c.prompt, c.cached, s.CachedBeyondOpening, invalid(s), c.beyond, c.invalid)
+		}
+	}
+}

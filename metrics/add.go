@@ -21,6 +21,7 @@ func (a *Accumulator) addTokens(r *record.Record) int {
 	if c, ok := cachedPromptTokens(r); ok {
 		a.n.cachedPrompt += c
 		a.n.cachedReported++
+		a.n.cachedBeyond += max(c-opening(r, in, psrc), 0)
 	}
 	// Server-reported prompt lengths, and their difference from what the workload asked for.
 	if psrc == record.SourceServer {
@@ -144,6 +145,23 @@ func (a *Accumulator) meetsSLO(r *record.Record, out int) bool {
 // cachedKeys are the server figures that count prompt tokens served from a prefix cache:
 // llama.cpp's timings, SGLang's meta_info, OpenAI usage.prompt_tokens_details (vLLM).
 var cachedKeys = []string{"timings.cache_n", "meta_info.cached_tokens", "usage.cached_tokens"}
+
+// sharedOpening is how many tokens of a prompt's own text past what the server adds may come
+// from the prefix cache on a workload of prompts never sent before: texts share openings
+// ("question", "Write a", a system phrase), and llama.cpp reuses a slot's previous prompt as
+// far as it matches. A replayed prompt is cached whole, far beyond it.
+const sharedOpening = 8
+
+// opening is the cached tokens expected of request r on any workload: the tokens the server
+// adds to its text (a BOS, a chat template: its prompt count beyond the text's length, at
+// least 1) and sharedOpening. in and psrc are its prompt count and their source.
+func opening(r *record.Record, in int, psrc string) int64 {
+	added := 1
+	if psrc == record.SourceServer && r.InputTokens > 0 && !hasMedia(r) {
+		added = max(in-r.InputTokens, 1)
+	}
+	return int64(added + sharedOpening)
+}
 
 // cachedPromptTokens is the prompt tokens the server reports it took from its prefix cache,
 // and whether it reported them at all: a server that says nothing (vLLM without

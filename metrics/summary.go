@@ -46,6 +46,12 @@ type Summary struct {
 	// CachedReported is how many completed requests carried a cached-token count from the
 	// server (0: not reported, which is not the same as 0 cached).
 	CachedReported int
+	// CachedBeyondOpening is the part of CachedPromptTokens beyond each request's opening:
+	// the tokens the server adds itself (BOS, a chat template: its prompt count beyond the
+	// text asked for, at least 1) and sharedOpening more, a phrase many texts begin with. A
+	// prefix cache serves an opening on any workload; only what lies beyond it says a prompt
+	// was seen before, and the cache note's threshold is judged on it.
+	CachedBeyondOpening int64
 
 	// Window: "from the first sent of a measured request to the last done of a measured
 	// request". WindowStart and WindowEnd are ns since t0.
@@ -157,7 +163,7 @@ func (a *Accumulator) Summary() *Summary {
 		PromptTokens:       a.promptServer.stat(ps),
 		PromptDelta:        a.promptDelta.stat(ps),
 		PromptMismatches:   a.n.promptMismatch,
-		CachedPromptTokens: a.n.cachedPrompt, CachedReported: a.n.cachedReported,
+		CachedPromptTokens: a.n.cachedPrompt, CachedReported: a.n.cachedReported, CachedBeyondOpening: a.n.cachedBeyond,
 		SLO:              a.opt.SLO,
 		GoodRequests:     a.n.good,
 		Lateness:         a.lateness.stat(ps),

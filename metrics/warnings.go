@@ -226,9 +226,10 @@ func cacheWarnings(s *Summary, h *record.Header) []Warning {
 			what = "as session history (each turn sends the conversation so far)"
 		}
 	}
-	cached := 0.0
+	cached, beyond := 0.0, 0.0
 	if s.InputTokens > 0 {
 		cached = float64(s.CachedPromptTokens) / float64(s.InputTokens)
+		beyond = float64(s.CachedBeyondOpening) / float64(s.InputTokens)
 	}
 	var w []Warning
 	switch {
@@ -238,9 +239,10 @@ func cacheWarnings(s *Summary, h *record.Header) []Warning {
 	case reusable > 0 && s.Completed > 0:
 		w = append(w, warn(Info, "", "the workload repeats %.1f%% of its prompt tokens %s; the server reported no cached tokens, so how much it reused is unknown", 100*reusable, what))
 	}
-	// a token or so per request (a shared BOS) is always cached; warn past 5% of prompt tokens
-	// more than the workload itself repeats
-	if s.InputTokens > 0 && cached > reusable+0.05 {
+	// each request's opening (a BOS, a chat template, a common first phrase) is cached on any
+	// workload; warn when what lies beyond the openings passes 5% of prompt tokens more than
+	// the workload itself repeats
+	if s.InputTokens > 0 && beyond > reusable+0.05 {
 		beyond := ""
 		if reusable > 0 {
 			beyond = fmt.Sprintf(", %.0f points more than the workload repeats", 100*(cached-reusable))
@@ -315,13 +317,15 @@ func cacheAdvice(h *record.Header) (where, action string) {
 	switch {
 	case h == nil:
 	case h.Like != nil:
-		return "This run replays its baseline's prompts (run --like), which the server has answered before", clear + " for both runs, or measure the baseline and this run on servers that had not seen them"
+		return "This run replays its baseline's prompts (run --like), which the server has answered before", "add --nonce fresh (the baseline's lengths and settings, text of this run's own), or " + clear
 	case h.Config["prompts"] != nil && h.Config["prompts"] != "":
 		return "A prompts file is sent as it is in every run and invocation", clear + ", or give each run prompts of its own"
 	case h.Config["num_prompts"] != nil:
 		return "--num-prompts cycles a fixed set of prompts, so requests repeat ones sent before", "leave --num-prompts out (every request then sends a prompt of its own), or " + clear
+	case h.Workload.Nonce == "" && h.Workload.Source == "synthetic":
+		return "The prompts are the seed's alone (--nonce off or a shard), so an earlier invocation with the same --seed sent the same text", "leave --nonce at fresh (the default), give another --seed, or " + clear
 	}
-	return "Every run of servebench sends prompts of its own, so the server had seen these before this invocation (an earlier one with the same --seed) or shares its cache with other traffic", "give another --seed, or " + clear
+	return "Every run of servebench sends prompts of its own, and every invocation text of its own (--nonce fresh), so the server had seen these elsewhere or shares its cache with other traffic", clear
 }
 
 // WarningTexts returns the summary's warnings as lines (Warning.String).

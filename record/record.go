@@ -131,6 +131,10 @@ type Workload struct {
 	Source string `json:"source"` // "synthetic" or the prompts file name
 	Count  int    `json:"count"`  // requests in one run's materialised workload (the first part)
 	Seed   int64  `json:"seed"`
+	// Nonce is the per-invocation nonce mixed into the generated prompt text (16 hex
+	// digits; absent: none, the text is the seed's alone), so that no invocation sends the
+	// text of another; the lengths are the seed's either way (run --nonce).
+	Nonce string `json:"nonce,omitempty"`
 	// PromptLengths says how prompt lengths were obtained: "exact" (server tokenizer),
 	// or "approximate" (no tokenizer reachable).
 	PromptLengths string `json:"prompt_lengths,omitempty"`

@@ -44,6 +44,10 @@ type SweepEnd struct {
 	MetAbove  []SweepPoint `json:"met_above,omitempty"`
 	// Interrupted is true when the sweep stopped before its last point (Ctrl-C, an error).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Withheld, when set, says why the knee, peak, max goodput and SLO load are withheld
+	// (all nil): a point its warnings invalidate (SweepPoint.Invalid), whose figures any of
+	// them could rest on.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // SweepPoint is one load of a sweep and the figures its conclusions rest on. With --repeat,
@@ -60,6 +64,9 @@ type SweepPoint struct {
 	RequestThroughput *float64 `json:"request_throughput"`
 	RequestGoodput    *float64 `json:"request_goodput,omitempty"`
 	SLOAttainment     *float64 `json:"slo_attainment,omitempty"`
+	// Invalid, when set, is why the point's warnings invalidate it (a run of it served its
+	// prompts from the prefix cache, measured nothing, or failed every request).
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // sweepEndLine wraps a SweepEnd so that a reader tells it from a record at a glance.

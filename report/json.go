@@ -256,6 +256,14 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	if vs := validities(s); len(vs) > 0 {
 		o.set("validity", vs[len(vs)-1]) // the summary's run: the last of its run-end lines
 	}
+	if bad := s.Invalid(); len(bad) > 0 {
+		// present only for a run its warnings invalidate: the reasons, each in short
+		var why []string
+		for _, w := range bad {
+			why = append(why, w.Reason())
+		}
+		o.set("invalid", why)
+	}
 	jsonServer(o, s) // server.go: only when the records hold telemetry
 }
 

@@ -44,6 +44,14 @@ func steadyVerdict(st *metrics.Steadiness) verdictLine {
 }
 
 func validVerdict(s *metrics.Summary) verdictLine {
+	if bad := s.Invalid(); len(bad) > 0 {
+		// a figure the warnings invalidate holds no conclusion, whatever the rules say
+		more := ""
+		if len(bad) > 1 {
+			more = fmt.Sprintf(" and %d more", len(bad)-1)
+		}
+		return verdictLine{Label: "valid", Text: fmt.Sprintf("INVALID: %s%s (see the notes); no conclusion rests on these figures", bad[0].Reason(), more), Class: "bad"}
+	}
 	vs := validities(s)
 	if len(vs) == 0 {
 		return verdictLine{Label: "valid", Text: "not held to rules (run --valid PRESET to hold it to MLPerf-style rules)", Class: "unsure"}

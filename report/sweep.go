@@ -236,6 +236,9 @@ func sweepFindings(e *record.SweepEnd) []string {
 	if e.Interrupted {
 		out = append(out, "the sweep was interrupted: its conclusions cover the points that finished")
 	}
+	if e.Withheld != "" {
+		return withheldFindings(e)
+	}
 	if e.Knee != nil && e.PeakThroughput != nil {
 		out = append(out, fmt.Sprintf("saturation knee: %s (%s req/s, %.0f%% of the peak %.2f req/s)", pointName(e.Knee),
 			optf(e.Knee.RequestThroughput, 2), 100*deref(e.Knee.RequestThroughput) / *e.PeakThroughput, *e.PeakThroughput))
@@ -249,6 +252,17 @@ func sweepFindings(e *record.SweepEnd) []string {
 		out = append(out, fmt.Sprintf("max goodput: %s (%s req/s meeting %s)", pointName(g), optf(g.RequestGoodput, 2), e.SLO))
 	}
 	return append(out, sloFindings(e)...)
+}
+
+// withheldFindings say that the sweep's conclusions are withheld, and why: a point its
+// warnings invalidate could move any of them.
+func withheldFindings(e *record.SweepEnd) []string {
+	out := []string{"INVALID sweep: " + e.Withheld}
+	what := "saturation knee and peak throughput"
+	if e.SLO != "" {
+		what = "saturation knee, peak throughput, max goodput and SLO load"
+	}
+	return append(out, fmt.Sprintf("%s: withheld (they compare every point, and an INVALID point's figures are not the server's): fix what its notes say and sweep again", what))
 }
 
 // sloFindings say which load met the SLOs, and when attainment was not monotonic in load.

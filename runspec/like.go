@@ -39,7 +39,7 @@ var quietKeys = []string{"embed-prompts"}
 // WorkloadKeys change the prompts themselves: when one of them changes, the workload is built
 // anew from the merged settings instead of replayed.
 var WorkloadKeys = []string{"input-tokens", "output-tokens", "range-ratio", "input-dist", "output-dist", "lengths", "prompts", "num-prompts", "seed", "api", "trace",
-	"dataset", "block-tokens", "prefix-groups", "prefix-tokens", "prefix-order", "turns"}
+	"dataset", "block-tokens", "prefix-groups", "prefix-tokens", "prefix-order", "turns", "nonce"}
 
 // derivedKeys are filled in by Resolve when the user did not set them: a baseline's value of
 // one of them is taken only when the baseline's user set it, so that another load shape gets
@@ -127,7 +127,21 @@ func Like(user *Spec, h *record.Header, path string) (Spec, *Base, error) {
 			b.Rebuilt = b.Rebuilt || slices.Contains(WorkloadKeys, k)
 		}
 	}
+	if user.IsSet("nonce") && user.Nonce == "fresh" && !b.Rebuilt {
+		// asked for text of its own: the baseline's lengths and settings, new words (the
+		// baseline's value reads fresh too, so it is no change by value)
+		b.Rebuilt = true
+		b.Changes = append(b.Changes, record.Change{Key: "nonce", Base: orNonce(h.Workload.Nonce), Value: "fresh"})
+	}
 	return s, b, b.prompts(&s)
+}
+
+// orNonce is a header's nonce as a --nonce value: off for none.
+func orNonce(n string) string {
+	if n == "" {
+		return "off"
+	}
+	return n
 }
 
 // baseline reads the baseline's resolved configuration and which of its settings its user

@@ -41,7 +41,12 @@ type Spec struct {
 	CacheSalt string `yaml:"cache-salt" json:"cache_salt"`
 	// FlushCache empties an SGLang server's prefix cache (POST /flush_cache) before every
 	// run of the file, so that no repeat or sweep point is served from an earlier one's.
-	FlushCache   bool   `yaml:"flush-cache" json:"flush_cache,omitempty"`
+	FlushCache bool `yaml:"flush-cache" json:"flush_cache,omitempty"`
+	// Nonce is how generated prompt text differs between invocations: fresh (a nonce drawn
+	// at start and recorded in the header, so no invocation sends another's text), off (the
+	// seed alone decides the text: every invocation with the same seed sends the same), or
+	// 16 hex digits (that nonce: the text of the invocation that recorded it).
+	Nonce        string `yaml:"nonce" json:"nonce"`
 	SaveWorkload string `yaml:"save-workload" json:"save_workload,omitempty"`
 	// Dataset is FORMAT:PATH of a dataset the prompts come from: sharegpt (prompt and answer
 	// length from each conversation), mooncake or burstgpt (a trace: arrival times and
@@ -172,7 +177,7 @@ func Default() Spec {
 	return Spec{
 		API: "openai-completions", ReadyTimeout: 60 * time.Second,
 		InputTokens: 512, OutputTokens: 128, FixedOutput: true, Seed: 1, ContinuousUsage: "auto",
-		ArrivalClock: "kernel", SendClock: "kernel", EmbedPrompts: true, CacheSalt: "none",
+		ArrivalClock: "kernel", SendClock: "kernel", EmbedPrompts: true, CacheSalt: "none", Nonce: "fresh",
 		Arrival: "poisson", Burstiness: 1, Grace: 30 * time.Second,
 		WarmupMax: 2000, WarmupTimeout: 5 * time.Minute, WarmupTolerance: 0.1, ScrapeInterval: time.Second,
 	}

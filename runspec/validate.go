@@ -11,6 +11,7 @@ import (
 	"servebench/metrics"
 	"servebench/record"
 	"servebench/validity"
+	"servebench/workload"
 )
 
 // Validate checks every setting and how they combine, and never changes s. A zero or
@@ -233,6 +234,9 @@ func (s *Spec) validateModes() error {
 	default:
 		return Usagef("--cache-salt %q: want per-run or none", s.CacheSalt)
 	}
+	if err := s.validateNonce(); err != nil {
+		return err
+	}
 	switch s.ArrivalClock {
 	case "kernel", "read":
 	default:
@@ -298,6 +302,18 @@ func (s *Spec) validateScrape() error {
 		if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return Usagef("--scrape %q: want an http:// or https:// URL", RedactURL(raw))
 		}
+	}
+	return nil
+}
+
+// validateNonce checks --nonce: fresh, off or 16 hex digits (not all zero).
+func (s *Spec) validateNonce() error {
+	switch s.Nonce {
+	case "", "fresh", "off":
+		return nil
+	}
+	if _, err := workload.ParseNonce(s.Nonce); err != nil {
+		return Usagef("--nonce %q: want fresh, off, or the 16 hex digits a records header keeps as workload.nonce", s.Nonce)
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package sweep
 
 import (
+	"fmt"
+	"strings"
+
 	"servebench/metrics"
 	"servebench/record"
 )
@@ -18,10 +21,16 @@ func (sw *sweeper) conclude(interrupted bool) *record.SweepEnd {
 	for _, p := range sw.byLoad() {
 		e.Points = append(e.Points, sweepPoint(p))
 	}
-	findKnee(e)
-	if slo := sw.b.Options().SLO; slo.Any() {
+	slo := sw.b.Options().SLO
+	if slo.Any() {
 		e.SLO = slo.String()
 		e.TargetAttainment, _ = metrics.ParseShare("--target-attainment", sw.c.Target)
+	}
+	if withhold(e) {
+		return e
+	}
+	findKnee(e)
+	if slo.Any() {
 		findMaxGoodput(e)
 		findSLOLoad(e)
 	}
@@ -34,7 +43,39 @@ func sweepPoint(p *pointRun) record.SweepPoint {
 	return record.SweepPoint{Label: p.ps.Label, Runs: p.ps.RunIndexes(), Concurrency: p.pt.users, Rate: p.pt.rate,
 		Offered: offered(p), RequestThroughput: p.ps.Median(throughput),
 		RequestGoodput: p.ps.Median(func(s *metrics.Summary) *float64 { return s.RequestGoodput }),
-		SLOAttainment:  p.ps.Attainment()}
+		SLOAttainment:  p.ps.Attainment(), Invalid: invalidReason(p.ps.Runs)}
+}
+
+// invalidReason is why the warnings of one of runs invalidate it ("" when none do).
+func invalidReason(runs []metrics.RunSummary) string {
+	for _, r := range runs {
+		if bad := r.Summary.Invalid(); len(bad) > 0 {
+			return bad[0].Reason()
+		}
+	}
+	return ""
+}
+
+// withhold sets Withheld when a point is invalid: the knee and peak are relative to every
+// point's throughput, and max goodput and the SLO load compare points, so one point whose
+// figures are not the server's (its prompts served from the cache, nothing measured) can
+// move any of them. They are not computed, rather than printed as if they held.
+func withhold(e *record.SweepEnd) bool {
+	var bad []string
+	for _, p := range e.Points {
+		if p.Invalid != "" {
+			bad = append(bad, fmt.Sprintf("%s (%s)", p.Label, p.Invalid))
+		}
+	}
+	if len(bad) == 0 {
+		return false
+	}
+	what := "point"
+	if len(bad) > 1 {
+		what = "points"
+	}
+	e.Withheld = fmt.Sprintf("%d of %d %s INVALID: %s", len(bad), len(e.Points), what, strings.Join(bad, "; "))
+	return true
 }
 
 // findKnee sets the peak throughput and the knee: the lightest point reaching kneeShare of it.

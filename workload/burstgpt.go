@@ -20,7 +20,9 @@ import (
 // tokens, which no prompt can have) are skipped and counted in Trace.Dropped. Every prompt is
 // unique, of exactly "Request tokens" tokens, its words depending only on (Seed, line).
 type BurstGPT struct {
-	Seed  int64  `json:"seed"`
+	Seed int64 `json:"seed"`
+	// Nonce, when not 0, is mixed into the words (Synthetic.Nonce).
+	Nonce uint64 `json:"nonce,omitempty"`
 	Limit int    `json:"limit,omitempty"` // keep only the first Limit requests; 0 keeps all
 	Model string `json:"model,omitempty"` // keep only rows whose "Model" is this ("ChatGPT", "GPT-4"); "" keeps all
 	Chat  bool   `json:"chat,omitempty"`
@@ -59,7 +61,7 @@ func (b *BurstGPT) Read(ctx context.Context, r io.Reader, name string, tok Token
 	}
 	tok, exact := orWords(tok)
 	t, err := buildTrace(ctx, rows, tok, b.Chat, func(ctx context.Context, f *fitter, row *traceRow) (string, int, bool, error) {
-		words := drawWords(streamRNG(b.Seed, domainTail, uint64(row.line)), wordsFor(row.in))
+		words := drawWords(streamRNG(textSeed(b.Seed, b.Nonce), domainTail, uint64(row.line)), wordsFor(row.in))
 		return f.fit(ctx, "", words, "", row.in)
 	})
 	if err != nil {

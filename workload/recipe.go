@@ -26,6 +26,7 @@ type genSettings struct {
 	inTokens, outTok int
 	ratio            float64
 	chat             bool
+	nonce            uint64 // Synthetic.Nonce: the words' own stream when not 0
 }
 
 // wordBytes is 64 times the mean bytes of a vocabulary word and its space, plus 2%: the text
@@ -52,6 +53,10 @@ func (rc *recipe) text() string {
 	rng := rand.New(src)
 	drawLength(rng, rc.gen.inTokens, rc.gen.ratio)
 	drawLength(rng, rc.gen.outTok, rc.gen.ratio)
+	if rc.gen.nonce != 0 {
+		src = textSource(rc.gen.seed, rc.gen.nonce, rc.index)
+		rng = rand.New(src)
+	}
 	var sb strings.Builder
 	sb.Grow(rc.words*wordBytes/64 + len(rc.pad)) // a little above the mean, rarely grown
 	for w := range rc.words {
@@ -94,7 +99,7 @@ func (rc *recipe) drawn() int {
 // recipeOf is request i's recipe, checked by rebuilding its text; nil when the rebuild
 // differs (never expected: the request then keeps its text).
 func (s *Synthetic) recipeOf(i int, bt built) *recipe {
-	rc := &recipe{gen: genSettings{seed: s.Seed, inTokens: s.InputTokens, outTok: s.OutputTokens, ratio: s.RangeRatio, chat: s.Chat},
+	rc := &recipe{gen: genSettings{seed: s.Seed, inTokens: s.InputTokens, outTok: s.OutputTokens, ratio: s.RangeRatio, chat: s.Chat, nonce: s.Nonce},
 		index: i, words: bt.words, pad: bt.pad}
 	if rc.text() != bt.text {
 		return nil
@@ -155,8 +160,11 @@ type RecipeSegment struct {
 	OutputTokens int     `json:"output_tokens"`
 	RangeRatio   float64 `json:"range_ratio,omitempty"`
 	Chat         bool    `json:"chat,omitempty"`
-	First        int     `json:"first"`
-	Count        int     `json:"count"`
+	// Nonce is the per-invocation nonce the words were drawn with (Synthetic.Nonce), as a
+	// string: a JSON number loses a uint64's low bits in most readers. Absent: none.
+	Nonce string `json:"nonce,omitempty"`
+	First int    `json:"first"`
+	Count int    `json:"count"`
 	// Words are the drawn words each request keeps; absent when every request keeps as
 	// many as its prompt's tokens (a build without a tokenizer).
 	Words []int `json:"words,omitempty"`
@@ -185,7 +193,7 @@ func RecipeOf(reqs []Request, sha string) (rc *HeaderRecipe, ok bool) {
 		}
 		if seg == nil || !seg.holds(r.gen) || r.index != prev+1 {
 			rc.Segments = append(rc.Segments, RecipeSegment{Seed: r.gen.seed, InputTokens: r.gen.inTokens,
-				OutputTokens: r.gen.outTok, RangeRatio: r.gen.ratio, Chat: r.gen.chat, First: r.index})
+				OutputTokens: r.gen.outTok, RangeRatio: r.gen.ratio, Chat: r.gen.chat, Nonce: FormatNonce(r.gen.nonce), First: r.index})
 			seg = &rc.Segments[len(rc.Segments)-1]
 		}
 		seg.add(r, reqs[i].InputTokens)
@@ -200,7 +208,7 @@ func RecipeOf(reqs []Request, sha string) (rc *HeaderRecipe, ok bool) {
 
 func (s *RecipeSegment) holds(g genSettings) bool {
 	return s.Seed == g.seed && s.InputTokens == g.inTokens && s.OutputTokens == g.outTok &&
-		s.RangeRatio == g.ratio && s.Chat == g.chat
+		s.RangeRatio == g.ratio && s.Chat == g.chat && s.Nonce == FormatNonce(g.nonce)
 }
 
 // add appends one request's recipe to the segment.
@@ -233,7 +241,8 @@ func (s *RecipeSegment) compact() {
 }
 
 func (s *RecipeSegment) gen() genSettings {
-	return genSettings{seed: s.Seed, inTokens: s.InputTokens, outTok: s.OutputTokens, ratio: s.RangeRatio, chat: s.Chat}
+	n, _ := ParseNonce(s.Nonce) // checked by validate
+	return genSettings{seed: s.Seed, inTokens: s.InputTokens, outTok: s.OutputTokens, ratio: s.RangeRatio, chat: s.Chat, nonce: n}
 }
 
 func (s *RecipeSegment) drawnAt(k int) int {
@@ -355,6 +364,8 @@ func (rc *HeaderRecipe) validate() error {
 			return fmt.Errorf("recipe segment %d: %v", i, err)
 		case s.InputTokens > maxTraceTokens || s.OutputTokens > maxTraceTokens:
 			return fmt.Errorf("recipe segment %d: lengths over %d tokens", i, maxTraceTokens)
+		case s.Nonce != "" && !validNonce(s.Nonce):
+			return fmt.Errorf("recipe segment %d: nonce %q is not 16 hex digits", i, s.Nonce)
 		case s.Words != nil && len(s.Words) != s.Count:
 			return fmt.Errorf("recipe segment %d: %d word counts for %d requests", i, len(s.Words), s.Count)
 		}

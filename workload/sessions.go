@@ -18,6 +18,7 @@ import (
 type SyntheticSessions struct {
 	Count, Turns, UserTokens, OutputTokens int
 	Seed                                   int64
+	Nonce                                  uint64 // Synthetic.Nonce of every turn's text
 }
 
 // Validate checks the shape.
@@ -34,8 +35,8 @@ func (s *SyntheticSessions) Generate(ctx context.Context, tok Tokenizer) ([]Sess
 	if err := s.Validate(); err != nil {
 		return nil, false, err
 	}
-	users := Synthetic{Count: s.Count * s.Turns, InputTokens: s.UserTokens, OutputTokens: s.OutputTokens, Seed: s.Seed}
-	answers := Synthetic{Count: s.Count * s.Turns, InputTokens: s.OutputTokens, OutputTokens: 1, Seed: s.Seed + 1}
+	users := Synthetic{Count: s.Count * s.Turns, InputTokens: s.UserTokens, OutputTokens: s.OutputTokens, Seed: s.Seed, Nonce: s.Nonce}
+	answers := Synthetic{Count: s.Count * s.Turns, InputTokens: s.OutputTokens, OutputTokens: 1, Seed: s.Seed + 1, Nonce: s.Nonce}
 	u, exactU, err := users.Generate(ctx, tok)
 	if err != nil {
 		return nil, false, err

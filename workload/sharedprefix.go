@@ -40,6 +40,9 @@ type SharedPrefix struct {
 	// (0 builds them all): the requests that will be sent, and only the prefixes they use,
 	// so that --prefix-groups 1000000 --requests 3 builds three prompts, not a million.
 	Count int `json:"count,omitempty"`
+	// Nonce, when not 0, is mixed into the prefixes' and suffixes' words (not the order):
+	// another invocation's prompts (Synthetic.Nonce). The groups stay shared within this one.
+	Nonce uint64 `json:"nonce,omitempty"`
 }
 
 // maxSharedPrefixRequests bounds Groups×PerGroup: the shuffled order draws a permutation of
@@ -151,7 +154,7 @@ func (s *SharedPrefix) Generate(ctx context.Context, tok Tokenizer) (reqs []Requ
 		}
 		k := keys[i]
 		g := k / s.PerGroup
-		words := drawWords(streamRNG(s.Seed, domainSuffix, uint64(k)), wordsFor(s.SuffixTokens))
+		words := drawWords(streamRNG(textSeed(s.Seed, s.Nonce), domainSuffix, uint64(k)), wordsFor(s.SuffixTokens))
 		text, n, ok, err := fitters[w].fit(ctx, prefixes[g], words, "", s.PrefixTokens+s.SuffixTokens)
 		r := Request{ID: i, InputTokens: n, OutputTokens: s.OutputTokens}
 		if s.Chat {
@@ -187,7 +190,7 @@ func (s *SharedPrefix) prefixes(ctx context.Context, keys []int, fitters [4]*fit
 		if errs[i] = ctx.Err(); errs[i] != nil {
 			return
 		}
-		words := drawWords(streamRNG(s.Seed, domainPrefix, uint64(groups[i])), wordsFor(s.PrefixTokens))
+		words := drawWords(streamRNG(textSeed(s.Seed, s.Nonce), domainPrefix, uint64(groups[i])), wordsFor(s.PrefixTokens))
 		texts[i], _, ok[i], errs[i] = fitters[w].fit(ctx, "", words, "\n", s.PrefixTokens)
 	})
 	if err := firstErr(errs); err != nil {

@@ -43,6 +43,11 @@ type Synthetic struct {
 	// exactly, when it is sent, hashed or saved, so a workload of long prompts is not held
 	// in memory.
 	Lazy bool
+	// Nonce, when not 0, draws each prompt's words from (Seed, Nonce, i) instead of (Seed, i),
+	// after its lengths, which stay (Seed, i)'s: prompts of the same lengths whose text no
+	// earlier invocation sent (a per-invocation nonce keeps a server's prefix cache from
+	// serving what another invocation left in it). 0 is the text of the seed alone.
+	Nonce uint64
 }
 
 // Validate checks the settings.
@@ -104,6 +109,9 @@ func (s *Synthetic) Generate(ctx context.Context, tok Tokenizer) (reqs []Request
 func (s *Synthetic) one(ctx context.Context, b *builder, i int) (Request, bool, error) {
 	rng := rand.New(rand.NewPCG(uint64(s.Seed), uint64(i)))
 	in, out := s.lengths(rng)
+	if s.Nonce != 0 {
+		rng = rand.New(textSource(s.Seed, s.Nonce, i))
+	}
 	bt, err := b.build(ctx, rng, in)
 	if err != nil {
 		return Request{}, false, err
@@ -123,6 +131,12 @@ func (s *Synthetic) one(ctx context.Context, b *builder, i int) (Request, bool, 
 		r.Prompt = text
 	}
 	return r, ok, nil
+}
+
+// textSource is the source of a nonced prompt's words: its own stream for each (seed, nonce,
+// index), unrelated to the length draws and to any other nonce's.
+func textSource(seed int64, nonce uint64, i int) *rand.PCG {
+	return rand.NewPCG(uint64(seed)^mix64(nonce), mix64(uint64(i)^nonce))
 }
 
 // lengths draws request lengths from rng: from Lengths when set, else each uniform around

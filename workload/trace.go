@@ -136,6 +136,9 @@ type Mooncake struct {
 	Chat        bool  `json:"chat,omitempty"`
 	// MaxRecordBytes bounds a line (0 means DefaultMaxTraceLineBytes); not part of the identity.
 	MaxRecordBytes int `json:"-"`
+	// Nonce, when not 0, is mixed into the blocks' words (Synthetic.Nonce): another
+	// invocation's blocks; shared hash ids stay shared within this one.
+	Nonce uint64 `json:"nonce,omitempty"`
 }
 
 // WithDefaults returns the settings with a zero BlockTokens replaced by 512, the form to
@@ -187,7 +190,7 @@ func (m *Mooncake) Read(ctx context.Context, r io.Reader, name string, tok Token
 		return nil, err
 	}
 	tok, exact := orWords(tok)
-	blocks := &blockTexts{seed: m.Seed, size: b, texts: map[int]string{}}
+	blocks := &blockTexts{seed: textSeed(m.Seed, m.Nonce), size: b, texts: map[int]string{}}
 	t, err := buildTrace(ctx, rows, tok, m.Chat, func(ctx context.Context, f *fitter, row *traceRow) (string, int, bool, error) {
 		return blocks.prompt(ctx, f, row)
 	})

@@ -24,7 +24,7 @@ const (
 	ExitRegression    = 4 // compare: the candidate regressed
 	ExitNotComparable = 5 // compare: conditions differ, the runs are not comparable
 	ExitInconclusive  = 6 // compare: a metric's interval straddles the threshold
-	ExitInvalid       = 7 // run: INVALID under the validity rules (--valid)
+	ExitInvalid       = 7 // run or sweep: INVALID under the validity rules (--valid) or by a warning that invalidates a figure
 	ExitNothing       = 8 // compare: a side measured nothing (no completed measured request)
 	ExitProvisional   = 9 // compare: a side was not steady or invalid: the verdict is provisional
 	// ExitInterrupted is Ctrl-C (or SIGTERM) before a run started, while its inputs were read:

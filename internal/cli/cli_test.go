@@ -133,7 +133,8 @@ func TestWorkloadHashAndReplay(t *testing.T) {
 	run := func(name string, extra ...string) *record.Header {
 		p := filepath.Join(dir, name)
 		args := append([]string{"run", "-q", "--url", url, "--input-tokens", "32", "--output-tokens", "4", "--requests", "5", "--concurrency", "1", "-o", p}, extra...)
-		if code, _, errs := runMain(t, args...); code != 0 {
+		// a run that sends text the server saw is INVALID (exit 7) by the cache note
+		if code, _, errs := runMain(t, args...); code != 0 && code != ExitInvalid {
 			t.Fatalf("%v: exit %d: %s", extra, code, errs)
 		}
 		h, _ := readRecords(t, p)
@@ -144,8 +145,12 @@ func TestWorkloadHashAndReplay(t *testing.T) {
 	b := run("b.jsonl")
 	c := run("c.jsonl", "--seed", "2")
 	d := run("d.jsonl", "--prompts", saved)
-	if a.Workload.Hash != b.Workload.Hash {
-		t.Error("the same flags and seed gave different workload hashes")
+	e := run("e.jsonl", "--nonce", a.Workload.Nonce)
+	if a.Workload.Hash == b.Workload.Hash || a.Workload.Nonce == b.Workload.Nonce {
+		t.Error("two invocations with the same flags and seed sent the same text (no nonce of their own)")
+	}
+	if a.Workload.Hash != e.Workload.Hash {
+		t.Error("the same flags, seed and nonce gave different workload hashes")
 	}
 	if a.Workload.Hash == c.Workload.Hash {
 		t.Error("a different seed gave the same workload hash")

@@ -11,6 +11,7 @@ import (
 	"servebench/bench"
 	"servebench/internal/output"
 	"servebench/internal/progress"
+	"servebench/metrics"
 	"servebench/report"
 	"servebench/runspec"
 	"servebench/validity"
@@ -101,5 +102,33 @@ func runRun(ctx context.Context, std *streams, s runspec.Spec, like *runspec.Bas
 	if bad := validity.Invalid(res.Header.Ends); err == nil && len(bad) > 0 {
 		err = codeErr(ExitInvalid, fmt.Errorf("INVALID under the validity rules: %s", strings.Join(bad, " | ")))
 	}
+	if bad := invalidRuns(res.Runs); err == nil && bad != "" {
+		err = codeErr(ExitInvalid, fmt.Errorf("INVALID: %s", bad))
+	}
 	return err
+}
+
+// invalidRuns says which runs their warnings invalidate ("" for none): the first, by its
+// first invalidating warning, and how many more.
+func invalidRuns(runs []metrics.RunSummary) string {
+	var first string
+	n := 0
+	for _, r := range runs {
+		if bad := r.Summary.Invalid(); len(bad) > 0 {
+			if n == 0 {
+				first = bad[0].Reason()
+				if len(runs) > 1 {
+					first = fmt.Sprintf("run %d: %s", r.Run, first)
+				}
+			}
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return ""
+	case n > 1:
+		first += fmt.Sprintf(" (and %d more runs)", n-1)
+	}
+	return first + "; its figures are printed with the warning, but no conclusion rests on them"
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -54,6 +55,9 @@ Every other flag means what it means for run.`,
 				// the code of `servebench report` on the file, so the two print the same
 				if perr := report.SweepTable(std.stdout, res.Header, res.Runs); err == nil {
 					err = perr
+				}
+				if e := res.Header.SweepEnd; err == nil && e != nil && e.Withheld != "" {
+					err = codeErr(ExitInvalid, fmt.Errorf("INVALID sweep, its knee and SLO load withheld: %s", e.Withheld))
 				}
 			}
 			return err
