@@ -37,22 +37,12 @@ func invalid(runs []metrics.RunSummary) string {
 				what = append(what, "INVALID under "+v.Rules)
 			}
 		}
-		for _, w := range r.Summary.Warnings {
-			if w.Level == metrics.Invalidates {
-				what = append(what, firstClause(w.Text))
-			}
+		for _, w := range r.Summary.Invalid() {
+			what = append(what, w.Reason())
 		}
 		if len(what) > 0 {
-			names = append(names, fmt.Sprintf("run %d: %s", r.Run, strings.Join(what, "; ")))
+			names = append(names, fmt.Sprintf("run %d: %s", r.Run+1, strings.Join(what, "; ")))
 		}
 	}
 	return strings.Join(names, ", ")
-}
-
-// firstClause is a warning's text up to its first colon: what is wrong, not the whole story.
-func firstClause(s string) string {
-	if i := strings.Index(s, ": "); i > 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -188,7 +188,7 @@ func (r *Result) outlierNotes(br, cr []metrics.RunSummary) {
 			runs = cr
 		}
 		r.warnf("%s run %d left out as disturbed: %s from the side's other runs (an outlier at %g%% family-wise; the other runs decide those metrics)%s%s",
-			k.side, k.run, strings.Join(what[k], ", "), 100*outlierAlpha, clientSaw(runs, k.run), serverSaw(runs, k.run))
+			k.side, k.run+1, strings.Join(what[k], ", "), 100*outlierAlpha, clientSaw(runs, k.run), serverSaw(runs, k.run))
 	}
 }
 

@@ -77,7 +77,7 @@ func TestProvisional(t *testing.T) {
 		t.Errorf("steady, valid: %v", p)
 	}
 	p := strings.Join(provisional([]metrics.RunSummary{ok, drift}, []metrics.RunSummary{cached}), "; ")
-	if !strings.Contains(p, "base not steady (run 1: ttft rising)") || !strings.Contains(p, "candidate invalid (run 2: the server served 90 of 100 prompt tokens (90%) from its prefix cache)") {
+	if !strings.Contains(p, "base not steady (run 2: ttft rising)") || !strings.Contains(p, "candidate invalid (run 3: the server served 90 of 100 prompt tokens (90%) from its prefix cache)") {
 		t.Errorf("provisional: %q", p)
 	}
 }

@@ -57,7 +57,7 @@ func drifted(runs []metrics.RunSummary) string {
 		} else if len(st.Drifts) > 0 {
 			what = st.Drifts[0].Metric + " " + st.Drifts[0].Direction
 		}
-		names = append(names, fmt.Sprintf("run %d: %s", r.Run, what))
+		names = append(names, fmt.Sprintf("run %d: %s", r.Run+1, what))
 	}
 	return strings.Join(names, ", ")
 }

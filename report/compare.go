@@ -102,7 +102,7 @@ func writeCmpRows(b *strings.Builder, r *compare.Result) {
 			change += " (arithmetic means: a run is 0)"
 		}
 		for _, o := range row.Outliers {
-			change += fmt.Sprintf(" (%s run %d left out)", cmpSideShort(o.Side), o.Run)
+			change += fmt.Sprintf(" (%s run %d left out)", cmpSideShort(o.Side), o.Run+1)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit),
 			cmpEstimate(row.Cand, row.Metric.Unit), cmpDelta(row), cmpPN(row), cmpPower(row.Power, r.Threshold), change)
