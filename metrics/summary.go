@@ -67,10 +67,9 @@ type Summary struct {
 	// PeakUnknownEvents is how many events entered the peak as one token each because their
 	// token count was unknown.
 	PeakUnknownEvents int
-	// AtLoad is the window's at-load share (atload.go): its output token rate over the rate
-	// of the parts of it in which measured tokens flowed at load; near 1 when the window held
-	// the run's load throughout, low when it is mostly ramp-in and drain. Nil without events.
-	AtLoad *float64
+	// WarmupOverlap is the share of the window in which warmup requests were still being
+	// served (overlap.go); nil without a warmup.
+	WarmupOverlap *float64
 
 	// Goodput: "requests meeting every given SLO / window" (nil without SLOs).
 	SLO            SLO
@@ -249,8 +248,8 @@ func (a *Accumulator) runLevel(s *Summary) {
 		s.PeakOutputTokensPerS = &peak
 		s.PeakUnknownEvents = a.run.unknownEvents()
 	}
-	if share, ok := a.run.tokens.atLoad(start, end); ok {
-		s.AtLoad = &share
+	if share, ok := a.warmEnd.overlap(start, end); ok {
+		s.WarmupOverlap = &share
 	}
 	if end <= start {
 		return

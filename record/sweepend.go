@@ -60,6 +60,9 @@ type SweepPoint struct {
 	RequestThroughput *float64 `json:"request_throughput"`
 	RequestGoodput    *float64 `json:"request_goodput,omitempty"`
 	SLOAttainment     *float64 `json:"slo_attainment,omitempty"`
+	// Poor says why the point's window did not hold its load (mostly ramp-in and drain; see
+	// metrics.PointSummary.Poor); such a point is listed but no conclusion rests on it.
+	Poor string `json:"poor,omitempty"`
 }
 
 // sweepEndLine wraps a SweepEnd so that a reader tells it from a record at a glance.
