@@ -10,8 +10,10 @@ import (
 // has it, on the request path: llama.cpp's Vulkan backend builds pipelines per matrix shape,
 // torch.compile and TensorRT-LLM specialise per batch size. Two parts of a step's shape
 // each compile once per bucket: its batch size (the sequences in the step) and its prefill
-// length (the prompt tokens it computes), each rounded up to a power of two with no upper
-// bound. A warmup that sent every user's request at once meets the large batch and the large
+// length (the prompt tokens it computes), each rounded up to a power of two up to
+// maxCaptureSize (512). Longer prefills run in the largest shape: engines cut a prompt into
+// micro-batches (llama.cpp's --ubatch-size, 512 by default), so a longer one meets no new
+// kernel shape. A warmup that sent every user's request at once meets the large batch and the large
 // multi-prompt prefill, and the drain the small batches; a lone prompt admitted while others
 // decode is a prefill length of its own, which is how a real server stayed cold after a
 // warmup of one request per slot.
@@ -34,7 +36,7 @@ func (l *lazyCompile) compile(seqs, prefill int) time.Duration {
 		if b.v < 1 {
 			continue
 		}
-		bit := uint64(1) << min(bits.Len(uint(b.v-1)), 63) // 2^⌈log2 v⌉
+		bit := uint64(1) << bits.Len(uint(min(b.v, maxCaptureSize)-1)) // 2^⌈log2 v⌉, at most 512
 		if *b.set&bit == 0 {
 			*b.set |= bit
 			n++

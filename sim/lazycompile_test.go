@@ -14,14 +14,15 @@ func TestLazyCompileOncePerBucket(t *testing.T) {
 		seqs, prefill int
 		want          time.Duration
 	}{
-		{1, 100, 2 * time.Second}, // batch 1 and prefill bucket 128: both new
-		{1, 0, 0},                 // a decode step of one sequence
-		{1, 120, 0},               // the same buckets
-		{3, 0, time.Second},       // batch bucket 4
-		{4, 0, 0},                 // still 4
-		{5, 128, time.Second},     // batch bucket 8; prefill 128 known
-		{8, 129, time.Second},     // prefill bucket 256
-		{1 << 20, 1 << 20, 2 * time.Second},
+		{1, 100, 2 * time.Second},       // batch 1 and prefill bucket 128: both new
+		{1, 0, 0},                       // a decode step of one sequence
+		{1, 120, 0},                     // the same buckets
+		{3, 0, time.Second},             // batch bucket 4
+		{4, 0, 0},                       // still 4
+		{5, 128, time.Second},           // batch bucket 8; prefill 128 known
+		{8, 129, time.Second},           // prefill bucket 256
+		{600, 1 << 20, 2 * time.Second}, // batch bucket 512 and prefill capped at 512: both new
+		{1 << 20, 513, 0},               // both capped at 512: known
 	} {
 		if got := l.compile(c.seqs, c.prefill); got != c.want {
 			t.Errorf("compile(%d seqs, %d prefill) = %v, want %v", c.seqs, c.prefill, got, c.want)
