@@ -168,7 +168,7 @@ func TestConfigFileAndFlagOverride(t *testing.T) {
 	if h.Config["output_tokens"] != 5.0 || h.Config["input_tokens"] != 16.0 || h.Config["request_timeout"] != float64(30*time.Second) {
 		t.Errorf("effective config %v", h.Config)
 	}
-	if len(rs) != 6 || rs[0].MaxTokens != 5 {
+	if len(rs) != 8 || rs[0].MaxTokens != 5 { // 4 measured + the default warmup of two per user
 		t.Errorf("%d records, max_tokens %d", len(rs), rs[0].MaxTokens)
 	}
 	os.WriteFile(cfg, []byte("input-tokns: 16\n"), 0o644)
