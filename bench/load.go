@@ -21,8 +21,12 @@ func LoadConfig(ctx context.Context, s *runspec.Spec) (load.Config, []pacer.Arri
 		WarmupDuration: s.WarmupDuration, CooldownDuration: s.CooldownDuration, MaxErrors: s.MaxErrors}
 	lc.ThinkTime, lc.ThinkExp, _ = s.Think() // validated
 	if s.WarmupAuto {
+		floor := s.DefaultWarmup()
+		if s.Stages == "" && s.Concurrency > 0 {
+			floor = s.Concurrency // one request per user: the judge decides how much more
+		}
 		lc.WarmupAuto, lc.WarmupMin, lc.WarmupMax, lc.WarmupTimeout, lc.WarmupTolerance =
-			true, s.DefaultWarmup(), s.WarmupMax, s.WarmupTimeout, s.WarmupTolerance
+			true, floor, s.WarmupMax, s.WarmupTimeout, s.WarmupTolerance
 	}
 	lc.ThinkSeed = s.Seed
 	if s.MaxErrorRate != "" {

@@ -35,6 +35,7 @@ type plan struct {
 	warm, measured int
 	parts          int  // built up front: embedded in the header and hashed
 	fresh          bool // parts are laid out warmup first (false: one set cycled, as given)
+	twins          bool // the warmup's second half repeats the measured extremes' lengths (twins.go)
 }
 
 // planParts sizes the parts from the resolved spec: the warmup (--warmup, or the one given by
@@ -66,6 +67,10 @@ func (b *Session) planParts() plan {
 		}
 		p.warm = max(p.warm, min(s.WarmupMax, pool))
 	}
+	// a synthetic workload's warmup reaches the measured lengths' extremes (twins.go); not
+	// --warmup auto's pool, which warms at the measured load's own mix, nor a sweep's shared
+	// pool, whose points take its first prompts
+	p.twins = !s.WarmupAuto && b.opt.WarmPrompts == 0
 	if like := b.opt.Like; like != nil && !like.Rebuilt && len(like.Header.Workload.Parts) > 0 {
 		// a baseline that kept its prompts out of its records: its parts' shape, rebuilt
 		first := like.Header.Workload.Parts[0]

@@ -195,6 +195,11 @@ func (b *Session) synthetic(ctx context.Context, r int) (part, bool, error) {
 	if err != nil {
 		return part{}, false, fmt.Errorf("build workload: %s", s.Redact(err.Error()))
 	}
+	if b.plan.twins {
+		if err := addTwins(ctx, syn, tok, reqs, b.plan.warm, warmSeed(s.Seed, r)); err != nil {
+			return part{}, false, err
+		}
+	}
 	b.logf("built %d prompts%s in %v (lengths %s)", len(reqs), partOf(r, b.plan), time.Since(start).Round(time.Millisecond), map[bool]string{true: "exact", false: "approximate"}[exact])
 	return part{reqs: reqs, warm: b.plan.warm}, exact, nil
 }

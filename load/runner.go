@@ -245,6 +245,8 @@ type state struct {
 	mStart    int64                               // ns since t0 when the first measured request was taken
 	measuring bool                                // mStart is set (0 is a legitimate start: an open loop's first arrival)
 	stopAt    int64                               // ns since t0 after which no measured request is sent (0: not yet known)
+	warmOut   int                                 // closed loop: warmup requests in flight (drain.go)
+	drained   chan struct{}                       // closed loop: closed when warmOut falls to 0 with users waiting
 	inflight  sync.WaitGroup
 	clock     clockCount // event stamps, with KernelClock
 }
@@ -254,7 +256,9 @@ type state struct {
 type pick struct {
 	i, slot int
 	phase   string
-	stage   int // load stage (stages.go)
+	stage   int             // load stage (stages.go)
+	warm    bool            // a closed loop's warmup request, counted in warmOut until it ends
+	wait    <-chan struct{} // not a request: wait for the warmup to drain, then take again
 }
 
 // take returns the next request to send, or false when a stop rule says sending is over. now
@@ -273,6 +277,9 @@ func (s *state) take(now int64) (pick, bool) {
 			s.stopper.stop(StopRequests, "", false)
 			return pick{}, false
 		}
+		if wait := s.drainWait(); wait != nil {
+			return pick{wait: wait}, true
+		}
 		if !s.measuring {
 			s.startMeasuring(now)
 		}
@@ -284,6 +291,10 @@ func (s *state) take(now int64) (pick, bool) {
 		p.stage, _ = s.stageLocked(now)
 	} else {
 		s.sentWarmup(i, now)
+		if s.cfg.Pacer == nil {
+			p.warm = true
+			s.warmOut++
+		}
 	}
 	s.next++
 	return p, true
@@ -340,8 +351,17 @@ func (s *state) closedLoop() {
 			if !ok {
 				return
 			}
+			if p.wait != nil {
+				if !s.awaitDrain(p.wait) {
+					return
+				}
+				continue
+			}
 			s.inflight.Add(1)
 			s.send(p, now)
+			if p.warm {
+				s.warmEnded()
+			}
 		}
 		started(false)
 	})

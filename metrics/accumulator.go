@@ -49,6 +49,7 @@ type Accumulator struct {
 	sents []SentTTFT
 	// coldWarm keeps the server's own timings of prompt evaluation and model loads (coldwarm.go)
 	coldWarm coldWarmAcc
+	warmEnd  warmupEnd // the warmup's last end, for the warmup overlap (overlap.go)
 	// split takes TTFT apart where the server reports a prefill time (ttftsplit.go)
 	split splitAcc
 	// stages keeps one Accumulator per load stage of run --stages (stages.go)
@@ -97,6 +98,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	a.steady.addLoad(r) // every request loads the server, warmup and cooldown too (steady.go)
 	a.addStage(r)
 	a.coldWarm.add(r)
+	a.warmEnd.add(r)
 	if !r.Measured() {
 		if r.Phase == record.PhaseCooldown {
 			a.n.cooldown++

@@ -73,6 +73,9 @@ type Summary struct {
 	// PeakUnknownEvents is how many events entered the peak as one token each because their
 	// token count was unknown.
 	PeakUnknownEvents int
+	// WarmupOverlap is the share of the window in which warmup requests were still being
+	// served (overlap.go); nil without a warmup.
+	WarmupOverlap *float64
 
 	// Goodput: "requests meeting every given SLO / window" (nil without SLOs).
 	SLO            SLO
@@ -250,6 +253,9 @@ func (a *Accumulator) runLevel(s *Summary) {
 	if peak, ok := a.run.peakTokens(start, end); ok {
 		s.PeakOutputTokensPerS = &peak
 		s.PeakUnknownEvents = a.run.unknownEvents()
+	}
+	if share, ok := a.warmEnd.overlap(start, end); ok {
+		s.WarmupOverlap = &share
 	}
 	if end <= start {
 		return

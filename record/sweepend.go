@@ -67,6 +67,9 @@ type SweepPoint struct {
 	// Invalid, when set, is why the point's warnings invalidate it (a run of it served its
 	// prompts from the prefix cache, measured nothing, or failed every request).
 	Invalid string `json:"invalid,omitempty"`
+	// Poor says why the point's window did not hold its load (mostly ramp-in and drain; see
+	// metrics.PointSummary.Poor); such a point is listed but no conclusion rests on it.
+	Poor string `json:"poor,omitempty"`
 }
 
 // sweepEndLine wraps a SweepEnd so that a reader tells it from a record at a glance.

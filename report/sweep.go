@@ -237,11 +237,18 @@ func sweepFindings(e *record.SweepEnd) []string {
 		out = append(out, "the sweep was interrupted: its conclusions cover the points that finished")
 	}
 	if e.Withheld != "" {
-		return withheldFindings(e)
+		return append(out, withheldFindings(e)...)
+	}
+	for _, p := range e.Points {
+		if p.Poor != "" {
+			out = append(out, pointName(&p)+": "+p.Poor)
+		}
 	}
 	if e.Knee != nil && e.PeakThroughput != nil {
 		out = append(out, fmt.Sprintf("saturation knee: %s (%s req/s, %.0f%% of the peak %.2f req/s)", pointName(e.Knee),
 			optf(e.Knee.RequestThroughput, 2), 100*deref(e.Knee.RequestThroughput) / *e.PeakThroughput, *e.PeakThroughput))
+	} else if poor := poorPoints(e); poor > 0 {
+		out = append(out, fmt.Sprintf("saturation knee: none (%d of %d points poor, the rest completed no request)", poor, len(e.Points)))
 	} else {
 		out = append(out, "saturation knee: none (no point completed a request)")
 	}
@@ -263,6 +270,17 @@ func withheldFindings(e *record.SweepEnd) []string {
 		what = "saturation knee, peak throughput, max goodput and SLO load"
 	}
 	return append(out, fmt.Sprintf("%s: withheld (they compare every point, and an INVALID point's figures are not the server's): fix what its notes say and sweep again", what))
+}
+
+// poorPoints counts the points whose window did not hold their load.
+func poorPoints(e *record.SweepEnd) int {
+	n := 0
+	for _, p := range e.Points {
+		if p.Poor != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // sloFindings say which load met the SLOs, and when attainment was not monotonic in load.

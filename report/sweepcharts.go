@@ -42,7 +42,7 @@ func curvePoints(r Run, users bool) []curvePoint {
 		if users {
 			x = float64(p.Concurrency)
 		}
-		if x > 0 {
+		if x > 0 && p.Poor() == "" { // a poor point's figures are not its load's: not drawn
 			out = append(out, curvePoint{x: x, p: p})
 		}
 	}

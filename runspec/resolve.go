@@ -51,14 +51,17 @@ func (s Spec) Resolve() Spec {
 	return r
 }
 
-// DefaultWarmup is one request per concurrency slot: closed-loop users, the open-loop cap, or
-// one second of arrivals (none for a trace, which replays exactly what was recorded).
+// DefaultWarmup is two requests per closed-loop user (two waves: all users at once, as the
+// measured phase starts, then one by one with the measured lengths' extremes, so that a server
+// compiling kernels per shape on first use meets the shapes the measurement will; see
+// bench/twins.go), one request per slot of the open-loop cap, or one second of arrivals (none
+// for a trace, which replays exactly what was recorded).
 func (s *Spec) DefaultWarmup() int {
 	switch {
 	case s.Stages != "":
 		return s.stageWarmup() // the first stage's load
 	case s.Concurrency > 0:
-		return s.Concurrency
+		return 2 * s.Concurrency
 	case s.Trace != "" || s.TraceDataset():
 		return 0
 	case s.MaxConcurrency > 0:

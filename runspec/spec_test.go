@@ -21,7 +21,7 @@ func TestValidateNeverMutatesAndResolveDerives(t *testing.T) {
 		}
 	}
 	r := s.Resolve()
-	if r.Concurrency != DefaultConcurrency || r.Requests != DefaultRequests || r.Warmup != DefaultConcurrency {
+	if r.Concurrency != DefaultConcurrency || r.Requests != DefaultRequests || r.Warmup != 2*DefaultConcurrency {
 		t.Errorf("resolved closed loop: %d users, %d requests, %d warmup", r.Concurrency, r.Requests, r.Warmup)
 	}
 	if s.Concurrency != 0 || s.Requests != 0 {

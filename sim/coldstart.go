@@ -35,7 +35,8 @@ type startupCost struct {
 	throttleFactor float64
 
 	steps     int64
-	captured  uint64    // bit i set: shape 2^i has been captured
+	captured  uint64 // bit i set: shape 2^i has been captured
+	lazy      lazyCompile
 	origin    time.Time // start of the first step: throttling counts from it
 	throttled bool
 	phases    phaseState
@@ -43,17 +44,17 @@ type startupCost struct {
 
 // stepPhase is what one step changed: it ended the cold phase, or it was the first
 // throttled one.
-type stepPhase struct{ coldEnd, throttleStart bool }
+type stepPhase struct{ coldEnd, throttleStart, compiled bool }
 
 // newStartupCost is c's start-up model, or nil when every part of it is off (and always in
 // fixed mode, which has no engine steps).
 func newStartupCost(c *Config) *startupCost {
 	steps, factor, capture := c.coldStart()
-	if c.FixedMode() || (steps == 0 && capture == 0 && c.ThrottleAfter == 0) {
+	if c.FixedMode() || (steps == 0 && capture == 0 && c.ThrottleAfter == 0 && c.LazyCompile == 0) {
 		return nil
 	}
 	sc := &startupCost{coldSteps: int64(steps), coldFactor: factor, capture: capture,
-		throttleAfter: c.ThrottleAfter, throttleFactor: c.ThrottleFactor}
+		throttleAfter: c.ThrottleAfter, throttleFactor: c.ThrottleFactor, lazy: lazyCompile{cost: c.LazyCompile}}
 	sc.phases.coldSteps = sc.coldSteps
 	return sc
 }
@@ -107,6 +108,7 @@ type phaseState struct {
 	steps         atomic.Int64
 	captures      atomic.Int64
 	coldEnd       atomic.Int64 // Unix ns; 0 while cold
+	compiles      compileLog
 	throttleStart atomic.Int64 // Unix ns; 0 before
 }
 
@@ -118,6 +120,7 @@ type Phases struct {
 	ColdEnd       time.Time // end of the last cold step on the engine's schedule; zero while cold or without a cold phase
 	Captures      int       // batch shapes that have paid their one-off capture time
 	ThrottleStart time.Time // start of the first throttled step; zero before, and without throttling
+	Compiles      []Compile // steps that paid a lazy compilation (--lazy-compile), in order
 }
 
 // Phases reports the engine's start-up phases. In fixed mode, and with every start-up cost
@@ -129,7 +132,7 @@ func (s *Server) Phases() Phases {
 	}
 	p := &sc.phases
 	return Phases{ColdSteps: int(p.coldSteps), Steps: p.steps.Load(), Captures: int(p.captures.Load()),
-		ColdEnd: unixNs(p.coldEnd.Load()), ThrottleStart: unixNs(p.throttleStart.Load())}
+		ColdEnd: unixNs(p.coldEnd.Load()), ThrottleStart: unixNs(p.throttleStart.Load()), Compiles: p.compiles.all()}
 }
 
 func unixNs(ns int64) time.Time {
@@ -147,8 +150,13 @@ func (p Phases) versionPhases() map[string]int64 {
 		}
 		return t.UnixNano()
 	}
+	last := time.Time{}
+	if n := len(p.Compiles); n > 0 {
+		last = p.Compiles[n-1].End
+	}
 	return map[string]int64{"cold_steps": int64(p.ColdSteps), "steps": p.Steps, "cold_end_ns": ns(p.ColdEnd),
-		"captures": int64(p.Captures), "throttle_start_ns": ns(p.ThrottleStart)}
+		"captures": int64(p.Captures), "throttle_start_ns": ns(p.ThrottleStart),
+		"compiles": int64(len(p.Compiles)), "last_compile_end_ns": ns(last)}
 }
 
 // markPhase records a phase change: in the state others read and as a truth log line
@@ -226,6 +234,8 @@ func (c *Config) validateStartup() error {
 		return fmt.Errorf("--cold-steps must be at least 0, got %d", steps)
 	case capture < 0:
 		return fmt.Errorf("--graph-capture must not be negative, got %s", capture)
+	case c.LazyCompile < 0:
+		return fmt.Errorf("--lazy-compile must not be negative, got %s", c.LazyCompile)
 	case c.ThrottleAfter < 0:
 		return fmt.Errorf("--throttle-after must not be negative, got %s", c.ThrottleAfter)
 	case (steps > 0) != (factor > 0):
@@ -245,6 +255,9 @@ func (c *Config) describeStartup(d map[string]string) {
 	}
 	if capture > 0 {
 		d["graph_capture"] = capture.String()
+	}
+	if c.LazyCompile > 0 {
+		d["lazy_compile"] = c.LazyCompile.String()
 	}
 	if c.ThrottleAfter > 0 {
 		d["throttle_after"], d["throttle_factor"] = c.ThrottleAfter.String(), ftoa(c.ThrottleFactor)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -110,7 +111,7 @@ func TestStartupOffByDefaultAndInFixedMode(t *testing.T) {
 	c = fixedConfig(time.Millisecond, time.Millisecond)
 	c.ColdStart, c.ThrottleAfter, c.ThrottleFactor = true, time.Second, 2
 	s, _ := startSim(t, c)
-	if s.eng.cost != nil || s.Phases() != (Phases{}) {
+	if s.eng.cost != nil || !reflect.DeepEqual(s.Phases(), Phases{}) {
 		t.Errorf("fixed mode with --cold-start: cost %+v, phases %+v; want none", s.eng.cost, s.Phases())
 	}
 	if d := s.Describe(); d["cold_steps"] != "" || d["throttle_after"] != "" {

@@ -62,6 +62,7 @@ type Config struct {
 	ColdSteps      int
 	ColdFactor     float64
 	GraphCapture   time.Duration
+	LazyCompile    time.Duration // lazycompile.go: one-off cost of each new batch-size or prefill-length bucket
 	ThrottleAfter  time.Duration
 	ThrottleFactor float64
 
@@ -150,6 +151,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.IntVar(&c.ColdSteps, "cold-steps", c.ColdSteps, "the first N engine steps are slower, from --cold-factor × on the first fading linearly to 1, as a fresh engine's JIT and autotuning make them (0 = off)")
 	fs.Float64Var(&c.ColdFactor, "cold-factor", c.ColdFactor, "slow-down of the first of the --cold-steps steps, fading to none by the last (0 = off)")
 	fs.DurationVar(&c.GraphCapture, "graph-capture", c.GraphCapture, "one-off cost of the first step of each batch shape (tokens rounded up to 1, 2, 4, … 512), as CUDA graph capture (0 = off)")
+	fs.DurationVar(&c.LazyCompile, "lazy-compile", c.LazyCompile, "one-off cost of the first step of each batch size (sequences, rounded up to 1, 2, 4, … 512) and of each prefill length (prompt tokens in the step, rounded up likewise; longer ones run as 512-token micro-batches), as engines that compile kernels for a shape on its first use (llama.cpp's Vulkan pipelines, torch.compile); /version's phases count them, --truth logs each as a compile line (0 = off)")
 	fs.DurationVar(&c.ThrottleAfter, "throttle-after", c.ThrottleAfter, "from this long after the first engine step on, every step is slower by --throttle-factor, as thermal throttling (0 = off)")
 	fs.Float64Var(&c.ThrottleFactor, "throttle-factor", c.ThrottleFactor, "slow-down of every step after --throttle-after (0 = off)")
 	fs.Float64Var(&c.FaultRate, "fault-rate", c.FaultRate, "share of requests given one random fault")

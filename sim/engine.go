@@ -184,6 +184,9 @@ func (e *engine) runModel() {
 		if ph.coldEnd { // after the release: the last cold step's tokens are out when it is logged
 			e.markPhase("cold_end", end)
 		}
+		if ph.compiled {
+			e.markPhase("compile", end)
+		}
 		t = end
 	}
 }

@@ -86,6 +86,8 @@ type scheduler struct {
 	plan        []planned
 	emitted     []*seq // sequences that produced tokens in the last step
 	stepTokens  int    // tokens computed in the last step: its batch shape for graph capture
+	stepSeqs    int    // sequences in the last step: its batch size, for lazy compilation
+	stepPrefill int    // prompt tokens computed in the last step, for lazy compilation
 
 	spec *specDecoder // nil = no speculative decoding
 	lora *loraSlots   // nil = no LoRA adapters
@@ -119,12 +121,16 @@ func (s *scheduler) step() time.Duration {
 		s.admitWaiting(&budget)
 	}
 	var w stepWork
+	s.stepPrefill = 0
 	for _, p := range s.plan {
+		if p.q.prefilling {
+			s.stepPrefill += p.n
+		}
 		w.add(p.ctx, p.n)
 		s.apply(p)
 	}
 	s.compactRunning()
-	s.stepTokens = w.tokens
+	s.stepTokens, s.stepSeqs = w.tokens, len(s.plan)
 	return s.m.stepTime(w) + s.lora.loadCost(s.plan)
 }
 

@@ -122,5 +122,11 @@ func modelStep(s *scheduler, cost *startupCost, start time.Time) (time.Duration,
 	if dur == 0 || cost == nil {
 		return dur, stepPhase{}
 	}
-	return cost.next(dur, s.stepTokens, start)
+	d, ph := cost.next(dur, s.stepTokens, start)
+	if c := cost.compile(s.stepSeqs, s.stepPrefill); c > 0 {
+		d += c
+		ph.compiled = true
+		cost.logCompile(start, start.Add(d))
+	}
+	return d, ph
 }

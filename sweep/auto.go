@@ -29,6 +29,12 @@ func (sw *sweeper) auto() error {
 	if err != nil {
 		return err
 	}
+	for _, p := range []*pointRun{sync, peak} {
+		if why := p.ps.Poor(); why != "" {
+			sw.logf("%s %s: no rates between", p.pt.label(), why)
+			return nil
+		}
+	}
 	lo, hi := offered(sync), offered(peak)
 	if !(hi > lo) || lo <= 0 {
 		sw.logf("maximum throughput %.3g req/s is not above synchronous %.3g req/s: no rates between", hi, lo)
@@ -75,6 +81,9 @@ func (sw *sweeper) search() error {
 // luck, not a load the server serves). Closed-loop points stand at their achieved throughput.
 func (sw *sweeper) bracket(target float64) (pass, fail float64, ok bool) {
 	for _, p := range sw.byLoad() {
+		if p.ps.Poor() != "" {
+			continue // its window did not hold its load: it says nothing of the SLOs there
+		}
 		if !meets(p, target) {
 			return pass, offered(p), pass > 0 && offered(p) > pass
 		}

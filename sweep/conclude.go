@@ -43,7 +43,7 @@ func sweepPoint(p *pointRun) record.SweepPoint {
 	return record.SweepPoint{Label: p.ps.Label, Runs: p.ps.RunIndexes(), Concurrency: p.pt.users, Rate: p.pt.rate,
 		Offered: offered(p), RequestThroughput: p.ps.Median(throughput),
 		RequestGoodput: p.ps.Median(func(s *metrics.Summary) *float64 { return s.RequestGoodput }),
-		SLOAttainment:  p.ps.Attainment(), Invalid: invalidReason(p.ps.Runs)}
+		SLOAttainment:  p.ps.Attainment(), Invalid: invalidReason(p.ps.Runs), Poor: p.ps.Poor()}
 }
 
 // invalidReason is why the warnings of one of runs invalidate it ("" when none do).
@@ -82,14 +82,16 @@ func withhold(e *record.SweepEnd) bool {
 func findKnee(e *record.SweepEnd) {
 	peak := 0.0
 	for _, p := range e.Points {
-		peak = max(peak, deref(p.RequestThroughput))
+		if p.Poor == "" {
+			peak = max(peak, deref(p.RequestThroughput))
+		}
 	}
 	if peak <= 0 {
 		return
 	}
 	e.PeakThroughput = &peak
 	for i, p := range e.Points {
-		if deref(p.RequestThroughput) >= kneeShare*peak {
+		if p.Poor == "" && deref(p.RequestThroughput) >= kneeShare*peak {
 			e.Knee = &e.Points[i]
 			return
 		}
@@ -99,7 +101,7 @@ func findKnee(e *record.SweepEnd) {
 // findMaxGoodput sets the point of the highest goodput (the lightest of equals).
 func findMaxGoodput(e *record.SweepEnd) {
 	for i, p := range e.Points {
-		if g := p.RequestGoodput; g != nil && (e.MaxGoodput == nil || *g > *e.MaxGoodput.RequestGoodput) {
+		if g := p.RequestGoodput; p.Poor == "" && g != nil && (e.MaxGoodput == nil || *g > *e.MaxGoodput.RequestGoodput) {
 			e.MaxGoodput = &e.Points[i]
 		}
 	}
@@ -110,6 +112,9 @@ func findMaxGoodput(e *record.SweepEnd) {
 // monotonic in load, and are named, never taken as the answer.
 func findSLOLoad(e *record.SweepEnd) {
 	for i, p := range e.Points {
+		if p.Poor != "" {
+			continue
+		}
 		met := p.SLOAttainment != nil && *p.SLOAttainment >= e.TargetAttainment
 		switch {
 		case met && e.FirstMiss == nil:

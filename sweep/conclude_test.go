@@ -64,3 +64,31 @@ func TestSearchBracketStopsAtTheFirstMiss(t *testing.T) {
 		t.Errorf("bracket %v..%v (%v), want 1..2", pass, fail, ok)
 	}
 }
+
+// TestPoorPointIsNoConclusion: a point whose window was mostly ramp-in and drain is listed
+// with its note, but neither the peak, the knee, the max goodput nor the SLO load rests on it,
+// and the search's bracket passes over it.
+func TestPoorPointIsNoConclusion(t *testing.T) {
+	e := &record.SweepEnd{Points: points(1, 1, 1, 1), TargetAttainment: 0.99} // throughput 1..4
+	e.Points[3].Poor = "poor: mostly ramp-in and drain"
+	findKnee(e)
+	findMaxGoodput(e)
+	findSLOLoad(e)
+	if *e.PeakThroughput != 3 || e.Knee.Runs[0] != 2 || e.MaxGoodput.Runs[0] != 2 || e.SLOLoad.Runs[0] != 2 {
+		t.Errorf("peak %v, knee %+v, max goodput %+v, SLO load %+v: want all at run 2, the poor run 3 passed over",
+			*e.PeakThroughput, e.Knee, e.MaxGoodput, e.SLOLoad)
+	}
+	sw := &sweeper{c: &Config{Auto: true}}
+	for i, c := range []struct{ att, overlap float64 }{{1, 0}, {0, 0.46}, {1, 0.1}, {0, 0}} {
+		s := &metrics.Summary{SLOAttainment: &c.att, WarmupOverlap: &c.overlap, RequestThroughput: ptrTo(float64(i + 1))}
+		sw.pts = append(sw.pts, &pointRun{pt: point{users: i + 1}, ps: metrics.PointSummary{Concurrency: i + 1, Runs: []metrics.RunSummary{{Run: i, Summary: s}}}})
+	}
+	if pass, fail, ok := sw.bracket(0.99); pass != 3 || fail != 4 || !ok {
+		t.Errorf("bracket %v..%v (%v), want 3..4: the poor second point is no miss", pass, fail, ok)
+	}
+	if sw.pts[1].ps.Poor() == "" || sw.pts[2].ps.Poor() != "" {
+		t.Errorf("poor: %q, %q", sw.pts[1].ps.Poor(), sw.pts[2].ps.Poor())
+	}
+}
+
+func ptrTo(v float64) *float64 { return &v }

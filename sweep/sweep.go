@@ -239,6 +239,9 @@ func (sw *sweeper) loadFor(p point) (load.Config, error) {
 	if !s.IsSet("warmup") {
 		s.Concurrency, s.Rate = p.users, p.rate
 		lc.Warmup = s.DefaultWarmup()
+		if p.users > 0 {
+			lc.Warmup = p.users // one per user: the throughput point's users are all its requests
+		}
 	}
 	return lc, nil
 }

@@ -206,8 +206,8 @@ func TestCacheSaltPerRun(t *testing.T) {
 		t.Fatalf("run: exit %d: %s", code, errs)
 	}
 	hdr, recs := readRecords(t, out)
-	if len(recs) != 2*(4+2) {
-		t.Errorf("%d records, want 12", len(recs))
+	if len(recs) != 2*(4+4) { // the default warmup: two per user
+		t.Errorf("%d records, want 16", len(recs))
 	}
 	if v, _ := conditions.Set(hdr.Conditions).Get("sampling.cache_salt"); v.Value != "per-run" {
 		t.Errorf("condition sampling.cache_salt = %q, want per-run", v.Value)

@@ -87,7 +87,7 @@ func TestRunAgainstSimulatorAndReportMatches(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"SIMULATED", "30 completed", "TTFT", "ITL (chunk)", "4 warmup discarded"} {
+	for _, want := range []string{"SIMULATED", "30 completed", "TTFT", "ITL (chunk)", "8 warmup discarded"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -96,8 +96,8 @@ func TestRunAgainstSimulatorAndReportMatches(t *testing.T) {
 	if !hdr.Target.Simulated || hdr.Workload.PromptLengths != "exact" || !strings.HasPrefix(hdr.Workload.Hash, "sha256:") {
 		t.Errorf("header %+v", hdr)
 	}
-	if len(rs) != 34 {
-		t.Fatalf("%d records, want 30 + 4 warmup", len(rs))
+	if len(rs) != 38 {
+		t.Fatalf("%d records, want 30 + 8 warmup", len(rs))
 	}
 	for _, r := range rs {
 		if !r.OK() || r.OutputTokens != 16 || r.PromptTokens != 64 || len(r.Events) != 16 {
@@ -173,7 +173,7 @@ func TestConfigFileAndFlagOverride(t *testing.T) {
 	if h.Config["output_tokens"] != 5.0 || h.Config["input_tokens"] != 16.0 || h.Config["request_timeout"] != float64(30*time.Second) {
 		t.Errorf("effective config %v", h.Config)
 	}
-	if len(rs) != 6 || rs[0].MaxTokens != 5 {
+	if len(rs) != 8 || rs[0].MaxTokens != 5 { // 4 measured + the default warmup of two per user
 		t.Errorf("%d records, max_tokens %d", len(rs), rs[0].MaxTokens)
 	}
 	os.WriteFile(cfg, []byte("input-tokns: 16\n"), 0o644)
@@ -199,7 +199,7 @@ func TestBadInput(t *testing.T) {
 		{"misspelt flag", []string{"run", "--concurency", "3"}, ExitUsage, "did you mean --concurrency?"},
 		{"url without scheme", []string{"run", "--url", "127.0.0.1:8000"}, ExitUsage, "write http://127.0.0.1:8000"},
 		{"compare of one file", []string{"compare", "baseline.jsonl"}, ExitUsage, "compare takes two records files"},
-		{"sharegpt too small", []string{"run", "--url", url, "--dataset", "sharegpt:" + small, "--requests", "10", "-o", filepath.Join(dir, "s.jsonl")}, ExitUsage, "10 measured (--requests) + 16 warmup requests"},
+		{"sharegpt too small", []string{"run", "--url", url, "--dataset", "sharegpt:" + small, "--requests", "10", "-o", filepath.Join(dir, "s.jsonl")}, ExitUsage, "10 measured (--requests) + 32 warmup requests"},
 		{"bad api", []string{"run", "--api", "grpc"}, ExitUsage, `--api "grpc"`},
 		{"rate and concurrency", []string{"run", "--rate", "2", "--concurrency", "3"}, ExitUsage, "exclude each other"},
 		{"bad extra body", []string{"run", "--extra-body", "[1]"}, ExitUsage, "--extra-body"},

@@ -237,11 +237,11 @@ func TestRepeatPartsReplayed(t *testing.T) {
 	}
 	bh, _ := readRecords(t, base)
 	ch, _ := readRecords(t, cand)
-	want := []record.Part{{Count: 6, Warmup: 2}, {Count: 6, Warmup: 2}}
+	want := []record.Part{{Count: 8, Warmup: 4}, {Count: 8, Warmup: 4}} // the default warmup: two per user
 	if !slices.Equal(bh.Workload.Parts, want) || !slices.Equal(ch.Workload.Parts, want) {
 		t.Errorf("parts: baseline %v, replay %v, want %v", bh.Workload.Parts, ch.Workload.Parts, want)
 	}
-	if len(bh.Workload.Recipe) == 0 || string(bh.Workload.Recipe) != string(ch.Workload.Recipe) || bh.Workload.Hash != ch.Workload.Hash || bh.Workload.Count != 6 {
+	if len(bh.Workload.Recipe) == 0 || string(bh.Workload.Recipe) != string(ch.Workload.Recipe) || bh.Workload.Hash != ch.Workload.Hash || bh.Workload.Count != 8 {
 		t.Errorf("the replay's workload differs from the baseline's (hash %s vs %s, count %d)", ch.Workload.Hash, bh.Workload.Hash, bh.Workload.Count)
 	}
 	data, err := os.ReadFile(saved)
@@ -249,8 +249,8 @@ func TestRepeatPartsReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 12 {
-		t.Fatalf("--save-workload wrote %d prompts, want 12 (2 runs of 6)", len(lines))
+	if len(lines) != 16 {
+		t.Fatalf("--save-workload wrote %d prompts, want 16 (2 runs of 8)", len(lines))
 	}
 	seen := map[string]bool{}
 	for _, l := range lines {

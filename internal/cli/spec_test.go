@@ -125,7 +125,7 @@ func TestLikeChangesLoadShape(t *testing.T) {
 		t.Fatalf("--like --rate --duration: exit %d: %s", code, errs)
 	}
 	for _, want := range []string{"changed --rate: none → 5", "changed --duration: none → 1s", "changed --concurrency: 16 → none",
-		"changed --requests: 6 → none", "changed --warmup: 16 → 5"} {
+		"changed --requests: 6 → none", "changed --warmup: 32 → 5"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("the changes lack %q:\n%s", want, errs)
 		}

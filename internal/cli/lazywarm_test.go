@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"servebench/sim"
+)
+
+// TestDefaultWarmupEndsLazyCompilation: against a simulator that compiles kernels for each
+// new batch size and prefill length on first use (--lazy-compile), 8 users with prompt and
+// output lengths drawn from log-normals and the default warmup: no measured request was in
+// flight while the engine compiled. With the warmup of one request per user sent at once (the
+// default before), the lone short prompts of the measured phase compiled new prefill shapes
+// under measured requests in most seeds.
+func TestDefaultWarmupEndsLazyCompilation(t *testing.T) {
+	srv, url := startSimServer(t, func(c *sim.Config) { c.LazyCompile = 200 * time.Millisecond })
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--concurrency", "8", "--requests", "120",
+		"--input-dist", "lognormal:512,256", "--output-dist", "lognormal:48,24", "--seed", "3", "-o", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	h, recs := readRecords(t, p)
+	compiles := srv.Phases().Compiles
+	if len(compiles) == 0 {
+		t.Fatal("the simulator compiled nothing: the test checks nothing")
+	}
+	cold, warm := 0, 0
+	for i := range recs {
+		r := &recs[i]
+		if !r.Measured() {
+			warm++
+			continue
+		}
+		sent, done := h.Start.Add(time.Duration(r.Sent)), h.Start.Add(time.Duration(r.Done))
+		for _, c := range compiles {
+			if sent.Before(c.End) && done.After(c.Start) {
+				cold++
+				t.Errorf("measured request %d (%d prompt tokens) was in flight %v–%v while the engine compiled %v–%v",
+					r.ID, r.InputTokens, sent.Format("15:04:05.000"), done.Format("15:04:05.000"),
+					c.Start.Format("15:04:05.000"), c.End.Format("15:04:05.000"))
+				break
+			}
+		}
+	}
+	t.Logf("%d warmup requests, %d compiles, %d cold measured requests", warm, len(compiles), cold)
+}
