@@ -79,6 +79,9 @@ type SeriesCheck struct {
 	Windows int    `json:"windows"`
 	Tested  bool   `json:"tested"`
 	Reason  string `json:"reason,omitempty"` // why it was not tested
+	// Explained names what the windows received (arrival rate, lengths) that explained a
+	// drift of the raw series: the drift is the workload's dice, not the server's.
+	Explained string `json:"explained,omitempty"`
 }
 
 // Steadiness is the verdict of the steady-state check.
@@ -100,20 +103,27 @@ type Steadiness struct {
 	// were still growing at its end: the arrival rate is above the server's capacity and the
 	// run measures a growing queue, not the server.
 	Queueing bool `json:"unbounded_queueing"`
+	// Queue is the growth of requests in flight or waiting that made Queueing true.
+	Queue *Queue `json:"queue,omitempty"`
+	// Transient is an initial transient inside the measured requests: their first ones were
+	// slower than the rest (a cold server the warmup did not cover).
+	Transient *Transient `json:"transient,omitempty"`
 }
 
 // steadyObs is what the check keeps of one measured, completed request.
 type steadyObs struct {
-	sent, end int64
-	ttft, itl float32 // ns; NaN when undefined
-	queue     float32 // dispatched − scheduled, ns
+	sent, end   int64
+	ttft, itl   float32 // ns; NaN when undefined
+	queue       float32 // dispatched − scheduled, ns
+	prompt, out float32 // prompt and output tokens: what the request asked of the server
+	e2e         float32 // last event − sent, ns; NaN when no event
 }
 
 // loadSpan is what the check keeps of every request, any phase: its time in flight and
 // its output tokens, spread evenly from its first to its last event.
 type loadSpan struct {
-	sent, first, end int64
-	tokens           int32
+	sched, sent, first, end int64
+	tokens, prompt          int32
 }
 
 type steadyAcc struct {
@@ -126,7 +136,10 @@ func (s *steadyAcc) addLoad(r *record.Record) {
 	if r.Sent <= 0 {
 		return
 	}
-	sp := loadSpan{sent: r.Sent, end: r.Done}
+	sp := loadSpan{sched: r.Scheduled, sent: r.Sent, end: r.Done, prompt: int32(r.PromptTokens)}
+	if sp.sched <= 0 || sp.sched > sp.sent {
+		sp.sched = sp.sent
+	}
 	if n := len(r.Events); n > 0 {
 		sp.first, sp.end = r.Events[0].T, max(sp.end, r.Events[n-1].T)
 		sp.tokens = int32(r.OutputTokens)
@@ -135,14 +148,18 @@ func (s *steadyAcc) addLoad(r *record.Record) {
 		}
 	}
 	if sp.end < sp.sent {
-		return // never finished: no span to count
+		sp.end = -1 // never finished: outstanding to the end (queueing), no span to count
 	}
 	s.spans = append(s.spans, sp)
 }
 
 // add keeps a measured, completed request.
-func (s *steadyAcc) add(r *record.Record, _ int) {
-	o := steadyObs{sent: r.Sent, end: r.Done, ttft: float32(math.NaN()), itl: float32(math.NaN())}
+func (s *steadyAcc) add(r *record.Record, out int) {
+	o := steadyObs{sent: r.Sent, end: r.Done, ttft: float32(math.NaN()), itl: float32(math.NaN()), e2e: float32(math.NaN()),
+		prompt: float32(r.PromptTokens), out: float32(out)}
+	if n := len(r.Events); n > 0 {
+		o.e2e = float32(r.Events[n-1].T - r.Sent)
+	}
 	if v, ok := ttft(r); ok {
 		o.ttft = float32(v)
 	}
@@ -156,10 +173,14 @@ func (s *steadyAcc) add(r *record.Record, _ int) {
 	s.obs = append(s.obs, o)
 }
 
-// series is one figure's windows, ready to test.
+// series is one figure's windows, ready to test, with what each window received (its
+// covariates: mean prompt and output tokens, and an open loop's realised arrival rate).
 type series struct {
 	metric, unit string
 	xs, ts       []float64 // values and window mid-times (ns)
+	covs         [][]float64
+	covNames     []string
+	shift        bool // the step test applies (see check)
 }
 
 // check runs the steady-state check; users is a closed loop's user count (0: open loop or
@@ -171,20 +192,187 @@ func (s *steadyAcc) check(users int, open bool) *Steadiness {
 	}
 	slices.SortFunc(s.obs, func(a, b steadyObs) int { return cmpInt64(a.sent, b.sent) })
 	st := &Steadiness{}
-	var all []series
-	var checks []SeriesCheck
-	add := func(sr series, reason string) {
-		c := SeriesCheck{Metric: sr.metric, Windows: len(sr.xs), Tested: reason == "" && len(sr.xs) >= steadyMinWindows, Reason: reason}
-		if reason == "" && !c.Tested {
-			c.Reason = fmt.Sprintf("too few windows (%d, at least %d)", len(sr.xs), steadyMinWindows)
+	rg := s.region(open)
+	st.Transient = s.transient()
+	if open {
+		st.Queue = s.queueing(rg)
+		st.Queueing = st.Queue != nil
+	}
+	cands, checks := s.candidates(rg, users, open)
+	all := testable(cands, checks)
+	st.Series = checks
+	if len(all) == 0 && st.Transient == nil && !st.Queueing {
+		st.Reason = "too few windows: " + untestedReasons(checks)
+		return st
+	}
+	st.Tested = true
+	if len(all) > 0 {
+		st.Alpha = steadyFamilyAlpha / float64(len(all))
+	}
+	in := s.inRegion(rg)
+	per := windowSize(in, rg, users, open)
+	bounds, _ := countWindows(len(in), per, users)
+	e2e := byCount(in, "e2e", "ms", bounds, func(o steadyObs) float32 { return float32(o.end - o.sent) })
+	for _, sr := range all {
+		st.Windows = max(st.Windows, len(sr.xs))
+		d, ok := trend(sr, st.Alpha, sr.shift)
+		if !ok || (!open && !cycled(d, e2e)) {
+			continue
 		}
-		checks = append(checks, c)
-		if c.Tested {
-			all = append(all, sr)
+		// Judge the server, not the dice: the same test over the series with what each
+		// window received taken out (stat.Adjust). A drift that the windows' arrivals or
+		// lengths explain is the workload's, not the server's, and is named as such.
+		// A drift is explained only when the covariates account for at least half of the
+		// change between the first and last thirds, and the series without their part no
+		// longer drifts: a regression over a dozen windows always explains something, and
+		// re-testing the residuals alone let a covariate that barely moved "explain" a
+		// throttled server's ITL rise of 54% in the virtual-time matrix.
+		if adj := stat.Adjust(sr.xs, sr.covs, maxCovariates(len(sr.xs))); len(adj.Used) > 0 && explains(sr.xs, adj) {
+			ar := sr
+			ar.xs = adj.Xs
+			if _, still := trend(ar, st.Alpha, sr.shift); !still {
+				markExplained(st.Series, sr, d, adj)
+				continue
+			}
+		}
+		st.Drifts = append(st.Drifts, d)
+	}
+	st.Steady = len(st.Drifts) == 0 && !st.Queueing && st.Transient == nil
+	return st
+}
+
+// explains reports whether the covariates' parts of the change between the first and last
+// thirds of xs add up to at least half of it, in its direction.
+func explains(xs []float64, adj stat.Adjusted) bool {
+	n := len(xs)
+	third := max(1, n/3)
+	delta := stat.Median(xs[n-third:]) - stat.Median(xs[:third])
+	sum := 0.0
+	for _, sh := range adj.Share {
+		sum += sh
+	}
+	return delta != 0 && sum/delta >= 0.5
+}
+
+// maxCovariates keeps the residuals of n windows at least steadyMinWindows degrees of
+// freedom: a regression on as many covariates as windows explains anything.
+func maxCovariates(n int) int { return max(0, min(3, n-1-steadyMinWindows)) }
+
+// markExplained notes on the series' check which covariate explained its drift: the one
+// with the largest share of the change.
+func markExplained(checks []SeriesCheck, sr series, d Drift, adj stat.Adjusted) {
+	best, bi := 0.0, -1
+	for i, sh := range adj.Share {
+		if v := math.Abs(sh); v > best {
+			best, bi = v, i
 		}
 	}
-	rg := s.region(open)
+	why := "what the windows received"
+	if bi >= 0 {
+		why = sr.covNames[adj.Used[bi]]
+	}
+	for i := range checks {
+		if checks[i].Metric == sr.metric {
+			checks[i].Explained = fmt.Sprintf("%s %s %.0f%% with %s; none left once it is accounted for", driftName(d.Metric), d.Direction, 100*d.Change, why)
+		}
+	}
+}
+
+// candidates builds every series the run has, tested or not, and their checks.
+func (s *steadyAcc) candidates(rg region, users int, open bool) ([]series, []SeriesCheck) {
 	in := s.inRegion(rg)
+	per := windowSize(in, rg, users, open)
+	bounds, reason := countWindows(len(in), per, users)
+	var out []series
+	var reasons []string
+	addc := func(sr series, why string) {
+		out = append(out, sr)
+		reasons = append(reasons, why)
+	}
+	covs, names := requestCovariates(in, bounds, open)
+	for _, m := range []struct {
+		name string
+		f    func(steadyObs) float32
+	}{{"ttft", func(o steadyObs) float32 { return o.ttft }}, {"itl", func(o steadyObs) float32 { return o.itl }}, {"client_queue", func(o steadyObs) float32 { return o.queue }}} {
+		if m.name == "client_queue" && !open {
+			continue
+		}
+		sr := byCount(in, m.name, "ms", bounds, m.f)
+		sr.shift = true
+		if len(sr.xs) == len(bounds)-1 {
+			sr.covs, sr.covNames = covs, names
+		}
+		addc(sr, reason)
+	}
+	tp, inf, treason := s.byTime(rg, open)
+	// An open loop's throughput and requests in flight follow its Poisson arrivals, and
+	// E2E-long windows share requests with their neighbours: the series are smooth, its
+	// successive differences understate its noise, and the step test called a 10 req/s
+	// run against a steady server "unbounded queueing" (p = 7e-8 for an arrival-count
+	// excursion of +36%). There the trend test alone judges them.
+	tp.shift, inf.shift = !open, !open
+	addc(tp, treason)
+	if open {
+		addc(inf, treason)
+	}
+	checks := make([]SeriesCheck, len(out))
+	for i, sr := range out {
+		checks[i] = SeriesCheck{Metric: sr.metric, Windows: len(sr.xs), Reason: reasons[i]}
+	}
+	return out, checks
+}
+
+// testable picks the series that can reject at their α and marks the checks. α is the
+// family α over the number of series tested (Bonferroni), each of a series' two tests at
+// α/2; a series whose least attainable p (the exact Mann–Kendall 2/n!, or the step test
+// from 6 windows) is not below that cannot reject anything and is "not tested", which in
+// turn raises the others' α, so the selection is repeated until it holds.
+func testable(cands []series, checks []SeriesCheck) []series {
+	ok := make([]bool, len(cands))
+	for i, c := range checks {
+		ok[i] = c.Reason == "" && len(cands[i].xs) >= steadyMinWindows
+	}
+	for {
+		k := 0
+		for _, v := range ok {
+			if v {
+				k++
+			}
+		}
+		if k == 0 {
+			break
+		}
+		alpha := steadyFamilyAlpha / float64(k)
+		changed := false
+		for i, sr := range cands {
+			if ok[i] && !canReject(len(sr.xs), sr.shift, alpha) {
+				ok[i], changed = false, true
+				checks[i].Reason = fmt.Sprintf("cannot reject: %d windows give p ≥ %.2g at best, above α/2 = %.2g", len(sr.xs), stat.MannKendallMinP(len(sr.xs)), alpha/2)
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	var all []series
+	for i, c := range checks {
+		if ok[i] {
+			all = append(all, cands[i])
+		} else if c.Reason == "" {
+			checks[i].Reason = fmt.Sprintf("too few windows (%d, at least %d)", len(cands[i].xs), steadyMinWindows)
+		}
+		checks[i].Tested = ok[i]
+	}
+	return all
+}
+
+// canReject says whether a series of n windows can give p < α/2 by one of its tests.
+func canReject(n int, shift bool, alpha float64) bool {
+	return stat.MannKendallMinP(n) < alpha/2 || (shift && n >= 6)
+}
+
+// windowSize is the requests per count window (see the comment at the top).
+func windowSize(in []steadyObs, rg region, users int, open bool) int {
 	per := max(steadyMinPerWin, users, (len(in)+steadyMaxWindows-1)/steadyMaxWindows)
 	if open && len(in) > 1 && rg.ramp > 0 {
 		// an open loop's window holds the arrivals of one E2E at least (see region)
@@ -192,44 +380,33 @@ func (s *steadyAcc) check(users int, open bool) *Steadiness {
 			per = max(per, int(math.Ceil(float64(len(in))/span*rg.ramp)))
 		}
 	}
-	bounds, reason := countWindows(len(in), per, users)
-	add(byCount(in, "ttft", "ms", bounds, func(o steadyObs) float32 { return o.ttft }), reason)
-	add(byCount(in, "itl", "ms", bounds, func(o steadyObs) float32 { return o.itl }), reason)
-	if open {
-		add(byCount(in, "client_queue", "ms", bounds, func(o steadyObs) float32 { return o.queue }), reason)
+	return per
+}
+
+// requestCovariates are, per count window, the mean prompt and output tokens of its
+// requests and, for an open loop, its realised arrival rate (requests over their sending
+// span): what the window received, which the client's dice set, not the server.
+func requestCovariates(in []steadyObs, bounds []int, open bool) ([][]float64, []string) {
+	k := len(bounds) - 1
+	if k < 1 {
+		return nil, nil
 	}
-	tp, inf, reason := s.byTime(rg)
-	add(tp, reason)
-	if open {
-		add(inf, reason)
-	}
-	st.Series = checks
-	if len(all) == 0 {
-		st.Reason = "too few windows: " + untestedReasons(checks)
-		return st
-	}
-	st.Tested = true
-	st.Alpha = steadyFamilyAlpha / float64(len(all))
-	e2e := byCount(in, "e2e", "ms", bounds, func(o steadyObs) float32 { return float32(o.end - o.sent) })
-	for _, sr := range all {
-		st.Windows = max(st.Windows, len(sr.xs))
-		// An open loop's throughput and requests in flight follow its Poisson arrivals, and
-		// E2E-long windows share requests with their neighbours: the series are smooth, its
-		// successive differences understate its noise, and the step test called a 10 req/s
-		// run against a steady server "unbounded queueing" (p = 7e-8 for an arrival-count
-		// excursion of +36%). There the trend test alone judges them.
-		shift := !open || (sr.metric != "output_throughput" && sr.metric != "in_flight")
-		d, ok := trend(sr, st.Alpha, shift)
-		if !ok || (!open && !cycled(d, e2e)) {
-			continue
+	prompt, out, rate := make([]float64, k), make([]float64, k), make([]float64, k)
+	for i := range k {
+		w := in[bounds[i]:bounds[i+1]]
+		for _, o := range w {
+			prompt[i] += float64(o.prompt) / float64(len(w))
+			out[i] += float64(o.out) / float64(len(w))
 		}
-		st.Drifts = append(st.Drifts, d)
-		if sr.metric == "in_flight" && d.Direction == "rose" && stillRising(sr.xs) {
-			st.Queueing = true
+		if span := w[len(w)-1].sent - w[0].sent; span > 0 {
+			rate[i] = float64(len(w)-1) / (float64(span) / 1e9)
 		}
 	}
-	st.Steady = len(st.Drifts) == 0
-	return st
+	covs, names := [][]float64{out, prompt}, []string{"the output lengths the windows drew", "the prompt lengths the windows drew"}
+	if open {
+		covs, names = append([][]float64{rate}, covs...), append([]string{"the arrival rate the windows drew"}, names...)
+	}
+	return covs, names
 }
 
 func untestedReasons(cs []SeriesCheck) string {
@@ -262,15 +439,17 @@ func countWindows(n, per, users int) ([]int, string) {
 	return b, ""
 }
 
-// inRegion are the measured requests sent in the region after its ramp-in and more than one
-// ramp before the last send of any phase: the first requests of a run meet an emptier
-// server, and so do the last, which run on as nothing more is sent. (Leaving out every
-// request that finished after the last send was tried first: above capacity that is nearly
-// all of them, and an overload went untested.)
+// inRegion are the measured requests from the first one, the same requests the figures
+// start with (a check that left out the ramp-in passed a run whose first measured requests
+// were cold and set its p99s), to more than one ramp before the last send of any phase:
+// the last requests run on as nothing more is sent, on an emptier server. (Leaving out
+// every request that finished after the last send was tried first: above capacity that is
+// nearly all of them, and an overload went untested.) The initial transient is judged on
+// every measured request (transient).
 func (s *steadyAcc) inRegion(rg region) []steadyObs {
 	var in []steadyObs
 	for _, o := range s.obs {
-		if float64(o.sent) >= rg.start && float64(o.sent) <= rg.lastAll-rg.ramp {
+		if float64(o.sent) >= rg.first && float64(o.sent) <= rg.lastAll-rg.ramp {
 			in = append(in, o)
 		}
 	}
@@ -304,6 +483,7 @@ func byCount(obs []steadyObs, metric, unit string, bounds []int, f func(steadyOb
 // and the run's first send (warmup included) plus the ramp-in, to the last measured send;
 // lastAll is the last send of any phase, after which the server drains.
 type region struct {
+	first               float64 // the first measured send: the per-request series start here
 	start, end, lastAll float64
 	ramp, minW          float64 // ns
 }
@@ -332,10 +512,10 @@ func (s *steadyAcc) region(open bool) region {
 		ramp = stat.Median(e2e[:min(len(e2e), max(steadyMinPerWin, len(e2e)/steadyMaxWindows))])
 		minW = ramp
 	}
-	return region{start: max(float64(firstM), float64(firstAll)+ramp), end: float64(lastM), lastAll: float64(lastAll), ramp: ramp, minW: minW}
+	return region{first: float64(firstM), start: max(float64(firstM), float64(firstAll)+ramp), end: float64(lastM), lastAll: float64(lastAll), ramp: ramp, minW: minW}
 }
 
-func (s *steadyAcc) byTime(rg region) (tp, inf series, reason string) {
+func (s *steadyAcc) byTime(rg region, open bool) (tp, inf series, reason string) {
 	tp, inf = series{metric: "output_throughput", unit: "tok/s"}, series{metric: "in_flight", unit: "requests"}
 	start, ramp, minW := rg.start, rg.ramp, rg.minW
 	span := rg.end - start
@@ -347,14 +527,36 @@ func (s *steadyAcc) byTime(rg region) (tp, inf series, reason string) {
 		k = 0
 	}
 	if k < steadyMinWindows {
-		return tp, inf, fmt.Sprintf("too few windows: the sending span after the ramp-in (%.3g s) holds %d windows of at least %.3g s, at least %d are needed",
-			ramp/1e9, max(k, 0), minW/1e9, steadyMinWindows)
+		return tp, inf, fmt.Sprintf("too few windows: the sending span after the ramp-in of %.3g s (%.3g s) holds %d windows of at least %.3g s, at least %d are needed",
+			ramp/1e9, max(span, 0)/1e9, max(k, 0), minW/1e9, steadyMinWindows)
 	}
 	w := span / float64(k)
 	tokens, busy := make([]float64, k), make([]float64, k)
+	sent, out, prompt := make([]float64, k), make([]float64, k), make([]float64, k)
 	for _, sp := range s.spans {
+		if sp.end < 0 {
+			continue
+		}
 		spread(tokens, start, w, float64(sp.first), float64(sp.end), float64(sp.tokens), sp.first > 0)
 		spread(busy, start, w, float64(sp.sent), float64(sp.end), float64(sp.end-sp.sent), true)
+		if i := int((float64(sp.sent) - start) / w); float64(sp.sent) >= start && i < k {
+			sent[i]++
+			out[i] += float64(sp.tokens)
+			prompt[i] += float64(sp.prompt)
+		}
+	}
+	// what each window received: the mean lengths of the requests sent in it, and an open
+	// loop's arrivals (a closed loop's sends follow its completions: not the client's dice)
+	for i := range k {
+		if sent[i] > 0 {
+			out[i], prompt[i] = out[i]/sent[i], prompt[i]/sent[i]
+		} else if i > 0 {
+			out[i], prompt[i] = out[i-1], prompt[i-1]
+		}
+	}
+	tp.covs, tp.covNames = [][]float64{out, prompt}, []string{"the output lengths the windows drew", "the prompt lengths the windows drew"}
+	if open {
+		tp.covs, tp.covNames = append([][]float64{sent}, tp.covs...), append([]string{"the arrivals the windows drew"}, tp.covNames...)
 	}
 	for i := range k {
 		mid := start + (float64(i)+0.5)*w
@@ -469,14 +671,18 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-// steadyWarning names what drifted, or nothing for a steady (or untested) run.
+// steadyWarning names what drifted, queued or started cold, or nothing for a steady (or
+// untested) run.
 func steadyWarning(st *Steadiness) []string {
 	if st == nil || !st.Tested || st.Steady {
 		return nil
 	}
 	var out []string
-	if st.Queueing {
-		out = append(out, "unbounded queueing: requests in flight grew through the window and were still growing at its end: the arrival rate is above the server's capacity, so the run measures a growing queue, not the server; lower --rate")
+	if st.Queue != nil {
+		out = append(out, queueWarning(st.Queue))
+	}
+	if st.Transient != nil {
+		out = append(out, transientWarning(st.Transient))
 	}
 	client := false
 	for _, d := range st.Drifts {
@@ -490,7 +696,7 @@ func steadyWarning(st *Steadiness) []string {
 		if client && d.Metric != "client_queue" {
 			cause = "the client's own queue time rose too, so the load generator may be the cause rather than the server"
 		}
-		out = append(out, fmt.Sprintf("not steady: %s %s by %.3g %s per minute (%.0f%% over the window; p = %.2g over %d windows by the trend and step tests, α %.2g): %s; see docs/metrics.md \"Steady state\"",
+		out = append(out, fmt.Sprintf("not steady: %s %s by %.3g %s per minute (%.0f%% over the window; p = %.2g over %d windows by the trend and step tests, α %.2g; not explained by the arrivals or lengths the windows drew): %s; see docs/metrics.md \"Steady state\"",
 			driftName(d.Metric), d.Direction, math.Abs(d.PerMinute), d.Unit, 100*d.Change, d.P, st.Windows, st.Alpha, cause))
 	}
 	return out

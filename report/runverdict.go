@@ -31,8 +31,13 @@ func steadyVerdict(st *metrics.Steadiness) verdictLine {
 		v.Text, v.Class = "not tested: "+st.Reason, "unsure"
 	case st.Steady:
 		v.Text, v.Class = fmt.Sprintf("steady: no trend or step in %s (up to %d windows each)%s", testedSeries(st, true), st.Windows, untested(st)), "good"
+	case st.Queue != nil:
+		v.Text, v.Class = fmt.Sprintf("NOT STEADY: unbounded queueing: in flight or waiting grew %.0f → %.0f, the arrival rate is above the server's capacity (see the warnings)", st.Queue.FromN, st.Queue.ToN), "bad"
 	case st.Queueing:
 		v.Text, v.Class = "NOT STEADY: unbounded queueing, the arrival rate is above the server's capacity (see the warnings)", "bad"
+	case st.Transient != nil:
+		v.Text, v.Class = fmt.Sprintf("NOT STEADY: initial transient: the first %d measured requests were %.1f× slower (TTFT p99 %.0f ms with them, %.0f ms without; see the warnings)",
+			st.Transient.Requests, st.Transient.Ratio, st.Transient.TTFTP99With, st.Transient.TTFTP99Without), "bad"
 	default:
 		var ds []string
 		for _, d := range st.Drifts {
