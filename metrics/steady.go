@@ -180,7 +180,13 @@ type series struct {
 	xs, ts       []float64 // values and window mid-times (ns)
 	covs         [][]float64
 	covNames     []string
-	shift        bool // the step test applies (see check)
+	// covSign is the sign a covariate's effect must have to explain anything: +1 where
+	// more load can only make the figure larger (more prompt tokens per second can only
+	// slow TTFT), 0 where either is plausible. A closed loop's send rate follows the
+	// server's speed, so a throttled server sends fewer prompts per second as its ITL rises:
+	// a negative effect that, unchecked, "explained" every throttling in the matrix.
+	covSign []int
+	shift   bool // the step test applies (see check)
 }
 
 // check runs the steady-state check; users is a closed loop's user count (0: open loop or
@@ -227,7 +233,7 @@ func (s *steadyAcc) check(users int, open bool) *Steadiness {
 		// longer drifts: a regression over a dozen windows always explains something, and
 		// re-testing the residuals alone let a covariate that barely moved "explain" a
 		// throttled server's ITL rise of 54% in the virtual-time matrix.
-		if adj := stat.Adjust(sr.xs, sr.covs, maxCovariates(len(sr.xs))); len(adj.Used) > 0 && explains(sr.xs, adj) {
+		if adj := adjustSigned(sr); len(adj.Used) > 0 && explains(sr.xs, adj) {
 			ar := sr
 			ar.xs = adj.Xs
 			if _, still := trend(ar, st.Alpha, sr.shift); !still {
@@ -239,6 +245,26 @@ func (s *steadyAcc) check(users int, open bool) *Steadiness {
 	}
 	st.Steady = len(st.Drifts) == 0 && !st.Queueing && st.Transient == nil
 	return st
+}
+
+// adjustSigned is stat.Adjust over the series' covariates, leaving out, one at a time and
+// refitting, any whose effect has the wrong sign (covSign).
+func adjustSigned(sr series) stat.Adjusted {
+	covs := slices.Clone(sr.covs)
+	for {
+		adj := stat.Adjust(sr.xs, covs, maxCovariates(len(sr.xs)))
+		bad := -1
+		for i, j := range adj.Used {
+			if j < len(sr.covSign) && float64(sr.covSign[j])*adj.Coef[i] < 0 {
+				bad = j
+				break
+			}
+		}
+		if bad < 0 {
+			return adj
+		}
+		covs[bad] = nil // Adjust skips a covariate of the wrong length
+	}
 }
 
 // explains reports whether the covariates' parts of the change between the first and last
@@ -289,7 +315,7 @@ func (s *steadyAcc) candidates(rg region, users int, open bool) ([]series, []Ser
 		out = append(out, sr)
 		reasons = append(reasons, why)
 	}
-	covs, names := requestCovariates(in, bounds, open)
+	covs, names := s.requestCovariates(in, bounds, open)
 	for _, m := range []struct {
 		name string
 		f    func(steadyObs) float32
@@ -299,8 +325,8 @@ func (s *steadyAcc) candidates(rg region, users int, open bool) ([]series, []Ser
 		}
 		sr := byCount(in, m.name, "ms", bounds, m.f)
 		sr.shift = true
-		if len(sr.xs) == len(bounds)-1 {
-			sr.covs, sr.covNames = covs, names
+		if len(sr.xs) == len(bounds)-1 && m.name != "client_queue" {
+			sr.covs, sr.covNames, sr.covSign = covs, names, plusOne(len(covs))
 		}
 		addc(sr, reason)
 	}
@@ -383,30 +409,70 @@ func windowSize(in []steadyObs, rg region, users int, open bool) int {
 	return per
 }
 
-// requestCovariates are, per count window, the mean prompt and output tokens of its
-// requests and, for an open loop, its realised arrival rate (requests over their sending
-// span): what the window received, which the client's dice set, not the server.
-func requestCovariates(in []steadyObs, bounds []int, open bool) ([][]float64, []string) {
+// requestCovariates are, per count window, the mean output and prompt tokens of the
+// requests in flight over the window's sending span (weighted by their time in it: a long
+// request of a mix stays in flight for longer, and it is what is in flight that loads the
+// server) and, for an open loop, the window's realised arrival rate (requests over their
+// sending span): what the window received, which the client's dice set, not the server.
+func (s *steadyAcc) requestCovariates(in []steadyObs, bounds []int, open bool) ([][]float64, []string) {
 	k := len(bounds) - 1
 	if k < 1 {
 		return nil, nil
 	}
-	prompt, out, rate := make([]float64, k), make([]float64, k), make([]float64, k)
+	out, prompt, rate, prefill := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
 	for i := range k {
 		w := in[bounds[i]:bounds[i+1]]
-		for _, o := range w {
-			prompt[i] += float64(o.prompt) / float64(len(w))
-			out[i] += float64(o.out) / float64(len(w))
-		}
+		out[i], prompt[i] = s.inFlightMix(float64(w[0].sent), float64(w[len(w)-1].sent))
 		if span := w[len(w)-1].sent - w[0].sent; span > 0 {
 			rate[i] = float64(len(w)-1) / (float64(span) / 1e9)
+			for _, o := range w[1:] {
+				prefill[i] += float64(o.prompt) / (float64(span) / 1e9)
+			}
 		}
 	}
-	covs, names := [][]float64{out, prompt}, []string{"the output lengths the windows drew", "the prompt lengths the windows drew"}
+	covs, names := [][]float64{prefill, out, prompt}, []string{"the prompt tokens sent per second", "the output lengths in flight", "the prompt lengths in flight"}
 	if open {
 		covs, names = append([][]float64{rate}, covs...), append([]string{"the arrival rate the windows drew"}, names...)
 	}
 	return covs, names
+}
+
+// plusOne is a covSign of n covariates that must all have a positive effect.
+func plusOne(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
+
+// inFlightMix is the mean output and prompt tokens of the requests in flight over [a, b],
+// each weighted by its time in flight inside it (at the instant a when a = b).
+func (s *steadyAcc) inFlightMix(a, b float64) (out, prompt float64) {
+	var wsum float64
+	for _, sp := range s.spans {
+		lo, hi, end := float64(sp.sent), float64(sp.end), float64(sp.end)
+		if sp.end < 0 {
+			continue
+		}
+		ov := min(hi, b) - max(lo, a)
+		if b == a {
+			ov = 0
+			if lo <= a && a < end {
+				ov = 1
+			}
+		}
+		if ov <= 0 {
+			continue
+		}
+		wsum += ov
+		out += ov * float64(sp.tokens)
+		prompt += ov * float64(sp.prompt)
+	}
+	if wsum == 0 {
+		return 0, 0
+	}
+	return out / wsum, prompt / wsum
 }
 
 func untestedReasons(cs []SeriesCheck) string {
@@ -507,12 +573,25 @@ func (s *steadyAcc) region(open bool) region {
 	// shorter windows of an open loop at 90% of capacity turned one slow excursion of the
 	// batch into a significant "trend" in 8 of 36 steady runs.
 	ramp := stat.Median(e2e)
-	minW := ramp
+	// A closed loop's time windows last at least its E2E's 90th percentile: with a length
+	// mix the long requests' E2E is several times the median, and windows of the median
+	// E2E let the share of long requests in flight swing throughput by 15% on a steady
+	// server (the 70/30 mix of the noisy virtual-time shapes).
+	minW := max(ramp, quantile90(e2e))
 	if open {
 		ramp = stat.Median(e2e[:min(len(e2e), max(steadyMinPerWin, len(e2e)/steadyMaxWindows))])
 		minW = ramp
 	}
-	return region{first: float64(firstM), start: max(float64(firstM), float64(firstAll)+ramp), end: float64(lastM), lastAll: float64(lastAll), ramp: ramp, minW: minW}
+	first := float64(firstM)
+	if open {
+		// An open loop's in flight climbs from nothing to λ·E2E over its ramp-in, and near
+		// capacity the queue takes longer still to settle: its first windows' TTFT rose on a
+		// steady server at 90% of capacity without warmup (4 of 36 runs of the virtual-time
+		// matrix). Its per-request series start after the ramp-in; the initial transient is
+		// still judged from its first measured request (transient).
+		first = max(first, float64(firstAll)+ramp)
+	}
+	return region{first: first, start: max(float64(firstM), float64(firstAll)+ramp), end: float64(lastM), lastAll: float64(lastAll), ramp: ramp, minW: minW}
 }
 
 func (s *steadyAcc) byTime(rg region, open bool) (tp, inf series, reason string) {
@@ -532,7 +611,7 @@ func (s *steadyAcc) byTime(rg region, open bool) (tp, inf series, reason string)
 	}
 	w := span / float64(k)
 	tokens, busy := make([]float64, k), make([]float64, k)
-	sent, out, prompt := make([]float64, k), make([]float64, k), make([]float64, k)
+	sent, out, prompt, prefill := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
 	for _, sp := range s.spans {
 		if sp.end < 0 {
 			continue
@@ -541,22 +620,20 @@ func (s *steadyAcc) byTime(rg region, open bool) (tp, inf series, reason string)
 		spread(busy, start, w, float64(sp.sent), float64(sp.end), float64(sp.end-sp.sent), true)
 		if i := int((float64(sp.sent) - start) / w); float64(sp.sent) >= start && i < k {
 			sent[i]++
-			out[i] += float64(sp.tokens)
-			prompt[i] += float64(sp.prompt)
+			prefill[i] += float64(sp.prompt) / (w / 1e9)
 		}
 	}
-	// what each window received: the mean lengths of the requests sent in it, and an open
-	// loop's arrivals (a closed loop's sends follow its completions: not the client's dice)
+	// what each window received: the mean lengths of the requests in flight in it, and an
+	// open loop's arrivals (a closed loop's sends follow its completions: not the client's
+	// dice)
 	for i := range k {
-		if sent[i] > 0 {
-			out[i], prompt[i] = out[i]/sent[i], prompt[i]/sent[i]
-		} else if i > 0 {
-			out[i], prompt[i] = out[i-1], prompt[i-1]
-		}
+		out[i], prompt[i] = s.inFlightMix(start+float64(i)*w, start+float64(i+1)*w)
 	}
-	tp.covs, tp.covNames = [][]float64{out, prompt}, []string{"the output lengths the windows drew", "the prompt lengths the windows drew"}
+	// A closed loop's sends follow its completions: its send rate is the throughput itself,
+	// so only what is in flight (and an open loop's arrivals) may explain throughput.
+	tp.covs, tp.covNames, tp.covSign = [][]float64{out, prompt}, []string{"the output lengths in flight", "the prompt lengths in flight"}, []int{1, 0}
 	if open {
-		tp.covs, tp.covNames = append([][]float64{sent}, tp.covs...), append([]string{"the arrivals the windows drew"}, tp.covNames...)
+		tp.covs, tp.covNames, tp.covSign = append([][]float64{sent, prefill}, tp.covs...), append([]string{"the arrivals the windows drew", "the prompt tokens sent per second"}, tp.covNames...), append([]int{1, 0}, tp.covSign...)
 	}
 	for i := range k {
 		mid := start + (float64(i)+0.5)*w
@@ -714,4 +791,11 @@ func driftName(m string) string {
 		return "requests in flight"
 	}
 	return "client queue time p50"
+}
+
+// quantile90 is the 90th percentile of xs (type 7), leaving xs as it was.
+func quantile90(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return Quantile(s, 90)
 }

@@ -37,6 +37,9 @@ func Adjust(y []float64, covs [][]float64, maxCov int) Adjusted {
 		for i, v := range c {
 			cc[i] = v - m
 		}
+		if collinear(cc, cols) {
+			continue // a mix's prompt and output means move together: one of them says it all
+		}
 		cols = append(cols, cc)
 		out.Used = append(out.Used, j)
 	}
@@ -103,4 +106,40 @@ func leastSquares(y []float64, cols [][]float64) ([]float64, bool) {
 		b[i] = a[i][k] / a[i][i]
 	}
 	return b, true
+}
+
+// collinear reports whether c (centred) is, to 1e-6 of its norm, a combination of cols:
+// what is left of it after Gram–Schmidt against them.
+func collinear(c []float64, cols [][]float64) bool {
+	r := append([]float64(nil), c...)
+	var basis [][]float64
+	for _, b := range cols {
+		v := append([]float64(nil), b...)
+		for _, q := range basis {
+			project(v, q)
+		}
+		if dot(v, v) > 0 {
+			basis = append(basis, v)
+		}
+	}
+	for _, q := range basis {
+		project(r, q)
+	}
+	return dot(r, r) <= 1e-12*dot(c, c)
+}
+
+// project removes from v its component along q.
+func project(v, q []float64) {
+	f := dot(v, q) / dot(q, q)
+	for i := range v {
+		v[i] -= f * q[i]
+	}
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
 }
