@@ -226,4 +226,3 @@ func joinAnd(xs []string) string {
 	}
 	return out
 }
-
