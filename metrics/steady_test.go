@@ -69,7 +69,8 @@ func TestSteadyFindsDrift(t *testing.T) {
 
 func TestSteadyFindsUnboundedQueueing(t *testing.T) {
 	s := synthetic(2, 400, 0, true).Summary()
-	if !s.Steadiness.Queueing || !strings.Contains(strings.Join(Texts(s.Warnings), "\n"), "unbounded queueing") {
+	if !s.Steadiness.Queueing || s.Steadiness.Queue == nil || s.Steadiness.Queue.ToN <= s.Steadiness.Queue.FromN ||
+		!strings.Contains(strings.Join(Texts(s.Warnings), "\n"), "unbounded queueing: requests in flight or waiting grew") {
 		t.Errorf("growing queue: %+v %v", s.Steadiness, s.Warnings)
 	}
 	if st := synthetic(2, 30, 0, false).Summary().Steadiness; st.Tested {
