@@ -177,11 +177,10 @@ func TestQualitySamplerWindows(t *testing.T) {
 	if _, err := os.Stat("/proc/loadavg"); err == nil && !proc {
 		t.Errorf("Linux with /proc, but no window read the load average and steal over 100 ms: %+v", ws)
 	}
-	if qu := (&QualitySampler{Interval: 5 * time.Millisecond}); qu != nil {
-		qu.Start()
-		time.Sleep(20 * time.Millisecond)
-		if got := qu.Stop(); len(got.Windows) != 0 {
-			t.Errorf("without T0: %d windows", len(got.Windows))
-		}
+	plain := QualitySampler{Interval: 5 * time.Millisecond}
+	plain.Start()
+	time.Sleep(20 * time.Millisecond)
+	if got := plain.Stop(); len(got.Windows) != 0 {
+		t.Errorf("without T0: %d windows", len(got.Windows))
 	}
 }
