@@ -78,7 +78,7 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	b.check = &validity.Checker{Rules: rules}
 	// a later run of the file judges the server's cache hits against the earlier runs too
 	b.acc.After(prev)
-	var q load.QualitySampler
+	q := load.QualitySampler{T0: b.t0}
 	q.Start()
 	if p := b.opt.Progress; p != nil {
 		if w, ok := p.(liveWatcher); ok {

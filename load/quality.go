@@ -20,14 +20,18 @@ const schedMetric = "/sched/latencies:seconds"
 type QualitySampler struct {
 	// Interval between CPU samples (default 1 s).
 	Interval time.Duration
+	// T0 is the run's start: each sample is also kept as a record.HealthWindow, its end in
+	// ns since T0 (none when T0 is zero).
+	T0 time.Time
 
-	stop   chan struct{}
-	done   chan struct{}
-	start  metrics.Float64Histogram
-	cpu0   time.Duration
-	wall0  time.Time
-	mu     sync.Mutex
-	cpuMax float64
+	stop    chan struct{}
+	done    chan struct{}
+	start   metrics.Float64Histogram
+	cpu0    time.Duration
+	wall0   time.Time
+	mu      sync.Mutex
+	cpuMax  float64
+	windows []record.HealthWindow
 }
 
 // Start takes the first readings and starts sampling.
@@ -46,15 +50,35 @@ func (q *QualitySampler) loop() {
 	t := time.NewTicker(q.Interval)
 	defer t.Stop()
 	cpu, wall := q.cpu0, q.wall0
+	sched := q.start
+	total, steal, _ := procStat()
 	for {
 		select {
 		case <-q.stop:
 			return
-		case now := <-t.C:
+		case tick := <-t.C:
+			now := time.Now()
 			c := processCPU()
 			share := cpuShare(c-cpu, now.Sub(wall))
+			hw := record.HealthWindow{Span: int64(now.Sub(wall)), CPU: share, TickLate: max(0, int64(now.Sub(tick)))}
+			if !q.T0.IsZero() {
+				hw.End = int64(now.Sub(q.T0))
+				sc := readSched()
+				counts, bounds := histDiff(sched, sc)
+				hw.SchedP99, hw.SchedMax = histQuantile(counts, bounds, 0.99)*1e9, histQuantile(counts, bounds, 1)*1e9
+				sched = sc
+				tot, st, ok1 := procStat()
+				l1, ok2 := loadAvg1()
+				if ok1 && ok2 && tot > total {
+					hw.HasProc, hw.Load1, hw.Steal = true, l1, float64(st-steal)/float64(tot-total)
+				}
+				total, steal = tot, st
+			}
 			q.mu.Lock()
 			q.cpuMax = max(q.cpuMax, share)
+			if !q.T0.IsZero() {
+				q.windows = append(q.windows, hw)
+			}
 			q.mu.Unlock()
 			cpu, wall = c, now
 		}
@@ -71,7 +95,7 @@ func (q *QualitySampler) Stop() *record.Quality {
 	mean := cpuShare(cpu, time.Since(q.wall0))
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	qu := &record.Quality{CPUMean: mean, CPUMax: max(q.cpuMax, mean), Cores: runtime.GOMAXPROCS(0)}
+	qu := &record.Quality{CPUMean: mean, CPUMax: max(q.cpuMax, mean), Cores: runtime.GOMAXPROCS(0), Windows: q.windows}
 	counts, bounds := histDiff(q.start, end)
 	qu.SchedP50 = histQuantile(counts, bounds, 0.50) * 1e9
 	qu.SchedP99 = histQuantile(counts, bounds, 0.99) * 1e9

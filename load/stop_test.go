@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -136,5 +137,50 @@ func TestHistQuantile(t *testing.T) {
 	}
 	if histQuantile([]uint64{0}, []float64{0, 1}, 0.5) != 0 {
 		t.Error("empty histogram")
+	}
+}
+
+// With T0, every sample is kept as a health window on the run's clock: in time order, each
+// ending after T0 and spanning about the interval; on Linux the machine's load average is
+// read (steal is a share, 0 to 1) in a window in which the machine's CPU counters moved.
+// The test waits until three windows have closed and 100 ms passed, however busy the machine.
+func TestQualitySamplerWindows(t *testing.T) {
+	t0 := time.Now()
+	q := QualitySampler{Interval: 5 * time.Millisecond, T0: t0}
+	q.Start()
+	for {
+		q.mu.Lock()
+		n := len(q.windows)
+		q.mu.Unlock()
+		if n >= 3 && time.Since(t0) > 100*time.Millisecond {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	qu := q.Stop()
+	ws := qu.Windows
+	if len(ws) < 3 {
+		t.Fatalf("%d windows", len(ws))
+	}
+	for i, w := range ws {
+		if w.End <= 0 || w.Span <= 0 || w.End > int64(time.Since(t0)) || (i > 0 && w.End <= ws[i-1].End) || w.SchedMax < w.SchedP99 || w.TickLate < 0 {
+			t.Errorf("window %d: %+v", i, w)
+		}
+		if w.HasProc && (w.Steal < 0 || w.Steal > 1 || w.Load1 < 0) {
+			t.Errorf("window %d /proc figures: %+v", i, w)
+		}
+	}
+	proc := false
+	for _, w := range ws {
+		proc = proc || w.HasProc
+	}
+	if _, err := os.Stat("/proc/loadavg"); err == nil && !proc {
+		t.Errorf("Linux with /proc, but no window read the load average and steal over 100 ms: %+v", ws)
+	}
+	plain := QualitySampler{Interval: 5 * time.Millisecond}
+	plain.Start()
+	time.Sleep(20 * time.Millisecond)
+	if got := plain.Stop(); len(got.Windows) != 0 {
+		t.Errorf("without T0: %d windows", len(got.Windows))
 	}
 }

@@ -69,7 +69,8 @@ func TestSteadyFindsDrift(t *testing.T) {
 
 func TestSteadyFindsUnboundedQueueing(t *testing.T) {
 	s := synthetic(2, 400, 0, true).Summary()
-	if !s.Steadiness.Queueing || !strings.Contains(strings.Join(Texts(s.Warnings), "\n"), "unbounded queueing") {
+	if !s.Steadiness.Queueing || s.Steadiness.Queue == nil || s.Steadiness.Queue.ToN <= s.Steadiness.Queue.FromN ||
+		!strings.Contains(strings.Join(Texts(s.Warnings), "\n"), "unbounded queueing: requests in flight or waiting grew") {
 		t.Errorf("growing queue: %+v %v", s.Steadiness, s.Warnings)
 	}
 	if st := synthetic(2, 30, 0, false).Summary().Steadiness; st.Tested {
@@ -81,12 +82,12 @@ func TestSteadyFindsUnboundedQueueing(t *testing.T) {
 // 1 per minute; 1..5 has p = 0.0275 (stat's test), not below α = 0.01.
 func TestTrendByHand(t *testing.T) {
 	ts := []float64{0, 60e9, 120e9, 180e9, 240e9}
-	if d, ok := trend(series{"x", "u", []float64{1, 2, 3, 4, 5}, ts}, 0.01, true); ok {
-		t.Errorf("p = 0.0275 is not below α = 0.01 but drift was reported: %+v", d)
+	if d, ok := trend(series{metric: "x", unit: "u", xs: []float64{1, 2, 3, 4, 5}, ts: ts}, 0.01, true); ok {
+		t.Errorf("p = 0.0167 is not below α = 0.01 but drift was reported: %+v", d)
 	}
 	xs := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	ts = append(ts, 300e9, 360e9, 420e9, 480e9, 540e9)
-	d, ok := trend(series{"x", "u", xs, ts}, 0.01, true)
+	d, ok := trend(series{metric: "x", unit: "u", xs: xs, ts: ts}, 0.01, true)
 	if !ok || d.PerMinute < 0.999 || d.PerMinute > 1.001 || d.P > 0.001 {
 		t.Errorf("1..10, one per minute: %+v %v", d, ok)
 	}

@@ -185,7 +185,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Adapters = a.adapters.summaries(ps, s.Measured, s.Window.Seconds())
 	s.Media = a.media.summary(ps)
 	s.Stages = a.stageSummaries()
-	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop())) // stages.go
+	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped())) // stages.go
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
@@ -284,4 +284,25 @@ func copyMap(m map[string]int) map[string]int {
 		out[k] = v
 	}
 	return out
+}
+
+// health is the load generator's health windows of the runs added (record.Quality).
+func (a *Accumulator) health() []record.HealthWindow {
+	var out []record.HealthWindow
+	for _, e := range a.ends() {
+		if e.Quality != nil {
+			out = append(out, e.Quality.Windows...)
+		}
+	}
+	return out
+}
+
+// capped reports whether the header's load had a concurrency cap on an open loop
+// (--max-concurrency): a send then waits for a slot, and its lateness is not the client's.
+func (a *Accumulator) capped() bool {
+	if a.hdr == nil {
+		return false
+	}
+	c, _ := a.hdr.Config["max_concurrency"].(float64)
+	return c > 0
 }

@@ -117,6 +117,33 @@ type Quality struct {
 	// connection stopped asking). Zero with the write clock.
 	Sends      int64 `json:"sends,omitempty"`
 	WriteSends int64 `json:"write_sends,omitempty"`
+	// Windows are the load generator's health per sampling interval (1 s) of the run, in
+	// time order: what tells a window in which the client was disturbed from one in which
+	// the server changed (metrics' steady check leaves the disturbed ones out). Absent in
+	// files written before it was recorded, which still read.
+	Windows []HealthWindow `json:"windows,omitempty"`
+}
+
+// HealthWindow is the load generator's health over one sampling interval.
+type HealthWindow struct {
+	// End is the interval's end in ns since t0; Span its length in ns.
+	End  int64 `json:"t"`
+	Span int64 `json:"span_ns"`
+	// SchedP99 and SchedMax are the Go scheduler's latency in the interval, ns (bucket upper
+	// bounds of the runtime's histogram): how long a runnable goroutine, a sender among
+	// them, waited for a CPU.
+	SchedP99 float64 `json:"sched_p99_ns"`
+	SchedMax float64 `json:"sched_max_ns"`
+	// TickLate is how late the sampler's own timer fired, ns: the process's wake-up delay.
+	TickLate int64 `json:"tick_late_ns"`
+	// CPU is the process's CPU time per wall time as a share of the cores it may use.
+	CPU float64 `json:"cpu"`
+	// Load1 is the machine's 1-minute load average at the interval's end and Steal the
+	// share of the machine's CPU time the hypervisor took in it, both from /proc (Linux);
+	// HasProc is false where they could not be read.
+	Load1   float64 `json:"load1"`
+	Steal   float64 `json:"steal"`
+	HasProc bool    `json:"proc"`
 }
 
 // runEndLine wraps a RunEnd so that a reader tells it from a record at a glance.

@@ -30,9 +30,17 @@ func steadyVerdict(st *metrics.Steadiness) verdictLine {
 	case !st.Tested:
 		v.Text, v.Class = "not tested: "+st.Reason, "unsure"
 	case st.Steady:
-		v.Text, v.Class = fmt.Sprintf("steady: no trend or step in %s (up to %d windows each)%s", testedSeries(st, true), st.Windows, untested(st)), "good"
+		v.Text, v.Class = fmt.Sprintf("steady: no trend or step in %s (up to %d windows each)%s%s", testedSeries(st, true), st.Windows, untested(st), disturbedNote(st)), "good"
+		if st.ClientTransient != nil {
+			v.Class = "unsure" // the server was steady; the figures hold the client's disturbance
+		}
+	case st.Queue != nil:
+		v.Text, v.Class = fmt.Sprintf("NOT STEADY: unbounded queueing: in flight or waiting grew %.0f → %.0f, the arrival rate is above the server's capacity (see the warnings)", st.Queue.FromN, st.Queue.ToN), "bad"
 	case st.Queueing:
 		v.Text, v.Class = "NOT STEADY: unbounded queueing, the arrival rate is above the server's capacity (see the warnings)", "bad"
+	case st.Transient != nil:
+		v.Text, v.Class = fmt.Sprintf("NOT STEADY: initial transient: the first %d measured requests were %.1f× slower (TTFT p99 %.0f ms with them, %.0f ms without; see the warnings)",
+			st.Transient.Requests, st.Transient.Ratio, st.Transient.TTFTP99With, st.Transient.TTFTP99Without), "bad"
 	default:
 		var ds []string
 		for _, d := range st.Drifts {
@@ -101,4 +109,13 @@ func mdVerdicts(b *strings.Builder, s *metrics.Summary) {
 		fmt.Fprintf(b, "**%s**: %s  \n", v.Label, mdEsc(v.Text))
 	}
 	b.WriteString("\n")
+}
+
+// disturbedNote says what the check left out for the client's own disturbance.
+func disturbedNote(st *metrics.Steadiness) string {
+	d := st.Disturbance
+	if d == nil || d.Windows == 0 && st.ClientTransient == nil {
+		return ""
+	}
+	return fmt.Sprintf("; %d %s in which the client was disturbed left out (see the warnings)", d.Windows, cmpPlural(d.Windows, "window", "windows"))
 }

@@ -12,7 +12,10 @@ type Trend struct {
 	// Inflation is the factor n/n* by which serial correlation widened Var(S) (1: none).
 	Inflation float64
 	Z         float64 // (S ∓ 1)/√(Var(S)·Inflation), continuity-corrected
-	P         float64 // two-sided p from the normal; 1 when there is no trend to test
+	// P is two-sided: exact (MannKendallExactP of S/√Inflation) for up to 60 untied points,
+	// else from the normal; 1 when there is no trend to test.
+	P     float64
+	Exact bool // P is from the exact null distribution
 	// Slope is Sen's slope: the median of (x_j − x_i)/(j − i) over all pairs, per index step.
 	Slope float64
 }
@@ -45,12 +48,14 @@ func MannKendall(xs []float64) Trend {
 	t.Slope = SenSlope(xs)
 	v := float64(n*(n-1)*(2*n+5)) / 18
 	sorted := slices.Sorted(slices.Values(xs))
+	ties := false
 	for i := 0; i < n; {
 		j := i
 		for j < n && sorted[j] == sorted[i] {
 			j++
 		}
 		k := float64(j - i)
+		ties = ties || k > 1
 		v -= k * (k - 1) * (2*k + 5) / 18
 		i = j
 	}
@@ -69,6 +74,11 @@ func MannKendall(xs []float64) Trend {
 	}
 	t.Z = (t.S - mkSign(t.S)) / math.Sqrt(v*t.Inflation)
 	t.P = math.Erfc(math.Abs(t.Z) / math.Sqrt2)
+	if !ties && n <= mkExactMaxN {
+		// The exact tail of S shrunk by the correlation's widening: the normal is too
+		// conservative for the 5–20 windows a run has (see mkexact.go).
+		t.P, t.Exact = MannKendallExactP(n, math.Abs(t.S)/math.Sqrt(t.Inflation)), true
+	}
 	return t
 }
 

@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// 1..5 by hand: S = 10, Var = 5·4·15/18 = 50/3, Z = 9/√(50/3) = 2.2045, p = 0.0275; the
-// detrended series is flat (ρ1 = 0), so nothing is inflated.
+// 1..5 by hand: S = 10, Var = 5·4·15/18 = 50/3, Z = 9/√(50/3) = 2.2045 (normal p 0.0275);
+// exactly, only the sorted order of 5! has S = 10, so the two-sided p is 2/120 = 0.01667;
+// the detrended series is flat (ρ1 = 0), so nothing is inflated.
 func TestMannKendallByHand(t *testing.T) {
 	tr := MannKendall([]float64{1, 2, 3, 4, 5})
-	if tr.S != 10 || math.Abs(tr.Z-2.2045) > 1e-4 || math.Abs(tr.P-0.0275) > 1e-4 || tr.Slope != 1 || tr.Inflation != 1 {
+	if tr.S != 10 || math.Abs(tr.Z-2.2045) > 1e-4 || math.Abs(tr.P-2.0/120) > 1e-9 || !tr.Exact || tr.Slope != 1 || tr.Inflation != 1 {
 		t.Errorf("1..5: %+v", tr)
 	}
 	// ties: [1 1 2 2] has S = 4, Var = 4·3·13/18 − 2·(2·1·9/18) = 26/3 − 2 = 20/3
@@ -161,5 +162,81 @@ func TestShift(t *testing.T) {
 		if rate > 0.13 {
 			t.Errorf("ρ %.1f: %.1f%% false alarms", rho, 100*rate)
 		}
+	}
+}
+
+// The exact null distribution by hand for n = 4 (24 orderings; inversions 0..6 occur
+// 1, 3, 5, 6, 5, 3, 1 times): P(|S| ≥ 4) = P(I ≤ 1) + P(I ≥ 5) = 8/24, and the least p of
+// 7 points is 2/5040.
+func TestMannKendallExactByHand(t *testing.T) {
+	if p := MannKendallExactP(4, 4); math.Abs(p-8.0/24) > 1e-12 {
+		t.Errorf("n 4, S 4: p %g, want %g", p, 8.0/24)
+	}
+	if p := MannKendallExactP(4, 6); math.Abs(p-2.0/24) > 1e-12 {
+		t.Errorf("n 4, S 6: p %g, want %g", p, 2.0/24)
+	}
+	if p, m := MannKendallExactP(7, 21), MannKendallMinP(7); math.Abs(p-2.0/5040) > 1e-12 || math.Abs(m-p) > 1e-12 {
+		t.Errorf("n 7 monotone: p %g, min %g, want %g", p, m, 2.0/5040)
+	}
+	// the null's rejection rate at α = 0.01 over random orderings is at most α
+	rng := rand.New(rand.NewPCG(3, 3))
+	rej := 0
+	for range 20000 {
+		xs := make([]float64, 9)
+		for i := range xs {
+			xs[i] = rng.Float64()
+		}
+		s := 0.0
+		for i := range xs {
+			for j := i + 1; j < len(xs); j++ {
+				s += mkSign(xs[j] - xs[i])
+			}
+		}
+		if MannKendallExactP(9, s) < 0.01 {
+			rej++
+		}
+	}
+	if rate := float64(rej) / 20000; rate > 0.012 || rate < 0.005 {
+		t.Errorf("exact test at α 0.01 over independent series of 9 rejects %.4f", rate)
+	}
+}
+
+// Adjust takes out exactly a linear covariate's part: y = 3 + 2x + a trend of 0 leaves a
+// constant; a covariate with no spread is dropped.
+func TestAdjustByHand(t *testing.T) {
+	x := []float64{1, 4, 2, 8, 5, 7}
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = 3 + 2*v
+	}
+	a := Adjust(y, [][]float64{{5, 5, 5, 5, 5, 5}, x}, 2)
+	if len(a.Used) != 1 || a.Used[0] != 1 || math.Abs(a.Coef[0]-2) > 1e-9 {
+		t.Fatalf("adjust: %+v", a)
+	}
+	for _, v := range a.Xs {
+		if math.Abs(v-a.Xs[0]) > 1e-9 {
+			t.Fatalf("residual series not flat: %v", a.Xs)
+		}
+	}
+	if a := Adjust(y, nil, 2); len(a.Used) != 0 || a.Xs[3] != y[3] {
+		t.Errorf("no covariates: %+v", a)
+	}
+}
+
+// The rank-sum test: five values all above fifty others give p ≈ 2e-4 (normal
+// approximation of U = 250 against mean 125, sd 30.3); the reverse gives p ≈ 1.
+func TestRankSumGreater(t *testing.T) {
+	var a, b []float64
+	for i := range 5 {
+		a = append(a, 100+float64(i))
+	}
+	for i := range 50 {
+		b = append(b, float64(i))
+	}
+	if p := RankSumGreater(a, b); p > 5e-4 || p < 5e-5 {
+		t.Errorf("a above b: p %g", p)
+	}
+	if p := RankSumGreater(b[:5], append(a, b[5:]...)); p < 0.5 {
+		t.Errorf("a below b: p %g", p)
 	}
 }

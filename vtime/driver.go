@@ -17,6 +17,9 @@ type driver struct {
 	judge stat.WarmupJudge
 	arr   *poisson
 	rng   *rand.Rand // prompt lengths
+	noise *rand.Rand // Load.Noise's draws
+	// pending are requests dispatched late (Noise.LateProb), not yet at the engine
+	pending []pendingSend
 
 	next          int    // next request index
 	warmEnd       int    // first measured index; math.MaxInt while warming (auto)
@@ -30,7 +33,7 @@ type driver struct {
 
 func newDriver(v *sim.Virtual, l Load) *driver {
 	d := &driver{v: v, l: l, live: make(map[int]*record.Record), warmEnd: l.Warmup, maxWarm: l.WarmupMax,
-		rng: rand.New(rand.NewPCG(l.Seed, 0x1e4))}
+		rng: rand.New(rand.NewPCG(l.Seed, 0x1e4)), noise: rand.New(rand.NewPCG(l.Seed, 0x5017))}
 	if d.maxWarm == 0 {
 		d.maxWarm = 2000
 	}
@@ -83,26 +86,86 @@ func (d *driver) send(at int64) bool {
 	if !ok {
 		return false
 	}
-	in := d.l.InputTokens
-	if j := d.l.InputJitter; j > 0 {
-		in = max(1, int(float64(in)*(1-j+2*j*d.rng.Float64())))
+	in, out := d.lengths()
+	sent := at
+	if n := d.l.Noise; n.LateProb > 0 && d.noise.Float64() < n.LateProb {
+		sent += int64(d.noise.ExpFloat64() * float64(n.Late))
 	}
-	r := &record.Record{ID: i, Phase: phase, Scheduled: at, Dispatched: at, Sent: at, Headers: at,
-		InputTokens: in, MaxTokens: d.l.OutputTokens, FixedOutput: true, Status: 200,
+	r := &record.Record{ID: i, Phase: phase, Scheduled: at, Dispatched: sent, Sent: sent, Headers: sent,
+		InputTokens: in, MaxTokens: out, FixedOutput: true, Status: 200,
 		PromptTokens: in, PromptTokensSource: record.SourceServer,
 		OutputTokensSource: record.SourceServer}
 	if phase == record.PhaseWarmup && d.l.WarmupAuto {
-		d.judge.Sent(i, at)
+		d.judge.Sent(i, sent)
 	}
 	if phase == record.PhaseMeasure && d.measuredSent == 0 {
-		d.firstMeasured = at
+		d.firstMeasured = sent
 	}
 	if phase == record.PhaseMeasure {
 		d.measuredSent++
 	}
 	d.live[i] = r
-	d.v.Submit(i, in, d.l.OutputTokens)
+	if sent > d.now() {
+		d.pending = append(d.pending, pendingSend{at: sent, id: i, in: in, out: out})
+		return true
+	}
+	d.v.Submit(i, in, out)
 	return true
+}
+
+// pendingSend is a request the client dispatches late: it reaches the engine at at.
+type pendingSend struct {
+	at          int64
+	id, in, out int
+}
+
+// lengths draws one request's input and output tokens: from Mix by weight, or InputTokens
+// with InputJitter and OutputTokens, lognormal with OutputSigma.
+func (d *driver) lengths() (int, int) {
+	if len(d.l.Mix) > 0 {
+		tot := 0.0
+		for _, p := range d.l.Mix {
+			tot += p.Weight
+		}
+		u := d.rng.Float64() * tot
+		for _, p := range d.l.Mix {
+			if u -= p.Weight; u < 0 {
+				return p.In, p.Out
+			}
+		}
+		p := d.l.Mix[len(d.l.Mix)-1]
+		return p.In, p.Out
+	}
+	in, out := d.l.InputTokens, d.l.OutputTokens
+	if j := d.l.InputJitter; j > 0 {
+		in = max(1, int(float64(in)*(1-j+2*j*d.rng.Float64())))
+	}
+	if s := d.l.OutputSigma; s > 0 {
+		out = max(1, int(math.Round(float64(out)*math.Exp(s*d.rng.NormFloat64()))))
+	}
+	return in, out
+}
+
+// submitPending hands the late requests that are due by now to the engine.
+func (d *driver) submitPending() {
+	keep := d.pending[:0]
+	for _, p := range d.pending {
+		if p.at <= d.now() {
+			d.v.Submit(p.id, p.in, p.out)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	d.pending = keep
+}
+
+// nextPending is the earliest late request's time (MaxInt64: none).
+func (d *driver) nextPending() int64 {
+	t := int64(math.MaxInt64)
+	for _, p := range d.pending {
+		t = min(t, p.at)
+	}
+	return t
 }
 
 // run sends and steps until every request is done.
@@ -116,16 +179,41 @@ func (d *driver) run() error {
 	}
 	for {
 		d.arrive()
+		d.submitPending()
 		if d.v.Idle() {
-			if d.arr == nil || d.arr.next == math.MaxInt64 {
-				return nil // closed loop: nothing in flight means every user is done
+			next := d.nextPending()
+			if d.arr != nil {
+				next = min(next, d.arr.next)
 			}
-			d.v.AdvanceTo(time.Duration(d.arr.next - t0Offset))
+			if next == math.MaxInt64 {
+				return nil // nothing in flight, due or pending: every request is done
+			}
+			d.v.AdvanceTo(time.Duration(next - t0Offset))
 			continue
 		}
-		for _, e := range d.v.Step() {
+		start := d.now()
+		es := d.v.Step()
+		for _, e := range es {
 			d.emit(e, d.now())
 		}
+		d.stepNoise(start)
+	}
+}
+
+// stepNoise lengthens the step that began at start by Noise.StepJitter and, with chance
+// Noise.StallProb, stalls the engine (every stream) for Noise.Stall after it. The step's
+// events keep the step's own end: the delay is seen by the next step's events.
+func (d *driver) stepNoise(start int64) {
+	n := d.l.Noise
+	extra := time.Duration(0)
+	if n.StepJitter > 0 {
+		extra += time.Duration(float64(d.now()-start) * n.StepJitter * d.noise.Float64())
+	}
+	if n.StallProb > 0 && d.noise.Float64() < n.StallProb {
+		extra += n.Stall
+	}
+	if extra > 0 {
+		d.v.AdvanceTo(d.v.Now() + extra)
 	}
 }
 

@@ -41,6 +41,37 @@ type Load struct {
 	// so that runs of one shape differ by their seed as live workloads do.
 	InputJitter float64
 	Seed        uint64 // the arrival schedule's and prompt lengths' seed
+	// Mix, when set, draws each request's (input, output) lengths from these pairs by weight
+	// (run --lengths mix:…), in place of InputTokens and OutputTokens.
+	Mix []Pair
+	// OutputSigma, when > 0, draws each output length from a lognormal of median
+	// OutputTokens and this log-standard deviation (run --output-dist lognormal:…).
+	OutputSigma float64
+	// Noise is what a live run has beyond the engine model (see Noise).
+	Noise Noise
+}
+
+// Pair is one length pair of a Mix and its weight.
+type Pair struct {
+	In, Out int
+	Weight  float64
+}
+
+// Noise is the randomness a live run over HTTP has that the engine model does not: the
+// validation matrix holds the steady check to its rates with it on, as real runs have it.
+type Noise struct {
+	// StepJitter lengthens every engine step by a uniform share in [0, StepJitter): a GPU's
+	// steps are not all alike.
+	StepJitter float64
+	// StallProb is the chance that an engine step is followed by a stall of Stall, which
+	// every stream in flight shares (a prefill burst, a garbage collection, a noisy
+	// neighbour): the tail events that make ITL p99 bimodal from run to run.
+	StallProb float64
+	Stall     time.Duration
+	// LateProb is the chance that the client dispatches a request late, by an exponential
+	// delay of mean Late past its scheduled time (a busy client's goroutine scheduling).
+	LateProb float64
+	Late     time.Duration
 }
 
 // Validate checks the load shape.
@@ -52,6 +83,13 @@ func (l *Load) Validate() error {
 		return errors.New("vtime: Requests, InputTokens and OutputTokens must be at least 1, Warmup at least 0")
 	case math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) || !(l.InputJitter >= 0 && l.InputJitter < 1):
 		return errors.New("vtime: Rate must be a number and InputJitter in [0, 1)")
+	case l.OutputSigma < 0 || l.Noise.StepJitter < 0 || l.Noise.StallProb < 0 || l.Noise.StallProb > 1 || l.Noise.LateProb < 0 || l.Noise.LateProb > 1:
+		return errors.New("vtime: OutputSigma and the noise's figures must not be negative, probabilities at most 1")
+	}
+	for _, p := range l.Mix {
+		if p.In < 1 || p.Out < 1 || !(p.Weight > 0) {
+			return errors.New("vtime: a Mix pair needs lengths of at least 1 and a positive weight")
+		}
 	}
 	return nil
 }

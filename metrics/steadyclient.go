@@ -1,0 +1,228 @@
+package metrics
+
+import (
+	"fmt"
+	"slices"
+
+	"servebench/record"
+)
+
+// The client's own health in the steady check: a window in which the load generator was
+// disturbed (its goroutines waited for a CPU, its timer woke late, the hypervisor took the
+// machine's CPU, or its sends went out late) says nothing about the server, and a trend
+// test that counts it can call a steady server unsteady. Such windows are left out of the
+// series the check tests, and the check says how many.
+//
+// The thresholds are far above a busy machine's ordinary figures: over HTTP on a 2-core
+// machine shared with six compilers, an open loop's sends ran 1–15 ms late at p90 in most
+// seconds and 30–165 ms in a few, and the run whose first measured requests were 2.1×
+// slower (TTFT p99 429 ms against 82 ms) had three seconds of its first six at 68–165 ms.
+const (
+	disturbSched = 10e6 // Go scheduling latency p99 in a health window, ns
+	disturbTick  = 50e6 // the sampler's own timer late by, ns
+	disturbSteal = 0.10 // share of the machine's CPU time stolen
+	disturbLate  = 50e6 // p90 of the sends' lateness in a 1 s bucket, ns (uncapped loads)
+	// disturbShare: a window is disturbed when disturbed time covers this share of it
+	disturbShare = 0.25
+)
+
+// interval is a span of time in ns since t0, [a, b).
+type interval struct{ a, b float64 }
+
+// Disturbance is what the steady check knew of the client's health and left out.
+type Disturbance struct {
+	// Seconds is how long the client was disturbed, in all, during the run; Intervals how
+	// many separate spans that was.
+	Seconds   float64 `json:"seconds"`
+	Intervals int     `json:"intervals"`
+	// Windows is how many of the check's windows were left out for it (the most of any
+	// series).
+	Windows int `json:"windows_left_out"`
+	// Why names the signals that fired: "scheduling latency", "timer", "CPU steal",
+	// "late sends".
+	Why []string `json:"why"`
+}
+
+// disturbed finds the intervals in which the client was disturbed, from the run-end lines'
+// health windows and, for a load without a concurrency cap (where a late send is the
+// sender's own delay, not a wait for a slot), the records' dispatch lateness per 1 s.
+func (s *steadyAcc) disturbed(health []record.HealthWindow, capped bool) ([]interval, []string) {
+	var out []interval
+	why := map[string]bool{}
+	for _, h := range health {
+		var r []string
+		if h.SchedP99 >= disturbSched {
+			r = append(r, "scheduling latency")
+		}
+		if float64(h.TickLate) >= disturbTick {
+			r = append(r, "timer")
+		}
+		if h.HasProc && h.Steal >= disturbSteal {
+			r = append(r, "CPU steal")
+		}
+		if len(r) > 0 {
+			out = append(out, interval{float64(h.End - h.Span), float64(h.End)})
+			for _, x := range r {
+				why[x] = true
+			}
+		}
+	}
+	if !capped {
+		buckets := map[int64][]float64{}
+		for _, sp := range s.spans {
+			if sp.late > 0 || sp.sched > 0 {
+				buckets[sp.sched/1e9] = append(buckets[sp.sched/1e9], float64(sp.late))
+			}
+		}
+		for sec, ls := range buckets {
+			if len(ls) < 3 {
+				continue
+			}
+			slices.Sort(ls)
+			if Quantile(ls, 90) >= disturbLate {
+				out = append(out, interval{float64(sec) * 1e9, float64(sec+1) * 1e9})
+				why["late sends"] = true
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y interval) int { return cmpInt64(int64(x.a), int64(y.a)) })
+	var names []string
+	for _, k := range []string{"scheduling latency", "timer", "CPU steal", "late sends"} {
+		if why[k] {
+			names = append(names, k)
+		}
+	}
+	return mergeIntervals(out), names
+}
+
+// mergeIntervals joins overlapping or touching intervals (sorted by start).
+func mergeIntervals(iv []interval) []interval {
+	var out []interval
+	for _, x := range iv {
+		if n := len(out); n > 0 && x.a <= out[n-1].b {
+			out[n-1].b = max(out[n-1].b, x.b)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// coveredShare is the share of [a, b] that the intervals cover (for a = b: 1 when inside
+// one, else 0).
+func coveredShare(iv []interval, a, b float64) float64 {
+	if b <= a {
+		for _, x := range iv {
+			if a >= x.a && a < x.b {
+				return 1
+			}
+		}
+		return 0
+	}
+	c := 0.0
+	for _, x := range iv {
+		c += max(0, min(b, x.b)-max(a, x.a))
+	}
+	return c / (b - a)
+}
+
+// withoutDisturbed is sr less the windows the disturbed intervals cover by disturbShare or
+// more, and how many were left out.
+func withoutDisturbed(sr series, iv []interval) (series, int) {
+	if len(iv) == 0 || len(sr.spans) != len(sr.xs) {
+		return sr, 0
+	}
+	keep := make([]bool, len(sr.xs))
+	n := 0
+	for i, sp := range sr.spans {
+		keep[i] = coveredShare(iv, sp[0], sp[1]) < disturbShare
+		if !keep[i] {
+			n++
+		}
+	}
+	if n == 0 {
+		return sr, 0
+	}
+	out := sr
+	out.xs, out.ts, out.spans = nil, nil, nil
+	for i := range sr.xs {
+		if keep[i] {
+			out.xs, out.ts, out.spans = append(out.xs, sr.xs[i]), append(out.ts, sr.ts[i]), append(out.spans, sr.spans[i])
+		}
+	}
+	out.covs = nil
+	for _, c := range sr.covs {
+		if len(c) != len(sr.xs) {
+			out.covs = append(out.covs, nil)
+			continue
+		}
+		var cc []float64
+		for i := range c {
+			if keep[i] {
+				cc = append(cc, c[i])
+			}
+		}
+		out.covs = append(out.covs, cc)
+	}
+	return out, n
+}
+
+// disturbance sums the intervals up for the report.
+func disturbance(iv []interval, why []string, left int) *Disturbance {
+	if len(iv) == 0 {
+		return nil
+	}
+	d := &Disturbance{Intervals: len(iv), Windows: left, Why: why}
+	for _, x := range iv {
+		d.Seconds += (x.b - x.a) / 1e9
+	}
+	return d
+}
+
+// clientCaused reports whether most of the first d measured requests (in send order) were
+// sent while the client was disturbed: an initial transient that is the client's, not a
+// cold server's.
+func (s *steadyAcc) clientCaused(d int, iv []interval) bool {
+	if len(iv) == 0 || d == 0 {
+		return false
+	}
+	in := 0
+	for _, o := range s.obs[:min(d, len(s.obs))] {
+		if coveredShare(iv, float64(o.sent), float64(o.sent)) > 0 {
+			in++
+		}
+	}
+	return 2*in >= d
+}
+
+// disturbanceWarning says what the check left out, and what the figures still hold.
+func disturbanceWarning(d *Disturbance, t *Transient) string {
+	msg := fmt.Sprintf("the client was disturbed for %.3g s in %d spans (%s): the steady check left out %d windows that fell in them",
+		d.Seconds, d.Intervals, joinAnd(d.Why), d.Windows)
+	if t != nil {
+		msg += fmt.Sprintf("; the first %d measured requests, sent then, were %.1f× slower: TTFT p99 %s ms with them, %s ms without, and the figures include them",
+			t.Requests, t.Ratio, grouped(t.TTFTP99With), grouped(t.TTFTP99Without))
+	}
+	return msg + "; the figures include every window: give servebench a quieter machine or more CPU"
+}
+
+func joinAnd(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return "no signal named"
+	case 1:
+		return xs[0]
+	}
+	out := ""
+	for i, x := range xs {
+		switch {
+		case i == 0:
+		case i == len(xs)-1:
+			out += " and "
+		default:
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"servebench/stat"
+)
+
+// What each window of the steady check received — the load and lengths the client's dice
+// gave it — and the adjustment of a series for them (see check).
+
+// adjustSigned is stat.Adjust over the series' covariates, leaving out, one at a time and
+// refitting, any whose effect has the wrong sign (covSign).
+func adjustSigned(sr series) stat.Adjusted {
+	covs := slices.Clone(sr.covs)
+	for {
+		adj := stat.Adjust(sr.xs, covs, maxCovariates(len(sr.xs)))
+		bad := -1
+		for i, j := range adj.Used {
+			if j < len(sr.covSign) && float64(sr.covSign[j])*adj.Coef[i] < 0 {
+				bad = j
+				break
+			}
+		}
+		if bad < 0 {
+			return adj
+		}
+		covs[bad] = nil // Adjust skips a covariate of the wrong length
+	}
+}
+
+// explains reports whether the covariates' parts of the change between the first and last
+// thirds of xs add up to at least half of it, in its direction.
+func explains(xs []float64, adj stat.Adjusted) bool {
+	n := len(xs)
+	third := max(1, n/3)
+	delta := stat.Median(xs[n-third:]) - stat.Median(xs[:third])
+	sum := 0.0
+	for _, sh := range adj.Share {
+		sum += sh
+	}
+	return delta != 0 && sum/delta >= 0.5
+}
+
+// maxCovariates keeps the residuals of n windows at least steadyMinWindows degrees of
+// freedom: a regression on as many covariates as windows explains anything.
+func maxCovariates(n int) int { return max(0, min(3, n-1-steadyMinWindows)) }
+
+// markExplained notes on the series' check which covariate explained its drift: the one
+// with the largest share of the change.
+func markExplained(checks []SeriesCheck, sr series, d Drift, adj stat.Adjusted) {
+	best, bi := 0.0, -1
+	for i, sh := range adj.Share {
+		if v := math.Abs(sh); v > best {
+			best, bi = v, i
+		}
+	}
+	why := "what the windows received"
+	if bi >= 0 {
+		why = sr.covNames[adj.Used[bi]]
+	}
+	for i := range checks {
+		if checks[i].Metric == sr.metric {
+			checks[i].Explained = fmt.Sprintf("%s %s %.0f%% with %s; none left once it is accounted for", driftName(d.Metric), d.Direction, 100*d.Change, why)
+		}
+	}
+}
+
+// requestCovariates are, per count window, the mean output and prompt tokens of the
+// requests in flight over the window's sending span (weighted by their time in it: a long
+// request of a mix stays in flight for longer, and it is what is in flight that loads the
+// server) and, for an open loop, the window's realised arrival rate (requests over their
+// sending span): what the window received, which the client's dice set, not the server.
+func (s *steadyAcc) requestCovariates(in []steadyObs, bounds []int, open bool) ([][]float64, []string) {
+	k := len(bounds) - 1
+	if k < 1 {
+		return nil, nil
+	}
+	out, prompt, rate, prefill := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	for i := range k {
+		w := in[bounds[i]:bounds[i+1]]
+		out[i], prompt[i] = s.inFlightMix(float64(w[0].sent), float64(w[len(w)-1].sent))
+		if span := w[len(w)-1].sent - w[0].sent; span > 0 {
+			rate[i] = float64(len(w)-1) / (float64(span) / 1e9)
+			for _, o := range w[1:] {
+				prefill[i] += float64(o.prompt) / (float64(span) / 1e9)
+			}
+		}
+	}
+	covs, names := [][]float64{prefill, out, prompt}, []string{"the prompt tokens sent per second", "the output lengths in flight", "the prompt lengths in flight"}
+	if open {
+		covs, names = append([][]float64{rate}, covs...), append([]string{"the arrival rate the windows drew"}, names...)
+	}
+	return covs, names
+}
+
+// inFlightMix is the mean output and prompt tokens of the requests in flight over [a, b],
+// each weighted by its time in flight inside it (at the instant a when a = b).
+func (s *steadyAcc) inFlightMix(a, b float64) (out, prompt float64) {
+	var wsum float64
+	for _, sp := range s.spans {
+		lo, hi, end := float64(sp.sent), float64(sp.end), float64(sp.end)
+		if sp.end < 0 {
+			continue
+		}
+		ov := min(hi, b) - max(lo, a)
+		if b == a {
+			ov = 0
+			if lo <= a && a < end {
+				ov = 1
+			}
+		}
+		if ov <= 0 {
+			continue
+		}
+		wsum += ov
+		out += ov * float64(sp.tokens)
+		prompt += ov * float64(sp.prompt)
+	}
+	if wsum == 0 {
+		return 0, 0
+	}
+	return out / wsum, prompt / wsum
+}
+
+// plusOne is a covSign of n covariates that must all have a positive effect.
+func plusOne(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
