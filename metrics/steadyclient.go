@@ -205,24 +205,3 @@ func disturbanceWarning(d *Disturbance, t *Transient) string {
 	}
 	return msg + "; the figures include every window: give servebench a quieter machine or more CPU"
 }
-
-func joinAnd(xs []string) string {
-	switch len(xs) {
-	case 0:
-		return "no signal named"
-	case 1:
-		return xs[0]
-	}
-	out := ""
-	for i, x := range xs {
-		switch {
-		case i == 0:
-		case i == len(xs)-1:
-			out += " and "
-		default:
-			out += ", "
-		}
-		out += x
-	}
-	return out
-}
