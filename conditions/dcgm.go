@@ -2,6 +2,7 @@ package conditions
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,12 +15,16 @@ import (
 // the exporter adds it) and MIG profile (GPU_I_PROFILE), and from the families that carry
 // settings, when the exporter's counters file includes them, the power limits, application
 // and maximum SM clocks, persistence, MIG and ECC modes, PCIe link and CUDA version, written
-// as nvidia-smi writes them so that a local and a remote run of the same GPU agree. Nothing
+// as nvidia-smi writes them so that a local and a remote run of the same GPU agree; whether
+// clocks are locked from the clock event reasons' 0x2 bit, and the NVLink links from the
+// per-link bandwidth families ("present" where only the total is exported). Nothing
 // when the scrape has no DCGM family.
 func GPUFromDCGM(series []record.Series) []record.Condition {
 	type gpu struct {
 		name, uuid, driver, mig string
 		vals                    map[string]float64
+		// per-link NVLink families seen, and those with a value (a link the GPU has)
+		linksSeen, linksUp int
 	}
 	gpus := map[string]*gpu{}
 	for _, s := range series {
@@ -41,6 +46,12 @@ func GPUFromDCGM(series []record.Series) []record.Condition {
 		g.mig = cmpOr(g.mig, s.Labels["GPU_I_PROFILE"])
 		if s.Value != nil && *s.Value < dcgmBlank {
 			g.vals[s.Name] = *s.Value
+		}
+		if nvlinkLaneRe.MatchString(s.Name) {
+			g.linksSeen++
+			if s.Value != nil && *s.Value < dcgmBlank {
+				g.linksUp++
+			}
 		}
 	}
 	if len(gpus) == 0 {
@@ -101,6 +112,28 @@ func GPUFromDCGM(series []record.Series) []record.Condition {
 		{GPUCUDA, num("DCGM_FI_CUDA_DRIVER_VERSION", "", func(v float64) string {
 			return strconv.Itoa(int(v)/1000) + "." + strconv.Itoa(int(v)%1000/10)
 		})},
+		{GPUClocksLocked, func(g *gpu) string {
+			for _, fam := range []string{"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"} {
+				if v, ok := g.vals[fam]; ok {
+					return map[bool]string{true: "yes", false: "no"}[uint64(v)&reasonAppClocks != 0]
+				}
+			}
+			return ""
+		}},
+		{GPUNVLink, func(g *gpu) string {
+			switch {
+			case g.linksUp == 1:
+				return "1 link"
+			case g.linksUp > 1:
+				return strconv.Itoa(g.linksUp) + " links"
+			case g.linksSeen > 0:
+				return "none"
+			}
+			if _, ok := g.vals["DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"]; ok {
+				return "present"
+			}
+			return ""
+		}},
 		{GPUPCIe, func(g *gpu) string {
 			gen, ok1 := g.vals["DCGM_FI_DEV_PCIE_LINK_GEN"]
 			w, ok2 := g.vals["DCGM_FI_DEV_PCIE_LINK_WIDTH"]
@@ -116,6 +149,14 @@ func GPUFromDCGM(series []record.Series) []record.Condition {
 	}
 	return f
 }
+
+// nvlinkLaneRe names DCGM's per-link NVLink bandwidth families (DCGM_FI_DEV_NVLINK_BANDWIDTH_L0
+// to _L17): DCGM gives a value for each link the GPU has and its blank for the others.
+var nvlinkLaneRe = regexp.MustCompile(`^DCGM_FI_DEV_NVLINK_BANDWIDTH_L\d+$`)
+
+// reasonAppClocks is NVML's clock event reason "applications clocks setting" (0x2), the
+// reason the driver gives while a user setting (-ac, -lgc, -lmc) holds the clocks.
+const reasonAppClocks = 0x2
 
 // dcgmBlank is where DCGM's "no value" sentinels start (DCGM_INT64_BLANK, 2^63 − 16: the
 // exporter prints 9223372036854775794 for a field the GPU does not report).

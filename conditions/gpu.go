@@ -40,6 +40,14 @@ const (
 	GPUComputeMode  = "gpu.compute_mode"
 	GPUPCIe         = "gpu.pcie"
 	GPUCUDA         = "gpu.cuda" // the CUDA version the driver supports
+	// GPUClocksLocked is whether the driver says clocks are held by a user setting: NVML's
+	// "applications clocks setting" reason, the one it gives for -ac and for -lgc/-lmc locks
+	// (the locks themselves have no getter in nvidia-smi or NVML). "yes" or "no".
+	GPUClocksLocked = "gpu.clocks.locked"
+	// GPUNVLink is the NVLink links a GPU has up ("18 links"), or "none"; GPUNVLinkSpeed is
+	// their speed each, as nvidia-smi nvlink -s writes it ("26.562 GB/s").
+	GPUNVLink      = "gpu.nvlink"
+	GPUNVLinkSpeed = "gpu.nvlink_speed"
 	// Placement is where the server runs: the UUIDs of the GPUs its processes hold memory
 	// on, or "cpu"; a CPU run and a GPU run of one model are not comparable by accident.
 	Placement = record.ServerPlacement
@@ -118,6 +126,95 @@ func CUDAFromSMI(out string) []record.Condition {
 	}
 	var f facts
 	f.put(GPUCUDA, m[1])
+	return f
+}
+
+// GPUQueryDisplay is the -q -d list capture asks for: the header carries the CUDA version,
+// PERFORMANCE the clock event reasons that say whether clocks are locked.
+const GPUQueryDisplay = "COMPUTE,PERFORMANCE"
+
+// appClocksRe finds each GPU's "Applications Clocks Setting" reason in nvidia-smi -q -d
+// PERFORMANCE, under "Clocks Event Reasons" (driver 535 on) or "Clocks Throttle Reasons".
+var appClocksRe = regexp.MustCompile(`(?m)^\s+Applications Clocks Setting\s*:\s*(.+?)\s*$`)
+
+// LockFromSMI reads whether clocks are held by a user setting (GPUClocksLocked) from nvidia-smi
+// -q -d PERFORMANCE: "yes" where the Applications Clocks Setting reason is Active, "no" where
+// it is Not Active, per GPU (mixed GPUs listed in full). Nothing when no GPU says.
+func LockFromSMI(out string) []record.Condition {
+	var vs []string
+	for _, m := range appClocksRe.FindAllStringSubmatch(out, -1) {
+		switch m[1] {
+		case "Active":
+			vs = append(vs, "yes")
+		case "Not Active":
+			vs = append(vs, "no")
+		default:
+			return nil
+		}
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	var f facts
+	f.put(GPUClocksLocked, uniform(vs))
+	return f
+}
+
+// NVLinkStatusArgs is the nvidia-smi call NVLinkFromSMI reads.
+var NVLinkStatusArgs = []string{"nvlink", "-s"}
+
+var (
+	nvlGPURe  = regexp.MustCompile(`^GPU \d+:`)
+	nvlLinkRe = regexp.MustCompile(`^\s*Link \d+:\s*(.+?)\s*$`)
+)
+
+// NVLinkFromSMI reads nvidia-smi nvlink -s: per GPU, a line "GPU 0: NAME (UUID: …)" and one
+// "Link N: 26.562 GB/s" per link ("<inactive>" for a link that is down). GPUNVLink is the
+// number of links up ("18 links") or "none", GPUNVLinkSpeed their speed when all agree;
+// several GPUs with one value are written once. Nothing when no GPU line reads.
+func NVLinkFromSMI(out string) []record.Condition {
+	type gpu struct {
+		up     int
+		speeds []string
+	}
+	var gpus []*gpu
+	for _, line := range strings.Split(out, "\n") {
+		if nvlGPURe.MatchString(line) {
+			gpus = append(gpus, &gpu{})
+			continue
+		}
+		m := nvlLinkRe.FindStringSubmatch(line)
+		if m == nil || len(gpus) == 0 || strings.Contains(m[1], "inactive") || unreadable(m[1]) {
+			continue
+		}
+		g := gpus[len(gpus)-1]
+		g.up++
+		if !slices.Contains(g.speeds, m[1]) {
+			g.speeds = append(g.speeds, m[1])
+		}
+	}
+	if len(gpus) == 0 {
+		return nil
+	}
+	var links, speeds []string
+	for _, g := range gpus {
+		switch g.up {
+		case 0:
+			links = append(links, "none")
+		case 1:
+			links = append(links, "1 link")
+		default:
+			links = append(links, strconv.Itoa(g.up)+" links")
+		}
+		if g.up > 0 {
+			speeds = append(speeds, strings.Join(g.speeds, "/"))
+		}
+	}
+	var f facts
+	f.put(GPUNVLink, uniform(links))
+	if len(speeds) == len(gpus) {
+		f.put(GPUNVLinkSpeed, uniform(speeds))
+	}
 	return f
 }
 

@@ -1,7 +1,9 @@
 package conditions
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"servebench/record"
@@ -117,5 +119,79 @@ func TestGPUFromDCGM(t *testing.T) {
 	}
 	if GPUFromDCGM([]record.Series{{Name: "vllm:num_requests_running", Value: v(1)}}) != nil {
 		t.Error("conditions from a scrape without DCGM families")
+	}
+}
+
+// TestLockAndNVLinkFromSMI: the Applications Clocks Setting reason of -q -d PERFORMANCE is
+// the lock, under either heading; nvlink -s gives the links up and their speed, inactive
+// links left out, and a GPU without links is "none", not unknown.
+func TestLockAndNVLinkFromSMI(t *testing.T) {
+	q := readTestdata(t, "q-performance.txt")
+	if got := Merge(LockFromSMI(q)).Value(GPUClocksLocked); got != "yes" {
+		t.Errorf("locked = %q, want yes", got)
+	}
+	old := strings.ReplaceAll(strings.Replace(q, "Setting       : Active", "Setting       : Not Active", 1), "Clocks Event Reasons", "Clocks Throttle Reasons")
+	if got := Merge(LockFromSMI(old)).Value(GPUClocksLocked); got != "no; yes" {
+		t.Errorf("mixed locks under the old heading = %q, want \"no; yes\"", got)
+	}
+	if LockFromSMI(readTestdata(t, "q-compute.txt")) != nil {
+		t.Error("a lock read from output without the reasons")
+	}
+	s := Merge(NVLinkFromSMI(readTestdata(t, "nvlink.txt")))
+	if got := s.Value(GPUNVLink); got != "18 links" {
+		t.Errorf("nvlink = %q, want 18 links", got)
+	}
+	if got := s.Value(GPUNVLinkSpeed); got != "26.562 GB/s" {
+		t.Errorf("nvlink speed = %q", got)
+	}
+	down := "GPU 0: NVIDIA H100 (UUID: GPU-aa)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\nGPU 1: NVIDIA H100 (UUID: GPU-bb)\n\t Link 0: 26.562 GB/s\n"
+	if got := Merge(NVLinkFromSMI(down)).Value(GPUNVLink); got != "1 link" {
+		t.Errorf("inactive link counted: %q", got)
+	}
+	s = Merge(NVLinkFromSMI("GPU 0: NVIDIA L4 (UUID: GPU-x)\n"))
+	if got := s.Value(GPUNVLink); got != "none" {
+		t.Errorf("GPU without NVLink = %q, want none", got)
+	}
+	if _, ok := s.Get(GPUNVLinkSpeed); ok {
+		t.Error("a speed for no link")
+	}
+	if NVLinkFromSMI("NVIDIA-SMI has failed\n") != nil {
+		t.Error("links read from an error")
+	}
+}
+
+// TestLockAndNVLinkFromDCGM: the 0x2 bit of the clock event reasons is the lock; per-link
+// bandwidth families with a value are the links, all blank is "none", the total alone is
+// "present".
+func TestLockAndNVLinkFromDCGM(t *testing.T) {
+	v := func(f float64) *float64 { return &f }
+	lab := map[string]string{"gpu": "0", "UUID": "GPU-aa", "modelName": "NVIDIA H100 80GB HBM3"}
+	series := func(reasons float64, up, blank int) []record.Series {
+		ss := []record.Series{{Name: "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", Labels: lab, Value: v(reasons)}}
+		for i := 0; i < up+blank; i++ {
+			val := 1234.0
+			if i >= up {
+				val = 9223372036854775794
+			}
+			ss = append(ss, record.Series{Name: fmt.Sprintf("DCGM_FI_DEV_NVLINK_BANDWIDTH_L%d", i), Labels: lab, Value: v(val)})
+		}
+		return ss
+	}
+	for _, tc := range []struct {
+		name           string
+		ss             []record.Series
+		locked, nvlink string
+	}{
+		{"locked, 18 links", series(0x2|0x1, 18, 0), "yes", "18 links"},
+		{"power cap only, links blank", series(0x4, 0, 18), "no", "none"},
+		{"total only", append(series(0, 0, 0), record.Series{Name: "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", Labels: lab, Value: v(0)}), "no", "present"},
+	} {
+		s := Merge(GPUFromDCGM(tc.ss))
+		if got := s.Value(GPUClocksLocked); got != tc.locked {
+			t.Errorf("%s: locked = %q, want %q", tc.name, got, tc.locked)
+		}
+		if got := s.Value(GPUNVLink); got != tc.nvlink {
+			t.Errorf("%s: nvlink = %q, want %q", tc.name, got, tc.nvlink)
+		}
 	}
 }

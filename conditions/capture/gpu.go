@@ -24,8 +24,8 @@ var nvidiaSMI = func(ctx context.Context, args ...string) ([]byte, error) {
 
 // GPU returns this machine's GPUs as nvidia-smi sees them: name (with a count when there are
 // several, as "2 x NVIDIA H100 80GB HBM3"), driver and memory, and where the driver answers
-// them the settings that change results (conditions.SMIRichQuery), the CUDA version and the
-// MIG profiles. Nothing when nvidia-smi is absent or fails: the caller then says unknown, or
+// them the settings that change results (conditions.SMIRichQuery), the CUDA version, whether
+// clocks are locked, the NVLink links and the MIG profiles. Nothing when nvidia-smi is absent or fails: the caller then says unknown, or
 // the user declares them.
 func GPU(ctx context.Context) []record.Condition {
 	out, err := nvidiaSMI(ctx, "--query-gpu="+conditions.SMIRichQuery, "--format=csv,noheader")
@@ -39,8 +39,12 @@ func GPU(ctx context.Context) []record.Condition {
 	if len(cs) == 0 {
 		return nil
 	}
-	if q, err := nvidiaSMI(ctx, "-q", "-d", "COMPUTE"); err == nil {
+	if q, err := nvidiaSMI(ctx, "-q", "-d", conditions.GPUQueryDisplay); err == nil {
 		cs = append(cs, conditions.CUDAFromSMI(string(q))...)
+		cs = append(cs, conditions.LockFromSMI(string(q))...)
+	}
+	if n, err := nvidiaSMI(ctx, conditions.NVLinkStatusArgs...); err == nil {
+		cs = append(cs, conditions.NVLinkFromSMI(string(n))...)
 	}
 	if l, err := nvidiaSMI(ctx, "-L"); err == nil {
 		cs = append(cs, conditions.MIGFromSMI(string(l))...)
