@@ -1,6 +1,7 @@
 package conditions
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -40,10 +41,10 @@ func GPUFromDCGM(series []record.Series) []record.Condition {
 			g = &gpu{vals: map[string]float64{}}
 			gpus[idx] = g
 		}
-		g.name = cmpOr(g.name, s.Labels["modelName"])
-		g.uuid = cmpOr(g.uuid, s.Labels["UUID"])
-		g.driver = cmpOr(g.driver, s.Labels["DCGM_FI_DRIVER_VERSION"])
-		g.mig = cmpOr(g.mig, s.Labels["GPU_I_PROFILE"])
+		g.name = cmp.Or(g.name, s.Labels["modelName"])
+		g.uuid = cmp.Or(g.uuid, s.Labels["UUID"])
+		g.driver = cmp.Or(g.driver, s.Labels["DCGM_FI_DRIVER_VERSION"])
+		g.mig = cmp.Or(g.mig, s.Labels["GPU_I_PROFILE"])
 		if s.Value != nil && *s.Value < dcgmBlank {
 			g.vals[s.Name] = *s.Value
 		}
@@ -161,12 +162,3 @@ const reasonAppClocks = 0x2
 // dcgmBlank is where DCGM's "no value" sentinels start (DCGM_INT64_BLANK, 2^63 − 16: the
 // exporter prints 9223372036854775794 for a field the GPU does not report).
 const dcgmBlank = 9.2e18
-
-func cmpOr(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}

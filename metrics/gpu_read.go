@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,7 +73,7 @@ func gpuReading(t *record.Telemetry) map[string]gpuPoint {
 		}
 		p := out[idx]
 		p.t = t.T
-		p.uuid = cmpOr(p.uuid, sr.Labels["uuid"], sr.Labels["UUID"])
+		p.uuid = cmp.Or(p.uuid, sr.Labels["uuid"], sr.Labels["UUID"])
 		field := sr.Labels["field"]
 		if field == "" {
 			field = sr.Name
@@ -86,15 +87,6 @@ func gpuReading(t *record.Telemetry) map[string]gpuPoint {
 // dcgmBlank is where DCGM's "no value" sentinels start (2^63 − 16 and up: dcgm-exporter
 // prints 9223372036854775794 for a field the GPU does not report).
 const dcgmBlank = 9.2e18
-
-func cmpOr(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
 
 // pickGPUSamples picks the GPU readings of a window: nvidia-smi's on this machine when it
 // sampled, else the first scraped source (by name) whose samples carry GPU series, such as a
