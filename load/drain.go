@@ -9,24 +9,17 @@ package load
 // Counting every completion in the window whatever its phase was the other choice; it was
 // not taken because the latencies would still be those of requests queued behind the
 // warmup, and a warmup of a different length would move them. So the first measured request
-// waits until every warmup request has begun to stream (or ended without a token): until
-// then some warmup request is still queued at the server, and a measured one would queue
-// behind it. Waiting for the warmup to END was tried first and rejected: the measured phase
-// then began with every user sending at once, a lock-step cohort a closed loop never has in
-// its steady state, and against the simulator its throughput stepped 13-17% a few seconds
-// later as the cohort broke up, which the steady check rightly called a change (every run
-// of the README's walk at 32 output tokens). Below saturation every warmup request streams
-// long before the first user is free, so nothing waits and the users keep their natural
-// stagger; above it the measured requests queue only behind requests already being served,
-// as they would in the steady state. Its scheduled time is when it was taken after the
-// wait: the wait is the tool's, not the server's.
+// waits until every warmup request has ended: the measured phase starts on an idle server
+// with every user sending at once, as the warmup did (it therefore met the same batch
+// shapes), and the window holds the point's load and nothing else. Its scheduled time is
+// when it was taken after the wait: the wait is the tool's, not the server's.
 //
 // An open loop is not held: its arrivals keep their schedule (a held arrival would be
 // recorded late and its queue time charged to the server), and at a rate the server keeps
 // up with, the warmup drains on its own.
 
 // drainWait returns the channel to wait on before the first measured request of a closed
-// loop while warmup requests are queued (not yet streaming), or nil when the request may go (take holds s.mu).
+// loop while warmup requests are in flight, or nil when the request may go (take holds s.mu).
 func (s *state) drainWait() <-chan struct{} {
 	if s.cfg.Pacer != nil || s.warmOut == 0 {
 		return nil
@@ -37,9 +30,9 @@ func (s *state) drainWait() <-chan struct{} {
 	return s.drained
 }
 
-// warmStreaming counts a closed loop's warmup request as streaming (or ended without a
-// token) and, at the last one, releases the users waiting to send the first measured requests.
-func (s *state) warmStreaming() {
+// warmEnded counts a closed loop's warmup request as ended and, at the last one, releases
+// the users waiting to send the first measured requests.
+func (s *state) warmEnded() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.warmOut--

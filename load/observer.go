@@ -28,7 +28,6 @@ type stamp struct {
 	txPending  bool            // the kernel had not reported that write when its hook ran
 	kernelSent bool            // Sent is the kernel's send time
 	live       *Live           // the run's live counts (nil: none)
-	streaming  func()          // called at the first content event, then cleared (nil: none)
 	reason     reasonState     // reasoning and answer phases (reasoning.go)
 	warm       *autoWarm       // --warmup auto's judge, streamed to (nil: not a judged request)
 }
@@ -154,10 +153,6 @@ func (s *stamp) Choice() {
 func (s *stamp) Content(tokens int) {
 	if len(s.rec.Events) == 0 && s.rec.Measured() && s.rec.Sent != 0 {
 		s.live.first(s.lastEvent - s.rec.Sent)
-	}
-	if s.streaming != nil {
-		s.streaming()
-		s.streaming = nil
 	}
 	s.live.content(tokens)
 	s.rec.Events = append(s.rec.Events, record.Event{T: s.lastEvent, N: int32(tokens)})

@@ -245,7 +245,7 @@ type state struct {
 	mStart    int64                               // ns since t0 when the first measured request was taken
 	measuring bool                                // mStart is set (0 is a legitimate start: an open loop's first arrival)
 	stopAt    int64                               // ns since t0 after which no measured request is sent (0: not yet known)
-	warmOut   int                                 // closed loop: warmup requests not yet streaming (drain.go)
+	warmOut   int                                 // closed loop: warmup requests in flight (drain.go)
 	drained   chan struct{}                       // closed loop: closed when warmOut falls to 0 with users waiting
 	inflight  sync.WaitGroup
 	clock     clockCount // event stamps, with KernelClock
@@ -257,7 +257,7 @@ type pick struct {
 	i, slot int
 	phase   string
 	stage   int             // load stage (stages.go)
-	warm    bool            // a closed loop's warmup request, counted in warmOut until it streams
+	warm    bool            // a closed loop's warmup request, counted in warmOut until it ends
 	wait    <-chan struct{} // not a request: wait for the warmup to drain, then take again
 }
 
@@ -359,6 +359,9 @@ func (s *state) closedLoop() {
 			}
 			s.inflight.Add(1)
 			s.send(p, now)
+			if p.warm {
+				s.warmEnded()
+			}
 		}
 		started(false)
 	})
@@ -503,17 +506,12 @@ func (s *state) sleepUntil(timer *time.Timer, due time.Duration) bool {
 // shard's workload request is picked by the record ID (Runner.slot), so a shard's request k
 // is the unsplit run's request k, also when a duration run wraps around the workload.
 func (s *state) send(p pick, sched int64) {
-	var streaming func()
-	if p.warm {
-		streaming = s.warmStreaming
-	}
-	s.sendReq(s.r.recordID(p.i), &s.r.Workload[p.slot], p.phase, sched, p.stage, streaming)
+	s.sendReq(s.r.recordID(p.i), &s.r.Workload[p.slot], p.phase, sched, p.stage)
 }
 
 // sendReq sends workload request wreq as record id and queues its record; it reports
-// whether the request succeeded. streaming, when not nil, is called once: at the request's
-// first content event, or at its end when it had none.
-func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int64, stage int, streaming func()) bool {
+// whether the request succeeded.
+func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int64, stage int) bool {
 	defer s.inflight.Done()
 	rec := &record.Record{
 		ID: id, Run: s.cfg.Run, Phase: phase, Scheduled: sched, Session: wreq.Session, Turn: wreq.Turn, Stage: stage,
@@ -533,7 +531,7 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
 	}
-	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase), streaming: streaming}
+	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase)}
 	warm := phase == record.PhaseWarmup
 	s.r.Live.start(warm)
 	err := mediaErr
@@ -541,9 +539,6 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 		err = s.r.Backend.Do(ctx, &req, st)
 	}
 	s.r.Live.end(warm)
-	if st.streaming != nil {
-		st.streaming()
-	}
 	st.finish(s.r.PromptSource)
 	if err != nil {
 		classify(rec, err, ctx)
