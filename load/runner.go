@@ -238,17 +238,20 @@ type state struct {
 	out     chan<- *record.Record
 	stopper *stopper
 
-	mu        sync.Mutex
-	warm      autoWarm                            // --warmup auto (warmup.go)
-	sess      struct{ begun, warm, measured int } // sessions begun (sessions.go)
-	next      int                                 // next request index
-	mStart    int64                               // ns since t0 when the first measured request was taken
-	measuring bool                                // mStart is set (0 is a legitimate start: an open loop's first arrival)
-	stopAt    int64                               // ns since t0 after which no measured request is sent (0: not yet known)
-	warmOut   int                                 // closed loop: warmup requests in flight (drain.go)
-	drained   chan struct{}                       // closed loop: closed when warmOut falls to 0 with users waiting
-	inflight  sync.WaitGroup
-	clock     clockCount // event stamps, with KernelClock
+	mu            sync.Mutex
+	warm          autoWarm                            // --warmup auto (warmup.go)
+	sess          struct{ begun, warm, measured int } // sessions begun (sessions.go)
+	next          int                                 // next request index
+	mStart        int64                               // ns since t0 when the first measured request was taken
+	measuring     bool                                // mStart is set (0 is a legitimate start: an open loop's first arrival)
+	stopAt        int64                               // ns since t0 after which no measured request is sent (0: not yet known)
+	warmOut       int                                 // closed loop: warmup requests in flight (drain.go)
+	drained       chan struct{}                       // closed loop: closed when warmOut falls to 0 with users waiting
+	warmE2E       []int64                             // closed loop: each warmup request's send-to-end time, ns (drain.go)
+	released      int                                 // closed loop: users released from the drain so far (drain.go)
+	staggerPeriod int64                               // closed loop: the warmup's median request time, ns, once released (drain.go)
+	inflight      sync.WaitGroup
+	clock         clockCount // event stamps, with KernelClock
 }
 
 // pick is a request to send: its index in the run, the workload request it sends, and its
@@ -360,7 +363,7 @@ func (s *state) closedLoop() {
 			s.inflight.Add(1)
 			s.send(p, now)
 			if p.warm {
-				s.warmEnded()
+				s.warmEnded(s.since() - now)
 			}
 		}
 		started(false)
