@@ -242,7 +242,7 @@ func TestComparePageChartsPerRun(t *testing.T) {
 }
 
 var (
-	legendEntryRE = regexp.MustCompile(`<line class="line s(\d)"[^>]*?( style="[^"]*")?/><text class="legend"[^>]*>([^<]*)</text>`)
+	legendEntryRE = regexp.MustCompile(`<line class="line s(\d)"[^>]*?( style="[^"]*")?\s*(?:/>|></line>)<text class="legend"[^>]*>([^<]*)</text>`) // Chromium serialises <line/> as <line></line>
 	drawnLineRE   = regexp.MustCompile(`<path class="line s(\d)" data-n="\d+"( style="[^"]*")?`)
 )
 
