@@ -26,7 +26,7 @@ import (
 // drainWait returns the channel to wait on before the first measured request of a closed
 // loop while warmup requests are in flight, or nil when the request may go (take holds s.mu).
 func (s *state) drainWait() <-chan struct{} {
-	if s.cfg.Pacer != nil || s.warmOut == 0 {
+	if s.cfg.Pacer != nil || s.cfg.NoWarmupDrain || s.warmOut == 0 {
 		return nil
 	}
 	if s.drained == nil {
@@ -85,6 +85,13 @@ func (s *state) staggerTurn() time.Duration {
 	s.released++
 	n := s.cfg.Concurrency
 	if k == 0 || n <= 1 || len(s.warmE2E) == 0 {
+		return 0
+	}
+	// With fewer than four measured requests per user the ramp over one request time would
+	// hold the load under N for a quarter of the window or more (a sweep's throughput point
+	// sends one request per user; selftest's 4,096 streams two), and there are too few
+	// cohort cycles for the lock-step to move the figures: start them at once.
+	if r := s.cfg.Requests; r > 0 && r < 4*n {
 		return 0
 	}
 	if s.staggerPeriod == 0 { // once: the warmup has ended, its times no longer change

@@ -28,6 +28,11 @@ type Config struct {
 	MaxConcurrency int
 	// Warmup is how many requests are sent first, under the same load shape, as phase warmup.
 	Warmup int
+	// NoWarmupDrain lets a closed loop's users send their first measured request as soon as
+	// their own warmup request ended, instead of waiting for the whole warmup to end
+	// (drain.go). Only for measuring the client itself (selftest), where the server never
+	// queues and the barrier would hold every stream back to release them at once.
+	NoWarmupDrain bool
 	// Requests is the number of measured requests (0: until Duration).
 	Requests int
 	// Duration stops sending measured requests this long after the first was dispatched.

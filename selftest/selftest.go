@@ -199,6 +199,7 @@ func mode(ctx context.Context, c *Config, itl time.Duration, prefix string) ([]P
 		lc := b.Load()
 		// one warmup request per stream first, as servebench run does by default
 		lc.Concurrency, lc.Pacer, lc.Warmup, lc.Requests, lc.Duration = n, nil, n, n*c.Rounds, 0
+		lc.NoWarmupDrain = true // the client's own capacity: every stream busy from the start
 		end := record.RunEnd{Run: i, Label: fmt.Sprintf("streams %d", n), Concurrency: n}
 		runtime.GC() // the previous point's garbage is not this point's cost
 		cpu0, wall0 := load.ProcessCPU(), time.Now()
