@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,9 +73,26 @@ func Llama(t testing.TB, model string, args ...string) string {
 	if err := setup(dir); err != nil {
 		t.Skipf("llama.cpp server not available here: %v", err)
 	}
+	// The port is free when chosen but not reserved: another test's server may take it before
+	// llama-server binds it (llama-server then exits, and that server answers /health). So
+	// the server must be ours — llama's /props answers — or it is started again on another port.
+	var last error
+	for range 3 {
+		url, err := startLlama(t, dir, model, args)
+		if err == nil {
+			return url
+		}
+		last = err
+	}
+	t.Fatalf("llama.cpp server set up but not serving: %v", last)
+	return ""
+}
+
+// startLlama starts llama-server on a free port and waits until it serves its own /props.
+func startLlama(t testing.TB, dir, model string, args []string) (string, error) {
 	port, err := freePort()
 	if err != nil {
-		t.Fatalf("free port: %v", err)
+		return "", fmt.Errorf("free port: %w", err)
 	}
 	full := append([]string{filepath.Join(dir, "llama-server.sh"), "run", filepath.Join(dir, "models", model),
 		"--host", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)
@@ -83,16 +102,33 @@ func Llama(t testing.TB, model string, args ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Skipf("llama.cpp server did not start: %v", err)
 	}
-	t.Cleanup(func() {
+	stop := func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-	})
+	}
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	if err := waitHealth(url, 60*time.Second); err != nil {
+		stop()
 		b, _ := os.ReadFile(logf.Name())
-		t.Fatalf("llama.cpp server set up but not healthy: %v\n%s", err, b)
+		return "", fmt.Errorf("not healthy: %w\n%s", err, b)
 	}
-	return url
+	if !isLlama(url) {
+		stop()
+		return "", fmt.Errorf("port %d answered /health but not llama.cpp's /props: another server took it", port)
+	}
+	t.Cleanup(stop)
+	return url, nil
+}
+
+// isLlama says whether the server at url is llama.cpp: its /props has the generation settings.
+func isLlama(url string) bool {
+	resp, err := http.Get(url + "/props")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode == http.StatusOK && strings.Contains(string(b), "default_generation_settings")
 }
 
 func freePort() (int, error) {
