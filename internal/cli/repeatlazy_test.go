@@ -47,7 +47,9 @@ func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
 	stop()
 	select {
 	case code := <-done:
-		if code != 0 {
+		// the stop may cut the run in progress before its first measured request: that run
+		// measured nothing and is INVALID (exit 7); the runs before it stand
+		if code != 0 && (code != ExitInvalid || !strings.Contains(errs.String(), "no measured requests")) {
 			t.Fatalf("exit %d: %s", code, errs.String())
 		}
 	case <-time.After(60 * time.Second):
