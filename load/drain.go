@@ -56,18 +56,7 @@ func (s *state) awaitDrain(wait <-chan struct{}) bool {
 	case <-s.sending.Done():
 		return false
 	}
-	d := s.staggerTurn()
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-s.sending.Done():
-		return false
-	}
+	return s.pause(s.staggerTurn())
 }
 
 // staggerTurn is how long the next user released from the drain waits: the k-th waits k/N

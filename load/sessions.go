@@ -203,6 +203,11 @@ func (s *state) think(rng *rand.Rand) bool {
 	if s.cfg.ThinkExp {
 		d = time.Duration(rng.ExpFloat64() * float64(d))
 	}
+	return s.pause(d)
+}
+
+// pause waits d (none when d ≤ 0); false when sending stopped before or meanwhile.
+func (s *state) pause(d time.Duration) bool {
 	if d <= 0 {
 		return s.sending.Err() == nil
 	}
