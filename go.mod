@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/dlclark/regexp2 v1.12.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	go.yaml.in/yaml/v3 v3.0.6
