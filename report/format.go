@@ -39,6 +39,7 @@ var formats = []Format{
 	{Name: "slices-json", Ext: ".slices.json", Desc: "the time slices of slices-csv as JSON", render: renderSlicesJSON},
 	{Name: "html", Ext: ".html", Desc: "one self-contained page with charts; two inputs: base and candidate compared, verdict first", Inputs: 2, render: renderHTML},
 	{Name: "gobench", Ext: ".bench", Desc: "one Go benchmark line per run, for benchstat", render: renderGoBench},
+	{Name: "otlp-json", Ext: ".otlp.json", Desc: "OpenTelemetry traces (OTLP/JSON): a span per request, its queue, prefill and decode as child spans", render: renderOTLP},
 }
 
 // Input is one run to render: one records file, or the merged shard files of one split run.

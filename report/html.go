@@ -78,6 +78,7 @@ func HTMLRuns(w io.Writer, runs []Run) error {
 		svgs = append(svgs, template.HTML(p.svg())) // built from numbers and escaped text only
 		plots = append(plots, htmlPlot{Title: p.title, Note: p.note, SVG: svgs[len(svgs)-1], Wide: p.width() > chartW})
 	}
+	plots = append(plots, swimlanePlots(runs)...)
 	return pageTmpl.Execute(w, pageData(runs, plots))
 }
 

@@ -42,7 +42,7 @@ func TestToyFormat(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	if got, want := Formats(), []string{"text", "json", "vllm", "md", "csv", "runs-csv", "slices-csv", "slices-json", "html", "gobench"}; !slices.Equal(got, want) {
+	if got, want := Formats(), []string{"text", "json", "vllm", "md", "csv", "runs-csv", "slices-csv", "slices-json", "html", "gobench", "otlp-json"}; !slices.Equal(got, want) {
 		t.Errorf("Formats() = %v, want %v", got, want)
 	}
 	if got, want := CompareFormats(), []string{"text", "json"}; !slices.Equal(got, want) {

@@ -36,6 +36,7 @@ type Series struct {
 	flightFull, flightPart   []float64 // in-flight: difference array of whole buckets, and partial ones
 	rng                      *rand.Rand
 	win                      windowSpan // window.go: the whole run against its measurement window
+	lanes                    *laneSet   // swimlane.go: the last run's requests, for the swim-lane chart
 }
 
 // Add adds one record.
@@ -43,6 +44,7 @@ func (s *Series) Add(r *record.Record) {
 	if s.rng == nil {
 		s.rng = rand.New(rand.NewPCG(1, 2))
 	}
+	s.lanes = s.lanes.add(r)
 	if sent, end, ok := metrics.Span(r); ok {
 		s.noteSpan(sent, end, r.Measured())
 		s.addSpan(sent, end) // every request loads the server: warmup and cooldown too
