@@ -187,48 +187,47 @@ type laneRow struct {
 	reqs  []int
 }
 
-// packLanes lays the requests out one lane per session (its turns in order) and packs the
-// others onto as few lanes as their overlaps allow: each request, in order of its due time,
-// goes to the lane that fell free first, when one is free by then. That is the minimum number
-// of lanes (interval partitioning), so a closed loop of N users fills N lanes.
+// packLanes packs the requests onto as few lanes as their overlaps allow, a session's turns
+// kept together on one lane: each unit (a session, from its first turn's due time to its
+// last turn's end, or a request of its own), in order of its start, goes to the lane that
+// fell free first, when one is free by then. That is the minimum number of lanes (interval
+// partitioning), so a closed loop of N users fills N lanes, each user's requests or sessions
+// one after another on its lane.
 func packLanes(reqs []laneReq) (rows []laneRow, how string) {
-	order := byDue(reqs)
-	sessions := map[int]int{} // session → row
-	var loose []int
-	for _, i := range order {
-		s := reqs[i].session
-		if s == 0 {
-			loose = append(loose, i)
-			continue
-		}
-		r, ok := sessions[s]
-		if !ok {
-			r = len(rows)
-			sessions[s] = r
-			rows = append(rows, laneRow{label: fmt.Sprintf("session %d", s)})
-		}
-		rows[r].reqs = append(rows[r].reqs, i)
+	type unit struct {
+		reqs     []int
+		from, to int64
 	}
-	if len(rows) > 0 {
-		how = fmt.Sprintf("one lane per session (%d)", len(rows))
+	var units []*unit
+	bySession := map[int]*unit{}
+	for _, i := range byDue(reqs) {
+		q := &reqs[i]
+		u := bySession[q.session]
+		if u == nil || q.session == 0 {
+			u = &unit{from: q.due, to: q.end}
+			units = append(units, u)
+			if q.session > 0 {
+				bySession[q.session] = u
+			}
+		}
+		u.reqs, u.to = append(u.reqs, i), max(u.to, q.end)
 	}
 	free := &laneHeap{}
-	first := len(rows)
-	for _, i := range loose {
-		if free.Len() > 0 && (*free)[0].end <= reqs[i].due {
+	for _, u := range units { // in order of start: byDue ordered each unit's first request
+		if free.Len() > 0 && (*free)[0].end <= u.from {
 			top := heap.Pop(free).(laneEnd)
-			rows[top.row].reqs = append(rows[top.row].reqs, i)
-			heap.Push(free, laneEnd{reqs[i].end, top.row})
+			rows[top.row].reqs = append(rows[top.row].reqs, u.reqs...)
+			heap.Push(free, laneEnd{u.to, top.row})
 			continue
 		}
-		rows = append(rows, laneRow{label: fmt.Sprintf("lane %d", len(rows)-first+1), reqs: []int{i}})
-		heap.Push(free, laneEnd{reqs[i].end, len(rows) - 1})
+		rows = append(rows, laneRow{label: fmt.Sprintf("lane %d", len(rows)+1), reqs: u.reqs})
+		heap.Push(free, laneEnd{u.to, len(rows) - 1})
 	}
-	if n := len(rows) - first; n > 0 {
-		if how != "" {
-			how += "; "
-		}
-		how += fmt.Sprintf("requests packed onto %d %s, as many as were ever in flight at once (a closed loop's users)", n, cmpPlural(n, "lane", "lanes"))
+	n := len(rows)
+	how = fmt.Sprintf("requests packed onto %d %s, as many as were ever in flight at once (a closed loop's users)", n, cmpPlural(n, "lane", "lanes"))
+	if len(bySession) > 0 {
+		how = fmt.Sprintf("%d sessions packed onto %d %s, as many as were ever under way at once (a closed loop's users); a session's turns one after another, the time between them dashed",
+			len(bySession), n, cmpPlural(n, "lane", "lanes"))
 	}
 	return rows, how
 }
@@ -298,14 +297,14 @@ func (v laneView) svg(reqs []laneReq) string {
 				laneLabelW-4, y+laneH/2+3.5, min(11, max(laneH*float64(labelEvery)*0.8, 8)), html.EscapeString(row.label))
 		}
 		barY, barH := y+laneH*0.15, max(laneH*0.7, 1)
-		prevEnd := int64(0)
+		prevEnd, prevSession := int64(0), 0
 		for _, i := range row.reqs {
 			q := &reqs[i]
-			if v.between && q.session > 0 && prevEnd > 0 && q.due > prevEnd && q.due > v.from && prevEnd < v.to {
+			if v.between && q.session > 0 && q.session == prevSession && q.due > prevEnd && q.due > v.from && prevEnd < v.to {
 				fmt.Fprintf(&body, `<line class="sl-g" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`,
 					sx(max(prevEnd, v.from)), sx(min(q.due, v.to)), y+laneH/2, y+laneH/2)
 			}
-			prevEnd = q.end
+			prevEnd, prevSession = q.end, q.session
 			if q.end < v.from || q.due > v.to {
 				continue
 			}

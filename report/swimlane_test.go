@@ -94,14 +94,23 @@ func TestPackLanes(t *testing.T) {
 		sessions[r.Session] = true
 	}
 	rows, how := packLanes(set.reqs)
-	if len(rows) != len(sessions) || !strings.Contains(how, fmt.Sprintf("one lane per session (%d)", len(sessions))) {
-		t.Fatalf("120 turns of 5-turn sessions: %d lanes (%s), want %d", len(rows), how, len(sessions))
+	if len(rows) != 6 || !strings.Contains(how, fmt.Sprintf("%d sessions packed onto 6 lanes", len(sessions))) {
+		t.Fatalf("6 users' sessions: %d lanes (%s), want 6", len(rows), how)
 	}
 	for _, row := range rows {
+		seen := map[int]bool{}
 		for k, i := range row.reqs {
-			if q := set.reqs[i]; q.turn != k+1 || q.session != set.reqs[row.reqs[0]].session {
-				t.Fatalf("lane %s holds session %d turn %d at place %d", row.label, q.session, q.turn, k)
+			q := set.reqs[i]
+			if k > 0 && set.reqs[row.reqs[k-1]].session == q.session {
+				if prev := set.reqs[row.reqs[k-1]]; prev.turn+1 != q.turn {
+					t.Fatalf("%s: session %d turn %d follows turn %d", row.label, q.session, q.turn, prev.turn)
+				}
+				continue
 			}
+			if seen[q.session] || q.turn != 1 {
+				t.Fatalf("%s: session %d resumes at turn %d: its turns are not together", row.label, q.session, q.turn)
+			}
+			seen[q.session] = true
 		}
 	}
 	// an open loop: request k due at k ms, lasting 10 ms, so at most 10 in flight at once
