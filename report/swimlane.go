@@ -323,12 +323,12 @@ func (v laneView) svg(reqs []laneReq) string {
 				if s.kind != segQueue {
 					w = max(w, 0.8) // a short phase stays visible; the queue is drawn as it is
 					if q.errClass != "" {
-						cls = "sl-f"
+						cls, w = "sl-f", max(w, 2) // an instant 503 must still be seen
 					}
 				}
 				fmt.Fprintf(&body, `<rect class="%s" x="%.1f" y="%.1f" width="%.2f" height="%.1f"/>`, cls, sx(a), barY, w, barH)
 			}
-			if q.headers > max(q.sent, v.from) && q.headers < v.to && laneH >= 8 && (q.first == 0 || q.headers < q.first) {
+			if q.headers > max(q.sent, v.from) && q.headers < v.to && laneH >= 8 && q.errClass == "" && (q.first == 0 || q.headers < q.first) {
 				fmt.Fprintf(&body, `<line class="sl-h" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, sx(q.headers), sx(q.headers), barY, barY+barH)
 			}
 			body.WriteString("</g>")
