@@ -25,11 +25,12 @@ type streamer struct {
 	textFrom int // first token whose text is not sent yet (hidden_tokens holds text back)
 	strikeAt int // token count at which a mid-stream fault strikes
 	struck   bool
-	finish   string // finish_reason of the last content chunk
-	usage    bool   // stream_options.include_usage
-	contUse  bool   // stream_options.continuous_usage_stats
-	toolID   string // the tool call's id with the tool_calls fault on chat, "" otherwise
-	reason   int    // output tokens that are reasoning (reasoning.go), 0 for none
+	finish   string       // finish_reason of the last content chunk
+	usage    bool         // stream_options.include_usage
+	contUse  bool         // stream_options.continuous_usage_stats
+	toolID   string       // the tool call's id with the tool_calls fault or a planned call, "" otherwise
+	tool     *plannedCall // the call planned for a request that offered tools (tools.go)
+	reason   int          // output tokens that are reasoning (reasoning.go), 0 for none
 }
 
 // begin sends the headers (and a role-only chunk when asked) right away, as vLLM does, so
@@ -238,6 +239,9 @@ func (st *streamer) appendEmpty() {
 // the arguments string, which is whole JSON once the call is (`{"query": "<the text>"}`).
 // Token 0 is the name; each later token adds its word.
 func (st *streamer) appendToolCall(b []byte) []byte {
+	if st.tool != nil {
+		return st.appendPlannedCall(b)
+	}
 	b = append(b, `"choices":[{"index":0,"delta":{"tool_calls":[{`...)
 	if st.textFrom == 0 {
 		b = append(b, `"id":"`...)
