@@ -47,7 +47,8 @@ func summaryRows(runs []Run) []tableRow {
 		rows = append(rows, row)
 	}
 	rows = append(rows, reasoningSummaryRows(runs)...)
-	return append(rows, mediaRows(runs)...) // media.go: only when a run has media
+	rows = append(rows, agentSummaryRows(runs)...) // agents.go: only when a run offered tools
+	return append(rows, mediaRows(runs)...)        // media.go: only when a run has media
 }
 
 func windowS(s *metrics.Summary) *float64 {
