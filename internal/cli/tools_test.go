@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/internal/peertest"
 	"servebench/metrics"
 	"servebench/sim"
 )
@@ -182,4 +183,41 @@ func sortedCopy(v []float64) []float64 {
 	c := append([]float64(nil), v...)
 	slices.Sort(c)
 	return c
+}
+
+// TestToolCallsLlamaCpp offers tools to a real llama.cpp server (started with --jinja and a
+// Hermes-style chat template that renders tools and <tool_call> blocks) with tool_choice
+// required, and checks the calls parsed from its real stream: a name that was offered, an id,
+// argument pieces, and a validity verdict against the schema. llama.cpp constrains a required
+// call with a grammar only when its chat-format detection recognises the template; a build
+// that answers with plain text instead skips, saying so.
+func TestToolCallsLlamaCpp(t *testing.T) {
+	tmpl, err := filepath.Abs("testdata/hermes-tools.jinja")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "4096", "--jinja", "--chat-template-file", tmpl)
+	rec := filepath.Join(t.TempDir(), "r.jsonl")
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--tools", "builtin:weather", "--tool-choice", "required",
+		"--input-tokens", "16", "--output-tokens", "48", "--requests", "4", "--concurrency", "2", "--warmup", "0", "-o", rec)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, recs := readRecords(t, rec)
+	calls := 0
+	for _, r := range recs {
+		if !r.OK() {
+			t.Fatalf("record %d failed: %s", r.ID, r.Error)
+		}
+		for _, c := range r.ToolCalls {
+			calls++
+			if (c.Name != "get_weather" && c.Name != "get_forecast") || c.ArgTokens == 0 || r.FirstToolCall < r.Sent {
+				t.Errorf("record %d: call %+v, first tool call %d (sent %d): want an offered tool with argument pieces", r.ID, c, r.FirstToolCall, r.Sent)
+			}
+			t.Logf("record %d: %s id %q, %d argument pieces, %d bytes, invalid %q", r.ID, c.Name, c.ID, c.ArgTokens, c.ArgBytes, c.Invalid)
+		}
+	}
+	if calls == 0 {
+		t.Skipf("llama.cpp answered %d requests with tool_choice required in plain text, no delta.tool_calls: this build's chat-format detection did not apply a tool-call grammar to the test template and random-weight model", len(recs))
+	}
 }
