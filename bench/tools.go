@@ -82,3 +82,43 @@ func (b *Session) withTools(r *load.Runner) {
 	r.ToolSchemas = b.tools.schemas
 	r.Agent = b.tools.agent
 }
+
+// agentTraceWorkload builds part r of an agent-trace replay: the trace's tasks (cycled to the
+// part's size, each with text of its own) as sessions whose turns are the steps, each later
+// step carrying the trace's tool time.
+func (b *Session) agentTraceWorkload(ctx context.Context, tok workload.Tokenizer, chat bool, r int, path string) (part, bool, error) {
+	s := &b.spec
+	in, err := b.openPart(ctx, "--dataset", path, r)
+	if err != nil {
+		return part{}, false, err
+	}
+	defer in.Close()
+	if r == 0 {
+		b.ds = &dataset{}
+	}
+	tasks, err := workload.ReadAgentTasks(in, path)
+	if err != nil {
+		return part{}, false, b.inputErr("--dataset", err)
+	}
+	if r == 0 {
+		if err := b.identify(in, "agent-trace"); err != nil {
+			return part{}, false, err
+		}
+	}
+	at := workload.AgentTrace{Count: b.plan.size(), MaxSteps: s.AgentSteps, Seed: seedFor(s.Seed, r), Nonce: b.nonce}
+	sessions, tools, exact, err := at.Sessions(ctx, tasks, tok)
+	if err != nil {
+		return part{}, false, b.inputErr("--dataset", err)
+	}
+	reqs, err := workload.SessionRequests(ctx, sessions, chat, tok)
+	if err != nil {
+		return part{}, false, fmt.Errorf("build agent tasks: %s", s.Redact(err.Error()))
+	}
+	for i := range reqs { // Session and Turn count from 1
+		reqs[i].ToolTime = tools[reqs[i].Session-1][reqs[i].Turn-1]
+	}
+	if r == 0 {
+		b.ds.sessions = len(sessions)
+	}
+	return part{reqs: reqs, warm: min(b.plan.warm, len(sessions)), sessions: len(sessions)}, exact && !chat, nil
+}

@@ -33,6 +33,9 @@ func (s *Spec) validateTools() error {
 	if _, err := s.ToolTimeDist(); err != nil {
 		return err
 	}
+	if f, _ := s.DatasetOf(); f == "agent-trace" && (!s.HasTools() || s.AgentSteps < 2) {
+		return Usagef("--dataset agent-trace replays agent tasks: give --tools and --agent-steps K (the most steps kept per task)")
+	}
 	switch c := s.ToolChoice; {
 	case !s.HasTools():
 		if c != "" || s.Agents() || s.IsSet("agent-steps") || s.ToolTime != "" {
@@ -63,8 +66,8 @@ func (s *Spec) validateTools() error {
 		return Usagef("--agent-steps %d: want 2 to %d (one step is a plain request with --tools)", s.AgentSteps, MaxAgentSteps)
 	case s.IsSet("turns") || s.ThinkTime != "":
 		return Usagef("--agent-steps makes its own turns (model, tool, model …): leave out --turns and --think-time")
-	case s.Prompts != "" || s.Trace != "" || s.PrefixGroups > 0 || (s.Dataset != "" && f != "sharegpt"):
-		return Usagef("--agent-steps builds tasks from synthetic turns or --dataset sharegpt: leave out --prompts, --trace and --prefix-groups")
+	case s.Prompts != "" || s.Trace != "" || s.PrefixGroups > 0 || (s.Dataset != "" && f != "sharegpt" && f != "agent-trace"):
+		return Usagef("--agent-steps builds tasks from synthetic turns, --dataset sharegpt or --dataset agent-trace: leave out --prompts, --trace and --prefix-groups")
 	case s.Shard != "":
 		return Usagef("--agent-steps with --shard is not supported: a task's steps must go from one load generator")
 	case s.HasMedia():
