@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,5 +220,43 @@ func TestToolCallsLlamaCpp(t *testing.T) {
 	}
 	if calls == 0 {
 		t.Skipf("llama.cpp answered %d requests with tool_choice required in plain text, no delta.tool_calls: this build's chat-format detection did not apply a tool-call grammar to the test template and random-weight model", len(recs))
+	}
+}
+
+// TestToolFlagsUsage: meaningless tool and agent settings are usage errors (exit 2), one
+// line, before any request (no server is given: the built-in simulator would start first).
+func TestToolFlagsUsage(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`[{"type": "function", "function": {"name": "f", "parameters": {"type": 7}}}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notArray := filepath.Join(dir, "obj.json")
+	if err := os.WriteFile(notArray, []byte(`{"tools": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tool-choice", "auto"}, "need --tools"},
+		{[]string{"--agent-steps", "3"}, "need --tools"},
+		{[]string{"--tools", "builtin:weather", "--agent-steps", "1"}, "--agent-steps 1"},
+		{[]string{"--tools", "builtin:weather", "--agent-steps", "3", "--tool-time", "lognormal:1s"}, "--tool-time"},
+		{[]string{"--tools", "builtin:weather", "--agent-steps", "3", "--tool-time", "-1s"}, "--tool-time"},
+		{[]string{"--tools", "builtin:weather", "--tool-time", "1s"}, "--tool-time needs --agent-steps"},
+		{[]string{"--tools", "builtin:nope"}, "no such built-in set"},
+		{[]string{"--tools", filepath.Join(dir, "missing.json")}, "--tools"},
+		{[]string{"--tools", bad}, "tool f"},
+		{[]string{"--tools", notArray}, "not a JSON array"},
+		{[]string{"--tools", "builtin:weather", "--tool-choice", "get_time"}, "--tool-choice"},
+		{[]string{"--tools", "builtin:weather", "--api", "openai-completions"}, "--api openai-chat"},
+		{[]string{"--tools", "builtin:weather", "--agent-steps", "3", "--turns", "2"}, "leave out --turns"},
+		{[]string{"--tools", "builtin:weather", "--dataset", "agent-trace:../../docs/examples/agent-trace.jsonl"}, "--agent-steps K"},
+	} {
+		code, _, errs := runMain(t, append([]string{"run", "-q", "--requests", "2", "-o", filepath.Join(dir, "r.jsonl")}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q: want exit 2 and one line saying %q", c.args, code, errs, c.want)
+		}
 	}
 }
