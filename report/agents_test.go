@@ -16,7 +16,7 @@ func TestAgentReports(t *testing.T) {
 	ms := int64(1e6)
 	recs := []record.Record{
 		{ID: 0, Phase: record.PhaseMeasure, Task: 1, Step: 1, Sent: 10 * ms, Done: 50 * ms, FirstToolCall: 30 * ms,
-			Events: []record.Event{{T: 30 * ms, N: 1}, {T: 40 * ms, N: 1}},
+			Events:    []record.Event{{T: 30 * ms, N: 1}, {T: 40 * ms, N: 1}},
 			ToolCalls: []record.ToolCall{{Name: "get_weather", ArgTokens: 6, Invalid: "at /: missing property 'city'"}}},
 		{ID: 1, Phase: record.PhaseMeasure, Task: 1, Step: 2, Scheduled: 150 * ms, Dispatched: 150 * ms, Sent: 150 * ms, Done: 200 * ms,
 			ToolTime: 100 * ms, Events: []record.Event{{T: 170 * ms, N: 1}, {T: 180 * ms, N: 1}}},
