@@ -47,7 +47,8 @@ type Tasks struct {
 	Completed int // tasks every step of which completed
 	Failed    int // tasks with a failed step (they end there)
 	// Answered counts completed tasks whose last step answered without a tool call;
-	// AtLimit those that stopped at --agent-steps with a call unanswered.
+	// AtLimit those whose last step still called a tool: they stopped at --agent-steps (or
+	// at an agent trace's last step, or where sending stopped) with the call unanswered.
 	Answered, AtLimit int
 	MaxSteps          int  // the most steps a task took
 	Steps             Stat // steps per completed task
@@ -166,7 +167,7 @@ func (a *toolAcc) addStep(r *record.Record) {
 }
 
 // summary is the run's tool figures; nil when no tools were offered and no call was made.
-func (a *toolAcc) summary(ps []float64, limit int) *Tools {
+func (a *toolAcc) summary(ps []float64) *Tools {
 	if !a.offered && a.calls == 0 && a.tasks == nil {
 		return nil
 	}
@@ -176,13 +177,13 @@ func (a *toolAcc) summary(ps []float64, limit int) *Tools {
 		t.InvalidShare = float64(a.bad) / float64(a.calls)
 	}
 	if a.tasks != nil {
-		t.Tasks = a.taskSummary(ps, limit)
+		t.Tasks = a.taskSummary(ps)
 	}
 	return t
 }
 
-// taskSummary sums the tasks up; limit is --agent-steps (0: unknown, judged by the steps seen).
-func (a *toolAcc) taskSummary(ps []float64, limit int) *Tasks {
+// taskSummary sums the tasks up.
+func (a *toolAcc) taskSummary(ps []float64) *Tasks {
 	ts := &Tasks{Started: len(a.tasks)}
 	var steps, lat, st, tt, ct sample
 	for _, t := range a.tasks {
@@ -192,7 +193,7 @@ func (a *toolAcc) taskSummary(ps []float64, limit int) *Tasks {
 			continue
 		}
 		ts.Completed++
-		if t.lastHadCalls && (limit == 0 || t.maxStep >= limit) {
+		if t.lastHadCalls {
 			ts.AtLimit++
 		} else {
 			ts.Answered++
@@ -213,19 +214,17 @@ func (a *toolAcc) taskSummary(ps []float64, limit int) *Tasks {
 	return ts
 }
 
-// toolsOffered reads from the header whether the run offered tools, and its agent step limit.
-func toolsOffered(h *record.Header) (bool, int) {
+// toolsOffered reads from the header whether the run offered tools.
+func toolsOffered(h *record.Header) bool {
 	if h == nil {
-		return false, 0
+		return false
 	}
 	tools, _ := h.Config["tools"].(string)
-	steps, _ := h.Config["agent_steps"].(float64)
-	return tools != "", int(steps)
+	return tools != ""
 }
 
 // toolSummary is the run's tool figures (Summary.Tools).
 func (a *Accumulator) toolSummary(ps []float64) *Tools {
-	offered, limit := toolsOffered(a.hdr)
-	a.tools.offered = a.tools.offered || offered
-	return a.tools.summary(ps, limit)
+	a.tools.offered = a.tools.offered || toolsOffered(a.hdr)
+	return a.tools.summary(ps)
 }

@@ -51,7 +51,7 @@ func agentLines(t *metrics.Tools) [][2]string {
 	}
 	if k := t.Tasks; k != nil {
 		out = append(out,
-			[2]string{"agent tasks", fmt.Sprintf("%d started, %d completed (%d answered, %d stopped at the step limit), %d failed; steps per task mean %s, max %d",
+			[2]string{"agent tasks", fmt.Sprintf("%d started, %d completed (%d answered, %d ended on a tool call: the step limit), %d failed; steps per task mean %s, max %d",
 				k.Started, k.Completed, k.Answered, k.AtLimit, k.Failed, num(k.Steps, k.Steps.Mean, 1), k.MaxSteps)},
 			[2]string{"", fmt.Sprintf("task latency p50 %s, p99 %s s = steps p50 %s s + tool time p50 %s s + client time p50 %s, max %s ms",
 				percentileIn(k.Latency, 50, 1e9), percentileIn(k.Latency, 99, 1e9), percentileIn(k.StepTime, 50, 1e9),
