@@ -47,8 +47,9 @@ func summaryRows(runs []Run) []tableRow {
 		rows = append(rows, row)
 	}
 	rows = append(rows, reasoningSummaryRows(runs)...)
-	rows = append(rows, agentSummaryRows(runs)...) // agents.go: only when a run offered tools
-	return append(rows, mediaRows(runs)...)        // media.go: only when a run has media
+	// agents.go: only when a run offered tools
+	rows = append(rows, agentSummaryRows(runs)...)
+	return append(rows, mediaRows(runs)...) // media.go: only when a run has media
 }
 
 func windowS(s *metrics.Summary) *float64 {

@@ -87,8 +87,9 @@ type Config struct {
 	SpecTokens     int
 	SpecAcceptance float64
 
-	LoRA  // LoRA adapters served beside the base model (lora.go)
-	Tools // tool calls for requests that offer tools (tools.go)
+	LoRA // LoRA adapters served beside the base model (lora.go)
+	// Tools are the tool calls answered to requests that offer tools (tools.go).
+	Tools
 }
 
 // DefaultConfig is Llama-3.1-8B in bf16 on one H100 with vLLM's classic scheduler limits.
