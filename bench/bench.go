@@ -100,6 +100,7 @@ type Session struct {
 	mopt     metrics.Options
 	runs     []metrics.RunSummary
 	tel      *telemetry.Scraper // nil: no server telemetry
+	tools    *toolSet           // the offered tools (tools.go); nil: none
 }
 
 // Open prepares a session for the resolved spec s: it refuses outputs that would overwrite an
@@ -108,7 +109,7 @@ type Session struct {
 // records the conditions. Nothing is sent to the server's generation endpoints yet.
 func Open(ctx context.Context, s runspec.Spec, opt Options) (*Session, error) {
 	b := &Session{spec: s, opt: opt}
-	steps := []func(context.Context) error{b.openOutput, b.startTarget, b.prepareLoad, b.buildWorkload, b.recordConditions}
+	steps := []func(context.Context) error{b.openOutput, b.loadTools, b.startTarget, b.prepareLoad, b.buildWorkload, b.recordConditions}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			b.Abort()

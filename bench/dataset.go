@@ -279,6 +279,8 @@ func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, c
 				return part{}, false, ierr
 			}
 		}
+	} else if format == "agent-trace" {
+		return b.agentTraceWorkload(ctx, tok, chat, r, path) // tools.go
 	} else {
 		if r == 0 {
 			b.ds = &dataset{}

@@ -48,6 +48,8 @@ type Request struct {
 	// Media are the bytes of the workload request's media (Request.Media), made by the load
 	// layer before the request is dispatched; the chat API sends them as content parts.
 	MediaData []workload.Rendered
+	// Tools are offered to the model with a chat request (tools.go); nil offers none.
+	Tools *Tools
 }
 
 // RequestIDHeader is the header that carries Request.RequestID.

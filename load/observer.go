@@ -7,6 +7,7 @@ import (
 
 	"servebench/client"
 	"servebench/record"
+	"servebench/schema"
 )
 
 // stamp is the Observer of one request: it stamps each reported moment with the monotonic
@@ -30,6 +31,8 @@ type stamp struct {
 	live       *Live           // the run's live counts (nil: none)
 	reason     reasonState     // reasoning and answer phases (reasoning.go)
 	warm       *autoWarm       // --warmup auto's judge, streamed to (nil: not a judged request)
+	tools      toolState       // the tool calls streamed (tools.go)
+	schemas    map[string]*schema.Schema
 }
 
 // clockCount counts a run's measured content-event stamps and those that fell back to the
@@ -182,6 +185,7 @@ func (s *stamp) finish(promptSource string) {
 		r.Done = s.now() // failed or cut: the end is when the backend gave up
 	}
 	s.reason.finish(r)
+	s.tools.finish(r, s.schemas)
 	switch {
 	case s.prompt > 0:
 		r.PromptTokens, r.PromptTokensSource = s.prompt, record.SourceServer

@@ -14,6 +14,7 @@ import (
 	"servebench/client"
 	"servebench/load/pacer"
 	"servebench/record"
+	"servebench/schema"
 	"servebench/workload"
 )
 
@@ -138,6 +139,11 @@ type Runner struct {
 	// the backend has returned, before the record is queued for Sink (selftest counts the
 	// streams held open with it). Calls are concurrent.
 	Finished func(*record.Record)
+	// ToolSchemas are the offered tools' parameters schemas by name, which every streamed tool
+	// call is checked against (tools.go); nil: no tools were offered, calls are checked for
+	// JSON only. Agent, when set, runs a multi-turn workload as agent tasks (agents.go).
+	ToolSchemas map[string]*schema.Schema
+	Agent       *Agent
 	// Live, when set, counts requests in flight, streamed tokens and first tokens as they
 	// happen, for a progress line (nil: nothing is counted).
 	Live *Live
@@ -520,7 +526,16 @@ func (s *state) send(p pick, sched int64) {
 // sendReq sends workload request wreq as record id and queues its record; it reports
 // whether the request succeeded.
 func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int64, stage int) bool {
+	return s.sendStep(id, wreq, phase, sched, stage, nil)
+}
+
+// sendStep is sendReq for one step of an agent task (a; nil for any other request): the
+// step's request carries the task's history, and a learns the step's end and tool calls.
+func (s *state) sendStep(id int, wreq *workload.Request, phase string, sched int64, stage int, a *agentStep) bool {
 	defer s.inflight.Done()
+	if a != nil {
+		wreq = a.request(wreq)
+	}
 	rec := &record.Record{
 		ID: id, Run: s.cfg.Run, Phase: phase, Scheduled: sched, Session: wreq.Session, Turn: wreq.Turn, Stage: stage,
 		InputTokens: wreq.InputTokens, MaxTokens: wreq.OutputTokens, FixedOutput: s.r.Template.FixedOutput,
@@ -539,7 +554,8 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
 	}
-	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase)}
+	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase), schemas: s.r.ToolSchemas}
+	a.begin(rec)
 	warm := phase == record.PhaseWarmup
 	s.r.Live.start(warm)
 	err := mediaErr
@@ -564,6 +580,7 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 	if s.r.Finished != nil {
 		s.r.Finished(rec)
 	}
+	a.end(rec, st)
 	ok := rec.OK()
 	s.out <- rec
 	return ok

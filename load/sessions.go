@@ -54,6 +54,9 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 		}
 		turns := sessions[s.r.sessionSlot(sess, len(sessions))]
 		rng := rand.New(rand.NewPCG(uint64(s.cfg.ThinkSeed), uint64(n)))
+		if s.r.Agent != nil {
+			return s.agentTask(n+1, turns, sess, start, rng) // agents.go
+		}
 		sched := start
 		for k, wi := range turns {
 			if k > 0 && !s.think(rng) {

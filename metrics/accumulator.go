@@ -56,6 +56,8 @@ type Accumulator struct {
 	stages stageAcc
 	// reason keeps the reasoning-model figures (reasoning.go)
 	reason reasoningAcc
+	// tools keeps the tool-call and agent-task figures (agents.go)
+	tools toolAcc
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -117,6 +119,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	}
 	a.n.measured++
 	a.sessions.add(r)
+	a.tools.add(r) // agents.go
 	a.adapters.add(r)
 	if r.Dispatched > 0 {
 		a.lateness.add(float64(r.Dispatched - r.Scheduled))

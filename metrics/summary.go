@@ -117,6 +117,9 @@ type Summary struct {
 	// Reasoning is the time to first output (answer) token, the reasoning and answer token
 	// counts and each phase's ITL (reasoning.go); nil unless a request reasoned.
 	Reasoning *Reasoning
+	// Tools are the tool calls and agent tasks of a run that offered tools (agents.go); nil
+	// otherwise.
+	Tools *Tools
 
 	// ITLTokenRequests and ITLTokenSkipped count requests (with ≥ 2 events) that did and did
 	// not have per-event token counts for ITL (token).
@@ -182,6 +185,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Ends = a.ends()
 	s.Server = a.server(s)
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
+	s.Tools = a.toolSummary(ps) // agents.go
 	s.Adapters = a.adapters.summaries(ps, s.Measured, s.Window.Seconds())
 	s.Media = a.media.summary(ps)
 	s.Stages = a.stageSummaries()

@@ -53,6 +53,8 @@ func (s *scanner) field(key []byte, r *Record) bool {
 		return s.bool(&r.FixedOutput)
 	case "server":
 		return s.server(r)
+	case "tool_calls":
+		return s.toolCalls(r) // tools.go
 	}
 	_, ok := s.Value()
 	return ok
@@ -90,6 +92,10 @@ func intField(key []byte, r *Record) *int {
 		return &r.Images
 	case "audio_clips":
 		return &r.AudioClips
+	case "task":
+		return &r.Task
+	case "step":
+		return &r.Step
 	}
 	return nil
 }
@@ -118,6 +124,10 @@ func int64Field(key []byte, r *Record) *int64 {
 		return &r.AudioBytes
 	case "audio_ms":
 		return &r.AudioMS
+	case "tool_time":
+		return &r.ToolTime
+	case "first_tool_call":
+		return &r.FirstToolCall
 	}
 	return nil
 }
@@ -157,7 +167,8 @@ var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatche
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
 	"error_class", "error", "server", "session", "turn", "stage", "adapter",
 	"reasoning_events", "first_answer", "reasoning_tokens", "reasoning_tokens_source",
-	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms"}
+	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms",
+	"task", "step", "tool_time", "first_tool_call", "tool_calls"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

@@ -58,6 +58,10 @@ func appendRecord(b []byte, r *Record, scratch *bytes.Buffer, enc *json.Encoder)
 	b = appendIntField(b, `,"status":`, int64(r.Status), true)
 	b = appendStringField(b, `,"error_class":`, r.ErrorClass, scratch, enc)
 	b = appendStringField(b, `,"error":`, r.Error, scratch, enc)
+	b, err := appendTools(b, r, scratch, enc) // tools.go
+	if err != nil {
+		return b, err
+	}
 	if len(r.Server) > 0 {
 		scratch.Reset()
 		if err := enc.Encode(r.Server); err != nil {

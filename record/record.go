@@ -268,6 +268,13 @@ type Record struct {
 	ErrorClass string `json:"error_class,omitempty"`
 	Error      string `json:"error,omitempty"`
 
+	// Tool calls and agent steps (tools.go): absent unless the request carried tools.
+	Task          int        `json:"task,omitempty"`            // agent task, from 1
+	Step          int        `json:"step,omitempty"`            // step within the task, from 1
+	ToolTime      int64      `json:"tool_time,omitempty"`       // tool latency waited before this step (ns)
+	FirstToolCall int64      `json:"first_tool_call,omitempty"` // the first tool-call delta's arrival
+	ToolCalls     []ToolCall `json:"tool_calls,omitempty"`
+
 	// Server holds figures the server reported about itself (llama.cpp timings, Ollama durations),
 	// kept raw so they can be checked against ours.
 	Server map[string]float64 `json:"server,omitempty"`

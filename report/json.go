@@ -249,6 +249,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	}
 	o.set("warnings", warnings)
 	jsonSessions(o, s) // sessions.go: only for multi-turn runs
+	jsonAgents(o, s)   // agents.go: only for a run that offered tools
 	jsonStages(o, s)   // stages.go: only for a run with load stages
 	jsonAdapters(o, s) // lora.go: only for a LoRA mix
 	jsonMedia(o, s)    // media.go: only for runs with images or audio

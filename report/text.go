@@ -41,6 +41,7 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 		line(&b, "reasoning", "%s", n)
 	}
 	textSessions(&b, s) // sessions.go: only for multi-turn runs
+	textAgents(&b, s)   // agents.go: only for a run that offered tools
 	textStages(&b, s)   // stages.go: only for a run with load stages
 	textAdapters(&b, s) // lora.go: only for a LoRA mix
 	textMedia(&b, s)    // media.go: only for runs with images or audio

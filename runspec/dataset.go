@@ -10,7 +10,7 @@ import (
 )
 
 // DatasetFormats are the formats of --dataset.
-var DatasetFormats = []string{"sharegpt", "mooncake", "burstgpt"}
+var DatasetFormats = []string{"sharegpt", "mooncake", "burstgpt", "agent-trace"}
 
 // DatasetOf splits --dataset FORMAT:PATH ("" and "" when not set).
 func (s *Spec) DatasetOf() (format, path string) {
@@ -112,7 +112,7 @@ func (s *Spec) validateSessions() error {
 		if s.ThinkTime != "" {
 			return Usagef("--think-time needs --turns 2 or more")
 		}
-	case s.Prompts != "" || s.Trace != "" || s.PrefixGroups > 0 || (s.Dataset != "" && f != "sharegpt"):
+	case s.Prompts != "" || s.Trace != "" || s.PrefixGroups > 0 || (s.Dataset != "" && f != "sharegpt" && f != "agent-trace"):
 		return Usagef("--turns builds sessions from synthetic turns or --dataset sharegpt: leave out --prompts, --trace and --prefix-groups")
 	case s.Shard != "":
 		return Usagef("--turns with --shard is not supported: a session's turns must go from one load generator")

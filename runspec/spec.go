@@ -76,6 +76,13 @@ type Spec struct {
 	// LoRASelection: random (by weight, seeded) or round-robin (lora.go).
 	LoRAModules   string `yaml:"lora-modules" json:"lora_modules,omitempty"`
 	LoRASelection string `yaml:"lora-selection" json:"lora_selection,omitempty"`
+	// Tools offers function tools with every chat request (an OpenAI tools JSON file, or
+	// builtin:SET), ToolChoice how the model may use them; AgentSteps > 1 runs agent tasks of
+	// at most that many model steps, ToolTime the tool latency before each next step (tools.go).
+	Tools      string `yaml:"tools" json:"tools,omitempty"`
+	ToolChoice string `yaml:"tool-choice" json:"tool_choice,omitempty"`
+	AgentSteps int    `yaml:"agent-steps" json:"agent_steps,omitempty"`
+	ToolTime   string `yaml:"tool-time" json:"tool_time,omitempty"`
 
 	// InputDist and OutputDist draw each length from normal:MEAN,SD or lognormal:MEAN,SD;
 	// Lengths draws (input, output) pairs from mix:INxOUT@W,… or file:PATH (runspec/lengths.go).

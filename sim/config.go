@@ -88,6 +88,8 @@ type Config struct {
 	SpecAcceptance float64
 
 	LoRA // LoRA adapters served beside the base model (lora.go)
+	// Tools are the tool calls answered to requests that offer tools (tools.go).
+	Tools
 }
 
 // DefaultConfig is Llama-3.1-8B in bf16 on one H100 with vLLM's classic scheduler limits.
@@ -111,6 +113,7 @@ func DefaultConfig() Config {
 		HistogramBuckets: "vllm",
 		SpecAcceptance:   0.7,
 		LoRA:             LoRA{MaxLoRAs: 1},
+		Tools:            Tools{CallRate: 0.5},
 	}
 }
 
@@ -161,6 +164,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.HistogramBuckets, "histogram-buckets", c.HistogramBuckets, "latency histogram buckets on /metrics: vllm (vLLM's bounds) or fine (vLLM's plus 16 per doubling, quantiles within 4.4%)")
 	bindSpecFlags(fs, c)
 	bindLoRAFlags(fs, c)
+	bindToolFlags(fs, c)
 }
 
 // Validate checks every field and names the flag at fault.
@@ -199,7 +203,7 @@ func (c *Config) Validate() error {
 	if err := c.validateStartup(); err != nil {
 		return err
 	}
-	if err := errors.Join(c.validateSpec(), c.validateLoRA(), c.validateReasoning()); err != nil {
+	if err := errors.Join(c.validateSpec(), c.validateLoRA(), c.validateReasoning(), c.validateTools()); err != nil {
 		return err
 	}
 	sum := 0.0

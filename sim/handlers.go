@@ -39,6 +39,9 @@ type genParams struct {
 	textSeed uint64
 	lora     int         // the adapter named by the model field, from 1 (0 = the base model)
 	hasher   blockHasher // the prompt's block hashes when the prefix cache is on
+	// tools offered and the tool_choice ("auto", "required", "none" or "=NAME"; tools.go)
+	tools      []simTool
+	toolChoice string
 }
 
 // parseGen reads and validates a generation request; the error is the 4xx to return.
@@ -59,6 +62,9 @@ func (s *Server) checkGen(p *genParams) (*genParams, int, error) {
 	}
 	text, idCount, err := p.req.promptText(chat)
 	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	if p.tools, p.toolChoice, err = p.req.parseTools(); err != nil {
 		return nil, http.StatusBadRequest, err
 	}
 	p.prompt = idCount
@@ -237,6 +243,9 @@ func (s *Server) newStreamer(w http.ResponseWriter, q *seq, p *genParams, fault 
 		st.strikeAt = max(1, p.target/2)
 	}
 	if fault.Kind == FaultToolCalls && p.chat {
+		st.toolID = toolCallID(p.textSeed)
+	}
+	if st.tool = s.planToolCall(p); st.tool != nil && p.chat { // tools.go
 		st.toolID = toolCallID(p.textSeed)
 	}
 	return st

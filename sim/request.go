@@ -23,6 +23,8 @@ type genRequest struct {
 	IgnoreEOS           bool            `json:"ignore_eos"`
 	Stream              bool            `json:"stream"`
 	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"` // enable_thinking (reasoning.go)
+	Tools               json.RawMessage `json:"tools"`                // tools.go
+	ToolChoice          json.RawMessage `json:"tool_choice"`
 	StreamOptions       *struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
@@ -37,6 +39,12 @@ type genRequest struct {
 type chatMessage struct {
 	Role    string `json:"role"`
 	Content any    `json:"content"`
+	// ToolCalls are an assistant message's calls: their arguments are prompt text too
+	ToolCalls []struct {
+		Function struct {
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
 }
 
 // Default output lengths when max_tokens is absent: OpenAI's legacy completions default is
@@ -62,6 +70,9 @@ func (r *genRequest) promptText(chat bool) (text string, idCount int, err error)
 				return "", 0, fmt.Errorf("messages[%d].content: %w", i, err)
 			}
 			parts = append(parts, c)
+			for _, tc := range m.ToolCalls {
+				parts = append(parts, tc.Function.Arguments)
+			}
 		}
 		return strings.Join(parts, " "), 0, nil
 	}

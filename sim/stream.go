@@ -28,8 +28,11 @@ type streamer struct {
 	finish   string // finish_reason of the last content chunk
 	usage    bool   // stream_options.include_usage
 	contUse  bool   // stream_options.continuous_usage_stats
-	toolID   string // the tool call's id with the tool_calls fault on chat, "" otherwise
+	toolID   string // the tool call's id with the tool_calls fault on chat or a planned call, "" otherwise
 	reason   int    // output tokens that are reasoning (reasoning.go), 0 for none
+
+	// tool is the call planned for a request that offered tools (tools.go)
+	tool *plannedCall
 }
 
 // begin sends the headers (and a role-only chunk when asked) right away, as vLLM does, so
@@ -238,6 +241,9 @@ func (st *streamer) appendEmpty() {
 // the arguments string, which is whole JSON once the call is (`{"query": "<the text>"}`).
 // Token 0 is the name; each later token adds its word.
 func (st *streamer) appendToolCall(b []byte) []byte {
+	if st.tool != nil {
+		return st.appendPlannedCall(b)
+	}
 	b = append(b, `"choices":[{"index":0,"delta":{"tool_calls":[{`...)
 	if st.textFrom == 0 {
 		b = append(b, `"id":"`...)

@@ -1,10 +1,29 @@
 // Package workload builds the fixed, replayable set of requests a run sends.
 package workload
 
+import "time"
+
 // Message is one chat message.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are the calls an assistant message made (an agent's history: what the model
+	// answered at its last step); ToolCallID names the call a "tool" message answers.
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is one function call in an assistant message, in OpenAI's shape.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function"
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is a called function's name and its arguments, a JSON text.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // Request is one materialised request of a workload: the prompt and the lengths it asks for.
@@ -28,6 +47,9 @@ type Request struct {
 	Adapter string `json:"adapter,omitempty"`
 	// Media are the images and audio clips a chat request carries (media.go), as recipes.
 	Media []Media `json:"media,omitempty"`
+	// ToolTime, for a step of an agent trace, is the tool latency to wait before it (ns);
+	// 0 draws it from the run's --tool-time.
+	ToolTime time.Duration `json:"tool_time,omitempty"`
 	// recipe, when set, stands for the prompt text (Lazy, Materialize: recipe.go)
 	recipe *recipe
 }

@@ -95,6 +95,7 @@ func (b *Backend) body(req *client.Request) ([]byte, error) {
 			m["ignore_eos"], m["min_tokens"] = true, n
 		}
 	}
+	putTools(m, req, b.chat) // tools.go
 	req.Sampling.Put(m)
 	req.Sampling.Extra(m) // the user's keys win
 	return client.EncodeBody("openai", req, m)

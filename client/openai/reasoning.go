@@ -18,7 +18,7 @@ func (c *chunk) reasoningOnly() bool {
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		dl := &ch.Delta
-		if bool(ch.Text || dl.Content) || bool(dl.ToolCalls) {
+		if bool(ch.Text || dl.Content) || bool(dl.ToolCalls.any) {
 			return false
 		}
 		reasoning = reasoning || bool(dl.ReasoningContent || dl.Reasoning)

@@ -108,7 +108,7 @@ func (s *scanner) delta(dl *delta) bool {
 			return s.flag(&dl.Reasoning)
 		case "tool_calls":
 			start, ok := s.Value()
-			dl.ToolCalls = listOf(s.B[start:s.I])
+			dl.ToolCalls.set(s.B[start:s.I])
 			return ok
 		}
 		_, ok := s.Value()

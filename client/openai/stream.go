@@ -111,7 +111,7 @@ type delta struct {
 	// ToolCalls is generated output too: a tool-calling model may answer with nothing but a
 	// streamed call (vLLM, SGLang, llama.cpp and Ollama send its name and arguments in
 	// pieces), and without it TTFT would be missing or wait for the first plain text.
-	ToolCalls list `json:"tool_calls"`
+	ToolCalls toolCalls `json:"tool_calls"`
 }
 
 type usage struct {
@@ -320,13 +320,14 @@ func (d *decoder) report(o client.Observer) {
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		dl := &ch.Delta
-		content = content || bool(ch.Text || dl.Content || dl.ReasoningContent || dl.Reasoning) || bool(dl.ToolCalls)
+		content = content || bool(ch.Text || dl.Content || dl.ReasoningContent || dl.Reasoning) || bool(dl.ToolCalls.any)
 		d.finished = d.finished || ch.FinishReason != finishNone
 	}
 	if len(c.Choices) > 0 {
 		o.Choice()
 	}
 	if content {
+		d.reportToolCalls(o) // tools.go
 		if c.reasoningOnly() {
 			client.ReportReasoning(o)
 		}

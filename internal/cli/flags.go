@@ -30,6 +30,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.Float64Var(&s.RangeRatio, "range-ratio", s.RangeRatio, "lengths uniform in [L(1-r), L(1+r)] (vLLM's meaning)")
 	bindLengthFlags(fs, s) // lengths.go
 	bindStageFlags(fs, s)  // stages.go
+	bindToolsFlags(fs, s)  // flags_tools.go
 	fs.StringVar(&s.Prompts, "prompts", s.Prompts, `JSONL prompts file: {"prompt": ...} or {"messages": [...]}, optional "output_tokens"`)
 	fs.IntVar(&s.NumPrompts, "num-prompts", s.NumPrompts, "distinct prompts to build (default: warmup + requests, or 1000 for --duration)")
 	fs.BoolVar(&s.FixedOutput, "fixed-output", s.FixedOutput, "ask for exactly --output-tokens (ignore_eos + min_tokens)")
