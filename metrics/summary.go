@@ -132,6 +132,8 @@ type Summary struct {
 	Adapters []AdapterSummary
 	// Media is what the requests' images and audio weighed (media.go); nil without media.
 	Media *MediaSummary
+	// Pooling are an embeddings or rerank run's figures (pooling.go); nil for generation.
+	Pooling *Pooling
 	// Steadiness is the steady-state check over the window (steady.go).
 	Steadiness *Steadiness
 	// Server is the server's own view of the window from its Prometheus samples (server.go);
@@ -184,6 +186,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
 	s.Adapters = a.adapters.summaries(ps, s.Measured, s.Window.Seconds())
 	s.Media = a.media.summary(ps)
+	s.Pooling = a.pooling(s)
 	s.Stages = a.stageSummaries()
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped())) // stages.go
 	s.Warnings = warnings(s, a.hdr)

@@ -90,6 +90,8 @@ func intField(key []byte, r *Record) *int {
 		return &r.Images
 	case "audio_clips":
 		return &r.AudioClips
+	case "inputs":
+		return &r.Inputs
 	}
 	return nil
 }
@@ -157,7 +159,8 @@ var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatche
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
 	"error_class", "error", "server", "session", "turn", "stage", "adapter",
 	"reasoning_events", "first_answer", "reasoning_tokens", "reasoning_tokens_source",
-	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms"}
+	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms",
+	"inputs"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

@@ -76,6 +76,9 @@ type Spec struct {
 	// LoRASelection: random (by weight, seeded) or round-robin (lora.go).
 	LoRAModules   string `yaml:"lora-modules" json:"lora_modules,omitempty"`
 	LoRASelection string `yaml:"lora-selection" json:"lora_selection,omitempty"`
+	// BatchSize is the inputs per request of --api openai-embeddings, documents per request
+	// of --api rerank (endpoints.go).
+	BatchSize int `yaml:"batch-size" json:"batch_size,omitempty"`
 
 	// InputDist and OutputDist draw each length from normal:MEAN,SD or lognormal:MEAN,SD;
 	// Lengths draws (input, output) pairs from mix:INxOUT@W,… or file:PATH (runspec/lengths.go).

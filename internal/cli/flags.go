@@ -96,6 +96,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.BoolVarP(&s.Quiet, "quiet", "q", s.Quiet, "print nothing but errors and the summary")
 	bindLoRAFlags(fs, s) // lora.go
 	bindMediaFlags(fs, s)
+	bindEndpointsFlags(fs, s) // flags_endpoints.go
 }
 
 // userSpec is the spec the user asked for: defaults, then the --config YAML file, then the
