@@ -1,6 +1,10 @@
 package metrics
 
-import "servebench/record"
+import (
+	"strings"
+
+	"servebench/record"
+)
 
 // Pooling is the summary of a run against a non-generating API: embeddings (each request a
 // batch of texts, answered with one vector each) or rerank (a query and documents,
@@ -93,4 +97,24 @@ func (a *Accumulator) pooling(s *Summary) *Pooling {
 		api = a.hdr.Target.API
 	}
 	return a.pool.summary(a.opt.percentiles(), api, s.Window.Seconds())
+}
+
+// poolingWarnings fits a pooling run's warnings to what it measured: it has no TTFT, ITL or
+// steady-state check, so notes (info) about those are dropped, and a warning that still
+// applies (a prefix cache serving the prompts) speaks of latency instead of TTFT.
+func poolingWarnings(s *Summary) []Warning {
+	if s.Pooling == nil {
+		return s.Warnings
+	}
+	out := s.Warnings[:0:0]
+	for _, w := range s.Warnings {
+		streaming := strings.Contains(w.Text, "TTFT") || strings.Contains(w.Text, "ITL") || strings.Contains(w.Text, "steady")
+		if streaming && w.Level == Info {
+			continue
+		}
+		w.Text = strings.ReplaceAll(w.Text, "TTFT", "latency")
+		w.Action = strings.ReplaceAll(w.Action, "E2E incl. queue", "latency from dispatch and the queue time")
+		out = append(out, w)
+	}
+	return out
 }

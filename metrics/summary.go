@@ -194,7 +194,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	s.Warnings = append(s.Warnings, gpuWarnings(s)...)
 	s.Warnings = append(s.Warnings, a.coldWarmWarnings(s)...)
-	s.Warnings = ordered(s.Warnings)
+	s.Warnings = ordered(poolingWarnings(s)) // pooling.go: embeddings and rerank have no TTFT
 	return s
 }
 

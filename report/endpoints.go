@@ -34,7 +34,7 @@ func poolingVerdicts(s *metrics.Summary) []verdictLine {
 	vs := slices.Clone(runVerdicts(s))
 	for i := range vs {
 		if vs[i].Label == "steady" {
-			vs[i].Text, vs[i].Class = "not checked: nothing streams (the check reads output throughput, TTFT and ITL)", "unsure"
+			vs[i].Text, vs[i].Class = "not checked: an embeddings or rerank run streams nothing for the check to read", "unsure"
 		}
 	}
 	return vs

@@ -45,6 +45,8 @@ type Backend struct {
 	// check decodes the answer to a request of n inputs and reports what it says to o.
 	check func(data []byte, n int, o client.Observer) *client.Error
 	query bool // the first piece is a query, not an input (rerank)
+	// maxBody bounds the answer read (MaxBody; smaller in tests)
+	maxBody int64
 }
 
 // Embeddings returns the embeddings backend on t: batch inputs per request (at least 1).
@@ -52,7 +54,7 @@ func Embeddings(t client.Target, opt client.Options) (client.Backend, error) {
 	if err := t.CheckURL(APIEmbeddings); err != nil {
 		return nil, err
 	}
-	return &Backend{target: t, path: "/v1/embeddings", IdleTimeout: opt.IdleTimeout, batch: max(opt.Batch, 1), body: embedBody, check: embedCheck}, nil
+	return &Backend{target: t, path: "/v1/embeddings", IdleTimeout: opt.IdleTimeout, maxBody: MaxBody, batch: max(opt.Batch, 1), body: embedBody, check: embedCheck}, nil
 }
 
 // Rerank returns the rerank backend on t: a query and batch documents per request.
@@ -60,7 +62,7 @@ func Rerank(t client.Target, opt client.Options) (client.Backend, error) {
 	if err := t.CheckURL(APIRerank); err != nil {
 		return nil, err
 	}
-	return &Backend{target: t, path: "/v1/rerank", IdleTimeout: opt.IdleTimeout, batch: max(opt.Batch, 1), body: rerankBody, check: rerankCheck,
+	return &Backend{target: t, path: "/v1/rerank", IdleTimeout: opt.IdleTimeout, maxBody: MaxBody, batch: max(opt.Batch, 1), body: rerankBody, check: rerankCheck,
 		query: true}, nil
 }
 
@@ -84,15 +86,15 @@ func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observ
 	x := client.Exchange{Target: b.target, Path: b.path, Body: body, Accept: "application/json", IdleTimeout: b.IdleTimeout,
 		RequestID: req.RequestID, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
 			client.ReportInputs(o, inputs)
-			data, err := io.ReadAll(io.LimitReader(r, MaxBody+1))
+			data, err := io.ReadAll(io.LimitReader(r, b.maxBody+1))
 			if err != nil {
 				if e := client.ContextError(ctx, b.target, err); e != nil {
 					return e
 				}
 				return &client.Error{Class: record.ErrTruncated, Msg: b.target.Redact(fmt.Sprintf("answer cut after %d bytes: %v", len(data), err))}
 			}
-			if len(data) > MaxBody {
-				return &client.Error{Class: record.ErrDecode, Msg: fmt.Sprintf("answer larger than %d MiB", MaxBody>>20)}
+			if int64(len(data)) > b.maxBody {
+				return &client.Error{Class: record.ErrDecode, Msg: fmt.Sprintf("answer larger than %d bytes", b.maxBody)}
 			}
 			o.Done()
 			if e := b.check(data, inputs, o); e != nil {
