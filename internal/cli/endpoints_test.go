@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,4 +166,45 @@ func TestLlamaCppEndpoints(t *testing.T) {
 			"--concurrency", "2", "--input-tokens", "64")
 		checkPooling(t, recs, out, 3, 8)
 	})
+}
+
+// TestAnthropicKeyRedacted: the Messages API sends --api-key as x-api-key, and a server
+// that echoes it back in its errors does not get it into the records or the output, as
+// with Authorization.
+func TestAnthropicKeyRedacted(t *testing.T) {
+	const key = "sk-ant-endpoints-0123456789"
+	seen := make(chan string, 64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+		case "/v1/messages":
+			select {
+			case seen <- r.Header.Get("X-Api-Key") + "|" + r.Header.Get("Authorization"):
+			default:
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key %s"}}`, key)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	code, out, errs := runMain(t, "run", "--url", srv.URL, "--api", "anthropic-messages", "--api-key", key,
+		"--requests", "2", "--concurrency", "1", "--warmup", "0", "--input-tokens", "16", "--output-tokens", "4", "-o", p)
+	b, _ := os.ReadFile(p)
+	for name, s := range map[string]string{"records": string(b), "stdout": out, "stderr": errs} {
+		if strings.Contains(s, key) {
+			t.Errorf("exit %d: the key is in the %s", code, name)
+		}
+	}
+	if !strings.Contains(string(b), "invalid x-api-key") {
+		t.Errorf("exit %d: the server's message is not in the records: %s %s", code, errs, b)
+	}
+	if got := <-seen; got != key+"|" {
+		t.Errorf("x-api-key|Authorization = %q, want the key in x-api-key only", got)
+	}
 }
