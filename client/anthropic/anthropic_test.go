@@ -131,3 +131,20 @@ func TestDeltaKinds(t *testing.T) {
 		t.Errorf("calls %s", got)
 	}
 }
+
+// FuzzEvent: no payload makes the decoder panic, and a failure is always a decode or
+// stream_error_event class.
+func FuzzEvent(f *testing.F) {
+	for _, s := range []string{`{"type":"message_start","message":{"usage":{"input_tokens":3}}}`,
+		`{"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}`, `{"type":"message_delta","usage":{"output_tokens":-1}}`,
+		`{"type":"error","error":{"message":"m"}}`, `{"type":"message_stop"}`, `{`, `[]`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d decoder
+		_, err := d.Event(data, &clienttest.Recorder{})
+		if err != nil && err.Class != "decode" && err.Class != "stream_error_event" {
+			t.Errorf("class %s", err.Class)
+		}
+	})
+}

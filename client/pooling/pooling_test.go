@@ -136,3 +136,20 @@ func TestStalledAnswer(t *testing.T) {
 		t.Errorf("stalled answer: %v, want timeout", err)
 	}
 }
+
+// FuzzAnswers: no answer makes the checks panic, and a failure is always a decode or
+// stream_error_event class.
+func FuzzAnswers(f *testing.F) {
+	for _, s := range []string{`{"data":[{"index":0,"embedding":[1,2]}],"usage":{"prompt_tokens":3}}`,
+		`{"results":[{"index":1,"relevance_score":0.5}]}`, `{"error":"x"}`, `{"data":null}`, `{`, `[]`, `null`} {
+		f.Add([]byte(s), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, n uint8) {
+		for _, check := range []func([]byte, int, client.Observer) *client.Error{embedCheck, rerankCheck} {
+			err := check(data, int(n%8)+1, &clienttest.Recorder{})
+			if err != nil && err.Class != "decode" && err.Class != "stream_error_event" {
+				t.Errorf("class %s", err.Class)
+			}
+		}
+	})
+}
