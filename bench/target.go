@@ -115,7 +115,7 @@ func (b *Session) promptTokenizer(ctx context.Context) (workload.Tokenizer, erro
 // backend returns the run's backend, watched so that a run in which every request failed can
 // say why (see allFailed).
 func (b *Session) backend() (client.Backend, error) {
-	be, err := newBackend(b.target, b.spec.API, b.spec.Model, b.spec.IdleTimeout)
+	be, err := newBackend(b.target, b.spec.API, b.spec.Model, b.spec.IdleTimeout, b.spec.Batch())
 	if err != nil {
 		return nil, err
 	}

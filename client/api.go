@@ -55,6 +55,7 @@ type Reports struct {
 type Options struct {
 	Model       string        // the model name, for APIs that address it in the URL
 	IdleTimeout time.Duration // abort a stream silent for this long, as class timeout; 0: never
+	Batch       int           // inputs (embeddings) or documents (rerank) per request; 0: the API's default
 }
 
 // Native returns b with opt applied, or err: it takes a native constructor's two results

@@ -96,6 +96,9 @@ type Target struct {
 	APIKey  string      // sent as "Authorization: Bearer ..."; never logged
 	Header  http.Header // extra headers (--header K=V)
 	HTTP    *http.Client
+	// KeyHeader, when set, is the header APIKey is sent in, verbatim, instead of
+	// Authorization (the Anthropic Messages API's x-api-key).
+	KeyHeader string
 }
 
 // Put writes the sampling settings that are set (temperature, top_p) into m: the object where

@@ -157,7 +157,10 @@ func (t Target) NewRequest(ctx context.Context, method, path string, body io.Rea
 			req.Header.Add(k, v)
 		}
 	}
-	if t.APIKey != "" {
+	switch {
+	case t.APIKey != "" && t.KeyHeader != "":
+		req.Header.Set(t.KeyHeader, t.APIKey)
+	case t.APIKey != "":
 		req.Header.Set("Authorization", "Bearer "+t.APIKey)
 	}
 	if body != nil {

@@ -43,6 +43,7 @@ type Accumulator struct {
 	// adapters keeps the per-LoRA-adapter figures of a --lora-modules run (lora.go)
 	adapters adapterAcc
 	media    mediaAcc // images and audio (media.go)
+	pool     poolAcc  // embeddings and rerank (pooling.go)
 	// runs are the Record.Run values seen, to pick this run's RunEnd lines from the header
 	runs map[int]bool
 	// sents are the completed requests' sent times and TTFTs, for the server section (server.go)
@@ -101,6 +102,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	a.addStage(r)
 	a.coldWarm.add(r)
 	a.warmEnd.add(r)
+	a.pool.note(r)
 	if !r.Measured() {
 		if r.Phase == record.PhaseCooldown {
 			a.n.cooldown++
@@ -133,6 +135,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	a.n.completed++
 	out := a.addTokens(r)
 	a.media.add(r)
+	a.pool.add(r)
 	a.addLatencies(r, out)
 	a.addSent(r)
 	_, osrc := outputTokens(r)

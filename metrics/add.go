@@ -26,7 +26,9 @@ func (a *Accumulator) addTokens(r *record.Record) int {
 	// Server-reported prompt lengths, and their difference from what the workload asked for.
 	if psrc == record.SourceServer {
 		a.promptServer.add(float64(in))
-		if r.InputTokens > 0 && !hasMedia(r) { // media's tokens are not a mismatch (media.go)
+		// media's tokens are not a mismatch (media.go), nor a pooling request's (pooling.go:
+		// per-input special tokens, a rerank query counted once per document)
+		if r.InputTokens > 0 && !hasMedia(r) && r.Inputs == 0 {
 			d := in - r.InputTokens
 			a.promptDelta.add(float64(d))
 			if d != 0 {

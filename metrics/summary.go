@@ -135,6 +135,8 @@ type Summary struct {
 	Adapters []AdapterSummary
 	// Media is what the requests' images and audio weighed (media.go); nil without media.
 	Media *MediaSummary
+	// Pooling are an embeddings or rerank run's figures (pooling.go); nil for generation.
+	Pooling *Pooling
 	// Steadiness is the steady-state check over the window (steady.go).
 	Steadiness *Steadiness
 	// Server is the server's own view of the window from its Prometheus samples (server.go);
@@ -188,6 +190,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Tools = a.toolSummary(ps) // agents.go
 	s.Adapters = a.adapters.summaries(ps, s.Measured, s.Window.Seconds())
 	s.Media = a.media.summary(ps)
+	s.Pooling = a.pooling(s)
 	s.Stages = a.stageSummaries()
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped())) // stages.go
 	s.Warnings = warnings(s, a.hdr)
@@ -195,7 +198,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	s.Warnings = append(s.Warnings, gpuWarnings(s)...)
 	s.Warnings = append(s.Warnings, a.coldWarmWarnings(s)...)
-	s.Warnings = ordered(s.Warnings)
+	s.Warnings = ordered(poolingWarnings(s)) // pooling.go: embeddings and rerank have no TTFT
 	return s
 }
 

@@ -96,6 +96,8 @@ func intField(key []byte, r *Record) *int {
 		return &r.Task
 	case "step":
 		return &r.Step
+	case "inputs":
+		return &r.Inputs
 	}
 	return nil
 }
@@ -168,7 +170,7 @@ var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatche
 	"error_class", "error", "server", "session", "turn", "stage", "adapter",
 	"reasoning_events", "first_answer", "reasoning_tokens", "reasoning_tokens_source",
 	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms",
-	"task", "step", "tool_time", "first_tool_call", "tool_calls"}
+	"task", "step", "tool_time", "first_tool_call", "tool_calls", "inputs"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

@@ -6,5 +6,6 @@ func appendMedia(b []byte, r *Record) []byte {
 	b = appendIntField(b, `,"image_bytes":`, r.ImageBytes, true)
 	b = appendIntField(b, `,"audio_clips":`, int64(r.AudioClips), true)
 	b = appendIntField(b, `,"audio_bytes":`, r.AudioBytes, true)
-	return appendIntField(b, `,"audio_ms":`, r.AudioMS, true)
+	b = appendIntField(b, `,"audio_ms":`, r.AudioMS, true)
+	return appendIntField(b, `,"inputs":`, int64(r.Inputs), true) // a pooling request's batch size
 }

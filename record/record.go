@@ -263,6 +263,9 @@ type Record struct {
 	AudioClips int   `json:"audio_clips,omitempty"`
 	AudioBytes int64 `json:"audio_bytes,omitempty"`
 	AudioMS    int64 `json:"audio_ms,omitempty"`
+	// Inputs is how many inputs a pooling request carried: an embeddings batch's texts or a
+	// rerank request's documents (absent for generation).
+	Inputs int `json:"inputs,omitempty"`
 
 	Status     int    `json:"status,omitempty"`
 	ErrorClass string `json:"error_class,omitempty"`

@@ -212,6 +212,7 @@ func pageData(runs []Run, plots []htmlPlot) page {
 	for _, c := range p.Conditions {
 		p.CondDiffer = p.CondDiffer || c.Differs
 	}
+	poolingPage(&p, runs) // endpoints.go: embeddings and rerank stream nothing
 	return p
 }
 

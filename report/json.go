@@ -265,7 +265,8 @@ func jsonExtras(o *object, s *metrics.Summary) {
 		}
 		o.set("invalid", why)
 	}
-	jsonServer(o, s) // server.go: only when the records hold telemetry
+	jsonServer(o, s)  // server.go: only when the records hold telemetry
+	jsonPooling(o, s) // endpoints.go: only for embeddings and rerank, whose streaming keys it drops
 }
 
 // sloObject writes the set objectives in ms (null when unset).

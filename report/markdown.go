@@ -14,6 +14,9 @@ import (
 // built-in simulator, tables of throughput, latency (p50/p90/p99), failures, and the warnings
 // as a numbered list. h may be nil. Figures are those of Text; only the layout differs.
 func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
+	if s.Pooling != nil {
+		return markdownPooling(w, h, s) // endpoints.go: embeddings and rerank stream nothing
+	}
 	var b strings.Builder
 	mdHeader(&b, h, s)
 	mdVerdicts(&b, s) // runverdict.go

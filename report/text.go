@@ -28,6 +28,9 @@ const dash = "—"
 // what was measured, how much got through, how fast, and the footnoted warnings.
 // h may be nil (the header lines are then left out).
 func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
+	if s.Pooling != nil {
+		return textPooling(w, h, s) // endpoints.go: embeddings and rerank stream nothing
+	}
 	var b strings.Builder
 	textHeader(&b, h, s)
 	textVerdicts(&b, s) // runverdict.go: steady, valid, quality before any figure

@@ -28,6 +28,7 @@ func (s Spec) Resolve() Spec {
 	if name, err := apis.Canonical(r.API); err == nil {
 		r.API = name // an alias (vllm, llama.cpp) is recorded by the name it stands for
 	}
+	r.resolveEndpoints()
 	if !r.OpenLoop() && r.Concurrency == 0 {
 		r.Concurrency = DefaultConcurrency
 	}

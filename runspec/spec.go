@@ -83,6 +83,9 @@ type Spec struct {
 	ToolChoice string `yaml:"tool-choice" json:"tool_choice,omitempty"`
 	AgentSteps int    `yaml:"agent-steps" json:"agent_steps,omitempty"`
 	ToolTime   string `yaml:"tool-time" json:"tool_time,omitempty"`
+	// BatchSize is the inputs per request of --api openai-embeddings, documents per request
+	// of --api rerank (endpoints.go).
+	BatchSize int `yaml:"batch-size" json:"batch_size,omitempty"`
 
 	// InputDist and OutputDist draw each length from normal:MEAN,SD or lognormal:MEAN,SD;
 	// Lengths draws (input, output) pairs from mix:INxOUT@W,… or file:PATH (runspec/lengths.go).

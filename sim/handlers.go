@@ -16,6 +16,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v1/completions", s.handleGenerate(false))
 	mux.HandleFunc("POST /v1/chat/completions", s.handleGenerate(true))
 	mux.HandleFunc("POST /v1/responses", s.handleResponses)
+	mux.HandleFunc("POST /v1/messages", s.handleMessages)     // messages.go
+	mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings) // pooling.go
+	mux.HandleFunc("POST /v1/rerank", s.handleRerank)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /version", s.handleVersion)

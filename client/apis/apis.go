@@ -19,9 +19,11 @@ import (
 	"context"
 
 	"servebench/client"
+	"servebench/client/anthropic"
 	"servebench/client/llamacpp"
 	"servebench/client/ollama"
 	"servebench/client/openai"
+	"servebench/client/pooling"
 	"servebench/client/responses"
 	"servebench/client/sglang"
 	"servebench/client/tgi"
@@ -60,6 +62,11 @@ var table = client.Registry{
 		New: func(t client.Target, o client.Options) (client.Backend, error) {
 			return o.Native(triton.New(t, o.Model))
 		}},
+	// The endpoints below are never detected: a server that serves them also serves
+	// generation (llama.cpp, vLLM), and which one to measure is the user's choice.
+	{Name: anthropic.API, Chat: true, Reports: client.Reports{Usage: true}, New: anthropic.New},
+	{Name: pooling.APIEmbeddings, Reports: client.Reports{Usage: true}, New: pooling.Embeddings},
+	{Name: pooling.APIRerank, Reports: client.Reports{Usage: true}, New: pooling.Rerank},
 }
 
 // openaiAPI is the constructor of an OpenAI-compatible API; openai.Backend is not an

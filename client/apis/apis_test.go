@@ -12,6 +12,7 @@ import (
 
 	"servebench/client"
 	"servebench/client/openai"
+	"servebench/client/pooling"
 )
 
 // TestTable pins what users see and what --api auto does: the names in help order and the
@@ -20,7 +21,7 @@ func TestTable(t *testing.T) {
 	if err := table.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	want := "openai-completions openai-chat openai-responses ollama ollama-chat tgi llamacpp sglang triton auto"
+	want := "openai-completions openai-chat openai-responses ollama ollama-chat tgi llamacpp sglang triton anthropic-messages openai-embeddings rerank auto"
 	if got := strings.Join(Names(), " "); got != want {
 		t.Errorf("Names = %s\nwant    %s", got, want)
 	}
@@ -57,7 +58,7 @@ func TestLookup(t *testing.T) {
 		t.Error(`Lookup("auto") found an entry`)
 	}
 	_, err := Canonical("chat")
-	const msg = `unknown API "chat": want one of openai-completions, openai-chat, openai-responses, ollama, ollama-chat, tgi, llamacpp, sglang, triton, auto`
+	const msg = `unknown API "chat": want one of openai-completions, openai-chat, openai-responses, ollama, ollama-chat, tgi, llamacpp, sglang, triton, anthropic-messages, openai-embeddings, rerank, auto`
 	if !errors.Is(err, client.ErrUnknownAPI) || err.Error() != msg {
 		t.Errorf("Canonical(chat) error %v\nwant %s", err, msg)
 	}
@@ -67,7 +68,7 @@ func TestLookup(t *testing.T) {
 			chat = append(chat, n)
 		}
 	}
-	if strings.Join(chat, " ") != "openai-chat openai-responses ollama-chat" {
+	if strings.Join(chat, " ") != "openai-chat openai-responses ollama-chat anthropic-messages" {
 		t.Errorf("chat APIs %q", chat)
 	}
 }
@@ -88,6 +89,8 @@ func TestNew(t *testing.T) {
 		case *openai.Backend:
 			idle = b.IdleTimeout
 		case *client.EventBackend:
+			idle = b.IdleTimeout
+		case *pooling.Backend:
 			idle = b.IdleTimeout
 		default:
 			t.Fatalf("New(%s) is a %T", name, b)

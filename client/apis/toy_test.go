@@ -61,7 +61,7 @@ func TestToyBackend(t *testing.T) {
 	if err := withToy.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(withToy.Names(), " "); !strings.HasSuffix(got, " triton toy auto") {
+	if got := strings.Join(withToy.Names(), " "); !strings.HasSuffix(got, " rerank toy auto") {
 		t.Errorf("names %s", got)
 	}
 	if _, ok := Lookup("toy"); ok {

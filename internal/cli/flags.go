@@ -20,7 +20,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.StringVar(&s.URL, "url", s.URL, "server base URL, e.g. http://127.0.0.1:8000 (default: the built-in simulator)")
 	fs.StringVar(&s.API, "api", s.API, "API family: "+strings.Join(runspec.APINames(), " | ")+" (auto: detect from the server's endpoints)")
 	fs.StringVar(&s.Model, "model", s.Model, "model name (default: the first id from GET /v1/models)")
-	fs.StringVar(&s.APIKey, "api-key", s.APIKey, "API key sent as a Bearer token (default $OPENAI_API_KEY); never written anywhere")
+	fs.StringVar(&s.APIKey, "api-key", s.APIKey, "API key sent as a Bearer token (as x-api-key for --api anthropic-messages; default $OPENAI_API_KEY); never written anywhere")
 	fs.StringArrayVar(&s.Headers, "header", s.Headers, "extra request header `K=V` (repeatable)")
 	fs.DurationVar(&s.ReadyTimeout, "ready-timeout", s.ReadyTimeout, "how long to wait for the server to answer before the run")
 	fs.BoolVar(&s.Insecure, "insecure", s.Insecure, "skip TLS certificate verification")
@@ -97,6 +97,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.BoolVarP(&s.Quiet, "quiet", "q", s.Quiet, "print nothing but errors and the summary")
 	bindLoRAFlags(fs, s) // lora.go
 	bindMediaFlags(fs, s)
+	bindEndpointsFlags(fs, s) // flags_endpoints.go
 }
 
 // userSpec is the spec the user asked for: defaults, then the --config YAML file, then the

@@ -1,0 +1,36 @@
+package apis
+
+import (
+	"context"
+	"testing"
+
+	"servebench/client"
+	"servebench/internal/peertest"
+	"servebench/sim"
+)
+
+// TestDetectWithNewEndpoints: serving the Messages API, embeddings and rerank changes no
+// detection (those APIs have no probe): the simulator, which serves all three, is still
+// OpenAI-compatible, and a llama.cpp server started for embeddings or reranking is still
+// llama.cpp.
+func TestDetectWithNewEndpoints(t *testing.T) {
+	c := sim.DefaultConfig()
+	s, err := sim.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := Detect(context.Background(), client.Target{BaseURL: url}); got != "openai-completions" {
+		t.Errorf("simulator detected as %s", got)
+	}
+	for _, flags := range [][]string{{"--embeddings", "--pooling", "mean"}, {"--reranking"}} {
+		peer := peertest.Llama(t, "tiny.gguf", append([]string{"-t", "1", "-np", "1", "-c", "512"}, flags...)...)
+		if got := Detect(context.Background(), client.Target{BaseURL: peer}); got != "llamacpp" {
+			t.Errorf("llama.cpp %v detected as %s", flags, got)
+		}
+	}
+}
