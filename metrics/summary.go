@@ -126,10 +126,9 @@ type Summary struct {
 	// (sessions.go); nil otherwise.
 	Turns    []TurnSummary
 	Sessions *SessionSummary
-	// Stages are a staged run's figures per load stage (stages.go); nil otherwise.
-	Stages []StageSummary
-	// Adapters are a LoRA mix's per-adapter figures (lora.go), by name; nil otherwise.
-	Adapters []AdapterSummary
+	// Breakdowns are the summary grouped by each registered per-request key that any request
+	// had (breakdown.go): per LoRA adapter, per load stage, ...; nil otherwise.
+	Breakdowns []Breakdown
 	// Media is what the requests' images and audio weighed (media.go); nil without media.
 	Media *MediaSummary
 	// Steadiness is the steady-state check over the window (steady.go).
@@ -182,9 +181,8 @@ func (a *Accumulator) Summary() *Summary {
 	s.Ends = a.ends()
 	s.Server = a.server(s)
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
-	s.Adapters = a.adapters.summaries(ps, s.Measured, s.Window.Seconds())
 	s.Media = a.media.summary(ps)
-	s.Stages = a.stageSummaries()
+	s.Breakdowns = a.breakdowns(s)
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped())) // stages.go
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)

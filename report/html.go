@@ -101,12 +101,11 @@ type page struct {
 	Conditions []condRow
 	CondDiffer bool // a condition differs between the two runs: the folded table opens
 	Plots      []htmlPlot
-	Server     []serverBlock  // the server section of each run that holds telemetry
-	Sweeps     []sweepBlock   // the per-point table of each run that is a sweep
-	Stages     []sweepBlock   // the per-stage table of each run with load stages (stages.go)
-	Adapters   []adapterBlock // the per-LoRA-adapter table of each run with a mix (lora.go)
-	Verdicts   []verdictLine  // one run's verdict block (runverdict.go)
-	Repeats    *repeatsBlock  // a --repeat file's runs (repeats.go)
+	Server     []serverBlock // the server section of each run that holds telemetry
+	Sweeps     []sweepBlock  // the per-point table of each run that is a sweep
+	Sections   []htmlSection // the runs' documents' sections (document.go)
+	Verdicts   []verdictLine // one run's verdict block (runverdict.go)
+	Repeats    *repeatsBlock // a --repeat file's runs (repeats.go)
 }
 
 // sweepBlock is one sweep's per-point table, its note and its conclusions.
@@ -205,8 +204,7 @@ func pageData(runs []Run, plots []htmlPlot) page {
 			p.Server = append(p.Server, serverBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Rows: rows})
 		}
 	}
-	p.Stages = stageBlocks(runs)
-	p.Adapters = adapterBlocks(runs)
+	p.Sections = htmlSections(runs) // document_render.go: the registered sections and breakdowns
 	p.Conditions = conditionRows(runs)
 	for _, c := range p.Conditions {
 		p.CondDiffer = p.CondDiffer || c.Differs

@@ -47,7 +47,7 @@ func summaryRows(runs []Run) []tableRow {
 		rows = append(rows, row)
 	}
 	rows = append(rows, reasoningSummaryRows(runs)...)
-	return append(rows, mediaRows(runs)...) // media.go: only when a run has media
+	return rows
 }
 
 func windowS(s *metrics.Summary) *float64 {

@@ -80,7 +80,7 @@ func JSONRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 		setLoadKeys(ro, h, r.Summary)
 		jsonRun(ro, r.Summary)
 		jsonDistributions(ro, r.Summary)
-		jsonExtras(ro, r.Summary)
+		jsonExtras(ro, h, r.Summary)
 		list[i] = ro
 	}
 	o.set("runs", list)
@@ -97,7 +97,7 @@ func jsonObject(h *record.Header, s *metrics.Summary) *object {
 	setLoadKeys(o, h, s)
 	jsonRun(o, s)
 	jsonDistributions(o, s)
-	jsonExtras(o, s)
+	jsonExtras(o, h, s)
 	return o
 }
 
@@ -219,7 +219,7 @@ func statKeys(o *object, base, unit string, st metrics.Stat, ps []float64, div f
 }
 
 // jsonExtras writes the figures vLLM does not have.
-func jsonExtras(o *object, s *metrics.Summary) {
+func jsonExtras(o *object, h *record.Header, s *metrics.Summary) {
 	o.set("percentiles", s.Percentiles)
 	o.set("measured", s.Measured)
 	o.set("failure_rate", s.FailureRate)
@@ -248,10 +248,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 		warnings = []metrics.Warning{}
 	}
 	o.set("warnings", warnings)
-	jsonSessions(o, s) // sessions.go: only for multi-turn runs
-	jsonStages(o, s)   // stages.go: only for a run with load stages
-	jsonAdapters(o, s) // lora.go: only for a LoRA mix
-	jsonMedia(o, s)    // media.go: only for runs with images or audio
+	jsonDocument(o, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
 	o.set("steady_state", s.Steadiness)
 	if vs := validities(s); len(vs) > 0 {
 		o.set("validity", vs[len(vs)-1]) // the summary's run: the last of its run-end lines

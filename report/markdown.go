@@ -19,11 +19,10 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	mdVerdicts(&b, s) // runverdict.go
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
-	mdStages(&b, s) // stages.go: only for a run with load stages
+	mdDocument(&b, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
 	if n := splitNote(s); n != "" {
 		b.WriteString(mdEsc(n) + "\n\n")
 	}
-	mdAdapters(&b, s) // lora.go: only for a LoRA mix
 	if n := reasoningNote(s); n != "" {
 		b.WriteString(mdEsc(n) + "\n\n")
 	}

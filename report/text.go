@@ -40,12 +40,9 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	if n := reasoningNote(s); n != "" {
 		line(&b, "reasoning", "%s", n)
 	}
-	textSessions(&b, s) // sessions.go: only for multi-turn runs
-	textStages(&b, s)   // stages.go: only for a run with load stages
-	textAdapters(&b, s) // lora.go: only for a LoRA mix
-	textMedia(&b, s)    // media.go: only for runs with images or audio
-	textValidity(&b, s) // validity.go: only for a run held to rules
-	textServer(&b, s)   // server.go: only when the records hold telemetry
+	textDocument(&b, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
+	textValidity(&b, s)                     // validity.go: only for a run held to rules
+	textServer(&b, s)                       // server.go: only when the records hold telemetry
 	textNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
 	return err
