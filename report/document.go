@@ -27,7 +27,10 @@ type Section struct {
 	Name string
 	// Title is the heading in Markdown and HTML, and the text report's label when the
 	// section has no lines of its own.
-	Title    string
+	Title string
+	// Heading, when set, is a line the text report writes before the section's own lines
+	// ("server during the window (its own Prometheus figures)").
+	Heading  string
 	Verdicts []Verdict
 	Lines    []Line
 	Tables   []*Table

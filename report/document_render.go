@@ -9,13 +9,16 @@ import (
 // The four renderers of a Document. Each knows lines, verdicts, tables, figures and notes,
 // and nothing of the features that filled them.
 
-// textDocument writes each section after a blank line: its title when it has no lines of its
-// own, its verdicts and lines in the label column, its tables right-aligned, and its notes
+// textDocument writes each section after a blank line: its heading (its name when it has
+// neither heading nor lines of its own), its verdicts and lines in the label column, its tables right-aligned, and its notes
 // in parentheses.
 func textDocument(b *strings.Builder, d *Document) {
 	for _, sec := range d.Sections {
 		b.WriteString("\n")
-		if len(sec.Lines) == 0 && len(sec.Verdicts) == 0 && sec.Title != "" {
+		switch {
+		case sec.Heading != "":
+			b.WriteString(sec.Heading + "\n")
+		case len(sec.Lines) == 0 && len(sec.Verdicts) == 0:
 			b.WriteString(sec.Name + "\n")
 		}
 		for _, v := range sec.Verdicts {

@@ -250,9 +250,6 @@ func jsonExtras(o *object, h *record.Header, s *metrics.Summary) {
 	o.set("warnings", warnings)
 	jsonDocument(o, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
 	o.set("steady_state", s.Steadiness)
-	if vs := validities(s); len(vs) > 0 {
-		o.set("validity", vs[len(vs)-1]) // the summary's run: the last of its run-end lines
-	}
 	if bad := s.Invalid(); len(bad) > 0 {
 		// present only for a run its warnings invalidate: the reasons, each in short
 		var why []string
@@ -261,7 +258,6 @@ func jsonExtras(o *object, h *record.Header, s *metrics.Summary) {
 		}
 		o.set("invalid", why)
 	}
-	jsonServer(o, s) // server.go: only when the records hold telemetry
 }
 
 // sloObject writes the set objectives in ms (null when unset).

@@ -41,8 +41,6 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 		line(&b, "reasoning", "%s", n)
 	}
 	textDocument(&b, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
-	textValidity(&b, s)                     // validity.go: only for a run held to rules
-	textServer(&b, s)                       // server.go: only when the records hold telemetry
 	textNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
 	return err
