@@ -46,7 +46,6 @@ func summaryRows(runs []Run) []tableRow {
 		}
 		rows = append(rows, row)
 	}
-	rows = append(rows, reasoningSummaryRows(runs)...)
 	return rows
 }
 

@@ -21,6 +21,15 @@ type object struct {
 
 func (o *object) set(k string, v any) { o.keys = append(o.keys, k); o.vals = append(o.vals, v) }
 
+// fields are the object's keys and values, in order.
+func (o *object) fields() []Field {
+	out := make([]Field, len(o.keys))
+	for i, k := range o.keys {
+		out[i] = Field{k, o.vals[i]}
+	}
+	return out
+}
+
 // MarshalJSON writes the object with its keys in insertion order.
 func (o *object) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
@@ -242,7 +251,6 @@ func jsonExtras(o *object, h *record.Header, s *metrics.Summary) {
 	src.set("output", s.OutputTokenSources)
 	o.set("token_count_sources", src)
 	o.set("ttft_split", splitJSON(s))
-	jsonReasoning(o, s) // reasoning.go: only when a request reasoned
 	warnings := finiteWarnings(s.Warnings)
 	if warnings == nil {
 		warnings = []metrics.Warning{}

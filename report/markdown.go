@@ -23,9 +23,6 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	if n := splitNote(s); n != "" {
 		b.WriteString(mdEsc(n) + "\n\n")
 	}
-	if n := reasoningNote(s); n != "" {
-		b.WriteString(mdEsc(n) + "\n\n")
-	}
 	mdFailures(&b, s)
 	mdNotes(&b, s)
 	_, err := io.WriteString(w, b.String())

@@ -37,9 +37,6 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	if n := splitNote(s); n != "" {
 		line(&b, "ttft split", "%s", n)
 	}
-	if n := reasoningNote(s); n != "" {
-		line(&b, "reasoning", "%s", n)
-	}
 	textDocument(&b, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
 	textNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
