@@ -38,9 +38,23 @@ type Section struct {
 	// Notes say what the figures are, after them.
 	Notes []string
 	// JSON are the keys the section adds to the JSON summary, in order, as data (ordered
-	// objects, numbers, strings). When empty, the JSON renderer writes the section's lines
-	// and tables under Name.
+	// objects, numbers, strings). When nil, the JSON renderer writes the section's lines and
+	// tables under Name; an empty, non-nil slice adds nothing (the figures are keys already).
 	JSON []Field
+	// order is the registered order: below 0, the section opens the report (before any
+	// figure); otherwise it follows the latency table.
+	order int
+}
+
+// Opening are the sections that open the report, before any figure (registered with an order
+// below 0: the verdict block).
+func (d *Document) Opening() []*Section {
+	return slices.DeleteFunc(slices.Clone(d.Sections), func(s *Section) bool { return s.order >= 0 })
+}
+
+// Body are the sections that follow the report's figures.
+func (d *Document) Body() []*Section {
+	return slices.DeleteFunc(slices.Clone(d.Sections), func(s *Section) bool { return s.order < 0 })
 }
 
 // Verdict is one line of a judgement: its label, its words, and whether it is good, bad or
@@ -97,7 +111,7 @@ var (
 )
 
 // RegisterSection adds a section to every summary's document, placed by order (ties: by
-// name). A section registered under a breakdown's plural name ("stages") replaces that
+// name); a section of order below 0 opens the report, before any figure. A section registered under a breakdown's plural name ("stages") replaces that
 // breakdown's generic table. Registering a name again replaces the section.
 func RegisterSection(name string, order int, build SectionFunc) {
 	sectionsMu.Lock()
@@ -144,7 +158,9 @@ func SummaryDocument(h *record.Header, s *metrics.Summary) *Document {
 		done = true
 		for _, b := range s.Breakdowns {
 			if !claimed[b.Key.Plural] {
-				d.Sections = append(d.Sections, breakdownSection(b))
+				sec := breakdownSection(b)
+				sec.order = breakdownOrder
+				d.Sections = append(d.Sections, sec)
 			}
 		}
 	}
@@ -156,6 +172,7 @@ func SummaryDocument(h *record.Header, s *metrics.Summary) *Document {
 			if sec.Name == "" {
 				sec.Name = e.name
 			}
+			sec.order = e.order
 			d.Sections = append(d.Sections, sec)
 		}
 	}

@@ -12,8 +12,8 @@ import (
 // textDocument writes each section after a blank line: its heading (its name when it has
 // neither heading nor lines of its own), its verdicts and lines in the label column, its tables right-aligned, and its notes
 // in parentheses.
-func textDocument(b *strings.Builder, d *Document) {
-	for _, sec := range d.Sections {
+func textDocument(b *strings.Builder, secs []*Section) {
+	for _, sec := range secs {
 		b.WriteString("\n")
 		switch {
 		case sec.Heading != "":
@@ -65,16 +65,21 @@ func pointList(s FigureSeries) string {
 	return strings.Join(parts, " ")
 }
 
-// mdDocument writes each section under a level-3 heading: verdicts and lines as a two-column
-// table, then its tables, figures and notes.
-func mdDocument(b *strings.Builder, d *Document) {
-	for _, sec := range d.Sections {
-		fmt.Fprintf(b, "### %s\n\n", mdEsc(sec.Title))
-		if len(sec.Verdicts)+len(sec.Lines) > 0 {
-			b.WriteString("| | |\n|---|---|\n")
+// mdDocument writes each section under a level-3 heading (none without a title): its verdicts
+// as bold-labelled lines, its lines as a two-column table, then its tables, figures and notes.
+func mdDocument(b *strings.Builder, secs []*Section) {
+	for _, sec := range secs {
+		if sec.Title != "" {
+			fmt.Fprintf(b, "### %s\n\n", mdEsc(sec.Title))
+		}
+		if len(sec.Verdicts) > 0 {
 			for _, v := range sec.Verdicts {
-				fmt.Fprintf(b, "| %s | %s |\n", mdEsc(v.Label), mdEsc(v.Text))
+				fmt.Fprintf(b, "**%s**: %s  \n", v.Label, mdEsc(v.Text))
 			}
+			b.WriteString("\n")
+		}
+		if len(sec.Lines) > 0 {
+			b.WriteString("| | |\n|---|---|\n")
 			for _, l := range sec.Lines {
 				fmt.Fprintf(b, "| %s | %s |\n", mdEsc(l.Label), mdEsc(l.Text))
 			}
@@ -115,7 +120,7 @@ func mdCells(cells []string) []string {
 // its name as its lines (label: text), tables (head and rows), figures and notes.
 func jsonDocument(o *object, d *Document) {
 	for _, sec := range d.Sections {
-		if len(sec.JSON) > 0 {
+		if sec.JSON != nil {
 			for _, f := range sec.JSON {
 				o.set(f.Key, f.Value)
 			}
@@ -160,6 +165,7 @@ func jsonDocument(o *object, d *Document) {
 // htmlSection is one section of the page, with the section of each run that has it.
 type htmlSection struct {
 	Name, Title string
+	Two         bool // the page has two runs: each run's part is labelled
 	Runs        []htmlSectionRun
 }
 
@@ -169,21 +175,25 @@ type htmlSectionRun struct {
 	*Section
 }
 
-// htmlSections are the sections of the runs' documents, in the first document's order
-// (a section only the second run has follows those of the first).
-func htmlSections(runs []Run) []htmlSection {
+// htmlSections are the opening and the body sections of the runs' documents, each in the
+// first document's order (a section only the second run has follows those of the first).
+func htmlSections(runs []Run) (opening, body []htmlSection) {
+	return htmlGather(runs, (*Document).Opening), htmlGather(runs, (*Document).Body)
+}
+
+func htmlGather(runs []Run, part func(*Document) []*Section) []htmlSection {
 	var out []htmlSection
 	index := map[string]int{}
 	for i, r := range runs {
 		if r.Summary == nil || r.sweep != nil { // a sweep's page has its per-point table instead
 			continue
 		}
-		for _, sec := range SummaryDocument(r.Header, r.Summary).Sections {
+		for _, sec := range part(SummaryDocument(r.Header, r.Summary)) {
 			k, ok := index[sec.Name]
 			if !ok {
 				k = len(out)
 				index[sec.Name] = k
-				out = append(out, htmlSection{Name: sec.Name, Title: sec.Title})
+				out = append(out, htmlSection{Name: sec.Name, Title: sec.Title, Two: len(runs) == 2})
 			}
 			out[k].Runs = append(out[k].Runs, htmlSectionRun{Label: r.Label, Class: fmt.Sprintf("c%d", i), Section: sec})
 		}

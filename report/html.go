@@ -103,7 +103,7 @@ type page struct {
 	Plots      []htmlPlot
 	Sweeps     []sweepBlock  // the per-point table of each run that is a sweep
 	Sections   []htmlSection // the runs' documents' sections (document.go)
-	Verdicts   []verdictLine // one run's verdict block (runverdict.go)
+	Opening    []htmlSection // the sections that open the page: the verdict block (document.go)
 	Repeats    *repeatsBlock // a --repeat file's runs (repeats.go)
 }
 
@@ -168,9 +168,6 @@ func pageData(runs []Run, plots []htmlPlot) page {
 		p.Runs = append(p.Runs, runInfoOf(i, r.Label, h, r.Summary))
 	}
 	p.Simulated = simulatedBanner(sim, len(runs))
-	if len(runs) == 1 && runs[0].sweep == nil {
-		p.Verdicts = runVerdicts(runs[0].Summary)
-	}
 	if len(runs) == 1 && runs[0].repeats != nil {
 		p.Repeats = repeatsBlockOf(runs[0].repeats)
 	}
@@ -191,7 +188,7 @@ func pageData(runs []Run, plots []htmlPlot) page {
 		p.Summary = summaryRows(runs)
 		p.Pcts, p.Latency = latencyRows(runs)
 	}
-	p.Sections = htmlSections(runs) // document_render.go: the registered sections and breakdowns
+	p.Opening, p.Sections = htmlSections(runs) // document_render.go: the registered sections and breakdowns
 	p.Conditions = conditionRows(runs)
 	for _, c := range p.Conditions {
 		p.CondDiffer = p.CondDiffer || c.Differs

@@ -16,10 +16,11 @@ import (
 func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	var b strings.Builder
 	mdHeader(&b, h, s)
-	mdVerdicts(&b, s) // runverdict.go
+	doc := SummaryDocument(h, s) // document.go: the registered sections and breakdowns
+	mdDocument(&b, doc.Opening())
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
-	mdDocument(&b, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
+	mdDocument(&b, doc.Body())
 	if n := splitNote(s); n != "" {
 		b.WriteString(mdEsc(n) + "\n\n")
 	}

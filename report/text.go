@@ -30,14 +30,15 @@ const dash = "—"
 func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	var b strings.Builder
 	textHeader(&b, h, s)
-	textVerdicts(&b, s) // runverdict.go: steady, valid, quality before any figure
+	doc := SummaryDocument(h, s) // document.go: the registered sections and breakdowns
+	textDocument(&b, doc.Opening())
 	textRequests(&b, s)
 	b.WriteString("\n")
 	textLatency(&b, s)
 	if n := splitNote(s); n != "" {
 		line(&b, "ttft split", "%s", n)
 	}
-	textDocument(&b, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
+	textDocument(&b, doc.Body())
 	textNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
 	return err
