@@ -332,5 +332,7 @@ func splitJSON(s *metrics.Summary) *object {
 	statKeys(o, "to_headers", "_ms", sp.ToHeaders, s.Percentiles, 1e6)
 	statKeys(o, "prefill", "_ms", sp.Prefill, s.Percentiles, 1e6)
 	statKeys(o, "rest", "_ms", sp.Rest, s.Percentiles, 1e6)
+	o.set("overlap_requests", sp.Overlap)
+	o.set("max_overlap_ms", sp.OverlapMax/1e6)
 	return o
 }

@@ -58,6 +58,10 @@ func splitNote(s *metrics.Summary) string {
 	if r, ok := sp.Rest.Percentile(50); ok {
 		note += fmt.Sprintf("; to headers + prefill is within %.2f ms of TTFT at p50", math.Abs(r)/1e6)
 	}
+	if sp.Overlap > 0 {
+		note += fmt.Sprintf("; in %d requests to headers + prefill exceeded TTFT (by up to %.2f ms: the server's prefill clock started before its headers left), their rest counted as 0",
+			sp.Overlap, sp.OverlapMax/1e6)
+	}
 	if p, ok := sp.Prefill.Percentile(50); ok && sp.Source == "timings.prompt_ms" {
 		note += fmt.Sprintf("; server TTFT (llama.cpp timings, from its slot taking the request) p50 %.2f ms", p/1e6)
 	}
