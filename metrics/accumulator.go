@@ -70,6 +70,7 @@ type counts struct {
 	promptMismatch                      int   // server prompt tokens ≠ requested input tokens
 	cachedPrompt                        int64 // prompt tokens the server says it took from its prefix cache
 	cachedReported                      int   // completed requests whose server reported a cached count
+	cachedOf                            int64 // the prompt tokens of those requests
 	cachedBeyond                        int64 // of cachedPrompt, the tokens beyond each request's opening
 }
 

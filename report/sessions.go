@@ -2,38 +2,47 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"servebench/metrics"
 	"servebench/record"
 )
 
-// A multi-turn run has a section of its figures per turn index (the TTFT that shows whether
-// the server reuses the history it has seen) and per session.
-func init() { RegisterSection("sessions", 10, sessionsSection) }
+// A multi-turn run has a section of its figures per turn index (metrics' "turn" breakdown:
+// the TTFT that shows whether the server reuses the history it has seen) and per session. It
+// is registered under the breakdown's plural, so it replaces the breakdown's generic table.
+func init() { RegisterSection("turns", 10, sessionsSection) }
 
 // sessionsSection is nothing for a run without sessions.
 func sessionsSection(_ *record.Header, s *metrics.Summary) *Section {
-	if len(s.Turns) == 0 || s.Sessions == nil {
+	b := s.BreakdownBy("turn")
+	if b == nil || s.Sessions == nil {
 		return nil
 	}
 	ss := s.Sessions
 	t := &Table{Head: []string{"turn", "n", "input tokens", "TTFT p50", "TTFT p99", "cached"},
 		Note: "TTFT in ms, per turn index: the prompt grows with the history; with a prefix cache TTFT stays flat, or falls when turn 1 is the longest, and without one it rises"}
 	var turns []*object
-	for _, tu := range s.Turns {
-		cached := dash
-		if tu.CachedShare != nil {
-			cached = fmt.Sprintf("%.0f%%", fin(100**tu.CachedShare))
+	for _, g := range b.Groups {
+		m := g.Summary
+		turn, _ := strconv.Atoi(g.Value)
+		var in float64
+		if m.Completed > 0 {
+			in = float64(m.InputTokens) / float64(m.Completed)
 		}
-		t.Rows = append(t.Rows, []string{fmt.Sprint(tu.Turn), fmt.Sprint(tu.N), fmt.Sprintf("%.0f", fin(tu.InputTokens)),
-			msP(tu.TTFT, 50), msP(tu.TTFT, 99), cached})
+		cached := dash
+		if m.CachedShare != nil {
+			cached = fmt.Sprintf("%.0f%%", fin(100**m.CachedShare))
+		}
+		t.Rows = append(t.Rows, []string{g.Value, fmt.Sprint(m.Completed), fmt.Sprintf("%.0f", fin(in)),
+			msP(m.TTFT, 50), msP(m.TTFT, 99), cached})
 		to := &object{}
-		to.set("turn", tu.Turn)
-		to.set("completed", tu.N)
-		to.set("mean_input_tokens", tu.InputTokens)
-		statKeys(to, "ttft", "_ms", tu.TTFT, []float64{99}, 1e6)
-		to.set("cached_share", tu.CachedShare)
+		to.set("turn", turn)
+		to.set("completed", m.Completed)
+		to.set("mean_input_tokens", in)
+		statKeys(to, "ttft", "_ms", m.TTFT, []float64{99}, 1e6)
+		to.set("cached_share", m.CachedShare)
 		turns = append(turns, to)
 	}
 	so := &object{}
