@@ -49,3 +49,4 @@ func TestAdapterSummaries(t *testing.T) {
 		t.Errorf("a run without adapters has %+v", s.Breakdowns)
 	}
 }
+
