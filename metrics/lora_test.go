@@ -49,4 +49,3 @@ func TestAdapterSummaries(t *testing.T) {
 		t.Errorf("a run without adapters has %+v", s.Breakdowns)
 	}
 }
-
