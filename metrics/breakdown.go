@@ -88,8 +88,9 @@ func Keys() []Key {
 
 // groupAcc keeps one Accumulator per value of each key, made on first use.
 type groupAcc struct {
-	sub bool // this Accumulator is itself a group's: it keeps no groups of its own
-	by  map[string]map[string]*Accumulator
+	sub  bool  // this Accumulator is itself a group's: it keeps no groups of its own
+	keys []Key // the registered keys when the first record came: one lock per run, not per record
+	by   map[string]map[string]*Accumulator
 }
 
 // addGroups adds r to the accumulator of each of its keys' values. Every record goes there
@@ -98,7 +99,10 @@ func (a *Accumulator) addGroups(r *record.Record) {
 	if a.groups.sub {
 		return
 	}
-	for _, k := range Keys() {
+	if a.groups.keys == nil {
+		a.groups.keys = append([]Key{}, Keys()...) // not nil, even when no key is registered
+	}
+	for _, k := range a.groups.keys {
 		v, ok := k.Of(a.hdr, r)
 		if !ok {
 			continue
@@ -127,7 +131,7 @@ func (a *Accumulator) breakdowns(run *Summary) []Breakdown {
 		return nil
 	}
 	var out []Breakdown
-	for _, k := range Keys() {
+	for _, k := range a.groups.keys {
 		m := a.groups.by[k.Name]
 		if len(m) == 0 {
 			continue
