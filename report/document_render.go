@@ -14,6 +14,9 @@ import (
 // in parentheses.
 func textDocument(b *strings.Builder, secs []*Section) {
 	for _, sec := range secs {
+		if !sec.forPeople() {
+			continue
+		}
 		b.WriteString("\n")
 		switch {
 		case sec.Heading != "":
@@ -47,6 +50,12 @@ func textDocument(b *strings.Builder, secs []*Section) {
 	}
 }
 
+// forPeople reports whether the section has anything for text, Markdown and HTML: one of only
+// JSON keys (a key every summary has, null when undefined) is for JSON alone.
+func (sec *Section) forPeople() bool {
+	return len(sec.Verdicts)+len(sec.Lines)+len(sec.Tables)+len(sec.Figures)+len(sec.Notes) > 0
+}
+
 // textFigure lists a figure's points, one series a line.
 func textFigure(b *strings.Builder, f Figure) {
 	line(b, "figure", "%s (%s against %s)", f.Title, f.Y, f.X)
@@ -69,6 +78,9 @@ func pointList(s FigureSeries) string {
 // as bold-labelled lines, its lines as a two-column table, then its tables, figures and notes.
 func mdDocument(b *strings.Builder, secs []*Section) {
 	for _, sec := range secs {
+		if !sec.forPeople() {
+			continue
+		}
 		if sec.Title != "" {
 			fmt.Fprintf(b, "### %s\n\n", mdEsc(sec.Title))
 		}
@@ -189,6 +201,9 @@ func htmlGather(runs []Run, part func(*Document) []*Section) []htmlSection {
 			continue
 		}
 		for _, sec := range part(SummaryDocument(r.Header, r.Summary)) {
+			if !sec.forPeople() {
+				continue
+			}
 			k, ok := index[sec.Name]
 			if !ok {
 				k = len(out)

@@ -88,7 +88,7 @@ func TestSectionOrder(t *testing.T) {
 	for _, sec := range SummaryDocument(nil, s).Sections {
 		names = append(names, sec.Name)
 	}
-	if got := strings.Join(names, ","); got != "run-verdict,zz-first,ks" {
-		t.Errorf("sections %s, want run-verdict,zz-first,ks", got)
+	if got := strings.Join(names, ","); got != "run-verdict,zz-first,ttft-split,ks" {
+		t.Errorf("sections %s, want run-verdict,zz-first,ttft-split,ks", got)
 	}
 }

@@ -250,7 +250,6 @@ func jsonExtras(o *object, h *record.Header, s *metrics.Summary) {
 	src.set("prompt", s.PromptTokenSources)
 	src.set("output", s.OutputTokenSources)
 	o.set("token_count_sources", src)
-	o.set("ttft_split", splitJSON(s))
 	warnings := finiteWarnings(s.Warnings)
 	if warnings == nil {
 		warnings = []metrics.Warning{}

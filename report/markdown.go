@@ -21,9 +21,6 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
 	mdDocument(&b, doc.Body())
-	if n := splitNote(s); n != "" {
-		b.WriteString(mdEsc(n) + "\n\n")
-	}
 	mdFailures(&b, s)
 	mdNotes(&b, s)
 	_, err := io.WriteString(w, b.String())

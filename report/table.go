@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"servebench/metrics"
+	"servebench/record"
 )
 
 // row is one line of the latency table.
@@ -45,6 +46,19 @@ func tableRowsWith(s *metrics.Summary, split, reason bool) []row {
 		{"queue", s.Queue, 1e6},
 		{"decode tok/s/user", s.DecodeRate, 1},
 	}...)
+}
+
+// TTFT taken apart (metrics.TTFTSplit): its rows follow TTFT in the latency table, and a
+// section says what the parts are; in JSON "ttft_split", null where no server reported its
+// prefill times, so every summary has the key.
+func init() {
+	RegisterSection("ttft-split", 1, func(_ *record.Header, s *metrics.Summary) *Section {
+		sec := &Section{Name: "ttft-split", Title: "TTFT split", JSON: []Field{{"ttft_split", splitJSON(s)}}}
+		if n := splitNote(s); n != "" {
+			sec.Lines = []Line{{"ttft split", n}}
+		}
+		return sec
+	})
 }
 
 // splitNote says what TTFT's parts are and how well they add up; "" without them.

@@ -39,9 +39,6 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	textRequests(&b, s)
 	b.WriteString("\n")
 	textLatency(&b, s)
-	if n := splitNote(s); n != "" {
-		line(&b, "ttft split", "%s", n)
-	}
 	textDocument(&b, doc.Body())
 	textNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
