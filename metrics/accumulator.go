@@ -40,8 +40,6 @@ type Accumulator struct {
 	steady steadyAcc
 	// sessions keeps the per-turn and per-session figures of a multi-turn run (sessions.go)
 	sessions sessionAcc
-	// adapters keeps the per-LoRA-adapter figures of a --lora-modules run (lora.go)
-	adapters adapterAcc
 	media    mediaAcc // images and audio (media.go)
 	pool     poolAcc  // embeddings and rerank (pooling.go)
 	// runs are the Record.Run values seen, to pick this run's RunEnd lines from the header
@@ -53,8 +51,8 @@ type Accumulator struct {
 	warmEnd  warmupEnd // the warmup's last end, for the warmup overlap (overlap.go)
 	// split takes TTFT apart where the server reports a prefill time (ttftsplit.go)
 	split splitAcc
-	// stages keeps one Accumulator per load stage of run --stages (stages.go)
-	stages stageAcc
+	// groups keeps one Accumulator per value of each per-request key (breakdown.go)
+	groups groupAcc
 	// reason keeps the reasoning-model figures (reasoning.go)
 	reason reasoningAcc
 	// tools keeps the tool-call and agent-task figures (agents.go)
@@ -75,6 +73,7 @@ type counts struct {
 	promptMismatch                      int   // server prompt tokens ≠ requested input tokens
 	cachedPrompt                        int64 // prompt tokens the server says it took from its prefix cache
 	cachedReported                      int   // completed requests whose server reported a cached count
+	cachedOf                            int64 // the prompt tokens of those requests
 	cachedBeyond                        int64 // of cachedPrompt, the tokens beyond each request's opening
 }
 
@@ -99,7 +98,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	}
 	a.runs[r.Run] = true
 	a.steady.addLoad(r) // every request loads the server, warmup and cooldown too (steady.go)
-	a.addStage(r)
+	a.addGroups(r)
 	a.coldWarm.add(r)
 	a.warmEnd.add(r)
 	a.pool.note(r)
@@ -122,7 +121,6 @@ func (a *Accumulator) Add(r *record.Record) {
 	a.n.measured++
 	a.sessions.add(r)
 	a.tools.add(r) // agents.go
-	a.adapters.add(r)
 	if r.Dispatched > 0 {
 		a.lateness.add(float64(r.Dispatched - r.Scheduled))
 	}

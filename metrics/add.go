@@ -21,6 +21,7 @@ func (a *Accumulator) addTokens(r *record.Record) int {
 	if c, ok := cachedPromptTokens(r); ok {
 		a.n.cachedPrompt += c
 		a.n.cachedReported++
+		a.n.cachedOf += int64(in)
 		a.n.cachedBeyond += max(c-opening(r, in, psrc), 0)
 	}
 	// Server-reported prompt lengths, and their difference from what the workload asked for.

@@ -28,22 +28,24 @@ func TestAdapterSummaries(t *testing.T) {
 		a.Add(rec(i, x.adapter, x.phase, x.class))
 	}
 	s := a.Summary()
-	if len(s.Adapters) != 2 || s.Adapters[0].Adapter != "a" || s.Adapters[1].Adapter != "b" {
-		t.Fatalf("adapters %+v", s.Adapters)
+	b := s.BreakdownBy("adapter")
+	if b == nil || len(b.Groups) != 2 || b.Groups[0].Value != "a" || b.Groups[1].Value != "b" {
+		t.Fatalf("adapters %+v", b)
 	}
-	ad, bd := s.Adapters[0], s.Adapters[1]
-	if ad.Measured != 2 || ad.Completed != 2 || bd.Completed != 1 || bd.Failed != 1 || ad.Share != 0.5 || ad.OutputTokens != 6 {
+	ag, bg := b.Groups[0], b.Groups[1]
+	ad, bd := ag.Summary, bg.Summary
+	if ad.Measured != 2 || ad.Completed != 2 || bd.Completed != 1 || bd.Failed != 1 || ag.Share != 0.5 || ad.OutputTokens != 6 {
 		t.Errorf("a %+v, b %+v", ad, bd)
 	}
-	if ad.TTFT.N != 2 || ad.ITL.N != 4 || ad.TPOT.N != 2 || ad.E2E.N != 2 {
-		t.Errorf("a's samples: ttft %d itl %d tpot %d e2e %d", ad.TTFT.N, ad.ITL.N, ad.TPOT.N, ad.E2E.N)
+	if ad.TTFT.N != 2 || ad.ITLChunk.N != 4 || ad.TPOT.N != 2 || ad.E2E.N != 2 {
+		t.Errorf("a's samples: ttft %d itl %d tpot %d e2e %d", ad.TTFT.N, ad.ITLChunk.N, ad.TPOT.N, ad.E2E.N)
 	}
 	if math.Abs(*ad.OutputThroughput+*bd.OutputThroughput-*s.OutputThroughput) > 1e-9 {
 		t.Errorf("output throughputs %v + %v, run %v", *ad.OutputThroughput, *bd.OutputThroughput, *s.OutputThroughput)
 	}
 	var plain Accumulator
 	plain.Add(rec(0, "", record.PhaseMeasure, ""))
-	if s := plain.Summary(); s.Adapters != nil {
-		t.Errorf("a run without adapters has %+v", s.Adapters)
+	if s := plain.Summary(); s.Breakdowns != nil {
+		t.Errorf("a run without adapters has %+v", s.Breakdowns)
 	}
 }

@@ -2,6 +2,28 @@ package metrics
 
 import "servebench/record"
 
+// A run whose requests carried images or audio is broken down by what each carried: "image",
+// "audio" or "image+audio" (requests with text only are in no group), so a modality's cost in
+// TTFT and throughput reads beside the others.
+func init() {
+	RegisterKey(Key{
+		Name: "modality", Plural: "modalities", Title: "Modalities",
+		Note: "per kind of media a request carried (text-only requests are in none); latencies in ms; throughputs over the run's whole window",
+		Of:   func(_ *record.Header, r *record.Record) (string, bool) { return modality(r), hasMedia(r) },
+	})
+}
+
+// modality names the media a request carried.
+func modality(r *record.Record) string {
+	switch {
+	case r.Images > 0 && r.AudioClips > 0:
+		return "image+audio"
+	case r.Images > 0:
+		return "image"
+	}
+	return "audio"
+}
+
 // MediaSummary is what the images and audio clips of a run's completed measured requests
 // weighed, and what the server counted for their prompts. Bytes are the encoded files (PNG,
 // JPEG, WAV) before base64: a request's body carries 4/3 of them, plus the data: URL prefix.

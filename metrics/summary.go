@@ -46,6 +46,9 @@ type Summary struct {
 	// CachedReported is how many completed requests carried a cached-token count from the
 	// server (0: not reported, which is not the same as 0 cached).
 	CachedReported int
+	// CachedShare is CachedPromptTokens over the prompt tokens of the requests that reported a
+	// cached count; nil when none did.
+	CachedShare *float64
 	// CachedBeyondOpening is the part of CachedPromptTokens beyond each request's opening:
 	// the tokens the server adds itself (BOS, a chat template: its prompt count beyond the
 	// text asked for, at least 1) and sharedOpening more, a phrase many texts begin with. A
@@ -125,14 +128,12 @@ type Summary struct {
 	// not have per-event token counts for ITL (token).
 	ITLTokenRequests, ITLTokenSkipped int
 
-	// Turns and Sessions are a multi-turn run's per-turn-index and per-session figures
-	// (sessions.go); nil otherwise.
-	Turns    []TurnSummary
+	// Sessions are a multi-turn run's per-session figures (sessions.go; per turn index, see
+	// the "turn" breakdown); nil otherwise.
 	Sessions *SessionSummary
-	// Stages are a staged run's figures per load stage (stages.go); nil otherwise.
-	Stages []StageSummary
-	// Adapters are a LoRA mix's per-adapter figures (lora.go), by name; nil otherwise.
-	Adapters []AdapterSummary
+	// Breakdowns are the summary grouped by each registered per-request key that any request
+	// had (breakdown.go): per LoRA adapter, per load stage, ...; nil otherwise.
+	Breakdowns []Breakdown
 	// Media is what the requests' images and audio weighed (media.go); nil without media.
 	Media *MediaSummary
 	// Pooling are an embeddings or rerank run's figures (pooling.go); nil for generation.
@@ -186,12 +187,14 @@ func (a *Accumulator) Summary() *Summary {
 	a.attainment(s)
 	s.Ends = a.ends()
 	s.Server = a.server(s)
-	s.Turns, s.Sessions = a.sessions.summaries(ps)
-	s.Tools = a.toolSummary(ps) // agents.go
-	s.Adapters = a.adapters.summaries(ps, s.Measured, s.Window.Seconds())
+	s.Sessions = a.sessions.summary(ps)
+	if a.n.cachedOf > 0 {
+		s.CachedShare = ptr(float64(a.n.cachedPrompt) / float64(a.n.cachedOf))
+	}
 	s.Media = a.media.summary(ps)
+	s.Tools = a.toolSummary(ps) // agents.go
 	s.Pooling = a.pooling(s)
-	s.Stages = a.stageSummaries()
+	s.Breakdowns = a.breakdowns(s)
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped())) // stages.go
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)

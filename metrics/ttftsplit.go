@@ -19,12 +19,22 @@ var prefillKeys = []string{"timings.prompt_ms", "ollama.prompt_eval_duration_ms"
 // − Prefill: the first token's way out (sampling, the write, the network), and for a server
 // that sends its headers at once (vLLM, Ollama) also its queue. The client queue (queue,
 // dispatched − scheduled) is before sent and in none of them.
+//
+// The server times its prefill on its own clock, from a start of its choosing: where to
+// headers + prefill exceeds TTFT, the two overlapped (the server started its prefill before
+// its headers left, or rounded its figure up). Rest is then 0, not negative: a part of TTFT
+// cannot take less than no time, and a mean of negative rests would say it did. Overlap
+// counts those requests, and OverlapMax is the largest excess.
 type TTFTSplit struct {
 	Source   string // the server figure used for prefill, e.g. "timings.prompt_ms"
 	Requests int    // completed requests with a prefill figure and a headers time
 	Of       int    // completed requests with a TTFT
 	// ToHeaders, Prefill and Rest are per-request distributions in ns over those requests.
 	ToHeaders, Prefill, Rest Stat
+	// Overlap is how many requests had to headers + prefill above their TTFT (their rest is
+	// 0), and OverlapMax the largest excess in ns.
+	Overlap    int
+	OverlapMax float64
 }
 
 // splitAcc collects the TTFT split of completed requests.
@@ -32,6 +42,8 @@ type splitAcc struct {
 	src                    string
 	of                     int
 	headers, prefill, rest sample
+	overlap                int
+	overlapMax             float64
 }
 
 // add takes a completed request's TTFT apart when its server reported a prefill time.
@@ -54,7 +66,13 @@ func (sa *splitAcc) add(r *record.Record) {
 		sa.src = k
 		sa.headers.add(h)
 		sa.prefill.add(p)
-		sa.rest.add(float64(t) - h - p)
+		rest := float64(t) - h - p
+		if rest < 0 {
+			sa.overlap++
+			sa.overlapMax = max(sa.overlapMax, -rest)
+			rest = 0
+		}
+		sa.rest.add(rest)
 		return
 	}
 }
@@ -65,5 +83,6 @@ func (sa *splitAcc) summary(ps []float64) *TTFTSplit {
 		return nil
 	}
 	return &TTFTSplit{Source: sa.src, Requests: len(sa.prefill), Of: sa.of,
-		ToHeaders: sa.headers.stat(ps), Prefill: sa.prefill.stat(ps), Rest: sa.rest.stat(ps)}
+		ToHeaders: sa.headers.stat(ps), Prefill: sa.prefill.stat(ps), Rest: sa.rest.stat(ps),
+		Overlap: sa.overlap, OverlapMax: sa.overlapMax}
 }

@@ -30,3 +30,18 @@ func TestTTFTSplit(t *testing.T) {
 		t.Error("a split without any prefill figure")
 	}
 }
+
+// TestTTFTSplitOverlap: where to headers + prefill exceeds TTFT, rest is 0 and the overlap is
+// counted, so no mean of the rest is negative.
+func TestTTFTSplitOverlap(t *testing.T) {
+	var a Accumulator
+	for i, prompt := range []float64{30, 33.5} { // TTFT 81 ms, to headers 50 ms: rest 1 ms, then -2.5 ms
+		a.Add(&record.Record{ID: i, Phase: record.PhaseMeasure, Dispatched: ms, Sent: 2 * ms, Headers: 52 * ms,
+			Events: []record.Event{{T: 83 * ms}, {T: 90 * ms}}, Done: 91 * ms, OutputTokens: 2, OutputTokensSource: record.SourceServer,
+			Server: map[string]float64{"timings.prompt_ms": prompt}})
+	}
+	sp := a.Summary().TTFTSplit
+	if sp.Rest.Min != 0 || sp.Rest.Mean != float64(ms)/2 || sp.Overlap != 1 || sp.OverlapMax != 2.5*float64(ms) {
+		t.Errorf("rest min %v mean %v, overlap %d (max %v ns); want 0, 0.5 ms, 1, 2.5 ms", sp.Rest.Min, sp.Rest.Mean, sp.Overlap, sp.OverlapMax)
+	}
+}

@@ -274,17 +274,44 @@ func writeCmpServer(b *strings.Builder, r *compare.Result) {
 	if r.BaseRuns > 1 || r.CandRuns > 1 {
 		runs = "median over runs"
 	}
+	server, ours := splitServerRows(r.Server)
 	fmt.Fprintf(b, "\nserver side (its own telemetry, %s; informational, not part of the verdict):\n", runs)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  figure\tbase\tcandidate\tchange\t")
-	for _, row := range r.Server {
-		change := dash
-		if row.Base != nil && row.Cand != nil && *row.Base != 0 {
-			change = fmt.Sprintf("%+.1f%%", fin(100*(*row.Cand / *row.Base - 1)))
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", row.Name, cmpServerValue(row.Base, row.Unit), cmpServerValue(row.Cand, row.Unit), change)
+	for _, row := range server {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", row.Name, cmpServerValue(row.Base, row.Unit), cmpServerValue(row.Cand, row.Unit), serverChange(row))
 	}
 	tw.Flush()
+	if ours != "" {
+		fmt.Fprintf(b, "  (%s)\n", ours)
+	}
+}
+
+// splitServerRows parts the server's own figures from ours that compare sets beside them
+// ("servebench TTFT p50"): a client figure in a table of the server's telemetry would read as
+// the server's. Ours become one line to set beside the table, said to be the client's.
+func splitServerRows(rows []compare.ServerRow) (server []compare.ServerRow, ours string) {
+	var parts []string
+	for _, row := range rows {
+		name, client := strings.CutPrefix(row.Name, "servebench ")
+		if !client {
+			server = append(server, row)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s (%s)", name, cmpServerValue(row.Base, row.Unit), cmpServerValue(row.Cand, row.Unit), serverChange(row)))
+	}
+	if len(parts) == 0 {
+		return server, ""
+	}
+	return server, "for reference, servebench's own client-side figures, base → candidate: " + strings.Join(parts, "; ")
+}
+
+// serverChange is a server figure's change from base to candidate, or a dash.
+func serverChange(row compare.ServerRow) string {
+	if row.Base != nil && row.Cand != nil && *row.Base != 0 {
+		return fmt.Sprintf("%+.1f%%", fin(100*(*row.Cand / *row.Base - 1)))
+	}
+	return dash
 }
 
 func cmpServerValue(v *float64, unit string) string {

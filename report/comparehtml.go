@@ -43,6 +43,7 @@ type cmpHTML struct {
 	Differ, All                              []cmpCondRow
 	Notes                                    []string
 	Server                                   []cmpServerRow
+	ServerOurs                               string // our figures to set beside the server's (splitServerRows)
 	Changes                                  []string
 }
 
@@ -111,13 +112,11 @@ func renderCompareHTML(w io.Writer, ins []Input) error {
 	for _, c := range r.Changes {
 		p.Changes = append(p.Changes, fmt.Sprintf("--%s %s → %s", c.Key, cmpValue(c.Base), cmpValue(c.Value)))
 	}
-	for _, x := range r.Server {
-		change := dash
-		if x.Base != nil && x.Cand != nil && *x.Base != 0 {
-			change = fmt.Sprintf("%+.1f%%", fin(100*(*x.Cand / *x.Base - 1)))
-		}
-		p.Server = append(p.Server, cmpServerRow{x.Name, cmpServerValue(x.Base, x.Unit), cmpServerValue(x.Cand, x.Unit), change})
+	server, ours := splitServerRows(r.Server)
+	for _, x := range server {
+		p.Server = append(p.Server, cmpServerRow{x.Name, cmpServerValue(x.Base, x.Unit), cmpServerValue(x.Cand, x.Unit), serverChange(x)})
 	}
+	p.ServerOurs = ours
 	return comparePageTmpl.Execute(w, p)
 }
 

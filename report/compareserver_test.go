@@ -61,3 +61,26 @@ func TestCompareTextServerBlock(t *testing.T) {
 		t.Error("server block without telemetry")
 	}
 }
+
+// Our own TTFT and ITL, which compare sets beside the server's, leave the server's table: a
+// client figure there would read as the server's telemetry.
+func TestCompareServerBlockHoldsNoClientFigure(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	r := &compare.Result{BaseRuns: 1, CandRuns: 1, Method: compare.Method, Verdict: compare.NoChange, Threshold: 0.05,
+		Server: []compare.ServerRow{
+			{Name: "server TTFT p50", Unit: "ms", Base: f(355.06), Cand: f(236.8)},
+			{Name: "servebench TTFT p50", Unit: "ms", Base: f(360), Cand: f(240)},
+		}}
+	var b bytes.Buffer
+	if err := CompareText(&b, r, "a.jsonl", "b.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "  servebench TTFT p50") || !strings.Contains(out, "servebench's own client-side figures, base → candidate: TTFT p50 360.0 ms → 240.0 ms (-33.3%)") {
+		t.Errorf("our TTFT is in the server's table, or missing beside it:\n%s", out)
+	}
+	server, ours := splitServerRows(r.Server)
+	if len(server) != 1 || server[0].Name != "server TTFT p50" || ours == "" {
+		t.Errorf("split %+v, %q", server, ours)
+	}
+}

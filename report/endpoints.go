@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 	"strings"
 
 	"servebench/metrics"
@@ -28,16 +27,10 @@ func poolingNoun(h *record.Header) string {
 // outLength matches the output length of a header's load line: a pooling run asks for none.
 var outLength = regexp.MustCompile(` / out [^,\n]*? tokens`)
 
-// poolingVerdicts are the run's verdict lines with the steady check replaced by why it was
-// not made.
-func poolingVerdicts(s *metrics.Summary) []verdictLine {
-	vs := slices.Clone(runVerdicts(s))
-	for i := range vs {
-		if vs[i].Label == "steady" {
-			vs[i].Text, vs[i].Class = "not checked: an embeddings or rerank run streams nothing for the check to read", "unsure"
-		}
-	}
-	return vs
+// poolingSteady is the steady line of a pooling run's verdict block: why the check was not
+// made.
+func poolingSteady() verdictLine {
+	return verdictLine{Label: "steady", Text: "not checked: an embeddings or rerank run streams nothing for the check to read", Class: "unsure"}
 }
 
 // poolingRows are the latency rows of a pooling run, in ns.
@@ -52,7 +45,7 @@ func textPooling(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	textHeader(&hb, h, s)
 	b.WriteString(outLength.ReplaceAllString(hb.String(), " tokens a request"))
 	b.WriteString("\n")
-	for _, v := range poolingVerdicts(s) {
+	for _, v := range runVerdicts(s) {
 		line(&b, v.Label, "%s", v.Text)
 	}
 	b.WriteString("\n")
@@ -121,7 +114,7 @@ func markdownPooling(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	var b, hb strings.Builder
 	mdHeader(&hb, h, s)
 	b.WriteString(outLength.ReplaceAllString(hb.String(), " tokens a request"))
-	for _, v := range poolingVerdicts(s) {
+	for _, v := range runVerdicts(s) {
 		fmt.Fprintf(&b, "**%s**: %s  \n", v.Label, mdEsc(v.Text))
 	}
 	b.WriteString("\n")
@@ -224,16 +217,6 @@ func poolingPage(p *page, runs []Run) {
 		}
 	}
 	p.Plots = nil
-	for i := range p.Server {
-		for _, r := range runs {
-			if r.Label == p.Server[i].Label {
-				p.Server[i].Rows = poolingServerRows(r.Summary)
-			}
-		}
-	}
-	if len(runs) == 1 {
-		p.Verdicts = poolingVerdicts(runs[0].Summary)
-	}
 	noun := poolingNoun(runs[0].Header)
 	figs := []struct {
 		name string

@@ -102,12 +102,10 @@ type page struct {
 	Conditions []condRow
 	CondDiffer bool // a condition differs between the two runs: the folded table opens
 	Plots      []htmlPlot
-	Server     []serverBlock  // the server section of each run that holds telemetry
-	Sweeps     []sweepBlock   // the per-point table of each run that is a sweep
-	Stages     []sweepBlock   // the per-stage table of each run with load stages (stages.go)
-	Adapters   []adapterBlock // the per-LoRA-adapter table of each run with a mix (lora.go)
-	Verdicts   []verdictLine  // one run's verdict block (runverdict.go)
-	Repeats    *repeatsBlock  // a --repeat file's runs (repeats.go)
+	Sweeps     []sweepBlock  // the per-point table of each run that is a sweep
+	Sections   []htmlSection // the runs' documents' sections (document.go)
+	Opening    []htmlSection // the sections that open the page: the verdict block (document.go)
+	Repeats    *repeatsBlock // a --repeat file's runs (repeats.go)
 }
 
 // sweepBlock is one sweep's per-point table, its note and its conclusions.
@@ -118,16 +116,9 @@ type sweepBlock struct {
 	Findings           []string
 }
 
-// serverBlock is one run's "server during the window" lines (serverRows).
-type serverBlock struct {
-	Label, Class string
-	Rows         []labeled
-}
-
 type runInfo struct {
 	Label, Class, Target, API, Model, Start, Version, Hash, Workload, Shard, Command, Load string
 	Warnings                                                                               []htmlWarning
-	Validity                                                                               []string // validity.go
 }
 
 // htmlWarning is a warning with the CSS class of its level.
@@ -178,9 +169,6 @@ func pageData(runs []Run, plots []htmlPlot) page {
 		p.Runs = append(p.Runs, runInfoOf(i, r.Label, h, r.Summary))
 	}
 	p.Simulated = simulatedBanner(sim, len(runs))
-	if len(runs) == 1 && runs[0].sweep == nil {
-		p.Verdicts = runVerdicts(runs[0].Summary)
-	}
 	if len(runs) == 1 && runs[0].repeats != nil {
 		p.Repeats = repeatsBlockOf(runs[0].repeats)
 	}
@@ -201,13 +189,7 @@ func pageData(runs []Run, plots []htmlPlot) page {
 		p.Summary = summaryRows(runs)
 		p.Pcts, p.Latency = latencyRows(runs)
 	}
-	for i, r := range runs {
-		if rows := serverRows(r.Summary); rows != nil && r.sweep == nil { // a sweep's last run is not the sweep
-			p.Server = append(p.Server, serverBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Rows: rows})
-		}
-	}
-	p.Stages = stageBlocks(runs)
-	p.Adapters = adapterBlocks(runs)
+	p.Opening, p.Sections = htmlSections(runs) // document_render.go: the registered sections and breakdowns
 	p.Conditions = conditionRows(runs)
 	for _, c := range p.Conditions {
 		p.CondDiffer = p.CondDiffer || c.Differs
@@ -234,7 +216,7 @@ func simulatedBanner(sim []string, runs int) string {
 func runInfoOf(i int, label string, h *record.Header, s *metrics.Summary) runInfo {
 	ri := runInfo{Label: label, Class: fmt.Sprintf("c%d", i), Target: h.Target.URL, API: h.Target.API,
 		Model: h.Target.Model, Version: h.Version, Hash: short(h.Workload.Hash), Shard: h.Shard,
-		Command: strings.Join(h.Command, " "), Load: loadLine(h), Warnings: htmlWarnings(finiteWarnings(s.Warnings)), Validity: htmlValidity(s)}
+		Command: strings.Join(h.Command, " "), Load: loadLine(h), Warnings: htmlWarnings(finiteWarnings(s.Warnings))}
 	if !h.Start.IsZero() {
 		ri.Start = h.Start.UTC().Format("2006-01-02 15:04:05Z")
 	}

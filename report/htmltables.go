@@ -46,10 +46,8 @@ func summaryRows(runs []Run) []tableRow {
 		}
 		rows = append(rows, row)
 	}
-	rows = append(rows, reasoningSummaryRows(runs)...)
 	// agents.go: only when a run offered tools
-	rows = append(rows, agentSummaryRows(runs)...)
-	return append(rows, mediaRows(runs)...) // media.go: only when a run has media
+	return append(rows, agentSummaryRows(runs)...)
 }
 
 func windowS(s *metrics.Summary) *float64 {

@@ -21,6 +21,15 @@ type object struct {
 
 func (o *object) set(k string, v any) { o.keys = append(o.keys, k); o.vals = append(o.vals, v) }
 
+// fields are the object's keys and values, in order.
+func (o *object) fields() []Field {
+	out := make([]Field, len(o.keys))
+	for i, k := range o.keys {
+		out[i] = Field{k, o.vals[i]}
+	}
+	return out
+}
+
 // MarshalJSON writes the object with its keys in insertion order.
 func (o *object) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
@@ -80,7 +89,7 @@ func JSONRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 		setLoadKeys(ro, h, r.Summary)
 		jsonRun(ro, r.Summary)
 		jsonDistributions(ro, r.Summary)
-		jsonExtras(ro, r.Summary)
+		jsonExtras(ro, h, r.Summary)
 		list[i] = ro
 	}
 	o.set("runs", list)
@@ -97,7 +106,7 @@ func jsonObject(h *record.Header, s *metrics.Summary) *object {
 	setLoadKeys(o, h, s)
 	jsonRun(o, s)
 	jsonDistributions(o, s)
-	jsonExtras(o, s)
+	jsonExtras(o, h, s)
 	return o
 }
 
@@ -219,7 +228,7 @@ func statKeys(o *object, base, unit string, st metrics.Stat, ps []float64, div f
 }
 
 // jsonExtras writes the figures vLLM does not have.
-func jsonExtras(o *object, s *metrics.Summary) {
+func jsonExtras(o *object, h *record.Header, s *metrics.Summary) {
 	o.set("percentiles", s.Percentiles)
 	o.set("measured", s.Measured)
 	o.set("failure_rate", s.FailureRate)
@@ -241,22 +250,14 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	src.set("prompt", s.PromptTokenSources)
 	src.set("output", s.OutputTokenSources)
 	o.set("token_count_sources", src)
-	o.set("ttft_split", splitJSON(s))
-	jsonReasoning(o, s) // reasoning.go: only when a request reasoned
 	warnings := finiteWarnings(s.Warnings)
 	if warnings == nil {
 		warnings = []metrics.Warning{}
 	}
 	o.set("warnings", warnings)
-	jsonSessions(o, s) // sessions.go: only for multi-turn runs
-	jsonAgents(o, s)   // agents.go: only for a run that offered tools
-	jsonStages(o, s)   // stages.go: only for a run with load stages
-	jsonAdapters(o, s) // lora.go: only for a LoRA mix
-	jsonMedia(o, s)    // media.go: only for runs with images or audio
+	jsonDocument(o, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
+	jsonAgents(o, s)                       // agents.go: only for a run that offered tools
 	o.set("steady_state", s.Steadiness)
-	if vs := validities(s); len(vs) > 0 {
-		o.set("validity", vs[len(vs)-1]) // the summary's run: the last of its run-end lines
-	}
 	if bad := s.Invalid(); len(bad) > 0 {
 		// present only for a run its warnings invalidate: the reasons, each in short
 		var why []string
@@ -265,7 +266,6 @@ func jsonExtras(o *object, s *metrics.Summary) {
 		}
 		o.set("invalid", why)
 	}
-	jsonServer(o, s)  // server.go: only when the records hold telemetry
 	jsonPooling(o, s) // endpoints.go: only for embeddings and rerank, whose streaming keys it drops
 }
 
@@ -333,5 +333,7 @@ func splitJSON(s *metrics.Summary) *object {
 	statKeys(o, "to_headers", "_ms", sp.ToHeaders, s.Percentiles, 1e6)
 	statKeys(o, "prefill", "_ms", sp.Prefill, s.Percentiles, 1e6)
 	statKeys(o, "rest", "_ms", sp.Rest, s.Percentiles, 1e6)
+	o.set("overlap_requests", sp.Overlap)
+	o.set("max_overlap_ms", sp.OverlapMax/1e6)
 	return o
 }

@@ -19,21 +19,13 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	}
 	var b strings.Builder
 	mdHeader(&b, h, s)
-	mdVerdicts(&b, s) // runverdict.go
+	doc := SummaryDocument(h, s) // document.go: the registered sections and breakdowns
+	mdDocument(&b, doc.Opening())
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
-	mdStages(&b, s) // stages.go: only for a run with load stages
-	if n := splitNote(s); n != "" {
-		b.WriteString(mdEsc(n) + "\n\n")
-	}
-	mdAdapters(&b, s) // lora.go: only for a LoRA mix
-	if n := reasoningNote(s); n != "" {
-		b.WriteString(mdEsc(n) + "\n\n")
-	}
 	mdAgents(&b, s) // agents.go: only for a run that offered tools
-	mdServer(&b, s)
+	mdDocument(&b, doc.Body())
 	mdFailures(&b, s)
-	mdValidity(&b, s) // validity.go: only for a run held to rules
 	mdNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -113,19 +105,6 @@ func mdLatency(b *strings.Builder, s *metrics.Summary) {
 			fmt.Fprintf(b, " %s |", num(r.st, v, r.scale))
 		}
 		fmt.Fprintf(b, " %s |\n", num(r.st, r.st.Max, r.scale))
-	}
-	b.WriteString("\n")
-}
-
-// mdServer is the server section (serverRows) as a two-column table; nothing without telemetry.
-func mdServer(b *strings.Builder, s *metrics.Summary) {
-	rows := serverRows(s)
-	if rows == nil {
-		return
-	}
-	b.WriteString("**Server during the window** (its own Prometheus figures)\n\n| | |\n|---|---|\n")
-	for _, r := range rows {
-		fmt.Fprintf(b, "| %s | %s |\n", mdEsc(r.Label), mdEsc(r.Text))
 	}
 	b.WriteString("\n")
 }

@@ -27,7 +27,7 @@ func mediaRecords() []*record.Record {
 	return rs
 }
 
-// TestMediaInEveryFormat: text, JSON and HTML report the media sent and the server's tokens.
+// TestMediaInEveryFormat: text, JSON, Markdown and HTML report the media sent and the server's tokens.
 func TestMediaInEveryFormat(t *testing.T) {
 	rs := mediaRecords()
 	in := Input{Label: "m", Header: &record.Header{Schema: record.SchemaVersion}, Records: func(yield func(*record.Record, error) bool) {
@@ -44,7 +44,8 @@ func TestMediaInEveryFormat(t *testing.T) {
 		{"json", `"total_image_bytes": 6000000`},
 		{"json", `"mean_media_tokens": 2738`},
 		{"json", `"total_audio_seconds": 5`},
-		{"html", "media tokens beyond the text (mean)"},
+		{"html", "beyond the text asked: 2738.0"},
+		{"md", "beyond the text asked: 2738.0"},
 	} {
 		var b bytes.Buffer
 		if err := Render(&b, c.format, in); err != nil {

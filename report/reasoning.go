@@ -5,11 +5,13 @@ import (
 	"strconv"
 
 	"servebench/metrics"
+	"servebench/record"
 )
 
 // Reasoning models in the reports (metrics.Reasoning): four rows of the latency table after
-// TTFT, a line of token counts in text and Markdown, and the keys below in JSON. A run in
-// which no request reasoned shows none of them.
+// TTFT, and a section: a line of token counts, and the keys below in JSON. A run in which no
+// request reasoned shows none of them.
+func init() { RegisterSection("reasoning", 5, reasoningSection) }
 
 // reasoningRows are the latency-table rows of a reasoning run: time to first output
 // (answer) token, the reasoning time before it, and ITL in each phase. With on false (no
@@ -41,15 +43,16 @@ func reasoningNote(s *metrics.Summary) string {
 		r.TotalAnswer, num(r.AnswerTokens, r.AnswerTokens.Mean, 1), percentileIn(r.AnswerTokens, 50, 1))
 }
 
-// jsonReasoning writes a reasoning run's keys: vLLM's pattern for the distributions (ttfo
-// after AIPerf's time_to_first_output_token; reasoning_time; itl_reasoning, itl_answer; the
-// per-request reasoning_tokens and answer_tokens) and AIPerf's total reasoning token count.
-// Nothing for a run without reasoning.
-func jsonReasoning(o *object, s *metrics.Summary) {
+// reasoningSection is a reasoning run's token line, and in JSON its keys: vLLM's pattern for
+// the distributions (ttfo after AIPerf's time_to_first_output_token; reasoning_time;
+// itl_reasoning, itl_answer; the per-request reasoning_tokens and answer_tokens) and AIPerf's
+// total reasoning token count. Nothing for a run without reasoning.
+func reasoningSection(_ *record.Header, s *metrics.Summary) *Section {
 	r := s.Reasoning
 	if r == nil {
-		return
+		return nil
 	}
+	o := &object{}
 	o.set("reasoning_requests", r.Requests)
 	o.set("no_answer_requests", r.NoAnswer)
 	o.set("total_reasoning_tokens", r.TotalReasoning)
@@ -67,45 +70,7 @@ func jsonReasoning(o *object, s *metrics.Summary) {
 	} {
 		statKeys(o, d.name, d.unit, d.st, s.Percentiles, d.div)
 	}
-}
-
-// reasoningSummaryRows are the HTML summary table's reasoning token counts, when any run of
-// the page reasoned: total reasoning and answer tokens, and the requests whose output ended
-// before any answer.
-func reasoningSummaryRows(runs []Run) []tableRow {
-	on := false
-	for _, r := range runs {
-		on = on || r.Summary.Reasoning != nil
-	}
-	if !on {
-		return nil
-	}
-	figs := []struct {
-		name string
-		v    func(r *metrics.Reasoning) int64
-	}{
-		{"reasoning tokens", func(r *metrics.Reasoning) int64 { return r.TotalReasoning }},
-		{"answer tokens", func(r *metrics.Reasoning) int64 { return r.TotalAnswer }},
-		{"requests with no answer", func(r *metrics.Reasoning) int64 { return int64(r.NoAnswer) }},
-	}
-	var rows []tableRow
-	for _, f := range figs {
-		row := tableRow{Name: f.name}
-		var vals []*float64
-		for _, r := range runs {
-			var v *float64
-			if r.Summary.Reasoning != nil {
-				v = ptr(float64(f.v(r.Summary.Reasoning)))
-			}
-			vals = append(vals, v)
-			row.Cells = append(row.Cells, optf(v, 0))
-		}
-		if len(vals) == 2 {
-			row.Delta = delta(vals[0], vals[1])
-		}
-		rows = append(rows, row)
-	}
-	return rows
+	return &Section{Name: "reasoning", Title: "Reasoning", Lines: []Line{{"reasoning", reasoningNote(s)}}, JSON: o.fields()}
 }
 
 // csvReasoning appends a request's reasoning cells (the last columns of CSV): its TTFO (its

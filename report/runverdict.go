@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"servebench/metrics"
+	"servebench/record"
 )
 
 // The verdict block opens a single run's report: before any figure, whether the run was
@@ -12,14 +13,24 @@ import (
 // --valid), and the quality of the measurement (its worst warning), each with a class the
 // HTML page colours: good, bad or unsure.
 
-// verdictLine is one line of the verdict block.
-type verdictLine struct {
-	Label, Text, Class string
+// The block is a section that opens the report; its figures are JSON keys already
+// (steady_state, validity, warnings), so it adds none.
+func init() {
+	RegisterSection("run-verdict", -10, func(_ *record.Header, s *metrics.Summary) *Section {
+		return &Section{Name: "run-verdict", Verdicts: runVerdicts(s), JSON: []Field{}}
+	})
 }
+
+// verdictLine is one line of the verdict block.
+type verdictLine = Verdict
 
 // runVerdicts returns the block's three lines for a run's summary.
 func runVerdicts(s *metrics.Summary) []verdictLine {
-	return []verdictLine{steadyVerdict(s.Steadiness), validVerdict(s), qualityVerdict(s.Warnings)}
+	steady := steadyVerdict(s.Steadiness)
+	if s.Pooling != nil {
+		steady = poolingSteady() // endpoints.go: the check reads streamed figures
+	}
+	return []verdictLine{steady, validVerdict(s), qualityVerdict(s.Warnings)}
 }
 
 func steadyVerdict(st *metrics.Steadiness) verdictLine {
@@ -92,23 +103,6 @@ func qualityVerdict(ws []metrics.Warning) verdictLine {
 		v.Text += fmt.Sprintf(" (%d %s in all)", len(ws), cmpPlural(len(ws), "warning", "warnings"))
 	}
 	return v
-}
-
-// textVerdicts writes the block at the top of the terminal summary (it replaced the steady
-// line further down: each thing said once).
-func textVerdicts(b *strings.Builder, s *metrics.Summary) {
-	b.WriteString("\n")
-	for _, v := range runVerdicts(s) {
-		line(b, v.Label, "%s", v.Text)
-	}
-}
-
-// mdVerdicts writes the block at the top of the Markdown summary.
-func mdVerdicts(b *strings.Builder, s *metrics.Summary) {
-	for _, v := range runVerdicts(s) {
-		fmt.Fprintf(b, "**%s**: %s  \n", v.Label, mdEsc(v.Text))
-	}
-	b.WriteString("\n")
 }
 
 // disturbedNote says what the check left out for the client's own disturbance.

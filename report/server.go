@@ -10,21 +10,26 @@ import (
 	"servebench/record"
 )
 
-// textServer writes the "server during the window" section: the server's own figures from
-// its Prometheus samples beside ours. Nothing when the records hold no telemetry.
-func textServer(b *strings.Builder, s *metrics.Summary) {
+// The "server during the window" section: the server's own figures from its Prometheus
+// samples beside ours, and in JSON "server_metrics". Nothing when the records hold no
+// telemetry.
+func init() { RegisterSection("server", 70, serverSection) }
+
+func serverSection(_ *record.Header, s *metrics.Summary) *Section {
 	rows := serverRows(s)
+	if s.Pooling != nil {
+		rows = poolingServerRows(s) // endpoints.go: no TTFT or ITL for a run that streams nothing
+	}
 	if rows == nil {
-		return
+		return nil
 	}
-	b.WriteString("\nserver during the window (its own Prometheus figures)\n")
-	for _, r := range rows {
-		line(b, r.Label, "%s", r.Text)
-	}
+	return &Section{Name: "server", Title: "Server during the window (its own Prometheus figures)",
+		Heading: "server during the window (its own Prometheus figures)",
+		Lines:   rows, JSON: []Field{{"server_metrics", serverJSON(s)}}}
 }
 
-// labeled is one line of the server section: text, html and markdown lay the same lines out.
-type labeled struct{ Label, Text string }
+// labeled is one line of the server section.
+type labeled = Line
 
 // serverRows are the lines of the server section, nil without telemetry.
 func serverRows(s *metrics.Summary) []labeled {
@@ -326,13 +331,9 @@ func optCount(v *float64) string {
 	return trimNum(*v)
 }
 
-// jsonServer writes the server section as "server_metrics", only when the records hold
-// telemetry (so files without it render as before). Latencies are in ms like ours.
-func jsonServer(o *object, s *metrics.Summary) {
+// serverJSON is the server section's "server_metrics". Latencies are in ms like ours.
+func serverJSON(s *metrics.Summary) *object {
 	sv := s.Server
-	if sv == nil {
-		return
-	}
 	m := &object{}
 	var srcs []*object
 	for _, src := range sv.Sources {
@@ -381,7 +382,7 @@ func jsonServer(o *object, s *metrics.Summary) {
 	m.set("gpu", gpuJSON(sv.GPU))
 	m.set("gauges", sv.Gauges)
 	m.set("counters", sv.Counters)
-	o.set("server_metrics", m)
+	return m
 }
 
 func histJSON(h *metrics.HistQuantiles) *object {

@@ -2,55 +2,58 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"servebench/metrics"
+	"servebench/record"
 )
 
-// textSessions writes a multi-turn run's figures per turn index (the TTFT that shows whether
-// the server reuses the history it has seen) and per session; nothing for other runs.
-func textSessions(b *strings.Builder, s *metrics.Summary) {
-	if len(s.Turns) == 0 || s.Sessions == nil {
-		return
+// A multi-turn run has a section of its figures per turn index (metrics' "turn" breakdown:
+// the TTFT that shows whether the server reuses the history it has seen) and per session. It
+// is registered under the breakdown's plural, so it replaces the breakdown's generic table.
+func init() { RegisterSection("turns", 10, sessionsSection) }
+
+// sessionsSection is nothing for a run without sessions.
+func sessionsSection(_ *record.Header, s *metrics.Summary) *Section {
+	b := s.BreakdownBy("turn")
+	if b == nil || s.Sessions == nil {
+		return nil
 	}
 	ss := s.Sessions
-	line(b, "sessions", "%d started, %d complete; %s turns per session (p50); duration p50 %s, p99 %s s",
-		ss.Started, ss.Completed, fmt.Sprintf("%.0f", fin(ss.Turns.Median)), percentileIn(ss.Duration, 50, 1e9), percentileIn(ss.Duration, 99, 1e9))
-	tw := tabwriter.NewWriter(b, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "turn\tn\tinput tokens\tTTFT p50\tTTFT p99\tcached\t")
-	for _, t := range s.Turns {
-		cached := dash
-		if t.CachedShare != nil {
-			cached = fmt.Sprintf("%.0f%%", fin(100**t.CachedShare))
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%s\t\n", t.Turn, t.N, fin(t.InputTokens), msP(t.TTFT, 50), msP(t.TTFT, 99), cached)
-	}
-	tw.Flush()
-	b.WriteString("(TTFT in ms, per turn index: the prompt grows with the history; with a prefix cache TTFT stays flat, or falls when turn 1 is the longest, and without one it rises)\n\n")
-}
-
-// jsonSessions adds a multi-turn run's figures to the JSON summary.
-func jsonSessions(o *object, s *metrics.Summary) {
-	if len(s.Turns) == 0 {
-		return
-	}
+	t := &Table{Head: []string{"turn", "n", "input tokens", "TTFT p50", "TTFT p99", "cached"},
+		Note: "TTFT in ms, per turn index: the prompt grows with the history; with a prefix cache TTFT stays flat, or falls when turn 1 is the longest, and without one it rises"}
 	var turns []*object
-	for _, t := range s.Turns {
+	for _, g := range b.Groups {
+		m := g.Summary
+		turn, _ := strconv.Atoi(g.Value)
+		var in float64
+		if m.Completed > 0 {
+			in = float64(m.InputTokens) / float64(m.Completed)
+		}
+		cached := dash
+		if m.CachedShare != nil {
+			cached = fmt.Sprintf("%.0f%%", fin(100**m.CachedShare))
+		}
+		t.Rows = append(t.Rows, []string{g.Value, fmt.Sprint(m.Completed), fmt.Sprintf("%.0f", fin(in)),
+			msP(m.TTFT, 50), msP(m.TTFT, 99), cached})
 		to := &object{}
-		to.set("turn", t.Turn)
-		to.set("completed", t.N)
-		to.set("mean_input_tokens", t.InputTokens)
-		statKeys(to, "ttft", "_ms", t.TTFT, []float64{99}, 1e6)
-		to.set("cached_share", t.CachedShare)
+		to.set("turn", turn)
+		to.set("completed", m.Completed)
+		to.set("mean_input_tokens", in)
+		statKeys(to, "ttft", "_ms", m.TTFT, []float64{99}, 1e6)
+		to.set("cached_share", m.CachedShare)
 		turns = append(turns, to)
 	}
-	o.set("turns", turns)
 	so := &object{}
-	so.set("started", s.Sessions.Started)
-	so.set("completed", s.Sessions.Completed)
-	statKeys(so, "duration", "_s", s.Sessions.Duration, []float64{99}, 1e9)
-	o.set("sessions", so)
+	so.set("started", ss.Started)
+	so.set("completed", ss.Completed)
+	statKeys(so, "duration", "_s", ss.Duration, []float64{99}, 1e9)
+	return &Section{Name: "sessions", Title: "Sessions",
+		Lines: []Line{{"sessions", fmt.Sprintf("%d started, %d complete; %s turns per session (p50); duration p50 %s, p99 %s s",
+			ss.Started, ss.Completed, fmt.Sprintf("%.0f", fin(ss.Turns.Median)), percentileIn(ss.Duration, 50, 1e9), percentileIn(ss.Duration, 99, 1e9))}},
+		Tables: []*Table{t},
+		JSON:   []Field{{"turns", turns}, {"sessions", so}}}
 }
 
 // testedSeries names the series that were (or were not) tested, e.g. "ttft, itl".

@@ -2,76 +2,50 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"servebench/metrics"
 	"servebench/record"
 )
 
-// A staged run (run --stages) gets a table of its figures per load stage in text, JSON, HTML
-// and Markdown; nothing for any other run.
+// A staged run (run --stages) has a section of its figures per load stage: the breakdown by
+// stage (metrics' "stage" key) with each stage's load from the header, in place of the
+// generic breakdown table.
+func init() { RegisterSection("stages", 20, stagesSection) }
 
 // stageHead are the per-stage table's columns.
 var stageHead = []string{"stage", "load", "completed", "failed", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "ITL p50", "E2E p50"}
 
-// stageRows are the per-stage table's rows: latencies in ms, a dash for what is undefined.
-func stageRows(s *metrics.Summary) [][]string {
-	var rows [][]string
-	for _, st := range s.Stages {
-		m := st.Summary
-		rows = append(rows, []string{fmt.Sprint(st.Index + 1), st.Load.String(), fmt.Sprint(m.Completed), fmt.Sprint(m.Failed),
-			optf(m.RequestThroughput, 2), optf(m.OutputThroughput, 1), median(m.TTFT), msP(m.TTFT, 99),
-			median(m.TPOT), median(m.ITLChunk), median(m.E2E)})
-	}
-	return rows
-}
-
-// median is a Stat's p50 in ms, or a dash for an empty set.
-func median(st metrics.Stat) string {
-	if !st.Valid() {
-		return dash
-	}
-	return fmt.Sprintf("%.2f", fin(st.Median/1e6))
-}
-
-// stageNote says what the table's figures are.
-const stageNote = "per load stage, by the stage each request was sent in; latencies in ms; each stage's window runs from its first request sent to its last done"
-
-// textStages writes the per-stage table.
-func textStages(b *strings.Builder, s *metrics.Summary) {
-	if len(s.Stages) == 0 {
-		return
-	}
-	b.WriteString("\nstages\n")
-	tw := tabwriter.NewWriter(b, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(stageHead, "\t")+"\t")
-	for _, r := range stageRows(s) {
-		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-	}
-	tw.Flush()
-	fmt.Fprintf(b, "(%s)\n", stageNote)
-}
-
-// jsonStages adds the per-stage figures under "stages", with vLLM's key names for each
+// stagesSection is the per-stage table, and in JSON "stages" with vLLM's key names for each
 // figure (request_throughput, median_ttft_ms, …) and the stage's load as vLLM names it
 // (max_concurrency, request_rate).
-func jsonStages(o *object, s *metrics.Summary) {
-	if len(s.Stages) == 0 {
-		return
+func stagesSection(h *record.Header, s *metrics.Summary) *Section {
+	b := s.BreakdownBy("stage")
+	if b == nil || h == nil || h.Load == nil {
+		return nil
 	}
-	var out []*object
-	for _, st := range s.Stages {
-		m := st.Summary
-		so := &object{}
-		so.set("stage", st.Index+1)
-		if st.Load.Users > 0 {
-			so.set("max_concurrency", st.Load.Users)
-		} else {
-			so.set("request_rate", st.Load.Rate)
+	sts := h.Load.Stages
+	t := &Table{Head: stageHead, Note: b.Key.Note}
+	var list []*object
+	for _, g := range b.Groups {
+		i, _ := strconv.Atoi(g.Value)
+		if i < 1 || i > len(sts) {
+			continue
 		}
-		so.set("duration_s", time.Duration(st.Load.Duration).Seconds())
+		ld, m := sts[i-1], g.Summary
+		t.Rows = append(t.Rows, []string{g.Value, ld.String(), fmt.Sprint(m.Completed), fmt.Sprint(m.Failed),
+			optf(m.RequestThroughput, 2), optf(m.OutputThroughput, 1), median(m.TTFT), msP(m.TTFT, 99),
+			median(m.TPOT), median(m.ITLChunk), median(m.E2E)})
+		so := &object{}
+		so.set("stage", i)
+		if ld.Users > 0 {
+			so.set("max_concurrency", ld.Users)
+		} else {
+			so.set("request_rate", ld.Rate)
+		}
+		so.set("duration_s", time.Duration(ld.Duration).Seconds())
 		so.set("completed", m.Completed)
 		so.set("failed", m.Failed)
 		so.set("request_throughput", m.RequestThroughput)
@@ -81,33 +55,17 @@ func jsonStages(o *object, s *metrics.Summary) {
 		statKeys(so, "tpot", "_ms", m.TPOT, ps, 1e6)
 		statKeys(so, "itl", "_ms", m.ITLChunk, ps, 1e6)
 		statKeys(so, "e2el", "_ms", m.E2E, ps, 1e6)
-		out = append(out, so)
+		list = append(list, so)
 	}
-	o.set("stages", out)
+	return &Section{Name: "stages", Title: b.Key.Title, Tables: []*Table{t}, JSON: []Field{{"stages", list}}}
 }
 
-// stageBlocks are the HTML page's per-stage tables, one per run that has stages.
-func stageBlocks(runs []Run) []sweepBlock {
-	var out []sweepBlock
-	for i, r := range runs {
-		if r.Summary == nil || len(r.Summary.Stages) == 0 {
-			continue
-		}
-		out = append(out, sweepBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Unit: stageNote, Head: stageHead, Rows: stageRows(r.Summary)})
+// median is a Stat's p50 in ms, or a dash for an empty set.
+func median(st metrics.Stat) string {
+	if !st.Valid() {
+		return dash
 	}
-	return out
-}
-
-// mdStages writes the per-stage table in Markdown.
-func mdStages(b *strings.Builder, s *metrics.Summary) {
-	if len(s.Stages) == 0 {
-		return
-	}
-	b.WriteString("### Load stages\n\n| " + strings.Join(stageHead, " | ") + " |\n|" + strings.Repeat("---|", len(stageHead)) + "\n")
-	for _, r := range stageRows(s) {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-	b.WriteString("\n" + stageNote + ".\n\n")
+	return fmt.Sprintf("%.2f", fin(st.Median/1e6))
 }
 
 // stagesLoad is a staged run's load in the load line: "3 stages: 2 users × 1s, 4 users × 1s,

@@ -90,7 +90,7 @@ func pointCharts(runs []Run) []*plot {
 				func(cp curvePoint) *float64 { return pct(cp.p.Attainment()) }, func(cp curvePoint) float64 { return cp.x }))
 	}
 	ps[2].note = "one dot per point (the median of its runs); a server keeping up completes what is offered"
-	ps[3].note = "one dot per point, lightest load at the top left: the trade between each user's speed and the server's total"
+	ps[3].note = "one dot per point, joined in order of offered load, lightest at the top left: the trade between each user's speed and the server's total (x is throughput, not offered load: where an overloaded point completes less, the line turns back)"
 	return ps
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"servebench/metrics"
+	"servebench/record"
 )
 
 // row is one line of the latency table.
@@ -47,6 +48,19 @@ func tableRowsWith(s *metrics.Summary, split, reason bool) []row {
 	}...)
 }
 
+// TTFT taken apart (metrics.TTFTSplit): its rows follow TTFT in the latency table, and a
+// section says what the parts are; in JSON "ttft_split", null where no server reported its
+// prefill times, so every summary has the key.
+func init() {
+	RegisterSection("ttft-split", 1, func(_ *record.Header, s *metrics.Summary) *Section {
+		sec := &Section{Name: "ttft-split", Title: "TTFT split", JSON: []Field{{"ttft_split", splitJSON(s)}}}
+		if n := splitNote(s); n != "" {
+			sec.Lines = []Line{{"ttft split", n}}
+		}
+		return sec
+	})
+}
+
 // splitNote says what TTFT's parts are and how well they add up; "" without them.
 func splitNote(s *metrics.Summary) string {
 	sp := s.TTFTSplit
@@ -57,6 +71,10 @@ func splitNote(s *metrics.Summary) string {
 		sp.Source, sp.Requests, sp.Of)
 	if r, ok := sp.Rest.Percentile(50); ok {
 		note += fmt.Sprintf("; to headers + prefill is within %.2f ms of TTFT at p50", math.Abs(r)/1e6)
+	}
+	if sp.Overlap > 0 {
+		note += fmt.Sprintf("; in %d requests to headers + prefill exceeded TTFT (by up to %.2f ms: the server's prefill clock started before its headers left), their rest counted as 0",
+			sp.Overlap, sp.OverlapMax/1e6)
 	}
 	if p, ok := sp.Prefill.Percentile(50); ok && sp.Source == "timings.prompt_ms" {
 		note += fmt.Sprintf("; server TTFT (llama.cpp timings, from its slot taking the request) p50 %.2f ms", p/1e6)

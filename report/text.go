@@ -2,6 +2,10 @@
 // formats (format.go: text, json, md, csv, html, gobench), each a function of an Input (a
 // header and its records, or its runs' summaries), and the comparison formats of compare.
 //
+// A summary's feature sections (verdicts, reasoning, sessions, stages, breakdowns, media,
+// validity, the server's figures) are one document (document.go) that the text, Markdown, HTML
+// and JSON renderers lay out; a feature adds a section by one RegisterSection call.
+//
 // Renderers only format: every figure comes from package metrics. Output is deterministic
 // (no clock is read; the only time of day printed is the header's run start), so golden
 // files can hold it.
@@ -33,23 +37,13 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	}
 	var b strings.Builder
 	textHeader(&b, h, s)
-	textVerdicts(&b, s) // runverdict.go: steady, valid, quality before any figure
+	doc := SummaryDocument(h, s) // document.go: the registered sections and breakdowns
+	textDocument(&b, doc.Opening())
 	textRequests(&b, s)
 	b.WriteString("\n")
 	textLatency(&b, s)
-	if n := splitNote(s); n != "" {
-		line(&b, "ttft split", "%s", n)
-	}
-	if n := reasoningNote(s); n != "" {
-		line(&b, "reasoning", "%s", n)
-	}
-	textSessions(&b, s) // sessions.go: only for multi-turn runs
-	textAgents(&b, s)   // agents.go: only for a run that offered tools
-	textStages(&b, s)   // stages.go: only for a run with load stages
-	textAdapters(&b, s) // lora.go: only for a LoRA mix
-	textMedia(&b, s)    // media.go: only for runs with images or audio
-	textValidity(&b, s) // validity.go: only for a run held to rules
-	textServer(&b, s)   // server.go: only when the records hold telemetry
+	textAgents(&b, s) // agents.go: only for a run that offered tools
+	textDocument(&b, doc.Body())
 	textNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -2,14 +2,14 @@ package report
 
 import (
 	"fmt"
-	"strings"
 
 	"servebench/metrics"
 	"servebench/record"
 )
 
-// The validity verdict of a run (package validity), as its run-end line recorded it: every
-// format prints it when the run was held to rules.
+// The validity verdict of a run (package validity), as its run-end line recorded it: a
+// section of every format when the run was held to rules.
+func init() { RegisterSection("validity", 60, validitySection) }
 
 // validities are the verdicts in a summary's run-end lines (one per run it covers).
 func validities(s *metrics.Summary) []*record.Validity {
@@ -41,34 +41,20 @@ func validityCheck(c record.ValidityCheck) string {
 	return out
 }
 
-func textValidity(b *strings.Builder, s *metrics.Summary) {
-	for _, v := range validities(s) {
-		b.WriteString("\n")
-		line(b, "validity", "%s", validityHead(v))
+// validitySection is the verdict and its checks of each run the summary covers, and in JSON
+// "validity", the summary's run's (the last of its run-end lines); nothing for a run not held
+// to rules.
+func validitySection(_ *record.Header, s *metrics.Summary) *Section {
+	vs := validities(s)
+	if len(vs) == 0 {
+		return nil
+	}
+	sec := &Section{Name: "validity", Title: "Validity", JSON: []Field{{"validity", vs[len(vs)-1]}}}
+	for _, v := range vs {
+		sec.Lines = append(sec.Lines, Line{"validity", validityHead(v)})
 		for _, c := range v.Checks {
-			line(b, "", "%s", validityCheck(c))
+			sec.Lines = append(sec.Lines, Line{"", validityCheck(c)})
 		}
 	}
-}
-
-func mdValidity(b *strings.Builder, s *metrics.Summary) {
-	for _, v := range validities(s) {
-		fmt.Fprintf(b, "**Validity: %s**\n\n", mdEsc(validityHead(v)))
-		for _, c := range v.Checks {
-			fmt.Fprintf(b, "- %s\n", mdEsc(validityCheck(c)))
-		}
-		b.WriteString("\n")
-	}
-}
-
-// htmlValidity is the verdict and its checks as lines for the page.
-func htmlValidity(s *metrics.Summary) []string {
-	var out []string
-	for _, v := range validities(s) {
-		out = append(out, "Validity: "+validityHead(v))
-		for _, c := range v.Checks {
-			out = append(out, validityCheck(c))
-		}
-	}
-	return out
+	return sec
 }

@@ -1,0 +1,183 @@
+package report
+
+import (
+	"slices"
+	"sync"
+
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// The report document: a summary's feature sections as data (lines, verdicts, tables,
+// figures, notes), built once per summary by the registered section builders, and rendered
+// by four renderers (document_render.go: text, Markdown, HTML, JSON) that know no feature.
+// A feature adds a section by one RegisterSection call; a per-request key registered in
+// metrics (metrics.RegisterKey) adds a breakdown, which every format shows as one table
+// (breakdown.go) without any registration here. benchstat is the model: its
+// Collection.Tables builds tables of rows, and its text and HTML writers only render them.
+
+// Document is one summary's sections, in order.
+type Document struct {
+	Sections []*Section
+}
+
+// Section is one topic of a report: what a feature has to say about a run.
+type Section struct {
+	// Name identifies the section: the HTML anchor, and the JSON key when JSON is empty.
+	Name string
+	// Title is the heading in Markdown and HTML, and the text report's label when the
+	// section has no lines of its own.
+	Title string
+	// Heading, when set, is a line the text report writes before the section's own lines
+	// ("server during the window (its own Prometheus figures)").
+	Heading  string
+	Verdicts []Verdict
+	Lines    []Line
+	Tables   []*Table
+	Figures  []Figure
+	// Notes say what the figures are, after them.
+	Notes []string
+	// JSON are the keys the section adds to the JSON summary, in order, as data (ordered
+	// objects, numbers, strings). When nil, the JSON renderer writes the section's lines and
+	// tables under Name; an empty, non-nil slice adds nothing (the figures are keys already).
+	JSON []Field
+	// order is the registered order: below 0, the section opens the report (before any
+	// figure); otherwise it follows the latency table.
+	order int
+}
+
+// Opening are the sections that open the report, before any figure (registered with an order
+// below 0: the verdict block).
+func (d *Document) Opening() []*Section {
+	return slices.DeleteFunc(slices.Clone(d.Sections), func(s *Section) bool { return s.order >= 0 })
+}
+
+// Body are the sections that follow the report's figures.
+func (d *Document) Body() []*Section {
+	return slices.DeleteFunc(slices.Clone(d.Sections), func(s *Section) bool { return s.order < 0 })
+}
+
+// Verdict is one line of a judgement: its label, its words, and whether it is good, bad or
+// unsure (the HTML page colours it).
+type Verdict struct {
+	Label, Text, Class string
+}
+
+// Line is one "label  text" line; an empty label continues the line above.
+type Line struct {
+	Label, Text string
+}
+
+// Table is a table of cells, the first column a row's name, the others figures.
+type Table struct {
+	Head []string
+	Rows [][]string
+	// Note says what the table counts, under it.
+	Note string
+}
+
+// Figure is a chart as data: named series of points. Renderers that cannot draw it list
+// its points.
+type Figure struct {
+	Title, X, Y string
+	Series      []FigureSeries
+}
+
+// FigureSeries is one line of a Figure.
+type FigureSeries struct {
+	Name string
+	X, Y []float64
+}
+
+// Field is one key of the JSON summary and its value.
+type Field struct {
+	Key   string
+	Value any
+}
+
+// SectionFunc builds a section of one run's summary; nil when the run has nothing to say
+// under it. h may be nil.
+type SectionFunc func(h *record.Header, s *metrics.Summary) *Section
+
+type sectionEntry struct {
+	name  string
+	order int
+	build SectionFunc
+}
+
+var (
+	sectionsMu sync.Mutex
+	sections   []sectionEntry
+)
+
+// RegisterSection adds a section to every summary's document, placed by order (ties: by
+// name); a section of order below 0 opens the report, before any figure. A section registered under a breakdown's plural name ("stages") replaces that
+// breakdown's generic table. Registering a name again replaces the section.
+func RegisterSection(name string, order int, build SectionFunc) {
+	sectionsMu.Lock()
+	defer sectionsMu.Unlock()
+	sections = slices.DeleteFunc(sections, func(e sectionEntry) bool { return e.name == name })
+	sections = append(sections, sectionEntry{name, order, build})
+	slices.SortStableFunc(sections, func(a, b sectionEntry) int {
+		if a.order != b.order {
+			return a.order - b.order
+		}
+		if a.name < b.name {
+			return -1
+		}
+		if a.name > b.name {
+			return 1
+		}
+		return 0
+	})
+}
+
+// UnregisterSection removes the section called name (for tests that register a toy one).
+func UnregisterSection(name string) {
+	sectionsMu.Lock()
+	defer sectionsMu.Unlock()
+	sections = slices.DeleteFunc(sections, func(e sectionEntry) bool { return e.name == name })
+}
+
+// breakdownOrder places the generic breakdown tables among the registered sections.
+const breakdownOrder = 30
+
+// SummaryDocument builds the document of one run's summary: every registered section that
+// has something to say, and a table for each breakdown no section replaces. h may be nil.
+func SummaryDocument(h *record.Header, s *metrics.Summary) *Document {
+	sectionsMu.Lock()
+	entries := slices.Clone(sections)
+	sectionsMu.Unlock()
+	claimed := map[string]bool{}
+	for _, e := range entries {
+		claimed[e.name] = true
+	}
+	d := &Document{}
+	done := false
+	addBreakdowns := func() {
+		done = true
+		for _, b := range s.Breakdowns {
+			if !claimed[b.Key.Plural] {
+				sec := breakdownSection(b)
+				sec.order = breakdownOrder
+				d.Sections = append(d.Sections, sec)
+			}
+		}
+	}
+	for _, e := range entries {
+		if !done && e.order > breakdownOrder {
+			addBreakdowns()
+		}
+		if sec := e.build(h, s); sec != nil {
+			if sec.Name == "" {
+				sec.Name = e.name
+			}
+			sec.order = e.order
+			d.Sections = append(d.Sections, sec)
+		}
+	}
+	if !done {
+		addBreakdowns()
+	}
+	return d
+}
