@@ -55,9 +55,10 @@ func TestAgentReports(t *testing.T) {
 		tasks["median_tool_time_ms"] != 100.0 || tasks["median_client_time_ms"] != 0.0 {
 		t.Errorf("JSON tools %v", tools)
 	}
-	for _, want := range []string{"invalid tool calls (%)", "step 2 TTFT p50 (ms)</td><td>20.00", "task latency p50 (s)</td><td>0.190"} {
+	for _, want := range []string{"Tool calls and agent tasks", "time to first tool call p50 20.00", "task latency p50 0.19",
+		`<td class="l">2</td><td>1</td><td>20.00</td>`} {
 		if !strings.Contains(html.String(), want) {
-			t.Errorf("HTML lacks %q", want)
+			t.Errorf("HTML lacks %q: %s", want, html.String()[strings.Index(html.String(), "Tool calls"):][:1500])
 		}
 	}
 }

@@ -46,8 +46,7 @@ func summaryRows(runs []Run) []tableRow {
 		}
 		rows = append(rows, row)
 	}
-	// agents.go: only when a run offered tools
-	return append(rows, agentSummaryRows(runs)...)
+	return rows
 }
 
 func windowS(s *metrics.Summary) *float64 {

@@ -256,7 +256,6 @@ func jsonExtras(o *object, h *record.Header, s *metrics.Summary) {
 	}
 	o.set("warnings", warnings)
 	jsonDocument(o, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
-	jsonAgents(o, s)                       // agents.go: only for a run that offered tools
 	o.set("steady_state", s.Steadiness)
 	if bad := s.Invalid(); len(bad) > 0 {
 		// present only for a run its warnings invalidate: the reasons, each in short

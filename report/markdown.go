@@ -23,7 +23,6 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	mdDocument(&b, doc.Opening())
 	mdThroughput(&b, s)
 	mdLatency(&b, s)
-	mdAgents(&b, s) // agents.go: only for a run that offered tools
 	mdDocument(&b, doc.Body())
 	mdFailures(&b, s)
 	mdNotes(&b, s)

@@ -42,7 +42,6 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	textRequests(&b, s)
 	b.WriteString("\n")
 	textLatency(&b, s)
-	textAgents(&b, s) // agents.go: only for a run that offered tools
 	textDocument(&b, doc.Body())
 	textNotes(&b, s)
 	_, err := io.WriteString(w, b.String())
