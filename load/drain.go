@@ -29,11 +29,47 @@ func (s *state) drainWait() <-chan struct{} {
 	if s.cfg.Pacer != nil || s.cfg.NoWarmupDrain || s.warmOut == 0 {
 		return nil
 	}
+	return s.drainChan()
+}
+
+func (s *state) drainChan() <-chan struct{} {
 	if s.drained == nil {
 		s.drained = make(chan struct{})
 	}
 	return s.drained
 }
+
+// A closed loop's warmup also drains halfway, and its second half starts as the measured
+// phase will: on an idle server, the users spread over one request time. The measured
+// phase opens with that ramp from one user in flight to N, and each batch size on the way
+// is a shape a lazily compiling server meets for the first time unless the warmup met it.
+// The drain at the warmup's end passes the batch sizes downwards only while requests end
+// one step apart: against `servebench sim --lazy-compile 500ms`, 8 users, 200 requests
+// (seed 3), the warmup's drain went from 4 in flight to none, the measured ramp's second
+// request compiled batch size 2, and three measured requests were cold in a run called
+// "steady … quality good". The second half is the warmup's length-spanning twins (bench),
+// so they are admitted one at a time beside requests that decode, as measured ones are.
+
+// midWait returns the channel warmup request i waits on: the first request of the warmup's
+// second half waits for the first half to drain, or nil (take holds s.mu).
+func (s *state) midWait(i int) <-chan struct{} {
+	if i == 0 || i != s.cfg.Warmup/2 || s.warmOut == 0 || !s.rampsWarmup() {
+		return nil
+	}
+	return s.drainChan()
+}
+
+// rampsWarmup reports whether the warmup drains halfway: a closed loop of several users
+// with a fixed warmup of two requests or more, whose measured phase starts staggered.
+func (s *state) rampsWarmup() bool {
+	c := &s.cfg
+	return c.Pacer == nil && !c.NoWarmupDrain && !c.WarmupAuto && len(c.Stages) == 0 &&
+		c.Concurrency > 1 && c.Warmup >= 2 && !fewPerUser(c)
+}
+
+// fewPerUser reports whether a run has under four measured requests per user: its measured
+// phase starts all users at once (staggerTurn).
+func fewPerUser(c *Config) bool { return c.Requests > 0 && c.Requests < 4*c.Concurrency }
 
 // warmEnded counts a closed loop's warmup request as ended and, at the last one, releases
 // the users waiting to send the first measured requests.
@@ -45,6 +81,10 @@ func (s *state) warmEnded(e2e int64) {
 	if s.warmOut == 0 && s.drained != nil {
 		close(s.drained)
 		s.drained = nil
+		// the users released now ramp up again, over the request time so far; the user whose
+		// request ended last sends at once, as the first of them (k = 0), so the others wait
+		// their turns from k = 1 (two sent at once were one prefill of two prompts)
+		s.released, s.staggerPeriod = 1, 0
 	}
 }
 
@@ -65,8 +105,8 @@ func (s *state) awaitDrain(wait <-chan struct{}) bool {
 // at once, the cohort sent and finished together and, against the simulator, broke up a few
 // seconds into the window, stepping throughput 11-17% (every run of the README's walk at 32
 // output tokens was NOT STEADY, and at 128 the first fifth of the window ran 10% slow). The
-// ramp from one to N users in flight meets the batch sizes the warmup's drain just ran, so
-// a lazily compiling server has nothing new to compile.
+// ramp from one to N users in flight meets the batch sizes the warmup's own ramp (midWait)
+// met, so a lazily compiling server has nothing new to compile.
 func (s *state) staggerTurn() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -80,10 +120,10 @@ func (s *state) staggerTurn() time.Duration {
 	// hold the load under N for a quarter of the window or more (a sweep's throughput point
 	// sends one request per user; selftest's 4,096 streams two), and there are too few
 	// cohort cycles for the lock-step to move the figures: start them at once.
-	if r := s.cfg.Requests; r > 0 && r < 4*n {
+	if fewPerUser(&s.cfg) {
 		return 0
 	}
-	if s.staggerPeriod == 0 { // once: the warmup has ended, its times no longer change
+	if s.staggerPeriod == 0 { // once per drain: the warmup's times so far
 		slices.Sort(s.warmE2E)
 		s.staggerPeriod = max(s.warmE2E[len(s.warmE2E)/2], 1)
 	}

@@ -304,6 +304,9 @@ func (s *state) take(now int64) (pick, bool) {
 		p.slot, p.phase = s.r.slot(i, measured), s.phaseAt(now)
 		p.stage, _ = s.stageLocked(now)
 	} else {
+		if wait := s.midWait(i); wait != nil {
+			return pick{wait: wait}, true
+		}
 		s.sentWarmup(i, now)
 		if s.cfg.Pacer == nil {
 			p.warm = true

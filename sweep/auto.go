@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"servebench/metrics"
+	"servebench/runspec"
 )
 
 // auto runs GuideLLM's "sweep" profile: synchronous (1 user) for the unloaded latency, then
@@ -21,11 +22,7 @@ func (sw *sweeper) auto() error {
 	if err != nil {
 		return err
 	}
-	users := sw.spec.MaxConcurrency
-	if users == 0 {
-		users = max(sw.base.Requests, 1) // every measured request in flight at once
-	}
-	peak, err := step(2, point{users: users, kind: "throughput"})
+	peak, err := step(2, point{users: peakUsers(sw.spec, sw.base.Requests), kind: "throughput"})
 	if err != nil {
 		return err
 	}
@@ -50,6 +47,15 @@ func (sw *sweeper) auto() error {
 		return nil
 	}
 	return sw.search()
+}
+
+// peakUsers is the maximum-throughput point's users: --max-concurrency, or every measured
+// request in flight at once.
+func peakUsers(s runspec.Spec, requests int) int {
+	if s.MaxConcurrency > 0 {
+		return s.MaxConcurrency
+	}
+	return max(requests, 1)
 }
 
 // search bisects on rate for the highest load whose SLO attainment stays at or above the
