@@ -114,6 +114,10 @@ type Row struct {
 	// median over runs of its histogram's p99) when it exists in every run and moved by less
 	// than the row's threshold; nil otherwise (see blocks).
 	ServerSteady *ServerPair
+	// Contention, on a median that the arrivals' contention moves (TTFT p50, E2E p50), is
+	// the metric compared at equal contention (contention.go); nil elsewhere or when no
+	// contention level is common to every run.
+	Contention *Contention
 }
 
 // Result is a whole comparison.
@@ -177,11 +181,13 @@ func Compare(base, cand *Side, opt Options) *Result {
 		}
 		row := compareRow(m, bv, cv, opt, one)
 		row.ServerSteady = serverSteady(m, br, cr, row.Threshold)
+		row.Contention = conditioned(m, br, cr, bb, cb, opt, one)
 		res.Rows = append(res.Rows, row)
 	}
 	res.count()
 	res.methodWarnings()
 	res.serverNotes()
+	res.contentionNotes()
 	res.outlierNotes(br, cr)
 	res.Verdict = verdict(res)
 	if res.Empty = measuredNothing(br, cr, res.Rows); res.Empty != "" {
@@ -473,8 +479,14 @@ func verdict(r *Result) string {
 // the server's own p99 for the same metric says it did not move, so what moved was the client
 // or the network between them (a loaded client reads events late, and every late read is a
 // long gap). The row and a note say so.
+//
+// An inconclusive TTFT p50 or E2E p50 whose figure at equal contention is equivalent does not
+// block either (Contention.Clears): its runs spread with the arrivals' clustering.
 func blocks(x Row) bool {
-	return x.Change == Inconclusive && (!x.Metric.Tail || (x.Significant && x.ServerSteady == nil))
+	if x.Change != Inconclusive || x.Contention.Clears(x) {
+		return false
+	}
+	return !x.Metric.Tail || (x.Significant && x.ServerSteady == nil)
 }
 
 // prefixCacheKey is the measured condition "how much of the prompts the server took from its
