@@ -35,7 +35,9 @@ import (
 // higher levels), and not when only the mix of levels moved.
 //
 // An inconclusive TTFT p50 or E2E p50 does not hold the verdict when its figure at equal
-// contention is equivalent (inside ±threshold): the row's own interval straddled the threshold
+// contention is equivalent (one called improved or regressed, when that figure spans contended
+// levels too, is inconclusive and cleared: without it identical servers whose runs happened to
+// cluster more on one side were called regressed by +98% in TTFT p50 in the test) (inside ±threshold): the row's own interval straddled the threshold
 // because the arrivals clustered differently, not because the server changed. Where the
 // plain row moved significantly, it is cleared only when the standardised figure spans more
 // than the lone arrivals (at least two levels): otherwise a change confined to contended
@@ -77,6 +79,18 @@ func (c *Contention) Clears(plain Row) bool {
 		return true
 	}
 	return c.Lone != nil && equivalent(*c.Lone) && !plain.Significant
+}
+
+// Explains is the plain row's change once its figure at equal contention is known: a median
+// called improved or regressed whose figure at equal contention, over the lone arrivals and
+// contended ones alike, is equivalent moved with the mix of contention levels alone, not with
+// the server's latency at any level; it is inconclusive then, and Clears lets it go. Any other
+// change stands.
+func (c *Contention) Explains(plain Row) string {
+	if c == nil || (plain.Change != Improved && plain.Change != Regressed) || len(c.Levels) < 2 || !equivalent(c.Row) {
+		return plain.Change
+	}
+	return Inconclusive
 }
 
 func equivalent(r Row) bool { return r.Change == "~" || r.Change == "within threshold" }
