@@ -229,8 +229,8 @@ func cmpVerdictOnly(r *compare.Result) string {
 		return fmt.Sprintf("%s: %s changed", v, strings.Join(why, ", "))
 	case compare.Regressed, compare.Improved:
 		for _, row := range r.Rows {
-			if name, d := row.Decisive(); row.Change == r.Verdict {
-				why = append(why, fmt.Sprintf("%s %+.1f%%", name, fin(100*d)))
+			if row.Change == r.Verdict {
+				why = append(why, fmt.Sprintf("%s %+.1f%%", row.Metric.Name, fin(100*row.Delta)))
 			}
 		}
 		line := fmt.Sprintf("%s: %s (%s)", v, strings.Join(why, ", "), cmpThresholds(r))
