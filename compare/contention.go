@@ -35,14 +35,16 @@ import (
 // higher levels), and not when only the mix of levels moved.
 //
 // An inconclusive TTFT p50 or E2E p50 does not hold the verdict when its figure at equal
-// contention is equivalent (one called improved or regressed, when that figure spans contended
-// levels too, is inconclusive and cleared: without it identical servers whose runs happened to
-// cluster more on one side were called regressed by +98% in TTFT p50 in the test) (inside ±threshold): the row's own interval straddled the threshold
-// because the arrivals clustered differently, not because the server changed. Where the
-// plain row moved significantly, it is cleared only when the standardised figure spans more
-// than the lone arrivals (at least two levels): otherwise a change confined to contended
-// requests would go unseen. A standardised figure that regressed or improved, or is itself
-// inconclusive, clears nothing, and a note says so.
+// contention is equivalent (inside ±threshold): the row's own interval straddled the
+// threshold because the arrivals clustered differently, not because the server changed. Where
+// the plain row moved significantly, it is cleared only when the standardised figure spans
+// more than the lone arrivals (at least two levels): otherwise a change confined to contended
+// requests would go unseen. One called improved or regressed whose figure at equal contention,
+// spanning contended levels, is equivalent is inconclusive and cleared the same way (identical
+// servers whose runs clustered more on one side were otherwise "regressed +98%" in the test).
+// At one run a side a plain change stands only where the figure at equal contention shows it
+// too. The figure never decides a change by itself (see Explains); one that regressed or
+// improved clears nothing, and a note says so.
 const (
 	// minStratum is the fewest requests of a contention level in a run for the level to be
 	// used: a median of fewer moves by a step of the closed loop.
