@@ -114,6 +114,10 @@ type Row struct {
 	// median over runs of its histogram's p99) when it exists in every run and moved by less
 	// than the row's threshold; nil otherwise (see blocks).
 	ServerSteady *ServerPair
+	// Contention, on a median that the arrivals' contention moves (TTFT p50, E2E p50), is
+	// the metric compared at equal contention (contention.go); nil elsewhere or when no
+	// contention level is common to every run.
+	Contention *Contention
 }
 
 // Result is a whole comparison.
@@ -142,6 +146,10 @@ type Result struct {
 	// steady or that its validity rules or warnings invalidate (provisional.go). The verdict
 	// is still printed, marked PROVISIONAL, and compare exits with its own code.
 	Provisional []string
+	// Disturbed are the runs whose client's own health record says it was disturbed for a
+	// quarter of the run or more: left out of every metric, or kept where fewer than two
+	// runs of the side would remain (disturbed.go).
+	Disturbed []DisturbedRun
 	// Metrics is the key metrics tried; Decided those whose interval settled them (~, within
 	// threshold, improved, regressed); Undecided those inconclusive; NotJudged the tails left
 	// out at one run a side; Metrics − Decided − Undecided − NotJudged could not be compared.
@@ -153,6 +161,11 @@ func Compare(base, cand *Side, opt Options) *Result {
 	opt = opt.withDefaults()
 	br, cr := base.Runs(), cand.Runs()
 	res := &Result{BaseRuns: len(br), CandRuns: len(cr), Threshold: opt.Threshold, Alpha: opt.Alpha, Method: Method}
+	// runs whose own health record says the client was disturbed leave before anything is
+	// compared (disturbed.go)
+	br, bd := healthyRuns("base", br)
+	cr, cd := healthyRuns("candidate", cr)
+	res.Disturbed = append(bd, cd...)
 	bc, cc := sideConditions(base), sideConditions(cand)
 	if bcache, ccache, ok := prefixCache(br, cr); ok {
 		bc.Put(bcache)
@@ -177,11 +190,15 @@ func Compare(base, cand *Side, opt Options) *Result {
 		}
 		row := compareRow(m, bv, cv, opt, one)
 		row.ServerSteady = serverSteady(m, br, cr, row.Threshold)
+		row.Contention = conditioned(m, br, cr, bb, cb, opt, one)
+		row.Change = row.Contention.Explains(row)
 		res.Rows = append(res.Rows, row)
 	}
 	res.count()
 	res.methodWarnings()
 	res.serverNotes()
+	res.contentionNotes()
+	res.disturbedNotes()
 	res.outlierNotes(br, cr)
 	res.Verdict = verdict(res)
 	if res.Empty = measuredNothing(br, cr, res.Rows); res.Empty != "" {
@@ -473,8 +490,14 @@ func verdict(r *Result) string {
 // the server's own p99 for the same metric says it did not move, so what moved was the client
 // or the network between them (a loaded client reads events late, and every late read is a
 // long gap). The row and a note say so.
+//
+// An inconclusive TTFT p50 or E2E p50 whose figure at equal contention is equivalent does not
+// block either (Contention.Clears): its runs spread with the arrivals' clustering.
 func blocks(x Row) bool {
-	return x.Change == Inconclusive && (!x.Metric.Tail || (x.Significant && x.ServerSteady == nil))
+	if x.Change != Inconclusive || x.Contention.Clears(x) {
+		return false
+	}
+	return !x.Metric.Tail || (x.Significant && x.ServerSteady == nil)
 }
 
 // prefixCacheKey is the measured condition "how much of the prompts the server took from its

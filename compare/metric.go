@@ -23,17 +23,22 @@ type Metric struct {
 	// orderVar, for a percentile, is a floor under its within-run variance on the log scale
 	// from order statistics (orderStatVar); nil for rates.
 	orderVar func(reqs []*obs) float64
+	// perRequest and pct, on a median that contention moves (TTFT p50, E2E p50), are its
+	// per-request value (ns; NaN undefined) and percentile, for the comparison at equal
+	// contention (contention.go); nil otherwise.
+	perRequest func(o *obs) float64
+	pct        float64
 }
 
 // Key figures (the list): TTFT p50/p99, ITL p50/p99, TPOT p50, E2E p50/p99, output
 // and request throughput, and goodput when SLOs are given.
 var (
-	TTFTp50   = latency("TTFT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return o.ttfts })
+	TTFTp50   = contentionMoves(latency("TTFT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return o.ttfts }), func(o *obs) float64 { return o.ttft })
 	TTFTp99   = latency("TTFT p99", 99, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return o.ttfts })
 	ITLp50    = latency("ITL p50", 50, func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }, func(o *obs) []float64 { return o.gaps })
 	ITLp99    = latency("ITL p99", 99, func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }, func(o *obs) []float64 { return o.gaps })
 	TPOTp50   = latency("TPOT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TPOT }, func(o *obs) []float64 { return o.tpots })
-	E2Ep50    = latency("E2E p50", 50, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return o.e2es })
+	E2Ep50    = contentionMoves(latency("E2E p50", 50, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return o.e2es }), func(o *obs) float64 { return o.e2e })
 	E2Ep99    = latency("E2E p99", 99, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return o.e2es })
 	OutputTPS = rate("output throughput", "tok/s", func(s *metrics.Summary) *float64 { return s.OutputThroughput }, func(o *obs) float64 { return float64(o.out) })
 	ReqPS     = rate("request throughput", "req/s", func(s *metrics.Summary) *float64 { return s.RequestThroughput }, func(o *obs) float64 { return b2f(o.ok) })
@@ -42,6 +47,13 @@ var (
 
 // KeyMetrics is the list compared, in display order (goodput only when SLOs are set).
 var KeyMetrics = []Metric{TTFTp50, TTFTp99, ITLp50, ITLp99, TPOTp50, E2Ep50, E2Ep99, OutputTPS, ReqPS}
+
+// contentionMoves marks a median as one the arrivals' contention moves: it is also compared at
+// equal contention (contention.go), from val, each request's value in ns.
+func contentionMoves(m Metric, val func(*obs) float64) Metric {
+	m.perRequest, m.pct = val, 50
+	return m
+}
 
 func one(v float64) []float64 {
 	if math.IsNaN(v) {

@@ -28,6 +28,9 @@ type Side struct {
 	opt    metrics.Options
 	runs   *metrics.Runs
 	reqs   map[int][]obs // by Record.Run
+	// spans are the TTFT intervals of every request of a run with one, warmup included: the
+	// prefills a measured request's may have overlapped (contention.go)
+	spans map[int][]span
 }
 
 // obs is what the bootstrap needs of one measured request. Latencies are ns; NaN = undefined.
@@ -40,16 +43,24 @@ type obs struct {
 	// bootstrap's thousands of passes allocate nothing per request
 	ttfts, tpots, e2es []float64
 	out                int // output tokens (completed requests)
+	// level is the request's contention level (markContention): how many other requests'
+	// TTFT intervals overlapped its own, capped at maxLevel; −1 when unknown
+	level int
 }
 
 // NewSide starts a side with the records file's header. opt sets the SLOs for goodput.
 func NewSide(h *record.Header, opt metrics.Options) *Side {
-	return &Side{Header: h, opt: opt, runs: metrics.NewRuns(h, opt), reqs: map[int][]obs{}}
+	return &Side{Header: h, opt: opt, runs: metrics.NewRuns(h, opt), reqs: map[int][]obs{}, spans: map[int][]span{}}
 }
 
 // Add adds one record. The record may be reused by the caller afterwards.
 func (s *Side) Add(r *record.Record) {
 	s.runs.Add(r)
+	if r.Sent != 0 && r.OK() {
+		if t := metrics.PerRequest(r).TTFT; t.OK {
+			s.spans[r.Run] = append(s.spans[r.Run], span{r.Sent, r.Sent + int64(t.V)})
+		}
+	}
 	if !r.Measured() {
 		return
 	}
@@ -57,7 +68,7 @@ func (s *Side) Add(r *record.Record) {
 	if !ok {
 		return
 	}
-	o := obs{sent: sent, end: end, ok: r.OK(), ttft: math.NaN(), tpot: math.NaN(), e2e: math.NaN()}
+	o := obs{sent: sent, end: end, ok: r.OK(), ttft: math.NaN(), tpot: math.NaN(), e2e: math.NaN(), level: -1}
 	if o.ok {
 		m := metrics.PerRequest(r)
 		o.ttft, o.tpot, o.e2e = opt(m.TTFT), opt(m.TPOT), opt(m.E2E)
@@ -100,6 +111,7 @@ func (s *Side) meetsSLO(m metrics.RequestMetrics) bool {
 func (s *Side) blocksByRun(runs []metrics.RunSummary) map[int][]block {
 	out := map[int][]block{}
 	for _, r := range runs {
+		markContention(s.reqs[r.Run], s.spans[r.Run])
 		out[r.Run] = runBlocks(s.reqs[r.Run])
 	}
 	return out

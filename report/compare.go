@@ -202,6 +202,9 @@ func cmpDecided(r *compare.Result) string {
 	if n := r.Metrics - r.Decided - r.Undecided - r.Unjudged; n > 0 {
 		s += fmt.Sprintf(", %d not compared", n)
 	}
+	if o := r.OpenTails(); o != "" {
+		s += ": " + o
+	}
 	return s
 }
 

@@ -34,13 +34,18 @@ sampling, model, quantisation, hardware, server version or flags makes the runs 
 unless named with --expect-change. Then each key metric: a 95% interval of the ratio
 candidate/base from the runs' spread (run --repeat) and each run's own requests (a block
 bootstrap over time windows); with one run a side the run-to-run spread is assumed (3%) and
-the p99s are shown but not judged. A run far outside its side's others (a disturbed run) is
-left out of that metric and named. A metric with a run at 0 (goodput) is compared on
+the p99s are shown but not judged. A run whose own health record says its client was
+disturbed for a quarter of it or more is left out of every metric (two runs a side stay), and
+a run far outside its side's others is left out of that metric; both are named. TTFT p50 and
+E2E p50 are also judged at equal contention (requests grouped by how many other prefills
+overlapped theirs): an inconclusive one whose figure there is equivalent does not hold the
+verdict. A metric with a run at 0 (goodput) is compared on
 arithmetic means. "~" = no significant difference. A metric whose whole interval lies beyond
 --threshold (--tail-threshold for a p99) improved or regressed; one whose interval lies
 inside it is equivalent; one whose interval straddles it is inconclusive, with the runs per
 side that would decide it. The verdict is improved, regressed, inconclusive, no significant
-change, not comparable or measured nothing, and names how many metrics decided it; a side
+change, not comparable or measured nothing, and names how many metrics decided it and which
+did not; a side
 that was not steady or invalid makes it PROVISIONAL.
 
 Exit codes: 0 no regression, 4 regressed, 5 not comparable, 6 inconclusive, 8 a side measured

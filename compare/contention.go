@@ -1,0 +1,333 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"servebench/metrics"
+	"servebench/stat"
+)
+
+// Contention: a median latency judged at equal contention.
+//
+// A request's TTFT depends on how many other prompts the server was prefilling beside it: over
+// HTTP against the simulator at the default workload (16 users, 512 in / 128 out), a request
+// whose TTFT interval (sent → first content event) overlapped no other request's had a median
+// TTFT of 20.6–22.2 ms in 119 of 120 runs (the other: a run whose client was disturbed), one
+// overlapping one other 25–35 ms, two 45–50 ms, four 75–90 ms. How
+// many arrivals overlap is the closed loop's phase: users whose requests all take about one
+// E2E keep the spacing they fell into, and one late engine step can merge two users for the
+// rest of the run. Runs of one server therefore took TTFT p50 21.0, 21.4, 34, 44 or 57 ms
+// (the share of overlapping arrivals 13% to 77%), the server's own TTFT histogram moving with
+// it: a run-level spread that is the load generator's phase, not the server, and that no
+// number of runs a side makes normal (it takes a few levels). Judging TTFT p50 by its runs'
+// spread alone leaves identical servers "inconclusive" for ever.
+//
+// So the median rows that contention moves (TTFT p50, E2E p50) are also compared at equal
+// contention, by direct standardisation: each request's contention level is the number of
+// other requests (warmup ones too) whose TTFT interval overlapped its own, in levels 0, 1, 2
+// and 3 or more; the levels with at least minStratum requests in every run of both sides are
+// kept; a run's value is the weighted geometric mean of its per-level medians, the weights
+// being the levels' shares over both sides together (the same weights in every run); and those
+// run values are compared by the same two-level t and verdict rule as any row. That figure
+// moves when the server's latency at a given contention moves (a slower prefill moves the
+// lone arrivals one for one; a scheduler that handles concurrent prefills worse moves the
+// higher levels), and not when only the mix of levels moved.
+//
+// An inconclusive TTFT p50 or E2E p50 does not hold the verdict when its figure at equal
+// contention is equivalent (inside ±threshold): the row's own interval straddled the
+// threshold because the arrivals clustered differently, not because the server changed. Where
+// the plain row moved significantly, it is cleared only when the standardised figure spans
+// more than the lone arrivals (at least two levels): otherwise a change confined to contended
+// requests would go unseen. One called improved or regressed whose figure at equal contention,
+// spanning contended levels, is equivalent is inconclusive and cleared the same way (identical
+// servers whose runs clustered more on one side were otherwise "regressed +98%" in the test).
+// At one run a side a plain change stands only where the figure at equal contention shows it
+// too. The figure never decides a change by itself (see Explains); one that regressed or
+// improved clears nothing, and a note says so.
+const (
+	// minStratum is the fewest requests of a contention level in a run for the level to be
+	// used: a median of fewer moves by a step of the closed loop.
+	minStratum = 10
+	// maxLevel is the top contention level: 3 means "three or more".
+	maxLevel = 3
+)
+
+// Contention is a median row judged at equal contention.
+type Contention struct {
+	// Row is the metric at equal contention, compared like any row (Change, interval, p).
+	Row Row
+	// Lone, when Row spans several levels one of which is 0, is the metric over the lone
+	// arrivals alone: the contended levels' medians move with how much of a prefill
+	// overlapped (level 1 took 25–35 ms), so the lone arrivals alone are the sharper figure.
+	Lone *Row
+	// Levels are the contention levels the standardised figure spans (0 = lone arrivals;
+	// maxLevel = that many or more), with their weights.
+	Levels  []int
+	Weights []float64
+	// BaseShare and CandShare are, per run, the share of measured requests whose TTFT
+	// interval overlapped another's, in run order: the mix that moved the plain row.
+	BaseShare, CandShare []float64
+	// OneEach: one run a side, where the plain row's interval rests on an assumed run-to-run
+	// spread (3%) that the arrivals' phase breaks (TTFT p50 39.6 against 21.6 ms in two runs
+	// of one server): there a change of the plain row stands only where the figure at equal
+	// contention shows it too.
+	OneEach bool
+}
+
+// Clears says whether the figure at equal contention lets an inconclusive plain row go: it is
+// equivalent, and where the plain row moved significantly it spans contended levels too (the
+// lone arrivals alone clear only a plain row that did not move significantly).
+func (c *Contention) Clears(plain Row) bool {
+	if c == nil {
+		return false
+	}
+	if equivalent(c.Row) && (!plain.Significant || len(c.Levels) >= 2) {
+		return true
+	}
+	return c.Lone != nil && equivalent(*c.Lone) && !plain.Significant
+}
+
+// Explains is the plain row's change once its figure at equal contention is known: a median
+// called improved or regressed whose figure at equal contention, over the lone arrivals and
+// contended ones alike, is equivalent moved with the mix of contention levels alone, not with
+// the server's latency at any level: it is inconclusive then, and Clears lets it go. At one
+// run a side a plain change stands only where the figure at equal contention shows the same
+// change (OneEach). Any other change stands.
+//
+// The figure at equal contention never makes a change by itself (an inconclusive TTFT p50
+// whose lone arrivals regressed stays inconclusive, with a note): it is one more test of the
+// row, and letting it decide called 5.3% of A/A comparisons in virtual time changed (3 runs a
+// side, 5% run-to-run spread; 4.0% without it; the promise is 5%), even at half the level.
+func (c *Contention) Explains(plain Row) string {
+	if c == nil || (plain.Change != Improved && plain.Change != Regressed) {
+		return plain.Change
+	}
+	if len(c.Levels) >= 2 && equivalent(c.Row) {
+		return Inconclusive
+	}
+	if c.OneEach && c.changed() != plain.Change {
+		return Inconclusive
+	}
+	return plain.Change
+}
+
+// changed is the change at equal contention when the standardised figure and, beside it, the
+// lone arrivals both show it beyond the threshold; "" otherwise.
+func (c *Contention) changed() string {
+	ch := c.Row.Change
+	if ch != Improved && ch != Regressed {
+		return ""
+	}
+	if c.Lone != nil && c.Lone.Change != ch {
+		return ""
+	}
+	return ch
+}
+
+func equivalent(r Row) bool { return r.Change == "~" || r.Change == "within threshold" }
+
+// span is a request's TTFT interval, ns since the run's t0.
+type span struct{ a, b int64 }
+
+// markContention sets each measured request's contention level: how many other requests'
+// TTFT intervals (spans, warmup ones included) overlapped its own, capped at maxLevel; −1
+// when its TTFT is undefined. Span j overlaps [a, b) when a_j < b and b_j > a; counted as
+// #(a_j < b) − #(b_j ≤ a) − 1 (itself) over sorted starts and ends.
+func markContention(reqs []obs, spans []span) {
+	starts := make([]int64, len(spans))
+	ends := make([]int64, len(spans))
+	for i, s := range spans {
+		starts[i], ends[i] = s.a, s.b
+	}
+	slices.Sort(starts)
+	slices.Sort(ends)
+	for i := range reqs {
+		o := &reqs[i]
+		o.level = -1
+		if math.IsNaN(o.ttft) {
+			continue
+		}
+		a, b := o.sent, o.sent+int64(o.ttft)
+		nb, _ := slices.BinarySearch(starts, b) // starts < b
+		na, found := slices.BinarySearch(ends, a)
+		for found && na < len(ends) && ends[na] == a { // ends ≤ a
+			na++
+		}
+		o.level = min(max(nb-na-1, 0), maxLevel)
+	}
+}
+
+// contended is the share of a run's measured requests with a defined level above 0; NaN when
+// none has a level.
+func contended(reqs []*obs) float64 {
+	n, k := 0, 0
+	for _, o := range reqs {
+		if o.level < 0 {
+			continue
+		}
+		n++
+		if o.level > 0 {
+			k++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return float64(k) / float64(n)
+}
+
+// byLevel is a run's values of a per-request latency (ns) split by contention level.
+func byLevel(reqs []*obs, val func(*obs) float64) [maxLevel + 1][]float64 {
+	var out [maxLevel + 1][]float64
+	for _, o := range reqs {
+		if o.level < 0 {
+			continue
+		}
+		if v := val(o); !math.IsNaN(v) && v > 0 {
+			out[o.level] = append(out[o.level], v)
+		}
+	}
+	return out
+}
+
+// conditioned is the plain metric m judged at equal contention (nil when m is not one that
+// contention moves, or no level has minStratum requests in every run).
+func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, opt Options, oneEach bool) *Contention {
+	if m.perRequest == nil {
+		return nil
+	}
+	all := func(runs []metrics.RunSummary, blocks map[int][]block) ([][maxLevel + 1][]float64, []float64) {
+		var lv [][maxLevel + 1][]float64
+		var share []float64
+		for _, r := range runs {
+			reqs := flatten(blocks[r.Run])
+			lv = append(lv, byLevel(reqs, m.perRequest))
+			share = append(share, contended(reqs))
+		}
+		return lv, share
+	}
+	bl, bs := all(br, bb)
+	cl, cs := all(cr, cb)
+	if len(bl) == 0 || len(cl) == 0 {
+		return nil
+	}
+	var levels []int
+	var weights []float64
+	total := 0.0
+	for l := 0; l <= maxLevel; l++ {
+		n, ok := 0, true
+		for _, run := range append(slices.Clone(bl), cl...) {
+			ok = ok && len(run[l]) >= minStratum
+			n += len(run[l])
+		}
+		if ok {
+			levels = append(levels, l)
+			weights = append(weights, float64(n))
+			total += float64(n)
+		}
+	}
+	if len(levels) == 0 {
+		return nil
+	}
+	for i := range weights {
+		weights[i] /= total
+	}
+	values := func(runs []metrics.RunSummary, lv [][maxLevel + 1][]float64, levels []int, weights []float64) []runValue {
+		out := make([]runValue, len(runs))
+		for i, r := range runs {
+			y := 0.0
+			for j, l := range levels {
+				y += weights[j] * math.Log(stat.SelectQuantile(slices.Clone(lv[i][l]), m.pct)/1e6)
+			}
+			out[i] = runValue{V: math.Exp(y), Run: r.Run, RunValue: stat.RunValue{Log: y}}
+		}
+		return out
+	}
+	eq := Metric{Name: m.Name + " at equal contention", Unit: m.Unit, Lower: m.Lower}
+	c := &Contention{Levels: levels, Weights: weights, BaseShare: bs, CandShare: cs, OneEach: oneEach}
+	c.Row = compareRow(eq, values(br, bl, levels, weights), values(cr, cl, levels, weights), opt, oneEach)
+	if len(levels) >= 2 && levels[0] == 0 {
+		lone := compareRow(eq, values(br, bl, []int{0}, []float64{1}), values(cr, cl, []int{0}, []float64{1}), opt, oneEach)
+		c.Lone = &lone
+	}
+	return c
+}
+
+func flatten(bs []block) []*obs {
+	var out []*obs
+	for _, b := range bs {
+		out = append(out, b.reqs...)
+	}
+	return out
+}
+
+// contentionNotes says, for each inconclusive row its figure at equal contention cleared, what
+// moved and what did not; and for one whose figure at equal contention moved beyond the
+// threshold, that it did.
+func (r *Result) contentionNotes() {
+	for _, row := range r.Rows {
+		c := row.Contention
+		if c == nil {
+			continue
+		}
+		if row.Change != Inconclusive {
+			continue
+		}
+		eq := c.Row
+		what := fmt.Sprintf("%s at equal contention (%s) %s → %s ms, %s", row.Metric.Name, levelNames(c.Levels),
+			num(eq.Base.Center), num(eq.Cand.Center), changeText(eq))
+		if l := c.Lone; l != nil {
+			what += fmt.Sprintf("; over the lone arrivals alone %s → %s ms, %s", num(l.Base.Center), num(l.Cand.Center), changeText(*l))
+		}
+		if c.Clears(row) {
+			r.warnf("%s moved with the arrivals' clustering, not the server: the share of requests whose TTFT overlapped another's was %s in the base's runs and %s in the candidate's; %s, so it does not hold the verdict (docs/metrics.md \"Contention\")",
+				row.Metric.Name, shares(c.BaseShare), shares(c.CandShare), what)
+			continue
+		}
+		if eq.Change == Regressed || eq.Change == Improved {
+			r.warnf("%s: %s, so it holds the verdict at inconclusive", row.Metric.Name, what)
+		}
+	}
+}
+
+func levelNames(levels []int) string {
+	s := ""
+	for i, l := range levels {
+		if i > 0 {
+			s += ", "
+		}
+		switch {
+		case l == 0:
+			s += "lone arrivals"
+		case l == maxLevel:
+			s += fmt.Sprintf("%d+ overlapping", l)
+		default:
+			s += fmt.Sprintf("%d overlapping", l)
+		}
+	}
+	return s
+}
+
+func shares(xs []float64) string {
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += ", "
+		}
+		if math.IsNaN(x) {
+			s += "—"
+			continue
+		}
+		s += fmt.Sprintf("%.0f%%", 100*x)
+	}
+	return s
+}
+
+func num(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+// changeText is a row's change in words: "~ [−0.4%, +0.5%]", "regressed +12% [+8%, +16%]".
+func changeText(r Row) string {
+	return fmt.Sprintf("%s %+.1f%% [%+.1f%%, %+.1f%%]", r.Change, 100*r.Delta, 100*r.DeltaLo, 100*r.DeltaHi)
+}

@@ -1,0 +1,131 @@
+package compare
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/metrics"
+	"servebench/record"
+)
+
+// markContention counts, for each request, the other TTFT intervals that overlap its own,
+// warmup ones included, touching ends not counted, capped at maxLevel.
+func TestMarkContention(t *testing.T) {
+	spans := []span{{0, 10}, {5, 15}, {10, 20}, {30, 40}, {31, 32}, {32, 33}, {33, 34}, {35, 36}}
+	reqs := []obs{
+		{sent: 0, ttft: 10},  // overlaps {5,15}
+		{sent: 5, ttft: 10},  // overlaps {0,10} and {10,20}
+		{sent: 10, ttft: 10}, // overlaps {5,15}; {0,10} only touches
+		{sent: 30, ttft: 10}, // four others: capped at 3
+		{sent: 50, ttft: math.NaN()},
+	}
+	markContention(reqs, spans)
+	for i, want := range []int{1, 2, 1, 3, -1} {
+		if reqs[i].level != want {
+			t.Errorf("request %d: level %d, want %d", i, reqs[i].level, want)
+		}
+	}
+}
+
+// contentionSide is runs of one server whose TTFT depends on contention alone: a lone
+// arrival's is lone ms, one that arrives with a partner (both sent together) twice that. A
+// run's share of paired arrivals is about pairs[run]; every run sends 200 requests at 10 a
+// second, and every other figure is the same everywhere.
+func contentionSide(rng *rand.Rand, lone float64, pairs []float64) *Side {
+	s := NewSide(&record.Header{Workload: record.Workload{Hash: "sha256:c"}}, metrics.Options{})
+	for run, share := range pairs {
+		base := int64(run) * 1e12
+		id, at := 0, base+1
+		for id < 200 {
+			// a pair takes two slots, so every run sends 10 requests a second
+			sent := at
+			n := 1
+			if rng.Float64() < share {
+				n = 2
+			}
+			at += int64(n) * 100e6
+			for range n {
+				ttft := lone * float64(n) * math.Exp(0.01*rng.NormFloat64()) * 1e6
+				t := sent + int64(ttft)
+				r := record.Record{Run: run, ID: id, Phase: record.PhaseMeasure, Scheduled: sent, Dispatched: sent, Sent: sent,
+					FirstEvent: t, OutputTokens: 4, OutputTokensSource: record.SourceServer, PromptTokens: 64, PromptTokensSource: record.SourceServer}
+				for k := range 4 {
+					r.Events = append(r.Events, record.Event{T: t + int64(k)*int64(5*time.Millisecond), N: 1})
+				}
+				r.Done = r.Events[3].T + 1e5
+				s.Add(&r)
+				id++
+			}
+		}
+	}
+	return s
+}
+
+// Identical servers whose runs met different shares of paired arrivals: TTFT p50 spreads with
+// the share and is inconclusive on its own, but at equal contention it is the same, so it does
+// not hold the verdict and the verdict line says it was decided at equal contention. A
+// candidate whose lone arrivals are 20% slower regresses at equal contention and keeps the
+// verdict from "no significant change".
+func TestContentionClearsTTFT(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	base := contentionSide(rng, 20, []float64{0.1, 0.3, 0.2})
+	same := contentionSide(rng, 20, []float64{0.6, 0.45, 0.15})
+	res := Compare(base, same, Options{})
+	row := findRow(t, res, TTFTp50.Name)
+	if row.Contention == nil || row.Contention.Lone == nil {
+		t.Fatalf("TTFT p50 has no figure at equal contention: %+v", row.Contention)
+	}
+	if row.Change != Inconclusive || !row.Contention.Clears(row) || res.Verdict != NoChange {
+		t.Errorf("same server, other mixes: TTFT p50 %s (%+.1f%% [%+.1f%%, %+.1f%%]), at equal contention %s, verdict %s",
+			row.Change, 100*row.Delta, 100*row.DeltaLo, 100*row.DeltaHi, row.Contention.Row.Change, res.Verdict)
+	}
+	if o := res.OpenTails(); !strings.Contains(o, "TTFT p50, E2E p50 decided at equal contention") {
+		t.Errorf("the verdict does not name TTFT p50 as decided at equal contention: %q", o)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "moved with the arrivals' clustering") {
+		t.Errorf("no note says why TTFT p50 did not hold the verdict: %q", res.Warnings)
+	}
+	slower := contentionSide(rng, 24, []float64{0.2, 0.1, 0.3})
+	res = Compare(base, slower, Options{})
+	row = findRow(t, res, TTFTp50.Name)
+	if row.Contention.Clears(row) || res.Verdict == NoChange {
+		t.Errorf("lone arrivals 20%% slower: cleared %v, verdict %s", row.Contention.Clears(row), res.Verdict)
+	}
+}
+
+func findRow(t *testing.T, r *Result, name string) Row {
+	t.Helper()
+	for _, row := range r.Rows {
+		if row.Metric.Name == name {
+			return row
+		}
+	}
+	t.Fatalf("no row %s", name)
+	return Row{}
+}
+
+// A run whose client was disturbed for a quarter of its window or more is left out, the most
+// disturbed first, while two runs of the side remain; the others are kept and named as such.
+func TestHealthyRuns(t *testing.T) {
+	run := func(i int, disturbed float64) metrics.RunSummary {
+		s := &metrics.Summary{Window: 10 * time.Second, Steadiness: &metrics.Steadiness{}}
+		if disturbed > 0 {
+			s.Steadiness.Disturbance = &metrics.Disturbance{Seconds: disturbed, Why: []string{"scheduling latency"}}
+		}
+		return metrics.RunSummary{Run: i, Summary: s}
+	}
+	kept, out := healthyRuns("base", []metrics.RunSummary{run(0, 0), run(1, 8), run(2, 1), run(3, 0)})
+	if len(kept) != 3 || len(out) != 1 || out[0].Run != 1 || out[0].Kept {
+		t.Errorf("one run disturbed 80%%, one 10%%: kept %d, disturbed %+v", len(kept), out)
+	}
+	kept, out = healthyRuns("candidate", []metrics.RunSummary{run(0, 3), run(1, 9), run(2, 2.6)})
+	if len(kept) != 2 || len(out) != 3 || !out[0].Kept || out[1].Kept || !out[2].Kept || kept[0].Run != 0 {
+		t.Errorf("three disturbed: kept %d, disturbed %+v; want run 2 out (the most), runs 1 and 3 kept", len(kept), out)
+	}
+	if kept, out = healthyRuns("base", []metrics.RunSummary{run(0, 9), run(1, 9)}); len(kept) != 2 || !out[0].Kept {
+		t.Errorf("a side of two: kept %d, disturbed %+v", len(kept), out)
+	}
+}
