@@ -30,6 +30,7 @@ type stamp struct {
 	live       *Live           // the run's live counts (nil: none)
 	reason     reasonState     // reasoning and answer phases (reasoning.go)
 	warm       *autoWarm       // --warmup auto's judge, streamed to (nil: not a judged request)
+	text       answerText      // the answer text, kept when the run judges answers (answers.go)
 }
 
 // clockCount counts a run's measured content-event stamps and those that fell back to the

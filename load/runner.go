@@ -128,6 +128,8 @@ type Runner struct {
 	// kernel): send stamps that had to fall back to the write hook are counted
 	// (Outcome.WriteSends).
 	KernelSends bool
+	// Judge, when set, scores every completed request's answer text (answers.go).
+	Judge Judge
 	// Warm is how many requests at the start of Workload are the warmup's own (whole sessions,
 	// for a multi-turn workload): warmup request k sends Workload[k mod Warm] and measured
 	// request m Workload[Warm + m mod (len−Warm)], so no measured request repeats a warmup
@@ -540,6 +542,7 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 		defer cancel()
 	}
 	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase)}
+	st.text.want = s.r.Judge != nil
 	warm := phase == record.PhaseWarmup
 	s.r.Live.start(warm)
 	err := mediaErr
@@ -551,6 +554,7 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 	if err != nil {
 		classify(rec, err, ctx)
 	}
+	s.r.judge(st, rec, wreq) // answers.go
 	if s.r.KernelClock && rec.Measured() { // warmup absorbs the kernel turning timestamps on
 		s.clock.total.Add(int64(len(rec.Events)))
 		s.clock.read.Add(int64(st.readStamps))

@@ -56,6 +56,8 @@ type Accumulator struct {
 	stages stageAcc
 	// reason keeps the reasoning-model figures (reasoning.go)
 	reason reasoningAcc
+	// answers keeps the judged answers (answers.go)
+	answers answersAcc
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -137,6 +139,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	a.addITL(r, one)
 	a.split.add(r)
 	a.reason.add(r, out)
+	a.answers.add(r)
 	a.steady.add(r, out)
 	a.run.addEvents(r.Events, one)
 	if a.meetsSLO(r, out) {

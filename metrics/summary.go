@@ -117,6 +117,9 @@ type Summary struct {
 	// Reasoning is the time to first output (answer) token, the reasoning and answer token
 	// counts and each phase's ITL (reasoning.go); nil unless a request reasoned.
 	Reasoning *Reasoning
+	// Answers are the accuracy and schema-validity figures of a run that judged its answers
+	// (answers.go); nil otherwise.
+	Answers *Answers
 
 	// ITLTokenRequests and ITLTokenSkipped count requests (with ≥ 2 events) that did and did
 	// not have per-event token counts for ITL (token).
@@ -184,6 +187,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Turns, s.Sessions = a.sessions.summaries(ps)
 	s.Adapters = a.adapters.summaries(ps, s.Measured, s.Window.Seconds())
 	s.Media = a.media.summary(ps)
+	s.Answers = a.answers.summary()
 	s.Stages = a.stageSummaries()
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped())) // stages.go
 	s.Warnings = warnings(s, a.hdr)

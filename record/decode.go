@@ -53,6 +53,8 @@ func (s *scanner) field(key []byte, r *Record) bool {
 		return s.bool(&r.FixedOutput)
 	case "server":
 		return s.server(r)
+	case "correct", "schema_valid":
+		return s.answerFlag(key, r) // answers.go
 	}
 	_, ok := s.Value()
 	return ok
@@ -138,6 +140,12 @@ func stringField(key []byte, r *Record) *string {
 		return &r.Adapter
 	case "reasoning_tokens_source":
 		return &r.ReasoningTokensSource
+	case "schema_error":
+		return &r.SchemaError
+	case "answer":
+		return &r.Answer
+	case "expected":
+		return &r.Expected
 	}
 	return nil
 }
@@ -157,7 +165,8 @@ var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatche
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
 	"error_class", "error", "server", "session", "turn", "stage", "adapter",
 	"reasoning_events", "first_answer", "reasoning_tokens", "reasoning_tokens_source",
-	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms"}
+	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms",
+	"correct", "schema_valid", "schema_error", "answer", "expected"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

@@ -199,6 +199,7 @@ func pageData(runs []Run, plots []htmlPlot) page {
 	if len(p.Sweeps) == 0 { // a sweep's page has its per-point table instead of one run's tables
 		p.Summary = summaryRows(runs)
 		p.Pcts, p.Latency = latencyRows(runs)
+		p.Summary = append(p.Summary, answerSummaryRows(runs)...) // answers.go
 	}
 	for i, r := range runs {
 		if rows := serverRows(r.Summary); rows != nil && r.sweep == nil { // a sweep's last run is not the sweep

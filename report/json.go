@@ -243,6 +243,7 @@ func jsonExtras(o *object, s *metrics.Summary) {
 	o.set("token_count_sources", src)
 	o.set("ttft_split", splitJSON(s))
 	jsonReasoning(o, s) // reasoning.go: only when a request reasoned
+	jsonAnswers(o, s)   // answers.go: only when answers were judged
 	warnings := finiteWarnings(s.Warnings)
 	if warnings == nil {
 		warnings = []metrics.Warning{}

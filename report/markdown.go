@@ -27,6 +27,7 @@ func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	if n := reasoningNote(s); n != "" {
 		b.WriteString(mdEsc(n) + "\n\n")
 	}
+	mdAnswers(&b, s) // answers.go: only for runs that judged answers
 	mdServer(&b, s)
 	mdFailures(&b, s)
 	mdValidity(&b, s) // validity.go: only for a run held to rules

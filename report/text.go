@@ -44,6 +44,7 @@ func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	textStages(&b, s)   // stages.go: only for a run with load stages
 	textAdapters(&b, s) // lora.go: only for a LoRA mix
 	textMedia(&b, s)    // media.go: only for runs with images or audio
+	textAnswers(&b, s)  // answers.go: only for runs that judged answers
 	textValidity(&b, s) // validity.go: only for a run held to rules
 	textServer(&b, s)   // server.go: only when the records hold telemetry
 	textNotes(&b, s)

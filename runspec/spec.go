@@ -76,6 +76,9 @@ type Spec struct {
 	// LoRASelection: random (by weight, seeded) or round-robin (lora.go).
 	LoRAModules   string `yaml:"lora-modules" json:"lora_modules,omitempty"`
 	LoRASelection string `yaml:"lora-selection" json:"lora_selection,omitempty"`
+	// ResponseFormat asks for structured output and checks every answer (answers.go): json
+	// (a JSON object) or json-schema:FILE (an answer meeting that JSON Schema).
+	ResponseFormat string `yaml:"response-format" json:"response_format,omitempty"`
 
 	// InputDist and OutputDist draw each length from normal:MEAN,SD or lognormal:MEAN,SD;
 	// Lengths draws (input, output) pairs from mix:INxOUT@W,… or file:PATH (runspec/lengths.go).

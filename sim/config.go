@@ -87,7 +87,8 @@ type Config struct {
 	SpecTokens     int
 	SpecAcceptance float64
 
-	LoRA // LoRA adapters served beside the base model (lora.go)
+	LoRA    // LoRA adapters served beside the base model (lora.go)
+	Answers // answer key and structured-output faults (answers.go)
 }
 
 // DefaultConfig is Llama-3.1-8B in bf16 on one H100 with vLLM's classic scheduler limits.
@@ -161,6 +162,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.HistogramBuckets, "histogram-buckets", c.HistogramBuckets, "latency histogram buckets on /metrics: vllm (vLLM's bounds) or fine (vLLM's plus 16 per doubling, quantiles within 4.4%)")
 	bindSpecFlags(fs, c)
 	bindLoRAFlags(fs, c)
+	bindAnswerFlags(fs, c)
 }
 
 // Validate checks every field and names the flag at fault.
@@ -199,7 +201,7 @@ func (c *Config) Validate() error {
 	if err := c.validateStartup(); err != nil {
 		return err
 	}
-	if err := errors.Join(c.validateSpec(), c.validateLoRA(), c.validateReasoning()); err != nil {
+	if err := errors.Join(c.validateSpec(), c.validateLoRA(), c.validateReasoning(), c.validateAnswers()); err != nil {
 		return err
 	}
 	sum := 0.0

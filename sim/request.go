@@ -23,6 +23,7 @@ type genRequest struct {
 	IgnoreEOS           bool            `json:"ignore_eos"`
 	Stream              bool            `json:"stream"`
 	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"` // enable_thinking (reasoning.go)
+	ResponseFormat      json.RawMessage `json:"response_format"`      // structured output (jsongen.go)
 	StreamOptions       *struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`

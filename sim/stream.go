@@ -25,11 +25,12 @@ type streamer struct {
 	textFrom int // first token whose text is not sent yet (hidden_tokens holds text back)
 	strikeAt int // token count at which a mid-stream fault strikes
 	struck   bool
-	finish   string // finish_reason of the last content chunk
-	usage    bool   // stream_options.include_usage
-	contUse  bool   // stream_options.continuous_usage_stats
-	toolID   string // the tool call's id with the tool_calls fault on chat, "" otherwise
-	reason   int    // output tokens that are reasoning (reasoning.go), 0 for none
+	finish   string   // finish_reason of the last content chunk
+	usage    bool     // stream_options.include_usage
+	contUse  bool     // stream_options.continuous_usage_stats
+	toolID   string   // the tool call's id with the tool_calls fault on chat, "" otherwise
+	reason   int      // output tokens that are reasoning (reasoning.go), 0 for none
+	answer   []string // the answer's tokens, escaped, when the request has one (answers.go)
 }
 
 // begin sends the headers (and a role-only chunk when asked) right away, as vLLM does, so
@@ -175,9 +176,7 @@ func (st *streamer) appendContent(n int, last bool) {
 		b = append(b, `"choices":[{"index":0,"text":"`...)
 	}
 	if st.toolID == "" && st.reason == 0 {
-		for i := st.textFrom; i < st.written; i++ {
-			b = append(b, outputPieces[outputWord(st.q.textSeed, i)]...)
-		}
+		b = st.appendText(b) // answers.go
 		if st.chat {
 			b = append(b, '"', '}')
 		} else {

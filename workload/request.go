@@ -28,6 +28,9 @@ type Request struct {
 	Adapter string `json:"adapter,omitempty"`
 	// Media are the images and audio clips a chat request carries (media.go), as recipes.
 	Media []Media `json:"media,omitempty"`
+	// Answer is the right answer and how an output is scored against it (answers.go); nil
+	// for a request that has none.
+	Answer *Answer `json:"answer,omitempty"`
 	// recipe, when set, stands for the prompt text (Lazy, Materialize: recipe.go)
 	recipe *recipe
 }
