@@ -68,4 +68,3 @@ func (b *Session) judge() load.Judge {
 		}
 	}
 }
-
