@@ -70,7 +70,7 @@ func runAnswers(t *testing.T, url string, args ...string) (answersSummary, []rec
 }
 
 type recordView struct {
-	correct, valid             *bool
+	correct, valid              *bool
 	violation, answer, expected string
 }
 
