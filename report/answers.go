@@ -132,11 +132,13 @@ func answerSummaryRows(runs []Run) []tableRow {
 			return fmt.Sprintf("%s [%s – %s] (%d / %d)", answerPct(a.InvalidShare), answerPct(a.InvalidLo), answerPct(a.InvalidHi), a.Invalid, a.Checked)
 		}},
 		{"first wrong or invalid answer", func(a *metrics.Answers) string {
-			for _, xs := range [][]metrics.AnswerExample{a.Violations, a.Wrong} {
-				if len(xs) > 0 {
-					e := xs[0]
-					return strings.TrimSpace(fmt.Sprintf("request %d: %s %q %s", e.ID, e.Violation, e.Answer, e.Expected))
-				}
+			switch {
+			case len(a.Violations) > 0:
+				e := a.Violations[0]
+				return fmt.Sprintf("request %d: %s; answered %q", e.ID, e.Violation, e.Answer)
+			case len(a.Wrong) > 0:
+				e := a.Wrong[0]
+				return fmt.Sprintf("request %d answered %q, want %s", e.ID, e.Answer, e.Expected)
 			}
 			return dash
 		}},
