@@ -98,6 +98,7 @@ func jsonAnswers(o *object, s *metrics.Summary) {
 	ao.set("invalid_share", a.InvalidShare)
 	ao.set("invalid_ci_low", a.InvalidLo)
 	ao.set("invalid_ci_high", a.InvalidHi)
+	ao.set("slo_correct", s.SLO.Correct) // goodput counted only right answers (--slo correct)
 	ao.set("wrong_examples", orEmpty(a.Wrong))
 	ao.set("invalid_examples", orEmpty(a.Violations))
 	o.set("answers", ao)
