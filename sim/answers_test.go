@@ -113,8 +113,17 @@ func TestAnswerSharesOverHTTP(t *testing.T) {
 		if !strings.Contains(d.text, "42") {
 			wrong++
 		}
-		if last := d.chunks[len(d.chunks)-2]; *last.Choices[0].FinishReason != "stop" || d.chunks[len(d.chunks)-1].Usage.Completion != len(d.content) {
-			t.Fatalf("request %d: the answer %q did not end the stream with stop and its token count", i, d.text)
+		finish, completion := "", -1
+		for _, c := range d.chunks {
+			if len(c.Choices) > 0 && c.Choices[0].FinishReason != nil {
+				finish = *c.Choices[0].FinishReason
+			}
+			if c.Usage != nil {
+				completion = c.Usage.Completion
+			}
+		}
+		if finish != "stop" || completion != len(answerPieces(d.text)) {
+			t.Fatalf("request %d: the answer %q ended with %q after %d tokens, want stop after %d", i, d.text, finish, completion, len(answerPieces(d.text)))
 		}
 		body = map[string]any{"messages": []map[string]string{{"role": "user", "content": "something else " + id}}, "max_tokens": 64, "stream": true,
 			"response_format": format}
