@@ -554,7 +554,8 @@ func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int6
 	if err != nil {
 		classify(rec, err, ctx)
 	}
-	s.r.judge(st, rec, wreq)               // answers.go
+	// answers.go: score the answer text when the run judges answers
+	s.r.judge(st, rec, wreq)
 	if s.r.KernelClock && rec.Measured() { // warmup absorbs the kernel turning timestamps on
 		s.clock.total.Add(int64(len(rec.Events)))
 		s.clock.read.Add(int64(st.readStamps))

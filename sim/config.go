@@ -87,7 +87,8 @@ type Config struct {
 	SpecTokens     int
 	SpecAcceptance float64
 
-	LoRA    // LoRA adapters served beside the base model (lora.go)
+	LoRA // LoRA adapters served beside the base model (lora.go)
+
 	Answers // answer key and structured-output faults (answers.go)
 }
 

@@ -25,12 +25,13 @@ type streamer struct {
 	textFrom int // first token whose text is not sent yet (hidden_tokens holds text back)
 	strikeAt int // token count at which a mid-stream fault strikes
 	struck   bool
-	finish   string   // finish_reason of the last content chunk
-	usage    bool     // stream_options.include_usage
-	contUse  bool     // stream_options.continuous_usage_stats
-	toolID   string   // the tool call's id with the tool_calls fault on chat, "" otherwise
-	reason   int      // output tokens that are reasoning (reasoning.go), 0 for none
-	answer   []string // the answer's tokens, escaped, when the request has one (answers.go)
+	finish   string // finish_reason of the last content chunk
+	usage    bool   // stream_options.include_usage
+	contUse  bool   // stream_options.continuous_usage_stats
+	toolID   string // the tool call's id with the tool_calls fault on chat, "" otherwise
+	reason   int    // output tokens that are reasoning (reasoning.go), 0 for none
+
+	answer []string // the answer's tokens, escaped, when the request has one (answers.go)
 }
 
 // begin sends the headers (and a role-only chunk when asked) right away, as vLLM does, so
