@@ -141,11 +141,14 @@ const (
 	domainBroken uint64 = 0x62726f6b656e6a73
 )
 
-// draw is request id's uniform draw in [0, 1) in domain, from the seed and the prompt's hash.
+// draw is request id's uniform draw in [0, 1) in domain, from the prompt's hash (textSeed,
+// which holds the seed). The id's hash goes through mix64 before it meets textSeed: XORing
+// mix64(seed) in again, as a first version did, cancelled the seed out of textSeed, so every
+// seed drew the same requests wrong.
 func (s *Server) draw(id string, textSeed, domain uint64) float64 {
 	h := fnv.New64a()
 	h.Write([]byte(id))
-	return float64(mix64(h.Sum64()^textSeed^domain^mix64(uint64(s.cfg.Seed)))>>11) / (1 << 53)
+	return float64(mix64(mix64(h.Sum64()^domain)^textSeed)>>11) / (1 << 53)
 }
 
 // planAnswer decides the request's answer text, when it has one (an answer-key prompt or a

@@ -160,3 +160,34 @@ func TestAnswerFlagsRefused(t *testing.T) {
 		t.Errorf("missing --answers file: got %v", err)
 	}
 }
+
+// Each seed draws its own requests wrong, at the share asked: two seeds' wrong sets overlap
+// as independent draws do (about share² of requests), not wholly (a first version's seeds
+// cancelled out, so every run of a file got the very same answers wrong).
+func TestAnswerDrawsDependOnTheSeed(t *testing.T) {
+	const n, share = 4000, 0.2
+	wrongs := map[int64][]bool{}
+	for _, seed := range []int64{1, 2, 3} {
+		s := &Server{cfg: Config{Seed: seed}}
+		k := 0
+		for i := range n {
+			w := s.draw(fmt.Sprintf("0-%d", i), hashPrompt(fmt.Sprint("item ", i%50), 0, seed), domainWrong) < share
+			wrongs[seed] = append(wrongs[seed], w)
+			if w {
+				k++
+			}
+		}
+		if got := float64(k) / n; got < share-0.02 || got > share+0.02 {
+			t.Errorf("seed %d: %.3f wrong, want %.2f", seed, got, share)
+		}
+	}
+	both := 0
+	for i := range n {
+		if wrongs[1][i] && wrongs[2][i] {
+			both++
+		}
+	}
+	if got := float64(both) / n; got > share*share+0.02 {
+		t.Errorf("seeds 1 and 2 drew %.3f of requests wrong both times, want about %.2f", got, share*share)
+	}
+}
