@@ -74,7 +74,7 @@ type recordView struct {
 	violation, answer, expected string
 }
 
-// The check: 10% invalid answers from the simulator read as 10% ± 3 points over 500
+// 10% invalid answers from the simulator read as 10% ± 3 points over 500
 // requests, every invalid one named in its record; with none broken, none is counted.
 func TestResponseFormatCountsInvalidAnswers(t *testing.T) {
 	url := startSim(t, func(c *sim.Config) { c.InvalidJSON = 0.1; c.TTFT = 0 })
@@ -106,7 +106,7 @@ func TestResponseFormatCountsInvalidAnswers(t *testing.T) {
 	}
 }
 
-// The check: answers 20% wrong read as an accuracy whose interval holds 80%, and
+// Answers 20% wrong read as an accuracy whose interval holds 80%, and
 // goodput with --slo correct counts exactly the right ones; with no error every answer is
 // right, with every one wrong none is.
 func TestAnswersDatasetAccuracyAndGoodput(t *testing.T) {
