@@ -16,7 +16,7 @@ func (b *Session) pickNonce() (uint64, error) {
 	if like := b.opt.Like; like != nil && !like.Rebuilt {
 		return workload.ParseNonce(like.Header.Workload.Nonce)
 	}
-	if format, _ := s.DatasetOf(); s.Prompts != "" || format == "sharegpt" {
+	if format, _ := s.DatasetOf(); s.Prompts != "" || format == "sharegpt" || format == "answers" {
 		return 0, nil
 	}
 	switch s.Nonce {

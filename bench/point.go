@@ -35,7 +35,8 @@ func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 	r := &load.Runner{Backend: be, Workload: pt.reqs, Warm: pt.warm, PromptSource: promptSrc, Sink: b.sink,
 		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel", KernelSends: s.SendClock == "kernel",
 		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}
-	b.withTools(r) // tools.go
+	b.withTools(r)      // tools.go
+	r.Judge = b.judge() // answers.go
 	if b.shard.Split() {
 		r.ID = b.shard.id // a shard's records are numbered, and pick their prompts, as the whole run's
 	}

@@ -27,6 +27,9 @@ func (b *Session) startTarget(ctx context.Context) error {
 		// fine histogram buckets: the summary's server figures then check ours to a few per
 		// cent instead of to vLLM's coarse buckets (nobody's dashboard reads this one)
 		c.HistogramBuckets = "fine"
+		if _, path := s.DatasetOf(); s.AnswersDataset() {
+			c.AnswersFile = path // the built-in simulator answers from the run's own key, all right
+		}
 		srv, err := sim.New(c)
 		if err != nil {
 			return fmt.Errorf("start simulator: %w", err)
@@ -73,6 +76,9 @@ func (b *Session) resolveAPI(ctx context.Context) error {
 	if s.API == "auto" {
 		s.API = apis.Detect(ctx, b.target)
 		b.logf("--api auto: the server speaks %s", s.API)
+	}
+	if err := b.spec.CheckTextAPI(s.API); err != nil { // answers.go
+		return err
 	}
 	if needsModel(s.API) && s.Model == "" {
 		return runspec.Usagef("--model is required with --api %s (it lists no models), e.g. --model ensemble", s.API)

@@ -56,6 +56,12 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 		if b.parts, err = splitParts(like.Requests, like.Header.Workload.Parts); err != nil {
 			return runspec.Usagef("--like %s: %v", like.Path, err)
 		}
+	case s.AnswersDataset(): // answers.go: one set, like a prompts file
+		reqs, rerr := b.readAnswers(ctx)
+		if rerr != nil {
+			return rerr
+		}
+		b.parts = []part{{reqs: reqs}}
 	case s.Prompts != "":
 		reqs, rerr := b.readPrompts(ctx)
 		if rerr != nil {

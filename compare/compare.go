@@ -154,6 +154,9 @@ type Result struct {
 	// threshold, improved, regressed); Undecided those inconclusive; NotJudged the tails left
 	// out at one run a side; Metrics − Decided − Undecided − NotJudged could not be compared.
 	Metrics, Decided, Undecided, Unjudged int
+	// Answers compare the sides' accuracy and valid-answer share (accuracy.go), when both
+	// judged answers; a regressed one makes the verdict Regressed.
+	Answers []AnswerRow
 }
 
 // Compare judges cand against base.
@@ -204,6 +207,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 	if res.Empty = measuredNothing(br, cr, res.Rows); res.Empty != "" {
 		res.Verdict = MeasuredNothing
 	}
+	res.compareAnswers(br, cr) // accuracy.go
 	if res.Verdict == Inconclusive {
 		res.Decide = decide(res.Rows)
 	}

@@ -33,6 +33,7 @@ type stamp struct {
 	warm       *autoWarm       // --warmup auto's judge, streamed to (nil: not a judged request)
 	tools      toolState       // the tool calls streamed (tools.go)
 	schemas    map[string]*schema.Schema
+	text       answerText // the answer text, kept when the run judges answers (answers.go)
 }
 
 // clockCount counts a run's measured content-event stamps and those that fell back to the

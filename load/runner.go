@@ -129,6 +129,8 @@ type Runner struct {
 	// kernel): send stamps that had to fall back to the write hook are counted
 	// (Outcome.WriteSends).
 	KernelSends bool
+	// Judge, when set, scores every completed request's answer text (answers.go).
+	Judge Judge
 	// Warm is how many requests at the start of Workload are the warmup's own (whole sessions,
 	// for a multi-turn workload): warmup request k sends Workload[k mod Warm] and measured
 	// request m Workload[Warm + m mod (len−Warm)], so no measured request repeats a warmup
@@ -559,6 +561,7 @@ func (s *state) sendStep(id int, wreq *workload.Request, phase string, sched int
 	}
 	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase), schemas: s.r.ToolSchemas}
 	a.begin(rec)
+	st.text.want = s.r.Judge != nil
 	warm := phase == record.PhaseWarmup
 	s.r.Live.start(warm)
 	err := mediaErr
@@ -570,6 +573,8 @@ func (s *state) sendStep(id int, wreq *workload.Request, phase string, sched int
 	if err != nil {
 		classify(rec, err, ctx)
 	}
+	// answers.go: score the answer text when the run judges answers
+	s.r.judge(st, rec, wreq)
 	if s.r.KernelClock && rec.Measured() { // warmup absorbs the kernel turning timestamps on
 		s.clock.total.Add(int64(len(rec.Events)))
 		s.clock.read.Add(int64(st.readStamps))

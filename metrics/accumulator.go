@@ -57,6 +57,8 @@ type Accumulator struct {
 	reason reasoningAcc
 	// tools keeps the tool-call and agent-task figures (agents.go)
 	tools toolAcc
+	// answers keeps the judged answers (answers.go)
+	answers answersAcc
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -141,6 +143,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	a.addITL(r, one)
 	a.split.add(r)
 	a.reason.add(r, out)
+	a.answers.add(r)
 	a.steady.add(r, out)
 	a.run.addEvents(r.Events, one)
 	if a.meetsSLO(r, out) {

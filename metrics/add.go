@@ -136,6 +136,9 @@ func (a *Accumulator) meetsSLO(r *record.Record, out int) bool {
 	if slo.TTFO > 0 && !meetsTTFO(r, int64(slo.TTFO)) {
 		return false
 	}
+	if slo.Correct && !r.Right() {
+		return false
+	}
 	if slo.E2E > 0 {
 		v, ok := e2eLatency(r)
 		if !ok || v > int64(slo.E2E) {

@@ -17,11 +17,15 @@ func ParseSLOs(vals []string) (SLO, error) {
 	var s SLO
 	for _, v := range vals {
 		for _, kv := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(kv), "correct") { // answers.go
+				s.Correct = true
+				continue
+			}
 			k, d, ok := strings.Cut(strings.TrimSpace(kv), "=")
 			d, _, _ = strings.Cut(d, "@")
 			dur, err := time.ParseDuration(strings.TrimSpace(d))
 			if !ok || err != nil || dur <= 0 {
-				return s, fmt.Errorf("--slo %q: want NAME=DURATION with NAME ttft, tpot, itl, e2e or ttfo and a positive duration, e.g. ttft=500ms", kv)
+				return s, fmt.Errorf("--slo %q: want NAME=DURATION with NAME ttft, tpot, itl, e2e or ttfo and a positive duration, e.g. ttft=500ms, or correct", kv)
 			}
 			switch strings.ToLower(strings.TrimSpace(k)) {
 			case "ttft":

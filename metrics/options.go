@@ -41,10 +41,15 @@ type SLO struct {
 	// TTFO: time to first output (answer) token, first answer event − sent (reasoning.go). A
 	// request whose output ended while still reasoning has none and does not meet it.
 	TTFO time.Duration
+	// Correct: the request's answer was judged right (record.Record.Right: correct against
+	// the answer key, valid against the response format). An answer never judged misses it.
+	Correct bool
 }
 
 // Any reports whether at least one objective is set.
-func (s SLO) Any() bool { return s.TTFT > 0 || s.TPOT > 0 || s.ITL > 0 || s.E2E > 0 || s.TTFO > 0 }
+func (s SLO) Any() bool {
+	return s.TTFT > 0 || s.TPOT > 0 || s.ITL > 0 || s.E2E > 0 || s.TTFO > 0 || s.Correct
+}
 
 // String lists the set objectives, e.g. "TTFT ≤ 500ms, TPOT ≤ 50ms".
 func (s SLO) String() string {
@@ -63,6 +68,9 @@ func (s SLO) String() string {
 	add("ITL", s.ITL)
 	add("E2E", s.E2E)
 	add("TTFO", s.TTFO)
+	if s.Correct {
+		out += map[bool]string{true: ", ", false: ""}[out != ""] + "a right answer"
+	}
 	return out
 }
 

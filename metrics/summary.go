@@ -123,6 +123,9 @@ type Summary struct {
 	// Tools are the tool calls and agent tasks of a run that offered tools (agents.go); nil
 	// otherwise.
 	Tools *Tools
+	// Answers are the accuracy and schema-validity figures of a run that judged its answers
+	// (answers.go); nil otherwise.
+	Answers *Answers
 
 	// ITLTokenRequests and ITLTokenSkipped count requests (with ≥ 2 events) that did and did
 	// not have per-event token counts for ITL (token).
@@ -195,6 +198,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Tools = a.toolSummary(ps) // agents.go
 	s.Pooling = a.pooling(s)
 	s.Breakdowns = a.breakdowns(s)
+	s.Answers = a.answers.summary()
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped())) // stages.go
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)

@@ -222,6 +222,9 @@ func cacheWarnings(s *Summary, h *record.Header) []Warning {
 	reusable, what := 0.0, "as shared prefixes"
 	if h != nil {
 		reusable = h.Workload.ReusableShare
+		if h.Workload.Source == "answers" {
+			what = "as dataset items sent again (an answers file smaller than the run)"
+		}
 		if strings.HasSuffix(h.Workload.Source, "+sessions") {
 			what = "as session history (each turn sends the conversation so far)"
 		}

@@ -55,6 +55,8 @@ func (s *scanner) field(key []byte, r *Record) bool {
 		return s.server(r)
 	case "tool_calls":
 		return s.toolCalls(r) // tools.go
+	case "correct", "schema_valid":
+		return s.answerFlag(key, r) // answers.go
 	}
 	_, ok := s.Value()
 	return ok
@@ -150,6 +152,12 @@ func stringField(key []byte, r *Record) *string {
 		return &r.Adapter
 	case "reasoning_tokens_source":
 		return &r.ReasoningTokensSource
+	case "schema_error":
+		return &r.SchemaError
+	case "answer":
+		return &r.Answer
+	case "expected":
+		return &r.Expected
 	}
 	return nil
 }
@@ -170,7 +178,8 @@ var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatche
 	"error_class", "error", "server", "session", "turn", "stage", "adapter",
 	"reasoning_events", "first_answer", "reasoning_tokens", "reasoning_tokens_source",
 	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms",
-	"task", "step", "tool_time", "first_tool_call", "tool_calls", "inputs"}
+	"task", "step", "tool_time", "first_tool_call", "tool_calls", "inputs",
+	"correct", "schema_valid", "schema_error", "answer", "expected"}
 
 // foldsToKnown reports whether key equals a field name case-insensitively but not exactly.
 // Field names are lower case, so a key without upper-case letters can only match exactly.

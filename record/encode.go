@@ -55,6 +55,7 @@ func appendRecord(b []byte, r *Record, scratch *bytes.Buffer, enc *json.Encoder)
 	b = appendIntField(b, `,"reasoning_tokens":`, int64(r.ReasoningTokens), true)
 	b = appendStringField(b, `,"reasoning_tokens_source":`, r.ReasoningTokensSource, scratch, enc)
 	b = appendMedia(b, r)
+	b = appendAnswers(b, r, scratch, enc) // answers.go
 	b = appendIntField(b, `,"status":`, int64(r.Status), true)
 	b = appendStringField(b, `,"error_class":`, r.ErrorClass, scratch, enc)
 	b = appendStringField(b, `,"error":`, r.Error, scratch, enc)

@@ -267,6 +267,15 @@ type Record struct {
 	// rerank request's documents (absent for generation).
 	Inputs int `json:"inputs,omitempty"`
 
+	// Correct, SchemaValid, SchemaError, Answer and Expected judge what the request answered
+	// (answers.go): absent unless the run scored answers or checked a response format; Answer
+	// (clipped) and Expected (the key's answer) are kept for a wrong or invalid answer only.
+	Correct     *bool  `json:"correct,omitempty"`
+	SchemaValid *bool  `json:"schema_valid,omitempty"`
+	SchemaError string `json:"schema_error,omitempty"`
+	Answer      string `json:"answer,omitempty"`
+	Expected    string `json:"expected,omitempty"`
+
 	Status     int    `json:"status,omitempty"`
 	ErrorClass string `json:"error_class,omitempty"`
 	Error      string `json:"error,omitempty"`

@@ -62,7 +62,7 @@ func closedLoop(seed uint64, n, users, failEvery, turns int, think int64) []reco
 	return recs
 }
 
-func runOf(recs []record.Record, label string) Run {
+func swimRun(recs []record.Record, label string) Run {
 	h := header(true)
 	var acc metrics.Accumulator
 	acc.SetHeader(h)
@@ -166,7 +166,7 @@ func TestSwimlaneInBrowser(t *testing.T) {
 	}
 	recs := closedLoop(5, 1000, 12, 40, 0, 0)
 	var page bytes.Buffer
-	if err := HTMLRuns(&page, []Run{runOf(recs, "loop")}); err != nil {
+	if err := HTMLRuns(&page, []Run{swimRun(recs, "loop")}); err != nil {
 		t.Fatal(err)
 	}
 	dom, shot := openInChromium(t, "swimlane", page.Bytes())
@@ -220,7 +220,7 @@ func TestSwimlaneInBrowser(t *testing.T) {
 func TestSwimlaneSessions(t *testing.T) {
 	recs := closedLoop(9, 60, 3, 0, 4, 80e6)
 	var page bytes.Buffer
-	if err := HTMLRuns(&page, []Run{runOf(recs, "sessions")}); err != nil {
+	if err := HTMLRuns(&page, []Run{swimRun(recs, "sessions")}); err != nil {
 		t.Fatal(err)
 	}
 	whole := laneSVGRE.FindString(page.String())

@@ -10,7 +10,7 @@ import (
 )
 
 // DatasetFormats are the formats of --dataset.
-var DatasetFormats = []string{"sharegpt", "mooncake", "burstgpt", "agent-trace"}
+var DatasetFormats = []string{"sharegpt", "mooncake", "burstgpt", "agent-trace", "answers"}
 
 // DatasetOf splits --dataset FORMAT:PATH ("" and "" when not set).
 func (s *Spec) DatasetOf() (format, path string) {

@@ -24,7 +24,8 @@ func (s Spec) Resolve() Spec {
 	r := s.clone()
 	r.resolveStages() // stages.go: the duration and users --stages decides
 	r.resolveMedia()
-	r.resolveTools() // tools.go: the chat API, and an agent's steps as turns
+	r.resolveTools()   // tools.go: the chat API, and an agent's steps as turns
+	r.resolveAnswers() // answers.go
 	if name, err := apis.Canonical(r.API); err == nil {
 		r.API = name // an alias (vllm, llama.cpp) is recorded by the name it stands for
 	}
@@ -116,6 +117,9 @@ func (s *Spec) Sampling() (client.Sampling, error) {
 			}
 			return out, Usagef("--extra-body: want a JSON object: %s", msg)
 		}
+	}
+	if err := s.putResponseFormat(&out); err != nil { // answers.go
+		return out, err
 	}
 	if s.CacheSalt == "per-run" {
 		if _, ok := out.ExtraBody["cache_salt"]; ok {

@@ -86,6 +86,9 @@ type Spec struct {
 	// BatchSize is the inputs per request of --api openai-embeddings, documents per request
 	// of --api rerank (endpoints.go).
 	BatchSize int `yaml:"batch-size" json:"batch_size,omitempty"`
+	// ResponseFormat asks for structured output and checks every answer (answers.go): json
+	// (a JSON object) or json-schema:FILE (an answer meeting that JSON Schema).
+	ResponseFormat string `yaml:"response-format" json:"response_format,omitempty"`
 
 	// InputDist and OutputDist draw each length from normal:MEAN,SD or lognormal:MEAN,SD;
 	// Lengths draws (input, output) pairs from mix:INxOUT@W,… or file:PATH (runspec/lengths.go).

@@ -26,6 +26,10 @@ func (s *Server) respondJSON(w http.ResponseWriter, r *http.Request, q *seq, p *
 	}
 	var text strings.Builder
 	for i := range q.target {
+		if p.answer != nil { // answers.go
+			text.WriteString(answerText(p.answer, q.target))
+			break
+		}
 		text.WriteString(outputPieces[outputWord(q.textSeed, i)])
 	}
 	choice := map[string]any{"index": 0, "logprobs": nil, "finish_reason": finishReason(p)}

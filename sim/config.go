@@ -90,6 +90,8 @@ type Config struct {
 	LoRA // LoRA adapters served beside the base model (lora.go)
 	// Tools are the tool calls answered to requests that offer tools (tools.go).
 	Tools
+
+	Answers // answer key and structured-output faults (answers.go)
 }
 
 // DefaultConfig is Llama-3.1-8B in bf16 on one H100 with vLLM's classic scheduler limits.
@@ -165,6 +167,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	bindSpecFlags(fs, c)
 	bindLoRAFlags(fs, c)
 	bindToolFlags(fs, c)
+	bindAnswerFlags(fs, c)
 }
 
 // Validate checks every field and names the flag at fault.
@@ -203,7 +206,7 @@ func (c *Config) Validate() error {
 	if err := c.validateStartup(); err != nil {
 		return err
 	}
-	if err := errors.Join(c.validateSpec(), c.validateLoRA(), c.validateReasoning(), c.validateTools()); err != nil {
+	if err := errors.Join(c.validateSpec(), c.validateLoRA(), c.validateReasoning(), c.validateTools(), c.validateAnswers()); err != nil {
 		return err
 	}
 	sum := 0.0

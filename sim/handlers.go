@@ -45,6 +45,10 @@ type genParams struct {
 	// tools offered and the tool_choice ("auto", "required", "none" or "=NAME"; tools.go)
 	tools      []simTool
 	toolChoice string
+	// answers.go: the prompt's answer-key entry, the response format, the planned answer
+	key    *keyEntry
+	format *responseFormat
+	answer []string
 }
 
 // parseGen reads and validates a generation request; the error is the 4xx to return.
@@ -90,6 +94,9 @@ func (s *Server) checkGen(p *genParams) (*genParams, int, error) {
 	}
 	if s.model != nil && p.prompt+p.maxTok > s.model.kvCapacity {
 		return nil, http.StatusBadRequest, fmt.Errorf("request needs %d tokens of KV cache but the simulated cache holds %d (--kv-cache-tokens)", p.prompt+p.maxTok, s.model.kvCapacity)
+	}
+	if p.key, p.format, err = s.answerFor(text, p.req.ResponseFormat); err != nil { // answers.go
+		return nil, http.StatusBadRequest, err
 	}
 	h := hashPrompt(text, idCount, s.cfg.Seed)
 	p.target = outputLength(p.maxTok, p.req.MinTokens, p.req.IgnoreEOS, h)
@@ -141,6 +148,7 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 			writeError(w, status, err.Error())
 			return
 		}
+		s.planAnswer(p, id) // answers.go
 		q, ok := s.admit(w, r, id, arrival, fault, p)
 		if !ok {
 			return
@@ -242,6 +250,7 @@ func (s *Server) newStreamer(w http.ResponseWriter, q *seq, p *genParams, fault 
 	}
 	st.strikeAt = fault.Count
 	st.reason = s.reasoningFor(p)
+	st.answer = p.answer
 	if st.strikeAt == 0 || fault.Kind == FaultMultiToken || fault.Kind == FaultHiddenTokens {
 		st.strikeAt = max(1, p.target/2)
 	}

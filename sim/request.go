@@ -25,6 +25,7 @@ type genRequest struct {
 	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"` // enable_thinking (reasoning.go)
 	Tools               json.RawMessage `json:"tools"`                // tools.go
 	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ResponseFormat      json.RawMessage `json:"response_format"` // structured output (jsongen.go)
 	StreamOptions       *struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`

@@ -63,6 +63,7 @@ type Server struct {
 	truthLog  *truthLog
 	mux       *http.ServeMux
 	dcgm      dcgmState // the simulated GPUs' power model (/dcgm/metrics)
+	answers   answerKey // --answers: the answer key by prompt (answers.go)
 
 	mu     sync.Mutex
 	srv    *http.Server
@@ -83,6 +84,10 @@ func New(c Config) (*Server, error) {
 			return nil, err
 		}
 		s.model, kvCap = m, m.kvCapacity
+	}
+	var err error
+	if s.answers, err = loadAnswerKey(c.AnswersFile); err != nil {
+		return nil, err
 	}
 	s.modelName = c.ServedModelName
 	if s.modelName == "" {

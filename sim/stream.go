@@ -32,7 +32,8 @@ type streamer struct {
 	reason   int    // output tokens that are reasoning (reasoning.go), 0 for none
 
 	// tool is the call planned for a request that offered tools (tools.go)
-	tool *plannedCall
+	tool   *plannedCall
+	answer []string // the answer's tokens, escaped, when the request has one (answers.go)
 }
 
 // begin sends the headers (and a role-only chunk when asked) right away, as vLLM does, so
@@ -178,9 +179,7 @@ func (st *streamer) appendContent(n int, last bool) {
 		b = append(b, `"choices":[{"index":0,"text":"`...)
 	}
 	if st.toolID == "" && st.reason == 0 {
-		for i := st.textFrom; i < st.written; i++ {
-			b = append(b, outputPieces[outputWord(st.q.textSeed, i)]...)
-		}
+		b = st.appendText(b) // answers.go
 		if st.chat {
 			b = append(b, '"', '}')
 		} else {

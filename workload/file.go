@@ -24,6 +24,8 @@ type fileLine struct {
 	Turn         int       `json:"turn,omitempty"`
 	Adapter      string    `json:"adapter,omitempty"` // LoRA adapter (lora.go)
 	Media        []Media   `json:"media,omitempty"`
+	// the answer key of an answers dataset (answers.go): "answer", "match", "tolerance"
+	answerFields
 }
 
 // ReadFile reads a JSONL prompts file: each line {"prompt": "..."} or {"messages": [...]},
@@ -90,7 +92,11 @@ func parseLine(b []byte, defaultOut int) (Request, error) {
 	if err := CheckMedia(l.Media); err != nil {
 		return Request{}, err
 	}
-	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens, Session: l.Session, Turn: l.Turn, Media: l.Media, Adapter: l.Adapter}
+	ans, err := l.answerFields.key()
+	if err != nil {
+		return Request{}, err
+	}
+	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens, Session: l.Session, Turn: l.Turn, Media: l.Media, Adapter: l.Adapter, Answer: ans}
 	if l.Prompt != nil {
 		req.Prompt = *l.Prompt
 	}
@@ -124,7 +130,8 @@ func encodeAll(w io.Writer, reqs []Request) error {
 	enc.SetEscapeHTML(false)
 	for i := range reqs {
 		r := reqs[i].Materialize() // a lazy request's text, rebuilt for this line only
-		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens, Session: r.Session, Turn: r.Turn, Media: r.Media, Adapter: r.Adapter}
+		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens, Session: r.Session, Turn: r.Turn, Media: r.Media, Adapter: r.Adapter,
+			answerFields: fieldsOf(r.Answer)}
 		if r.Messages == nil {
 			l.Prompt = &r.Prompt
 		}

@@ -50,6 +50,9 @@ type Request struct {
 	// ToolTime, for a step of an agent trace, is the tool latency to wait before it (ns);
 	// 0 draws it from the run's --tool-time.
 	ToolTime time.Duration `json:"tool_time,omitempty"`
+	// Answer is the right answer and how an output is scored against it (answers.go); nil
+	// for a request that has none.
+	Answer *Answer `json:"answer,omitempty"`
 	// recipe, when set, stands for the prompt text (Lazy, Materialize: recipe.go)
 	recipe *recipe
 }

@@ -87,6 +87,7 @@ type decoder struct {
 	finished   bool // a non-null finish_reason was seen
 	events     int  // events decoded, for messages
 	timings    map[string]any
+	textTo     client.TextObserver // the observer that wants the answer text (text.go), or nil
 }
 
 // chunk is the subset of a streamed completion/chat chunk that matters.
@@ -280,6 +281,7 @@ func (d *decoder) event(data []byte, o client.Observer) *client.Error {
 		return &client.Error{Class: record.ErrDecode, Msg: fmt.Sprintf("event %d: %s: %s", d.events, e, excerpt(data))}
 	}
 	d.report(o)
+	d.passText(data, o) // text.go
 	for i := range c.Choices {
 		if c.Choices[i].FinishReason == finishAbort {
 			return &client.Error{Class: record.ErrStreamErrorEvent, Msg: fmt.Sprintf("event %d: the server aborted the request (finish_reason \"abort\")", d.events)}

@@ -40,7 +40,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.StringVar(&s.CacheSalt, "cache-salt", s.CacheSalt, "per-run: send a fresh cache_salt with every request of each run (vLLM, OpenAI-compatible APIs), so a --repeat, --like or sweep point cannot reuse an earlier run's prefix cache; none: send none")
 	fs.StringVar(&s.Nonce, "nonce", s.Nonce, "fresh: generated prompt text of this invocation's own (a nonce drawn at start, kept in the header as workload.nonce; lengths stay the seed's), so no invocation is served from another's prefix cache; off: the seed alone decides the text (the same in every invocation); 16 hex digits: that nonce's text. A --like run replays its baseline's prompts unless given --nonce fresh")
 	fs.BoolVar(&s.FlushCache, "flush-cache", s.FlushCache, "empty the server's prefix cache before every run and sweep point (SGLang's POST /flush_cache; a server without it is an error). Every run already sends prompts of its own; this also clears what other traffic or an earlier invocation left")
-	fs.StringVar(&s.Dataset, "dataset", s.Dataset, "prompts from a dataset, FORMAT:PATH: sharegpt (first human turn, the answer's length as output; vLLM's filters), mooncake or burstgpt (a trace: its arrival times and lengths replayed as an open loop; mooncake's hash_ids as shared prefix blocks)")
+	fs.StringVar(&s.Dataset, "dataset", s.Dataset, "prompts from a dataset, FORMAT:PATH: sharegpt (first human turn, the answer's length as output; vLLM's filters), mooncake or burstgpt (a trace: its arrival times and lengths replayed as an open loop; mooncake's hash_ids as shared prefix blocks), answers (JSONL of {\"prompt\" or \"messages\", \"answer\", \"match\": exact|regex|choice|number}: every answer scored, accuracy with its interval)")
 	fs.StringVar(&s.MaxInput, "max-input", s.MaxInput, "largest input file read (--dataset, --prompts, --trace), e.g. 500MB or 16GiB (default 8GiB)")
 	fs.IntVar(&s.BlockTokens, "block-tokens", s.BlockTokens, "--dataset mooncake: tokens per hash-id block (default 512, Mooncake's)")
 	fs.IntVar(&s.PrefixGroups, "prefix-groups", s.PrefixGroups, "shared-prefix workload: the prompts fall into this many groups sharing their first --prefix-tokens tokens (each group's own prefix; the rest of --input-tokens is each request's own)")
@@ -80,7 +80,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	fs.StringVar(&s.MaxErrorRate, "max-error-rate", s.MaxErrorRate, "stop sending when more than this share of requests failed, e.g. 5% (judged after 20)")
 	fs.DurationVar(&s.WarmupDuration, "warmup-duration", s.WarmupDuration, "steady state: requests sent in the first D of --duration are warmup")
 	fs.DurationVar(&s.CooldownDuration, "cooldown-duration", s.CooldownDuration, "steady state: requests sent in the last D of --duration are not measured")
-	fs.StringArrayVar(&s.SLO, "slo", s.SLO, "service-level objective `NAME=DURATION` for goodput and attainment: ttft, tpot, itl, e2e or ttfo (time to first answer token of a reasoning model) (repeatable); NAME=DURATION@p99 is also a validity rule on that percentile (MLPerf early stopping)")
+	fs.StringArrayVar(&s.SLO, "slo", s.SLO, "service-level objective `NAME=DURATION` for goodput and attainment: ttft, tpot, itl, e2e or ttfo (time to first answer token of a reasoning model) (repeatable); NAME=DURATION@p99 is also a validity rule on that percentile (MLPerf early stopping); correct: only requests answered right (--dataset answers) or schema-valid (--response-format) count as good")
 	fs.StringVar(&s.FailBelow, "fail-below", s.FailBelow, "exit with code 3 when SLO attainment is below this, e.g. 99% or 0.99")
 	fs.StringVar(&s.Like, "like", s.Like, "replay an earlier run's workload and load settings (its records file); flags given beside it override them, and every setting that differs is printed and recorded as a change")
 	fs.Var(&repeatValue{s}, "repeat", "run the same workload N times into one file (warmup before each), so run-to-run variation is measured; auto: until the key metrics' run-to-run 95% interval is within --repeat-width, at most --repeat-max runs")
@@ -98,6 +98,7 @@ func bindRunFlags(fs *pflag.FlagSet, s *runspec.Spec) {
 	bindLoRAFlags(fs, s) // lora.go
 	bindMediaFlags(fs, s)
 	bindEndpointsFlags(fs, s) // flags_endpoints.go
+	bindAnswersFlags(fs, s)   // flags_answers.go
 }
 
 // userSpec is the spec the user asked for: defaults, then the --config YAML file, then the
