@@ -28,7 +28,7 @@ import (
 //
 // Thousands of requests stay readable in two views, switched without script (the page's
 // Content-Security-Policy forbids any, so the switches are radio buttons and CSS):
-// requests packed onto lanes (one lane per session, or a closed loop's users: interval
+// requests packed onto lanes (one lane per session, or a loop's users: interval
 // partitioning puts N users' requests on N lanes), the whole run or one of laneWindows
 // equal stretches of it; and one lane per request, lanePage requests a page, each page on
 // its own time axis. Hovering a bar shows its request's figures (an SVG title).
@@ -224,9 +224,9 @@ func packLanes(reqs []laneReq) (rows []laneRow, how string) {
 		heap.Push(free, laneEnd{u.to, len(rows) - 1})
 	}
 	n := len(rows)
-	how = fmt.Sprintf("requests packed onto %d %s, as many as were ever in flight at once (a closed loop's users)", n, cmpPlural(n, "lane", "lanes"))
+	how = fmt.Sprintf("requests packed onto %d %s, as many as were ever in flight at once (in a loop of users, one lane each)", n, cmpPlural(n, "lane", "lanes"))
 	if len(bySession) > 0 {
-		how = fmt.Sprintf("%d sessions packed onto %d %s, as many as were ever under way at once (a closed loop's users); a session's turns one after another, the time between them dashed",
+		how = fmt.Sprintf("%d sessions packed onto %d %s, as many as were ever under way at once (in a loop of users, one lane each); a session's turns one after another, the time between them dashed",
 			len(bySession), n, cmpPlural(n, "lane", "lanes"))
 	}
 	return rows, how

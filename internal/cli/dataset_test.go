@@ -129,8 +129,10 @@ func TestMooncakeTrace(t *testing.T) {
 	if share := cached / prompt; math.Abs(share-h.Workload.ReusableShare) > 0.02 {
 		t.Errorf("the simulator cached %.3f of prompt tokens; the trace's hash ids imply %.3f", share, h.Workload.ReusableShare)
 	}
-	if p99 := late[len(late)*99/100]; p99 > 2e6 && !raceDetector {
-		t.Errorf("lateness p99 %.2f ms at the trace's rate", p99/1e6)
+	// a busy machine wakes timers late: the bound is 2 ms beyond the worst lateness of the
+	// same sleeps taken here, now
+	if p99, ref := late[len(late)*99/100], timerLateness(20, 20*time.Millisecond); p99 > 2e6+2*float64(ref) && !raceDetector {
+		t.Errorf("lateness p99 %.2f ms at the trace's rate (timer lateness here %v)", p99/1e6, ref)
 	}
 	for _, r := range recs {
 		if want := int64(r.ID) * 20e6; r.Scheduled != want || r.InputTokens != 40+r.ID || r.MaxTokens != 3 {
