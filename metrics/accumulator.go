@@ -56,6 +56,7 @@ type Accumulator struct {
 	stages stageAcc
 	// reason keeps the reasoning-model figures (reasoning.go)
 	reason reasoningAcc
+	shards shardAcc // each shard's first measured send, of merged shards (shards.go)
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -99,6 +100,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	a.addStage(r)
 	a.coldWarm.add(r)
 	a.warmEnd.add(r)
+	a.shards.add(r)
 	if !r.Measured() {
 		if r.Phase == record.PhaseCooldown {
 			a.n.cooldown++

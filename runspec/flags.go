@@ -93,6 +93,7 @@ func BindFlags(fs *pflag.FlagSet, s *Spec) {
 	fs.BoolVarP(&s.Quiet, "quiet", "q", s.Quiet, "print nothing but errors and the summary")
 	bindLoRAFlags(fs, s)
 	bindMediaFlags(fs, s)
+	bindStartFlags(fs, s)
 }
 
 // Choices are the values each enumerated setting takes, by flag name (a dataset: its

@@ -24,6 +24,7 @@ func (s Spec) Resolve() Spec {
 	r := s.clone()
 	r.resolveStages() // stages.go: the duration and users --stages decides
 	r.resolveMedia()
+	r.resolveStartAt()
 	if name, err := apis.Canonical(r.API); err == nil {
 		r.API = name // an alias (vllm, llama.cpp) is recorded by the name it stands for
 	}

@@ -20,7 +20,7 @@ import (
 // --max-concurrency 0: no cap, --request-timeout 0: none) the flag's help says so.
 func (s *Spec) Validate() error {
 	for _, check := range []func() error{s.validateTarget, s.validateWorkload, s.validateCounts,
-		s.validateLoad, s.validateSampling, s.validateModes, s.validateShard, s.validateDataset, s.validateLengths, s.validateStages, s.validateLoRA, s.validateMedia} {
+		s.validateLoad, s.validateSampling, s.validateModes, s.validateShard, s.validateDataset, s.validateLengths, s.validateStages, s.validateLoRA, s.validateMedia, s.validateStartAt} {
 		if err := check(); err != nil {
 			return err
 		}
