@@ -83,7 +83,7 @@ func TestShardsMergeIntoOneRun(t *testing.T) {
 	}
 	mt, st := merged["request_throughput"].(float64), one["request_throughput"].(float64)
 	if mt < 0.6*st || mt > 1.6*st {
-		t.Errorf("merged throughput %.1f req/s against a single process's %.1f", mt, st)
+		t.Errorf("merged throughput %.1f req/s against a single process's %.1f (notes %v)", mt, st, merged["warnings"])
 	}
 	// files of different workloads are refused
 	other := filepath.Join(dir, "other.jsonl")
