@@ -192,8 +192,9 @@ func checkWritable(path string) error {
 }
 
 // Begin writes the header and fixes t0, the one run start of the records file: every run of
-// the file (repeat, sweep point) is timed from it.
-func (b *Session) Begin() error {
+// the file (repeat, sweep point) is timed from it. With --start-at, t0 is that instant: Begin
+// waits for it (startat.go), and a cancelled ctx ends the wait and the session, file removed.
+func (b *Session) Begin(ctx context.Context) error {
 	b.w = record.NewWriter(b.out)
 	secrets := b.spec.Secrets()
 	b.w.Redact(runspec.Redacted, secrets...)
@@ -202,6 +203,11 @@ func (b *Session) Begin() error {
 		return err
 	} else if clean != b.hdr {
 		*b.hdr = *clean
+	}
+	// the wait comes before the first telemetry sample, which must stay just before t0 (and
+	// a GPU sampler would sample the idle wait)
+	if err := b.waitStart(ctx); err != nil {
+		return err
 	}
 	b.tel = b.newScraper()
 	b.tel.Prime(context.Background()) // before t0, so the first sample precedes every request

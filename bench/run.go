@@ -27,7 +27,7 @@ func Run(ctx, hard context.Context, s runspec.Spec, opt Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	if err := b.Begin(); err != nil {
+	if err := b.Begin(ctx); err != nil {
 		b.Close()
 		return nil, err
 	}

@@ -323,6 +323,9 @@ func TestJobCommandIsAShardedRun(t *testing.T) {
 	if got, want := values["shard"], "$(JOB_COMPLETION_INDEX)/$(SHARDS)"; got != want {
 		t.Errorf("--shard %q, want %q", got, want)
 	}
+	if got, want := values["start-at"], "$(START_AT)"; got != want {
+		t.Errorf("--start-at %q, want %q: every shard must begin its schedule at the same instant", got, want)
+	}
 	if got, want := values["url"], "$(TARGET_URL)"; got != want {
 		t.Errorf("--url %q, want %q (the env's TARGET_URL)", got, want)
 	}
@@ -375,6 +378,8 @@ func runShards(t *testing.T, args []string, env map[string]string, n int) {
 	dir := t.TempDir() // the working directory, as the shared volume is the pods'
 	// The records file is relative to workingDir: put it in dir.
 	const requests = 8
+	// every pod is given the same instant, a little ahead, as the README's apply command does
+	start := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
@@ -383,6 +388,7 @@ func runShards(t *testing.T, args []string, env map[string]string, n int) {
 			vars[k] = v
 		}
 		vars["TARGET_URL"] = url
+		vars["START_AT"] = start // what envsubst puts there when the Job is applied
 		expanded := make([]string, 0, len(args)+12)
 		for _, a := range args {
 			expanded = append(expanded, regexp.MustCompile(`\$\((\w+)\)`).ReplaceAllStringFunc(a, func(m string) string {

@@ -59,6 +59,7 @@ type Accumulator struct {
 	tools toolAcc
 	// answers keeps the judged answers (answers.go)
 	answers answersAcc
+	shards  shardAcc // each shard's first measured send, of merged shards (shards.go)
 }
 
 // counts are the integer tallies of an Accumulator.
@@ -104,6 +105,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	a.coldWarm.add(r)
 	a.warmEnd.add(r)
 	a.pool.note(r)
+	a.shards.add(r)
 	if !r.Measured() {
 		if r.Phase == record.PhaseCooldown {
 			a.n.cooldown++

@@ -60,6 +60,11 @@ type Summary struct {
 	// request". WindowStart and WindowEnd are ns since t0.
 	WindowStart, WindowEnd int64
 	Window                 time.Duration
+	// Shards is how many shards of a merged split run sent requests (0 or 1: not a merge),
+	// and ShardStartSkew the spread of their first sends, warmup included, on the merged
+	// (wall) clock: the latest shard's first send − the earliest's (shards.go).
+	Shards         int
+	ShardStartSkew time.Duration
 	// SteadyState is true when Window is a steady-state window's length (--duration less its
 	// warmup and cooldown periods) rather than first sent → last done.
 	SteadyState bool
@@ -205,6 +210,8 @@ func (a *Accumulator) Summary() *Summary {
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	s.Warnings = append(s.Warnings, gpuWarnings(s)...)
 	s.Warnings = append(s.Warnings, a.coldWarmWarnings(s)...)
+	s.Shards, s.ShardStartSkew = a.shards.skew()
+	s.Warnings = append(s.Warnings, shardWarnings(s)...)
 	s.Warnings = ordered(poolingWarnings(s)) // pooling.go: embeddings and rerank have no TTFT
 	return s
 }

@@ -80,6 +80,9 @@ type Header struct {
 	Observed []Condition `json:"observed,omitempty"`
 	// Shard is "i/n" when this file is one shard of a split run.
 	Shard string `json:"shard,omitempty"`
+	// StartAt is the instant the run waited for before its t0 (run --start-at), so that
+	// the shards of a split run start together; zero when it did not wait.
+	StartAt time.Time `json:"start_at,omitzero"`
 	// Label names a run inside a sweep or repeat set.
 	Label string `json:"label,omitempty"`
 	// Sweep is the sweep mode of a file holding several runs (servebench sweep): "concurrency",

@@ -54,6 +54,19 @@ var (
 	timeKeys   = []string{"duration", "warmup-duration", "cooldown-duration"}
 )
 
+// ToRun is the spec to run for the user's spec u: u resolved, or with --like, a run made like
+// that baseline (Like; nil Base without --like). An unreadable baseline is a usage error.
+func (u *Spec) ToRun() (Spec, *Base, error) {
+	if u.Like == "" {
+		return u.Resolve(), nil, nil
+	}
+	h, err := ReadHeader(u.Like)
+	if err != nil {
+		return Spec{}, nil, Usagef("--like: %v", err)
+	}
+	return Like(u, h, u.Like)
+}
+
 // ReadHeader reads the header line of a records file.
 func ReadHeader(path string) (*record.Header, error) {
 	f, err := os.Open(path)

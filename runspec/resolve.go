@@ -26,6 +26,7 @@ func (s Spec) Resolve() Spec {
 	r.resolveMedia()
 	r.resolveTools()   // tools.go: the chat API, and an agent's steps as turns
 	r.resolveAnswers() // answers.go
+	r.resolveStartAt()
 	if name, err := apis.Canonical(r.API); err == nil {
 		r.API = name // an alias (vllm, llama.cpp) is recorded by the name it stands for
 	}

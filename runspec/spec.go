@@ -125,6 +125,9 @@ type Spec struct {
 	Shard           string        `yaml:"shard" json:"shard,omitempty"`
 	RequestTimeout  time.Duration `yaml:"request-timeout" json:"request_timeout,omitempty"`
 	IdleTimeout     time.Duration `yaml:"idle-timeout" json:"idle_timeout,omitempty"`
+	// StartAt is when the schedule begins (--start-at, startat.go): an RFC 3339 time, or
+	// +DURATION until Resolve. Not in the config: the header keeps the instant as start_at.
+	StartAt string `yaml:"start-at" json:"-"`
 	// ContinuousUsage is auto (on for the simulator), true or false.
 	ContinuousUsage string `yaml:"continuous-usage-stats" json:"continuous_usage_stats"`
 	// Prewarm opens the connections before each run (see client.Prewarm).

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"servebench/record"
 )
 
@@ -172,4 +174,9 @@ func (s *Spec) validateStages() error {
 		return Usagef("--stages and a trace dataset exclude each other: the trace is its own schedule")
 	}
 	return nil
+}
+
+// bindStageFlags registers --stages.
+func bindStageFlags(fs *pflag.FlagSet, s *Spec) {
+	fs.StringVar(&s.Stages, "stages", s.Stages, "load stages one after the other in one run, each with its own figures: USERSxDURATION,… (closed loop: 8x60s,32x60s,64x60s) or RATErpsxDURATION,… (open loop: 2rpsx30s,8rpsx30s); replaces --concurrency, --rate and --duration")
 }

@@ -21,7 +21,7 @@ import (
 func (s *Spec) Validate() error {
 	for _, check := range []func() error{s.validateTarget, s.validateWorkload, s.validateCounts,
 		s.validateLoad, s.validateSampling, s.validateModes, s.validateShard, s.validateDataset, s.validateLengths, s.validateStages, s.validateLoRA, s.validateMedia, s.validateTools,
-		s.validateEndpoints, s.validateAnswers} {
+		s.validateEndpoints, s.validateAnswers, s.validateStartAt} {
 		if err := check(); err != nil {
 			return err
 		}

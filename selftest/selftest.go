@@ -240,7 +240,7 @@ func session(ctx context.Context, c *Config, url, out string, finished func(*rec
 	if err != nil {
 		return nil, err
 	}
-	if err := b.Begin(); err != nil {
+	if err := b.Begin(ctx); err != nil {
 		b.Close()
 		return nil, err
 	}

@@ -134,7 +134,7 @@ func Run(ctx, hard context.Context, s runspec.Spec, c *Config, opt bench.Options
 		return nil, err
 	}
 	b.Header().Label = "sweep"
-	if err := b.Begin(); err != nil {
+	if err := b.Begin(ctx); err != nil {
 		b.Close()
 		return nil, err
 	}

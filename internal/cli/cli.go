@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"servebench/bench"
+	"servebench/record"
 	"servebench/runspec"
 )
 
@@ -100,13 +101,17 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 func exitCode(err error) int {
 	var ee *exitError
 	var gate *bench.GateError
+	var invalid *bench.InvalidError
+	var inputs *record.InputsError
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
-	case runspec.IsUsage(err):
+	case runspec.IsUsage(err), errors.As(err, &inputs):
 		return ExitUsage
 	case errors.As(err, &gate):
 		return ExitSLO
+	case errors.As(err, &invalid):
+		return ExitInvalid
 	}
 	if strings.HasPrefix(err.Error(), "unknown command ") {
 		return ExitUsage // cobra's own, before any flag or argument is parsed

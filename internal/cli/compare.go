@@ -2,13 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"servebench/compare"
-	"servebench/metrics"
 	"servebench/report"
 )
 
@@ -57,12 +55,6 @@ before 4 and 6), 1 and 2 as usual.`,
 			if _, ok := report.LookupCompare(c.format); !ok {
 				return usageErr("--format %q: want one of %s", c.format, strings.Join(report.CompareFormats(), ", "))
 			}
-			if !(c.threshold >= 0 && c.threshold < 100) { // NaN too: every comparison with it is false
-				return usageErr("--threshold %g: want a percentage in [0, 100)", c.threshold)
-			}
-			if !(c.tail >= 0 && c.tail < 100) {
-				return usageErr("--tail-threshold %g: want a percentage in [0, 100) (0: twice --threshold)", c.tail)
-			}
 			return runCompare(st, &c, args[0], args[1])
 		},
 	}
@@ -75,18 +67,19 @@ before 4 and 6), 1 and 2 as usual.`,
 
 // runCompare reads both files, compares, prints and maps the verdict to the exit code.
 func runCompare(st *streams, c *compareConfig, basePath, candPath string) error {
-	base, err := readSide(basePath, st.stderr)
+	opt, err := compare.PercentOptions(c.threshold, c.tail, c.expect)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	base, err := compare.ReadSide(basePath, skipped(st.stderr))
 	if err != nil {
 		return err
 	}
-	cand, err := readSide(candPath, st.stderr)
+	cand, err := compare.ReadSide(candPath, skipped(st.stderr))
 	if err != nil {
 		return err
 	}
-	opt := compare.Options{Threshold: c.threshold / 100, TailThreshold: c.tail / 100, Expect: c.expect, Goodput: sloSet(base) && sloSet(cand)}
-	if c.threshold == 0 {
-		opt.Threshold = 1e-9 // the user asked for every significant change to count
-	}
+	opt.Goodput = base.HasSLO() && cand.HasSLO()
 	res := compare.Compare(base, cand, opt)
 	if err := report.RenderCompare(st.stdout, c.format, res, basePath, candPath); err != nil {
 		return err
@@ -99,48 +92,11 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 	}
 	switch res.Verdict {
 	case compare.Regressed:
-		return codeErr(ExitRegression, fmt.Errorf("candidate regressed (%s)", regressedList(res)))
+		return codeErr(ExitRegression, fmt.Errorf("candidate regressed (%s)", res.RegressedMetrics()))
 	case compare.NotComparable:
 		return codeErr(ExitNotComparable, fmt.Errorf("not comparable: conditions differ"))
 	case compare.Inconclusive:
 		return codeErr(ExitInconclusive, fmt.Errorf("inconclusive: more runs per side would decide it"))
 	}
 	return nil
-}
-
-func sloSet(s *compare.Side) bool {
-	o, _ := metrics.HeaderOptions(s.Header) // read once already, by readSide
-	return o.SLO.Any()
-}
-
-func regressedList(r *compare.Result) string {
-	var names []string
-	for _, row := range r.Rows {
-		if row.Change == compare.Regressed {
-			names = append(names, row.Metric.Name)
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
-// readSide reads a records file into a comparison side, one accumulator per run. Invalid lines
-// are reported on stderr and skipped, as in report.
-func readSide(path string, stderr io.Writer) (*compare.Side, error) {
-	ins, err := openInputs([]string{path}, false)
-	if err != nil {
-		return nil, err
-	}
-	defer ins[0].close()
-	opt, err := metrics.HeaderOptions(ins[0].hdr)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	s := compare.NewSide(ins[0].hdr, opt)
-	for r, err := range ins[0].records(stderr) {
-		if err != nil {
-			return nil, err
-		}
-		s.Add(r)
-	}
-	return s, nil
 }

@@ -45,12 +45,9 @@ func wordTypes(cmd *cobra.Command) {
 
 // enumerated are the values each enumerated flag takes, for shell completion.
 func enumerated() map[string][]string {
-	return map[string][]string{
-		"api": runspec.APINames(), "arrival": {"poisson", "constant", "gamma"}, "arrival-clock": {"kernel", "read"},
-		"cache-salt": {"none", "per-run"}, "continuous-usage-stats": {"auto", "true", "false"},
-		"model-preset": sim.ModelPresets(), "hardware": sim.HardwarePresets(),
-		"prefix-order": {"interleaved", "grouped", "shuffled"}, "dataset": {"sharegpt:", "mooncake:", "burstgpt:"},
-	}
+	values := runspec.Choices()
+	values["model-preset"], values["hardware"] = sim.ModelPresets(), sim.HardwarePresets()
+	return values
 }
 
 // completeValues registers value completion for every enumerated flag of cmd and below;

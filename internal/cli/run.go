@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"servebench/bench"
 	"servebench/internal/output"
 	"servebench/internal/progress"
-	"servebench/metrics"
 	"servebench/report"
 	"servebench/runspec"
-	"servebench/validity"
 )
 
 const runExamples = `  # the built-in simulator, default workload (512 in / 128 out, 200 requests, 16 users)
@@ -41,15 +38,9 @@ func newRunCmd(std *streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, like := user.Resolve(), (*runspec.Base)(nil)
-			if user.Like != "" {
-				h, err := runspec.ReadHeader(user.Like)
-				if err != nil {
-					return usageErr("--like: %v", err)
-				}
-				if s, like, err = runspec.Like(&user, h, user.Like); err != nil {
-					return err
-				}
+			s, like, err := user.ToRun()
+			if err != nil {
+				return err
 			}
 			return runRun(cmd.Context(), std, s, like)
 		},
@@ -92,43 +83,12 @@ func runRun(ctx context.Context, std *streams, s runspec.Spec, like *runspec.Bas
 	if opt.Log != nil {
 		fmt.Fprintf(opt.Log, "records: %s\n", res.Output)
 	}
-	msg, gerr := bench.Gate(s.FailBelow, res.Runs)
+	msg, verr := bench.Verdict(s.FailBelow, res)
 	if msg != "" && opt.Log != nil {
 		fmt.Fprintln(opt.Log, msg)
 	}
 	if err == nil {
-		err = gerr
-	}
-	if bad := validity.Invalid(res.Header.Ends); err == nil && len(bad) > 0 {
-		err = codeErr(ExitInvalid, fmt.Errorf("INVALID under the validity rules: %s", strings.Join(bad, " | ")))
-	}
-	if bad := invalidRuns(res.Runs); err == nil && bad != "" {
-		err = codeErr(ExitInvalid, fmt.Errorf("INVALID: %s", bad))
+		err = verr
 	}
 	return err
-}
-
-// invalidRuns says which runs their warnings invalidate ("" for none): the first, by its
-// first invalidating warning, and how many more.
-func invalidRuns(runs []metrics.RunSummary) string {
-	var first string
-	n := 0
-	for _, r := range runs {
-		if bad := r.Summary.Invalid(); len(bad) > 0 {
-			if n == 0 {
-				first = bad[0].Reason()
-				if len(runs) > 1 {
-					first = fmt.Sprintf("run %d: %s", r.Run, first)
-				}
-			}
-			n++
-		}
-	}
-	switch {
-	case n == 0:
-		return ""
-	case n > 1:
-		first += fmt.Sprintf(" (and %d more runs)", n-1)
-	}
-	return first + "; its figures are printed with the warning, but no conclusion rests on them"
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"servebench/internal/suggest"
 )
 
 // suggestDistance is how many edits away a flag may be to be suggested: cobra's own
@@ -26,46 +28,18 @@ func flagError(cmd *cobra.Command, err error) error {
 	return &exitError{code: ExitUsage, err: err}
 }
 
-// nearestFlag returns the name of cmd's flag closest to name within suggestDistance edits
-// (or the one name is a prefix of), "" when none is close.
+// nearestFlag returns the name of cmd's visible flag closest to name within suggestDistance
+// edits (or the one name is a prefix of), "" when none is close.
 func nearestFlag(cmd *cobra.Command, name string) string {
-	best, bestD := "", suggestDistance+1
+	var names []string
 	visit := func(f *pflag.Flag) {
-		if f.Hidden {
-			return
-		}
-		d := editDistance(name, f.Name)
-		if len(name) >= 3 && strings.HasPrefix(f.Name, name) {
-			d = min(d, 1) // "--conc" for "--concurrency"
-		}
-		if d < bestD || (d == bestD && f.Name < best) {
-			best, bestD = f.Name, d
+		if !f.Hidden {
+			names = append(names, f.Name)
 		}
 	}
 	cmd.Flags().VisitAll(visit)
 	cmd.InheritedFlags().VisitAll(visit)
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes: flag names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Nearest(name, names, suggestDistance)
 }
 
 // twoFiles is compare's argument check: a message that says what the command takes.
