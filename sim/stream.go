@@ -65,6 +65,11 @@ func (st *streamer) run(ctx context.Context) {
 		if !ok {
 			return
 		}
+		if fin && st.written == rel && st.written > 0 {
+			// the engine released the last token before it marked the sequence finished:
+			// the finish_reason goes in a chunk of its own, as vLLM sends it
+			st.appendFinish()
+		}
 		for st.written < rel {
 			n := min(st.q.chunk, rel-st.written)
 			st.written += n
@@ -217,6 +222,25 @@ func (st *streamer) appendChunkUsage(b []byte) []byte {
 		return appendUsage(b, st.q.prompt, st.written, -1)
 	}
 	return b
+}
+
+// appendFinish appends a chunk that carries only the finish_reason (an empty delta), for a
+// sequence whose last token went out before the engine marked it finished. Like an empty
+// chunk it is no content event: the truth log has it as kind "empty" with no tokens.
+func (st *streamer) appendFinish() {
+	reason := `"` + st.finish + `"`
+	if st.toolID != "" {
+		reason = `"tool_calls","stop_reason":null`
+	}
+	b := append(st.buf, st.head...)
+	if st.chat {
+		b = append(b, `"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":`+reason+`}]`...)
+	} else {
+		b = append(b, `"choices":[{"index":0,"text":"","logprobs":null,"finish_reason":`+reason+`}]`...)
+	}
+	b = st.appendChunkUsage(b)
+	st.buf = append(b, "}\n\n"...)
+	st.note(0, "empty")
 }
 
 // appendEmpty appends a chunk whose text is empty (hidden_tokens). It is not a content event:
