@@ -41,28 +41,6 @@ type messagesMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// blocksText is the text of a string or of the text blocks of a list, joined by spaces.
-func blocksText(raw json.RawMessage) (string, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", errors.New("must be a string or a list of content blocks")
-	}
-	texts := make([]string, 0, len(blocks))
-	for _, b := range blocks {
-		if b.Type == "text" {
-			texts = append(texts, b.Text)
-		}
-	}
-	return strings.Join(texts, " "), nil
-}
-
 // chatRequest returns the chat request r stands for, or a 400's message.
 func (r *messagesRequest) chatRequest() (genRequest, error) {
 	g := genRequest{Model: r.Model, MaxTokens: r.MaxTokens, IgnoreEOS: r.IgnoreEOS, Stream: r.Stream}
@@ -70,7 +48,7 @@ func (r *messagesRequest) chatRequest() (genRequest, error) {
 		return g, errors.New("max_tokens: Field required")
 	}
 	if len(r.System) > 0 && string(r.System) != "null" {
-		sys, err := blocksText(r.System)
+		sys, err := partsText(r.System, "content blocks", "text")
 		if err != nil {
 			return g, fmt.Errorf("system: %w", err)
 		}
@@ -83,7 +61,7 @@ func (r *messagesRequest) chatRequest() (genRequest, error) {
 		if m.Role != "user" && m.Role != "assistant" {
 			return g, fmt.Errorf("messages.%d.role: want user or assistant, got %q", i, m.Role)
 		}
-		text, err := blocksText(m.Content)
+		text, err := partsText(m.Content, "content blocks", "text")
 		if err != nil {
 			return g, fmt.Errorf("messages.%d.content: %w", i, err)
 		}

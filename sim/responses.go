@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,7 @@ func inputMessages(raw json.RawMessage) ([]chatMessage, error) {
 		if it.Type != "" && it.Type != "message" {
 			return nil, fmt.Errorf("input[%d]: the simulator accepts message items only, not %q", i, it.Type)
 		}
-		text, err := inputContent(it.Content)
+		text, err := partsText(it.Content, "content parts", "input_text", "output_text", "text")
 		if err != nil {
 			return nil, fmt.Errorf("input[%d].content: %w", i, err)
 		}
@@ -80,9 +81,10 @@ func inputMessages(raw json.RawMessage) ([]chatMessage, error) {
 	return msgs, nil
 }
 
-// inputContent is a message's text: a string, or the texts of its input_text, output_text
-// and text parts joined by spaces (the chat route's rule, so token counts agree).
-func inputContent(raw json.RawMessage) (string, error) {
+// partsText is a message's text: a string, or the texts of its parts whose type is one of
+// kinds, joined by spaces (the chat route's rule, so token counts agree); noun names the parts
+// in the error ("content parts", "content blocks").
+func partsText(raw json.RawMessage, noun string, kinds ...string) (string, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s, nil
@@ -92,12 +94,11 @@ func inputContent(raw json.RawMessage) (string, error) {
 		Text string `json:"text"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("must be a string or a list of content parts")
+		return "", errors.New("must be a string or a list of " + noun)
 	}
 	texts := make([]string, 0, len(parts))
 	for _, p := range parts {
-		switch p.Type {
-		case "input_text", "output_text", "text":
+		if slices.Contains(kinds, p.Type) {
 			texts = append(texts, p.Text)
 		}
 	}
