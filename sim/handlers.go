@@ -107,6 +107,16 @@ func (s *Server) checkGen(p *genParams) (*genParams, int, error) {
 	return p, 0, nil
 }
 
+// arrive answers with the request's id in X-Request-Id, logs when the request was read (the
+// truth log), and returns the request's fault (requestFault).
+func (s *Server) arrive(w http.ResponseWriter, r *http.Request, id string) (Fault, error) {
+	w.Header().Set("X-Request-Id", id)
+	if read, arrived := requestRead(r); read != 0 && s.truthLog != nil {
+		s.truthLog.writeRequest(id, read, arrived)
+	}
+	return s.requestFault(r)
+}
+
 // requestFault picks the request's fault: the X-Sim-Fault header wins over the seeded draw
 // (the draw still happens, so header use does not shift later requests' draws).
 func (s *Server) requestFault(r *http.Request) (Fault, error) {
@@ -134,11 +144,7 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		arrival := time.Now() // before parsing: the request's delays start when it arrives
 		id := s.requestID(r, chat)
-		w.Header().Set("X-Request-Id", id)
-		if read, arrived := requestRead(r); read != 0 && s.truthLog != nil {
-			s.truthLog.writeRequest(id, read, arrived)
-		}
-		fault, err := s.requestFault(r)
+		fault, err := s.arrive(w, r, id)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "X-Sim-Fault: "+err.Error())
 			return

@@ -85,11 +85,7 @@ func writeAnthropicError(w http.ResponseWriter, status int, msg string) {
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	arrival := time.Now()
 	id := s.messagesID(r)
-	w.Header().Set("X-Request-Id", id)
-	if read, arrived := requestRead(r); read != 0 && s.truthLog != nil {
-		s.truthLog.writeRequest(id, read, arrived)
-	}
-	fault, err := s.requestFault(r)
+	fault, err := s.arrive(w, r, id)
 	if err != nil {
 		writeAnthropicError(w, http.StatusBadRequest, "X-Sim-Fault: "+err.Error())
 		return

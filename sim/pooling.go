@@ -198,11 +198,7 @@ func (s *Server) pool(w http.ResponseWriter, r *http.Request, prefix string, req
 	parse func() (string, []poolInput, error), render func([]byte, []poolInput, int) []byte) {
 	arrival := time.Now()
 	id := s.poolID(r, prefix)
-	w.Header().Set("X-Request-Id", id)
-	if read, arrived := requestRead(r); read != 0 && s.truthLog != nil {
-		s.truthLog.writeRequest(id, read, arrived)
-	}
-	fault, err := s.requestFault(r)
+	fault, err := s.arrive(w, r, id)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "X-Sim-Fault: "+err.Error())
 		return

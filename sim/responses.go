@@ -131,11 +131,7 @@ func (s *Server) parseResponses(r *http.Request) (*genParams, int, error) {
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	arrival := time.Now() // before parsing: the request's delays start when it arrives
 	id := s.responseID(r)
-	w.Header().Set("X-Request-Id", id)
-	if read, arrived := requestRead(r); read != 0 && s.truthLog != nil {
-		s.truthLog.writeRequest(id, read, arrived)
-	}
-	fault, err := s.requestFault(r)
+	fault, err := s.arrive(w, r, id)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "X-Sim-Fault: "+err.Error())
 		return
