@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -211,7 +212,7 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 	if n < steadyMinReqs {
 		return &Steadiness{Reason: fmt.Sprintf("%d completed requests: at least %d are needed to test for drift", n, steadyMinReqs)}
 	}
-	slices.SortFunc(s.obs, func(a, b steadyObs) int { return cmpInt64(a.sent, b.sent) })
+	slices.SortFunc(s.obs, func(a, b steadyObs) int { return cmp.Compare(a.sent, b.sent) })
 	st := &Steadiness{}
 	rg := s.region(open)
 	st.Transient = s.transient()
@@ -649,16 +650,6 @@ func stillRising(xs []float64) bool {
 	h := xs[len(xs)/2:]
 	rise := stat.SenSlope(h) * float64(len(h)-1)
 	return rise > 0 && stat.RelChange(0, rise, stat.Median(h)) >= steadyMinChange
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // steadyWarning names what drifted, queued or started cold, or nothing for a steady (or

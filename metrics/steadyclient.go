@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -85,7 +86,7 @@ func (s *steadyAcc) disturbed(health []record.HealthWindow, capped bool) ([]inte
 			}
 		}
 	}
-	slices.SortFunc(out, func(x, y interval) int { return cmpInt64(int64(x.a), int64(y.a)) })
+	slices.SortFunc(out, func(x, y interval) int { return cmp.Compare(x.a, y.a) })
 	var names []string
 	for _, k := range []string{"scheduling latency", "timer", "CPU steal", "late sends"} {
 		if why[k] {

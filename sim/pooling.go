@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,7 +131,7 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 		for i, x := range in {
 			res[i] = scored{i, float64(mix64(hashPrompt(x.text, 0, s.cfg.Seed))>>11) / (1 << 53)}
 		}
-		slices.SortStableFunc(res, func(a, b scored) int { return -cmpFloat(a.score, b.score) })
+		slices.SortStableFunc(res, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
 		if req.TopN != nil && *req.TopN < len(res) {
 			res = res[:*req.TopN]
 		}
@@ -150,16 +151,6 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 		b = append(b, ']')
 		return appendPoolUsage(b, prompt)
 	})
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // appendPoolUsage closes a pooling answer with its usage (prompt tokens only).
