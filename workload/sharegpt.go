@@ -183,8 +183,9 @@ func scanShareGPT(r io.Reader, name string, maxBytes int, each func(idx int, it 
 	win.limit = int64(maxBytes)
 	t, err := dec.Token()
 	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError // a top-level number too large for a float64: not an array either
 	switch {
-	case err != nil && !errors.Is(err, io.EOF) && !errors.As(err, &syn):
+	case err != nil && !errors.Is(err, io.EOF) && !errors.As(err, &syn) && !errors.As(err, &typ):
 		return bad(0, 0, "", err) // the read failed: too large, interrupted, an I/O error
 	case err != nil || t != json.Delim('['):
 		return bad(0, 0, "", errors.New("not a JSON array of conversations"))
