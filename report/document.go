@@ -74,6 +74,9 @@ type Table struct {
 	Rows [][]string
 	// Note says what the table counts, under it.
 	Note string
+	// Labels is how many leading columns name a row (left-aligned in Markdown); the columns
+	// after them hold figures, right-aligned. Zero leaves every column left-aligned.
+	Labels int
 }
 
 // Figure is a chart as data: named series of points. Renderers that cannot draw it list

@@ -2,8 +2,10 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // The four renderers of a Document. Each knows lines, verdicts, tables, figures and notes,
@@ -32,8 +34,9 @@ func textDocument(b *strings.Builder, secs []*Section) {
 		}
 		for _, t := range sec.Tables {
 			tw := tabwriter.NewWriter(b, 2, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, strings.Join(t.Head, "\t")+"\t")
-			for _, r := range t.Rows {
+			head, rows := textLabels(t)
+			fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+			for _, r := range rows {
 				fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 			}
 			tw.Flush()
@@ -48,6 +51,33 @@ func textDocument(b *strings.Builder, secs []*Section) {
 			fmt.Fprintf(b, "(%s)\n", n)
 		}
 	}
+}
+
+// textLabels are a table's cells with its label columns (Labels) padded on the right to
+// their widest cell, so that the right-aligning writer leaves them left-aligned.
+func textLabels(t *Table) ([]string, [][]string) {
+	if t.Labels <= 0 {
+		return t.Head, t.Rows
+	}
+	all := append([][]string{t.Head}, t.Rows...)
+	out := make([][]string, len(all))
+	for i, r := range all {
+		out[i] = slices.Clone(r)
+	}
+	for c := 0; c < t.Labels; c++ {
+		w := 0
+		for _, r := range all {
+			if c < len(r) {
+				w = max(w, utf8.RuneCountInString(r[c]))
+			}
+		}
+		for _, r := range out {
+			if c < len(r) {
+				r[c] += strings.Repeat(" ", w-utf8.RuneCountInString(r[c]))
+			}
+		}
+	}
+	return out[0], out[1:]
 }
 
 // forPeople reports whether the section has anything for text, Markdown and HTML: one of only
@@ -98,7 +128,7 @@ func mdDocument(b *strings.Builder, secs []*Section) {
 			b.WriteString("\n")
 		}
 		for _, t := range sec.Tables {
-			b.WriteString("| " + strings.Join(mdCells(t.Head), " | ") + " |\n|" + strings.Repeat("---|", len(t.Head)) + "\n")
+			b.WriteString("| " + strings.Join(mdCells(t.Head), " | ") + " |\n|" + mdAlign(t) + "\n")
 			for _, r := range t.Rows {
 				b.WriteString("| " + strings.Join(mdCells(r), " | ") + " |\n")
 			}
@@ -118,6 +148,14 @@ func mdDocument(b *strings.Builder, secs []*Section) {
 			b.WriteString(mdEsc(n) + "\n\n")
 		}
 	}
+}
+
+// mdAlign is a table's alignment row: its label columns left, its figures right (Labels).
+func mdAlign(t *Table) string {
+	if t.Labels <= 0 || t.Labels >= len(t.Head) {
+		return strings.Repeat("---|", len(t.Head))
+	}
+	return strings.Repeat("---|", t.Labels) + strings.Repeat("--:|", len(t.Head)-t.Labels)
 }
 
 func mdCells(cells []string) []string {

@@ -233,7 +233,7 @@ func TestHTMLConditionsOpenWhenTheyDiffer(t *testing.T) {
 }
 
 // overRunsRE is the "over the runs" block of a text or md report of a --repeat file.
-var overRunsRE = regexp.MustCompile(`over the \d+ runs   [^\n]*\n(  [^\n]*\n)+\n|\n### over the \d+ runs\n\n(\|[^\n]*\n)+`)
+var overRunsRE = regexp.MustCompile(`\nover the \d+ runs\n(  [^\n]*\n)+|\n### over the \d+ runs\n\n(\|[^\n]*\n)+`)
 
 func mustRead(t *testing.T, name string) []byte {
 	t.Helper()

@@ -69,7 +69,7 @@ func JSON(w io.Writer, h *record.Header, s *metrics.Summary) error {
 // so that a reader of one-run files still finds every key; "summary_run" says which run that
 // is, and "runs" holds every run in file order, each with its run index, label, load and
 // summary keys (the header's keys are not repeated); a sweep's file adds its points and
-// conclusions (jsonSweep), one run or several. The last run, not the pooled runs, is
+// conclusions (sweepSections), one run or several. The last run, not the pooled runs, is
 // at the top: pooling would count the gaps between runs in the window and mix different loads.
 func JSONRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 	if len(runs) == 0 {
@@ -94,7 +94,7 @@ func JSONRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 	}
 	o.set("runs", list)
 	if isSweep(h) {
-		jsonSweep(o, h, runs) // sweep.go
+		jsonDocument(o, &Document{Sections: sweepSections(h, runs)}) // sweep.go
 	}
 	return writeIndented(w, o)
 }

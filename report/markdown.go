@@ -149,14 +149,5 @@ func renderMarkdown(w io.Writer, ins []Input) error {
 	if len(ins) == 2 {
 		return renderCompareMarkdown(w, ins) // comparepage.go
 	}
-	return withRunTable(w, ins[0], "md", mdRuns, mdSweepRuns, Markdown)
-}
-
-// mdSweepRuns is mdSweep followed by the note on whose summary follows.
-func mdSweepRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
-	if err := mdSweep(w, h, runs); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "_%s_\n\n", lastRunNote(runs))
-	return err
+	return withRunTable(w, ins[0], "md", mdLead, Markdown)
 }

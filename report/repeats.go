@@ -58,16 +58,8 @@ func repeatsBlockOf(cs *cmpSide) *repeatsBlock {
 		}
 		b.Rows = append(b.Rows, row)
 	}
-	for _, f := range runFigures {
-		b.RunHead = append(b.RunHead, f.head)
-	}
-	for _, r := range cs.runs {
-		var cells []string
-		for _, f := range runFigures {
-			cells = append(cells, f.cell(r))
-		}
-		b.RunRows = append(b.RunRows, cells)
-	}
+	t := runsSections(cs.runs, nil)[0].Tables[0] // the run table of text and Markdown
+	b.RunHead, b.RunRows = t.Head, t.Rows
 	return b
 }
 

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"servebench/compare"
 	"servebench/metrics"
+	"servebench/record"
 )
 
 // A records file may hold several runs (--repeat, sweep points). Text and Markdown then show
@@ -38,62 +38,64 @@ func lastRunNote(runs []metrics.RunSummary) string {
 	return fmt.Sprintf("the summary below is run %d's (the last); --format json holds every run under \"runs\", and compare and --format gobench use every run", runs[len(runs)-1].Run+1)
 }
 
-// textRuns writes the run table for the terminal, right-aligned, each key metric over the
-// runs when known (ds), and the note.
-func textRuns(w io.Writer, runs []metrics.RunSummary, ds []compare.Described) error {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+// runsSections are the document of a file of several runs, shown before the last run's
+// summary: the run table, each key metric over the runs when known (ds), and whose summary
+// follows. The JSON summary holds every run under "runs" already: they add no key.
+func runsSections(runs []metrics.RunSummary, ds []compare.Described) []*Section {
+	t := &Table{Note: "latencies in ms", Labels: 2}
 	for _, f := range runFigures {
-		fmt.Fprintf(tw, "%s\t", f.head)
+		t.Head = append(t.Head, f.head)
 	}
-	fmt.Fprintln(tw)
 	for _, r := range runs {
-		for _, f := range runFigures {
-			fmt.Fprintf(tw, "%s\t", f.cell(r))
+		row := make([]string, len(runFigures))
+		for i, f := range runFigures {
+			row[i] = f.cell(r)
 		}
-		fmt.Fprintln(tw)
+		t.Rows = append(t.Rows, row)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprint(w, "latencies in ms\n\n")
+	secs := []*Section{{Name: "runs", Title: "runs", Heading: "runs", Tables: []*Table{t}, JSON: []Field{}}}
 	if rows := describedRows(ds); rows != nil {
-		fmt.Fprintf(w, "over the %d runs   geometric mean of the runs [95%% interval], run to run\n", len(runs))
-		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		over := fmt.Sprintf("over the %d runs", len(runs))
+		d := &Table{Head: []string{"metric", "geometric mean of the runs [95% interval]", "run to run"}, Labels: 1}
 		for _, r := range rows {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r[0], r[1], r[2])
+			d.Rows = append(d.Rows, r[:])
 		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		fmt.Fprintln(w)
+		secs = append(secs, &Section{Name: "over-runs", Title: over, Heading: over, Tables: []*Table{d}, JSON: []Field{}})
 	}
-	_, err := fmt.Fprintf(w, "%s\n\n", lastRunNote(runs))
+	return secs
+}
+
+// multiDocument is the document shown before the last run's summary of a file of several
+// runs: a sweep's points and conclusions (sweepSections), else the run table; nil for a
+// file of one run that is no sweep. Its last section says whose summary follows.
+func multiDocument(h *record.Header, runs []metrics.RunSummary, ds []compare.Described) *Document {
+	var secs []*Section
+	switch {
+	case isSweep(h):
+		secs = sweepSections(h, runs)
+	case len(runs) > 1:
+		secs = runsSections(runs, ds)
+	default:
+		return nil
+	}
+	last := secs[len(secs)-1]
+	last.Notes = append(last.Notes, lastRunNote(runs))
+	return &Document{Sections: secs}
+}
+
+// textLead renders sections that come before a summary in the text format: no blank line
+// opens the output, one closes it.
+func textLead(w io.Writer, secs []*Section) error {
+	var b strings.Builder
+	textDocument(&b, secs)
+	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n")+"\n")
 	return err
 }
 
-// mdRuns writes the run table as a Markdown table, each key metric over the runs when known
-// (ds), and the note.
-func mdRuns(w io.Writer, runs []metrics.RunSummary, ds []compare.Described) error {
+// mdLead renders sections that come before a summary in Markdown.
+func mdLead(w io.Writer, secs []*Section) error {
 	var b strings.Builder
-	b.WriteString("### runs (latencies in ms)\n\n|")
-	for _, f := range runFigures {
-		b.WriteString(" " + f.head + " |")
-	}
-	b.WriteString("\n|---|---|" + strings.Repeat("--:|", len(runFigures)-2) + "\n")
-	for _, r := range runs {
-		b.WriteString("|")
-		for _, f := range runFigures {
-			b.WriteString(" " + mdEsc(f.cell(r)) + " |")
-		}
-		b.WriteString("\n")
-	}
-	if rows := describedRows(ds); rows != nil {
-		fmt.Fprintf(&b, "\n### over the %d runs\n\n| metric | geometric mean of the runs [95%% interval] | run to run |\n|---|--:|--:|\n", len(runs))
-		for _, r := range rows {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdEsc(r[0]), mdEsc(r[1]), mdEsc(r[2]))
-		}
-	}
-	fmt.Fprintf(&b, "\n_%s_\n\n", lastRunNote(runs))
+	mdDocument(&b, secs)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

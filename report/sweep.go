@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -175,55 +174,38 @@ func (v *sweepView) warnings() []metrics.Warning {
 }
 
 // SweepTable writes a sweep file's per-point table, its warnings and its conclusions, as
-// `servebench sweep` prints them at its end.
+// `servebench sweep` prints them at its end: the text of its sections.
 func SweepTable(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
-	v := newSweepView(h, runs)
-	head, rows := v.columns()
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
 	var b strings.Builder
-	b.WriteString(v.unitNote() + "\n")
-	for _, l := range v.warningLines() {
-		b.WriteString("  " + l + "\n")
-	}
-	for _, l := range sweepFindings(v.end) {
-		b.WriteString(l + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
+	textDocument(&b, sweepSections(h, runs))
+	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n"))
 	return err
 }
 
-// mdSweep writes the per-point table, warnings and conclusions in Markdown.
-func mdSweep(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
+// sweepSections are a sweep file's document: the per-point table (medians over a point's
+// runs, latencies in ms, the numbers of each point's warnings), each distinct warning once,
+// and the conclusions. Their JSON keys: "sweep_points", each point's figures (medians over
+// its runs, latencies in ms, its warnings by number), "sweep_warnings", each distinct
+// warning once with its points, "sweep_end", the sweep-end line as recorded (null without
+// one), and "sweep_findings", the conclusions in words.
+func sweepSections(h *record.Header, runs []metrics.RunSummary) []*Section {
 	v := newSweepView(h, runs)
 	head, rows := v.columns()
-	var b strings.Builder
-	b.WriteString("### sweep\n\n| " + strings.Join(head, " | ") + " |\n|---|---|" + strings.Repeat("--:|", len(head)-2) + "\n")
-	for _, r := range rows {
-		for i := range r {
-			r[i] = mdEsc(r[i])
+	findings := sweepFindings(v.end)
+	points := &Section{Name: "sweep", Title: "sweep", Heading: "sweep",
+		Tables: []*Table{{Head: head, Rows: rows, Note: v.unitNote(), Labels: 2}},
+		Notes:  v.warningLines(),
+		JSON:   []Field{{"sweep_points", v.jsonPoints()}, {"sweep_warnings", v.jsonWarnings()}, {"sweep_end", v.end}, {"sweep_findings", findings}},
+	}
+	concl := &Section{Name: "sweep-findings", Title: "sweep findings", JSON: []Field{}}
+	for i, f := range findings {
+		label := ""
+		if i == 0 {
+			label = "findings"
 		}
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+		concl.Lines = append(concl.Lines, Line{Label: label, Text: f})
 	}
-	b.WriteString("\n_" + v.unitNote() + "_\n\n")
-	for _, l := range v.warningLines() {
-		b.WriteString("- " + mdEsc(l) + "\n")
-	}
-	if len(v.groups) > 0 {
-		b.WriteString("\n")
-	}
-	for _, l := range sweepFindings(v.end) {
-		b.WriteString("**" + mdEsc(l) + "**  \n")
-	}
-	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return []*Section{points, concl}
 }
 
 // sweepFindings are the sweep's conclusions in words, from its sweep-end line; one line
@@ -348,12 +330,8 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// jsonSweep adds a sweep's keys: "sweep_points", each point's figures (medians over its runs,
-// latencies in ms, its warnings by number), "sweep_warnings", each distinct warning once with
-// its points, "sweep_end", the sweep-end line as recorded (null without one), and
-// "sweep_findings", its conclusions in words.
-func jsonSweep(o *object, h *record.Header, runs []metrics.RunSummary) {
-	v := newSweepView(h, runs)
+// jsonPoints are the per-point figures of the JSON keys (sweepSections).
+func (v *sweepView) jsonPoints() []*object {
 	ms := func(p *metrics.PointSummary, f func(*metrics.Summary) metrics.Stat, pct float64) *float64 {
 		if x := p.MedianPct(f, pct); x != nil {
 			return ptr(*x / 1e6)
@@ -383,8 +361,12 @@ func jsonSweep(o *object, h *record.Header, runs []metrics.RunSummary) {
 		po.set("warnings", warningNumbers(v.groups, i))
 		pts = append(pts, po)
 	}
-	o.set("sweep_points", pts)
-	var ws []*object
+	return pts
+}
+
+// jsonWarnings are the distinct warnings of the JSON keys, each with its points; never null.
+func (v *sweepView) jsonWarnings() []*object {
+	ws := []*object{}
 	for _, g := range v.groups {
 		wo := &object{}
 		wo.set("text", g.Text)
@@ -392,12 +374,7 @@ func jsonSweep(o *object, h *record.Header, runs []metrics.RunSummary) {
 		wo.set("figures_differ", g.Differs)
 		ws = append(ws, wo)
 	}
-	if ws == nil {
-		ws = []*object{}
-	}
-	o.set("sweep_warnings", ws)
-	o.set("sweep_end", v.end)
-	o.set("sweep_findings", sweepFindings(v.end))
+	return ws
 }
 
 // warningNumbers are the 1-based numbers of the warning groups that apply to point i.

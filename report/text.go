@@ -14,7 +14,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"servebench/compare"
 	"slices"
 	"sort"
 	"strconv"
@@ -319,23 +318,13 @@ func optPct(v *float64) string {
 // table first, then the last run's summary; for a sweep, its per-point table and conclusions
 // first (SweepTable, as `sweep` printed them).
 func renderText(w io.Writer, ins []Input) error {
-	return withRunTable(w, ins[0], "text", textRuns, textSweep, Text)
+	return withRunTable(w, ins[0], "text", textLead, Text)
 }
 
-// textSweep is SweepTable followed by the note on whose summary follows.
-func textSweep(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
-	if err := SweepTable(w, h, runs); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "\n%s\n\n", lastRunNote(runs))
-	return err
-}
-
-// withRunTable renders an input's runs: the sweep's table when the input is a sweep, else
-// the run table when there are several runs, then the last run's summary, with the header
-// as it stands after reading the records (the sweep-end line is the file's last).
-func withRunTable(w io.Writer, in Input, format string, table func(io.Writer, []metrics.RunSummary, []compare.Described) error,
-	sweep func(io.Writer, *record.Header, []metrics.RunSummary) error,
+// withRunTable renders an input's runs: the document of its several runs (multiDocument: a
+// sweep's table, or the run table) when it has them, then the last run's summary, with the
+// header as it stands after reading the records (the sweep-end line is the file's last).
+func withRunTable(w io.Writer, in Input, format string, lead func(io.Writer, []*Section) error,
 	summary func(io.Writer, *record.Header, *metrics.Summary) error) error {
 	runs, desc, err := repeatedRuns(in)
 	if err != nil {
@@ -346,13 +335,8 @@ func withRunTable(w io.Writer, in Input, format string, table func(io.Writer, []
 			return err
 		}
 	}
-	switch {
-	case isSweep(in.Header):
-		if err := sweep(w, in.Header, runs); err != nil {
-			return err
-		}
-	case len(runs) > 1:
-		if err := table(w, runs, desc); err != nil {
+	if doc := multiDocument(in.Header, runs, desc); doc != nil {
+		if err := lead(w, doc.Sections); err != nil {
 			return err
 		}
 	}
