@@ -5,11 +5,9 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"servebench/compare"
 	"servebench/conditions"
-	"servebench/record"
 )
 
 // CompareText renders a comparison for the terminal: condition differences, one row per
@@ -17,28 +15,8 @@ import (
 // footnotes. baseName and candName label the two sides (usually their file names).
 func CompareText(w io.Writer, r *compare.Result, baseName, candName string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "base:      %s (%s)\ncandidate: %s (%s)\n\n", baseName, cmpRuns(r.BaseRuns), candName, cmpRuns(r.CandRuns))
-	if len(r.Changes) > 0 {
-		b.WriteString("deliberate changes (run --like):\n")
-		for _, c := range r.Changes {
-			fmt.Fprintf(&b, "  --%s %s → %s\n", c.Key, cmpValue(c.Base), cmpValue(c.Value))
-		}
-		b.WriteString("\n")
-	}
-	writeDifferences(&b, r.Differences)
-	writeCmpRows(&b, r)
-	fmt.Fprintf(&b, "\nverdict: %s\n", cmpVerdict(r))
-	if s := cmpSensitivity(r); s != "" {
-		b.WriteString(s + "\n")
-	}
-	writeCmpServer(&b, r)
-	if len(r.Warnings) > 0 {
-		b.WriteString("\nNotes:\n")
-		for i, n := range finiteNotes(r.Warnings) {
-			fmt.Fprintf(&b, "  [%d] %s\n", i+1, n)
-		}
-	}
-	_, err := io.WriteString(w, b.String())
+	textDocument(&b, compareDocument(r, cmpDocSides{baseName: baseName, candName: candName}).Sections)
+	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n"))
 	return err
 }
 
@@ -56,21 +34,6 @@ var cmpKindNote = map[string]string{
 	conditions.KindUnknown:  "unknown on one side",
 }
 
-func writeDifferences(b *strings.Builder, ds []conditions.Difference) {
-	if len(ds) == 0 {
-		b.WriteString("conditions: identical\n\n")
-		return
-	}
-	fmt.Fprintf(b, "conditions: %d %s\n", len(ds), cmpPlural(len(ds), "difference", "differences"))
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  key\tbase\tcandidate\t")
-	for _, d := range ds {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", d.Key, cmpValue(d.Base.Value), cmpValue(d.Cand.Value), cmpKindNote[d.Kind])
-	}
-	tw.Flush()
-	b.WriteString("\n")
-}
-
 func cmpPlural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -86,29 +49,6 @@ func cmpValue(v string) string {
 		return v[:37] + "..."
 	}
 	return v
-}
-
-func writeCmpRows(b *strings.Builder, r *compare.Result) {
-	fmt.Fprintf(b, "metrics: geometric mean of run values [%.0f%% CI]; delta [%.0f%% CI] from the runs' spread and each run's requests (two-level t)\n",
-		100*(1-r.Alpha), 100*(1-r.Alpha))
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  metric\tbase\tcandidate\tdelta\tp, n\tpower\t")
-	for _, row := range r.Rows {
-		change := ""
-		if row.Change != "~" {
-			change = row.Change
-		}
-		if row.Arithmetic {
-			change += " (arithmetic means: a run is 0)"
-		}
-		for _, o := range row.Outliers {
-			change += fmt.Sprintf(" (%s run %d left out)", cmpSideShort(o.Side), o.Run+1)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit),
-			cmpEstimate(row.Cand, row.Metric.Unit), cmpDelta(row), cmpPN(row), cmpPower(row.Power, r.Threshold), change)
-	}
-	tw.Flush()
-	fmt.Fprintf(b, "power: the chance these runs find a true %.4g%% change (--threshold), and the runs per side that reach 80%% (docs/metrics.md)\n", 100*r.Threshold)
 }
 
 func cmpSideShort(side string) string {
@@ -266,30 +206,6 @@ func cmpThresholds(r *compare.Result) string {
 	return s
 }
 
-// writeCmpServer writes the servers' own figures beside ours, after the verdict and labelled
-// as outside it: they come from bucketed histograms, counters and sampled gauges, so no test
-// stands behind them.
-func writeCmpServer(b *strings.Builder, r *compare.Result) {
-	if len(r.Server) == 0 {
-		return
-	}
-	runs := "one run a side"
-	if r.BaseRuns > 1 || r.CandRuns > 1 {
-		runs = "median over runs"
-	}
-	server, ours := splitServerRows(r.Server)
-	fmt.Fprintf(b, "\nserver side (its own telemetry, %s; informational, not part of the verdict):\n", runs)
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  figure\tbase\tcandidate\tchange\t")
-	for _, row := range server {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", row.Name, cmpServerValue(row.Base, row.Unit), cmpServerValue(row.Cand, row.Unit), serverChange(row))
-	}
-	tw.Flush()
-	if ours != "" {
-		fmt.Fprintf(b, "  (%s)\n", ours)
-	}
-}
-
 // splitServerRows parts the server's own figures from ours that compare sets beside them
 // ("servebench TTFT p50"): a client figure in a table of the server's telemetry would read as
 // the server's. Ours become one line to set beside the table, said to be the client's.
@@ -331,100 +247,9 @@ func cmpServerValue(v *float64, unit string) string {
 
 // CompareJSON writes a comparison as one JSON object, for machines; warnings are a field.
 func CompareJSON(w io.Writer, r *compare.Result, baseName, candName string) error {
-	type est struct {
-		Center float64  `json:"center"`
-		Lo     *float64 `json:"lo"`
-		Hi     *float64 `json:"hi"`
-		N      int      `json:"n"`
-	}
-	type serverRow struct {
-		Figure string   `json:"figure"`
-		Unit   string   `json:"unit"`
-		Base   *float64 `json:"base"`
-		Cand   *float64 `json:"candidate"`
-	}
-	type outlierJSON struct {
-		Side string  `json:"side"`
-		Run  int     `json:"run"`
-		Dev  float64 `json:"deviation"`
-	}
-	type row struct {
-		Metric      string   `json:"metric"`
-		Unit        string   `json:"unit"`
-		Base        est      `json:"base"`
-		Cand        est      `json:"candidate"`
-		Delta       float64  `json:"delta"`
-		DeltaLo     *float64 `json:"delta_lo"`
-		DeltaHi     *float64 `json:"delta_hi"`
-		P           float64  `json:"p"`
-		Significant bool     `json:"significant"`
-		Change      string   `json:"change"`
-		// RunSpreadAssumed: no side had two runs, so the run-to-run spread was assumed.
-		RunSpreadAssumed bool `json:"run_spread_assumed,omitempty"`
-		// PowerAtThreshold is the chance these runs find a true change of the threshold;
-		// RunsNeeded the runs per side that reach 80% there, Decide those that would decide
-		// an inconclusive row (0: more than 40).
-		PowerAtThreshold *float64      `json:"power_at_threshold,omitempty"`
-		RunsNeeded       *int          `json:"runs_needed,omitempty"`
-		Decide           *int          `json:"runs_to_decide,omitempty"`
-		Threshold        float64       `json:"threshold"`
-		Arithmetic       bool          `json:"arithmetic_means,omitempty"`
-		Outliers         []outlierJSON `json:"outlier_runs,omitempty"`
-	}
-	finite := func(v float64) *float64 {
-		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return nil
-		}
-		return &v
-	}
-	e := func(x compare.Estimate) est { return est{x.Center, finite(x.Lo), finite(x.Hi), x.N} }
-	out := struct {
-		Base        string                  `json:"base"`
-		Cand        string                  `json:"candidate"`
-		Verdict     string                  `json:"verdict"`
-		Method      string                  `json:"method"`
-		Threshold   float64                 `json:"threshold"`
-		Decide      *int                    `json:"runs_to_decide,omitempty"`
-		Differences []conditions.Difference `json:"differences"`
-		Metrics     []row                   `json:"metrics"`
-		Warnings    []string                `json:"warnings"`
-		Changes     []record.Change         `json:"deliberate_changes,omitempty"`
-		// Server are the servers' own figures, informational (never in the verdict).
-		Server []serverRow `json:"server,omitempty"`
-		// Exit is the exit code compare gives this result; Provisional its reasons (exit 9).
-		Exit        int      `json:"exit_code"`
-		Provisional []string `json:"provisional,omitempty"`
-		Empty       string   `json:"measured_nothing,omitempty"`
-		Tried       int      `json:"metrics_tried"`
-		Decided     int      `json:"metrics_decided"`
-		Undecided   int      `json:"metrics_inconclusive"`
-		Unjudged    int      `json:"metrics_not_judged"`
-	}{Base: baseName, Cand: candName, Verdict: r.Verdict, Method: r.Method, Threshold: r.Threshold,
-		Differences: r.Differences, Warnings: finiteNotes(r.Warnings), Changes: r.Changes,
-		Exit: CompareExit(r), Provisional: r.Provisional, Empty: r.Empty,
-		Tried: r.Metrics, Decided: r.Decided, Undecided: r.Undecided, Unjudged: r.Unjudged}
-	if r.Verdict == compare.Inconclusive {
-		out.Decide = &r.Decide
-	}
-	for _, x := range r.Server {
-		out.Server = append(out.Server, serverRow{x.Name, x.Unit, x.Base, x.Cand})
-	}
-	for _, x := range r.Rows {
-		rw := row{Metric: x.Metric.Name, Unit: x.Metric.Unit, Base: e(x.Base), Cand: e(x.Cand), Delta: x.Delta, P: x.P,
-			DeltaLo: finite(x.DeltaLo), DeltaHi: finite(x.DeltaHi), RunSpreadAssumed: x.Assumed,
-			Significant: x.Significant, Change: x.Change, Threshold: x.Threshold, Arithmetic: x.Arithmetic}
-		for _, o := range x.Outliers {
-			rw.Outliers = append(rw.Outliers, outlierJSON{o.Side, o.Run, o.Dev})
-		}
-		if p := x.Power; p != nil {
-			rw.PowerAtThreshold, rw.RunsNeeded = finite(p.AtThreshold), &p.RunsNeeded
-			if x.Change == compare.Inconclusive {
-				rw.Decide = &p.Decide
-			}
-		}
-		out.Metrics = append(out.Metrics, rw)
-	}
-	return writeIndented(w, out) // NaN and ±Inf are null (finite.go)
+	o := &object{}
+	jsonDocument(o, compareDocument(r, cmpDocSides{baseName: baseName, candName: candName}))
+	return writeIndented(w, o) // NaN and ±Inf are null (finite.go)
 }
 
 // cmpSensitivity says, after a "no significant change", what the runs could have detected:

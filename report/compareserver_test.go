@@ -25,7 +25,7 @@ func TestCompareTextServerBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	verdict := strings.Index(out, "verdict:")
+	verdict := strings.Index(out, "\nverdict ")
 	block := strings.Index(out, "server side (its own telemetry, one run a side; informational, not part of the verdict):")
 	if verdict < 0 || block < verdict {
 		t.Fatalf("no server block after the verdict:\n%s", out)

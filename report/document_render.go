@@ -33,13 +33,7 @@ func textDocument(b *strings.Builder, secs []*Section) {
 			line(b, l.Label, "%s", l.Text)
 		}
 		for _, t := range sec.Tables {
-			tw := tabwriter.NewWriter(b, 2, 4, 2, ' ', tabwriter.AlignRight)
-			head, rows := textLabels(t)
-			fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-			for _, r := range rows {
-				fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-			}
-			tw.Flush()
+			textTable(b, t)
 			if t.Note != "" {
 				fmt.Fprintf(b, "(%s)\n", t.Note)
 			}
@@ -49,6 +43,24 @@ func textDocument(b *strings.Builder, secs []*Section) {
 		}
 		for _, n := range sec.Notes {
 			fmt.Fprintf(b, "(%s)\n", n)
+		}
+	}
+}
+
+// textTable writes a table right-aligned, its label columns left-aligned (textLabels), no
+// line ending in spaces.
+func textTable(b *strings.Builder, t *Table) {
+	var tb strings.Builder
+	tw := tabwriter.NewWriter(&tb, 2, 4, 2, ' ', tabwriter.AlignRight)
+	head, rows := textLabels(t)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	tw.Flush()
+	for _, l := range strings.SplitAfter(tb.String(), "\n") {
+		if l != "" {
+			b.WriteString(strings.TrimRight(l, " \n") + "\n")
 		}
 	}
 }

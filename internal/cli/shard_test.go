@@ -134,7 +134,7 @@ func TestRepeatReportMatchesRun(t *testing.T) {
 }
 
 // overRunsRE is the text report's "over the N runs" block of a --repeat file.
-var overRunsRE = regexp.MustCompile(`over the \d+ runs   [^\n]*\n(  [^\n]*\n)+\n`)
+var overRunsRE = regexp.MustCompile(`\nover the \d+ runs\n(  [^\n]*\n)+`)
 
 // TestShardsSendExactlyTheUnsplitRequests checks uneven splits: warmup 1, 4 measured requests
 // and 3 shards must send requests 0..4 once each, with the unsplit run's prompts and phases.

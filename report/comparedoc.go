@@ -1,0 +1,274 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"servebench/compare"
+	"servebench/conditions"
+)
+
+// A comparison is one document: the two sides, the deliberate changes, the conditions that
+// differ, one row per metric, the verdict, each side's runs (when the records were read),
+// the servers' own figures and the notes. `servebench compare` renders it as text or JSON,
+// `report base cand --format md` as Markdown, with the renderers of a summary's sections.
+
+// cmpDocSides are what a comparison's document knows of its two sides: their names, and,
+// when the records were read (report's Markdown), each side's runs and the expected changes
+// the verdict was judged with.
+type cmpDocSides struct {
+	baseName, candName string
+	base, cand         *cmpSide // nil: only the result is known (servebench compare)
+	expect             []string
+}
+
+// compareDocument builds the document of a comparison.
+func compareDocument(r *compare.Result, s cmpDocSides) *Document {
+	sides := &Section{Name: "compare", Title: "servebench compare: " + cmpHead(r), JSON: compareJSONFields(r, s.baseName, s.candName),
+		Lines: []Line{{"base", fmt.Sprintf("%s (%s)", s.baseName, cmpRuns(r.BaseRuns))}, {"candidate", fmt.Sprintf("%s (%s)", s.candName, cmpRuns(r.CandRuns))}}}
+	if s.base != nil {
+		if sim := sidesSimulated(s.base, s.cand); sim != "" {
+			sides.Verdicts = append(sides.Verdicts, Verdict{Label: "SIMULATED", Text: sim, Class: "bad"})
+		}
+	}
+	secs := []*Section{sides}
+	if len(r.Changes) > 0 {
+		t := &Table{Head: []string{"flag", "base", "candidate"}, Labels: 3}
+		for _, c := range r.Changes {
+			t.Rows = append(t.Rows, []string{"--" + c.Key, cmpValue(c.Base), cmpValue(c.Value)})
+		}
+		secs = append(secs, &Section{Name: "deliberate-changes", Title: "deliberate changes (run --like)", Heading: "deliberate changes (run --like):", Tables: []*Table{t}})
+	}
+	secs = append(secs, cmpConditionsSection(r.Differences), cmpMetricsSection(r), cmpVerdictSection(r, s))
+	if s.base != nil {
+		secs = append(secs, cmpRunsSection(s.base, s.cand))
+	}
+	if sec := cmpServerSection(r); sec != nil {
+		secs = append(secs, sec)
+	}
+	if sec := cmpNotesSection(r, s); sec != nil {
+		secs = append(secs, sec)
+	}
+	for _, sec := range secs[1:] {
+		if sec.JSON == nil {
+			sec.JSON = []Field{} // the first section holds every JSON key
+		}
+	}
+	return &Document{Sections: secs}
+}
+
+// cmpConditionsSection lists the conditions that differ, and how compare judged each.
+func cmpConditionsSection(ds []conditions.Difference) *Section {
+	if len(ds) == 0 {
+		return &Section{Name: "conditions", Title: "conditions", Lines: []Line{{"conditions", "identical"}}}
+	}
+	t := &Table{Head: []string{"key", "base", "candidate", ""}, Labels: 4}
+	for _, d := range ds {
+		t.Rows = append(t.Rows, []string{d.Key, cmpValue(d.Base.Value), cmpValue(d.Cand.Value), cmpKindNote[d.Kind]})
+	}
+	head := fmt.Sprintf("conditions: %d %s", len(ds), cmpPlural(len(ds), "difference", "differences"))
+	return &Section{Name: "conditions", Title: head, Heading: head, Tables: []*Table{t}}
+}
+
+// cmpMetricsSection is one row per metric: each side's centre and interval, the delta or
+// "~", p and n, the power at the threshold, and the change when it is not "~".
+func cmpMetricsSection(r *compare.Result) *Section {
+	ci := 100 * (1 - r.Alpha)
+	t := &Table{Head: []string{"metric", "base", "candidate", "delta", "p, n", "power", ""}, Labels: 7,
+		Note: fmt.Sprintf("power: the chance these runs find a true %.4g%% change (--threshold), and the runs per side that reach 80%% (docs/metrics.md)", 100*r.Threshold)}
+	for _, row := range r.Rows {
+		change := ""
+		if row.Change != "~" {
+			change = row.Change
+		}
+		if row.Arithmetic {
+			change += " (arithmetic means: a run is 0)"
+		}
+		for _, o := range row.Outliers {
+			change += fmt.Sprintf(" (%s run %d left out)", cmpSideShort(o.Side), o.Run+1)
+		}
+		t.Rows = append(t.Rows, []string{row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit), cmpEstimate(row.Cand, row.Metric.Unit),
+			cmpDelta(row), cmpPN(row), cmpPower(row.Power, r.Threshold), strings.TrimSpace(change)})
+	}
+	head := fmt.Sprintf("metrics: geometric mean of run values [%.0f%% CI]; delta [%.0f%% CI] from the runs' spread and each run's requests (two-level t)", ci, ci)
+	return &Section{Name: "metrics", Title: "metrics", Heading: head, Tables: []*Table{t},
+		Notes: []string{fmt.Sprintf("\"~\": no significant difference; threshold %.4g%%", 100*r.Threshold)}}
+}
+
+// cmpRunsSection is one row per run of each side: repeats as repeats, never pooled.
+func cmpRunsSection(base, cand *cmpSide) *Section {
+	t := &Table{Head: []string{"side"}, Note: "latencies in ms", Labels: 3}
+	for _, s := range []*cmpSide{base, cand} {
+		rt := runsSections(s.runs, nil)[0].Tables[0]
+		if len(t.Head) == 1 {
+			t.Head = append(t.Head, rt.Head...)
+		}
+		for _, row := range rt.Rows {
+			t.Rows = append(t.Rows, append([]string{s.role}, row...))
+		}
+	}
+	return &Section{Name: "every-run", Title: "every run", Heading: "every run", Tables: []*Table{t}}
+}
+
+// cmpVerdictSection is the verdict: what decided it, and PROVISIONAL with its reasons; after
+// a "no significant change", what the runs could have detected; and, when the page knows the
+// flags, the exit code `servebench compare` gives it.
+func cmpVerdictSection(r *compare.Result, s cmpDocSides) *Section {
+	sec := &Section{Name: "verdict", Title: "verdict", Verdicts: []Verdict{{Label: "verdict", Text: cmpVerdict(r), Class: verdictClass(r.Verdict)}}}
+	if p := strings.TrimSpace(cmpSensitivity(r)); p != "" {
+		class := "good"
+		if strings.HasPrefix(p, "but") {
+			class = "unsure"
+		}
+		sec.Verdicts = append(sec.Verdicts, Verdict{Label: "power", Text: p, Class: class})
+	}
+	if s.base != nil {
+		sec.Verdicts = append(sec.Verdicts, Verdict{Label: "exit", Text: exitLine(r) + ", " + flagsLine(r, s.expect), Class: verdictClass(r.Verdict)})
+	}
+	return sec
+}
+
+// cmpServerSection sets the servers' own figures beside ours, after the verdict and
+// labelled as outside it: they come from bucketed histograms, counters and sampled gauges,
+// so no test stands behind them. nil when no side recorded any.
+func cmpServerSection(r *compare.Result) *Section {
+	if len(r.Server) == 0 {
+		return nil
+	}
+	runs := "one run a side"
+	if r.BaseRuns > 1 || r.CandRuns > 1 {
+		runs = "median over runs"
+	}
+	server, ours := splitServerRows(r.Server)
+	t := &Table{Head: []string{"figure", "base", "candidate", "change"}, Labels: 4, Note: ours}
+	for _, row := range server {
+		t.Rows = append(t.Rows, []string{row.Name, cmpServerValue(row.Base, row.Unit), cmpServerValue(row.Cand, row.Unit), serverChange(row)})
+	}
+	head := fmt.Sprintf("server side (its own telemetry, %s; informational, not part of the verdict):", runs)
+	return &Section{Name: "server-side", Title: "server side", Heading: head, Tables: []*Table{t}}
+}
+
+// cmpNotesSection are compare's notes, numbered, then (when the records were read) each
+// side's run warnings said once. nil when there are none.
+func cmpNotesSection(r *compare.Result, s cmpDocSides) *Section {
+	notes := finiteNotes(r.Warnings)
+	if s.base != nil {
+		for _, side := range []*cmpSide{s.base, s.cand} {
+			for _, w := range sideWarnings(side.runs) {
+				notes = append(notes, side.role+" runs: "+w)
+			}
+		}
+	}
+	if len(notes) == 0 {
+		return nil
+	}
+	sec := &Section{Name: "notes", Title: "notes", Heading: "notes"}
+	for i, n := range notes {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("[%d] %s", i+1, n))
+	}
+	return sec
+}
+
+// compareJSONFields are the comparison's JSON keys, for machines; warnings are a field, NaN
+// and ±Inf are null (finite.go).
+func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
+	type est struct {
+		Center float64  `json:"center"`
+		Lo     *float64 `json:"lo"`
+		Hi     *float64 `json:"hi"`
+		N      int      `json:"n"`
+	}
+	type serverRow struct {
+		Figure string   `json:"figure"`
+		Unit   string   `json:"unit"`
+		Base   *float64 `json:"base"`
+		Cand   *float64 `json:"candidate"`
+	}
+	type outlierJSON struct {
+		Side string  `json:"side"`
+		Run  int     `json:"run"`
+		Dev  float64 `json:"deviation"`
+	}
+	type row struct {
+		Metric      string   `json:"metric"`
+		Unit        string   `json:"unit"`
+		Base        est      `json:"base"`
+		Cand        est      `json:"candidate"`
+		Delta       float64  `json:"delta"`
+		DeltaLo     *float64 `json:"delta_lo"`
+		DeltaHi     *float64 `json:"delta_hi"`
+		P           float64  `json:"p"`
+		Significant bool     `json:"significant"`
+		Change      string   `json:"change"`
+		// RunSpreadAssumed: no side had two runs, so the run-to-run spread was assumed.
+		RunSpreadAssumed bool `json:"run_spread_assumed,omitempty"`
+		// PowerAtThreshold is the chance these runs find a true change of the threshold;
+		// RunsNeeded the runs per side that reach 80% there, Decide those that would decide
+		// an inconclusive row (0: more than 40).
+		PowerAtThreshold *float64      `json:"power_at_threshold,omitempty"`
+		RunsNeeded       *int          `json:"runs_needed,omitempty"`
+		Decide           *int          `json:"runs_to_decide,omitempty"`
+		Threshold        float64       `json:"threshold"`
+		Arithmetic       bool          `json:"arithmetic_means,omitempty"`
+		Outliers         []outlierJSON `json:"outlier_runs,omitempty"`
+	}
+	finite := func(v float64) *float64 {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	e := func(x compare.Estimate) est { return est{x.Center, finite(x.Lo), finite(x.Hi), x.N} }
+	var rows []row
+	for _, x := range r.Rows {
+		rw := row{Metric: x.Metric.Name, Unit: x.Metric.Unit, Base: e(x.Base), Cand: e(x.Cand), Delta: x.Delta, P: x.P,
+			DeltaLo: finite(x.DeltaLo), DeltaHi: finite(x.DeltaHi), RunSpreadAssumed: x.Assumed,
+			Significant: x.Significant, Change: x.Change, Threshold: x.Threshold, Arithmetic: x.Arithmetic}
+		for _, o := range x.Outliers {
+			rw.Outliers = append(rw.Outliers, outlierJSON{o.Side, o.Run, o.Dev})
+		}
+		if p := x.Power; p != nil {
+			rw.PowerAtThreshold, rw.RunsNeeded = finite(p.AtThreshold), &p.RunsNeeded
+			if x.Change == compare.Inconclusive {
+				rw.Decide = &p.Decide
+			}
+		}
+		rows = append(rows, rw)
+	}
+	o := &object{}
+	o.set("base", baseName)
+	o.set("candidate", candName)
+	o.set("verdict", r.Verdict)
+	o.set("method", r.Method)
+	o.set("threshold", r.Threshold)
+	if r.Verdict == compare.Inconclusive {
+		o.set("runs_to_decide", r.Decide)
+	}
+	o.set("differences", r.Differences)
+	o.set("metrics", rows)
+	o.set("warnings", finiteNotes(r.Warnings))
+	if len(r.Changes) > 0 {
+		o.set("deliberate_changes", r.Changes)
+	}
+	if len(r.Server) > 0 {
+		// the servers' own figures, informational (never in the verdict)
+		var server []serverRow
+		for _, x := range r.Server {
+			server = append(server, serverRow{x.Name, x.Unit, x.Base, x.Cand})
+		}
+		o.set("server", server)
+	}
+	o.set("exit_code", CompareExit(r)) // Provisional its reasons (exit 9)
+	if len(r.Provisional) > 0 {
+		o.set("provisional", r.Provisional)
+	}
+	if r.Empty != "" {
+		o.set("measured_nothing", r.Empty)
+	}
+	o.set("metrics_tried", r.Metrics)
+	o.set("metrics_decided", r.Decided)
+	o.set("metrics_inconclusive", r.Undecided)
+	o.set("metrics_not_judged", r.Unjudged)
+	return o.fields()
+}
