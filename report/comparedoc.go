@@ -34,11 +34,11 @@ func compareDocument(r *compare.Result, s cmpDocSides) *Document {
 	}
 	secs := []*Section{sides}
 	if len(r.Changes) > 0 {
-		t := &Table{Head: []string{"flag", "base", "candidate"}, Labels: 3}
+		sec := &Section{Name: "deliberate-changes", Title: "deliberate changes (run --like)", Heading: "deliberate changes (run --like):"}
 		for _, c := range r.Changes {
-			t.Rows = append(t.Rows, []string{"--" + c.Key, cmpValue(c.Base), cmpValue(c.Value)})
+			sec.Lines = append(sec.Lines, Line{Text: fmt.Sprintf("--%s %s → %s", c.Key, cmpValue(c.Base), cmpValue(c.Value))})
 		}
-		secs = append(secs, &Section{Name: "deliberate-changes", Title: "deliberate changes (run --like)", Heading: "deliberate changes (run --like):", Tables: []*Table{t}})
+		secs = append(secs, sec)
 	}
 	secs = append(secs, cmpConditionsSection(r.Differences), cmpMetricsSection(r), cmpVerdictSection(r, s))
 	if s.base != nil {
@@ -117,11 +117,12 @@ func cmpRunsSection(base, cand *cmpSide) *Section {
 func cmpVerdictSection(r *compare.Result, s cmpDocSides) *Section {
 	sec := &Section{Name: "verdict", Title: "verdict", Verdicts: []Verdict{{Label: "verdict", Text: cmpVerdict(r), Class: verdictClass(r.Verdict)}}}
 	if p := strings.TrimSpace(cmpSensitivity(r)); p != "" {
-		class := "good"
-		if strings.HasPrefix(p, "but") {
-			class = "unsure"
+		// cmpSensitivity's sentence follows the verdict's: its opening "and" or "but" goes
+		class, text := "good", strings.TrimPrefix(p, "and ")
+		if rest, ok := strings.CutPrefix(p, "but "); ok {
+			class, text = "unsure", rest
 		}
-		sec.Verdicts = append(sec.Verdicts, Verdict{Label: "power", Text: p, Class: class})
+		sec.Verdicts = append(sec.Verdicts, Verdict{Label: "power", Text: text, Class: class})
 	}
 	if s.base != nil {
 		sec.Verdicts = append(sec.Verdicts, Verdict{Label: "exit", Text: exitLine(r) + ", " + flagsLine(r, s.expect), Class: verdictClass(r.Verdict)})

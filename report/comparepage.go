@@ -284,7 +284,7 @@ func renderCompareMarkdown(w io.Writer, ins []Input) error {
 	if err != nil {
 		return err
 	}
-	return mdLead(w, compareDocument(r, cmpDocSides{baseName: base.label, candName: cand.label, base: base, cand: cand, expect: ins[0].Compare.Expect}).Sections)
+	return writeLead(w, compareDocument(r, cmpDocSides{baseName: base.label, candName: cand.label, base: base, cand: cand, expect: ins[0].Compare.Expect}).Sections, mdDocument)
 }
 
 // levelRank orders warning levels worst first: invalidates, may distort, info.

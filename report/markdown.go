@@ -149,5 +149,5 @@ func renderMarkdown(w io.Writer, ins []Input) error {
 	if len(ins) == 2 {
 		return renderCompareMarkdown(w, ins) // comparepage.go
 	}
-	return withRunTable(w, ins[0], "md", mdLead, Markdown)
+	return withRunTable(w, ins[0], "md", mdDocument, Markdown)
 }

@@ -83,20 +83,16 @@ func multiDocument(h *record.Header, runs []metrics.RunSummary, ds []compare.Des
 	return &Document{Sections: secs}
 }
 
-// textLead renders sections that come before a summary in the text format: no blank line
-// opens the output, one closes it.
-func textLead(w io.Writer, secs []*Section) error {
+// writeLead writes sections that come before a summary with a renderer of the document
+// (textDocument, mdDocument): no blank line opens them, one closes them.
+func writeLead(w io.Writer, secs []*Section, render func(*strings.Builder, []*Section)) error {
 	var b strings.Builder
-	textDocument(&b, secs)
-	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n")+"\n")
-	return err
-}
-
-// mdLead renders sections that come before a summary in Markdown.
-func mdLead(w io.Writer, secs []*Section) error {
-	var b strings.Builder
-	mdDocument(&b, secs)
-	_, err := io.WriteString(w, b.String())
+	render(&b, secs)
+	s := strings.TrimPrefix(b.String(), "\n")
+	if !strings.HasSuffix(s, "\n\n") {
+		s += "\n"
+	}
+	_, err := io.WriteString(w, s)
 	return err
 }
 

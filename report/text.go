@@ -318,13 +318,13 @@ func optPct(v *float64) string {
 // table first, then the last run's summary; for a sweep, its per-point table and conclusions
 // first (SweepTable, as `sweep` printed them).
 func renderText(w io.Writer, ins []Input) error {
-	return withRunTable(w, ins[0], "text", textLead, Text)
+	return withRunTable(w, ins[0], "text", textDocument, Text)
 }
 
 // withRunTable renders an input's runs: the document of its several runs (multiDocument: a
 // sweep's table, or the run table) when it has them, then the last run's summary, with the
 // header as it stands after reading the records (the sweep-end line is the file's last).
-func withRunTable(w io.Writer, in Input, format string, lead func(io.Writer, []*Section) error,
+func withRunTable(w io.Writer, in Input, format string, render func(*strings.Builder, []*Section),
 	summary func(io.Writer, *record.Header, *metrics.Summary) error) error {
 	runs, desc, err := repeatedRuns(in)
 	if err != nil {
@@ -336,7 +336,7 @@ func withRunTable(w io.Writer, in Input, format string, lead func(io.Writer, []*
 		}
 	}
 	if doc := multiDocument(in.Header, runs, desc); doc != nil {
-		if err := lead(w, doc.Sections); err != nil {
+		if err := writeLead(w, doc.Sections, render); err != nil {
 			return err
 		}
 	}

@@ -71,7 +71,7 @@ func TestBaselineCompareSimulator(t *testing.T) {
 		// compared, not refused: a single short run against six is low confidence, and on a
 		// loaded machine its one TTFT sample may well read as a regression, so either verdict
 		// (exit 0 or 4) is right here; what must not happen is "not comparable"
-		{[]string{p("base.jsonl"), p("short.jsonl"), "--expect-change", "output_tokens"}, -1, []string{"expected change", "other side's runs alone", "verdict:"}},
+		{[]string{p("base.jsonl"), p("short.jsonl"), "--expect-change", "output_tokens"}, -1, []string{"expected change", "other side's runs alone", "\nverdict     "}},
 	} {
 		code, out, errs := runMain(t, append([]string{"compare"}, tc.args...)...)
 		switch {
