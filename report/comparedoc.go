@@ -58,6 +58,16 @@ func compareDocument(r *compare.Result, s cmpDocSides) *Document {
 	return &Document{Sections: secs}
 }
 
+// sectionNamed is the document's section called name, or nil.
+func sectionNamed(d *Document, name string) *Section {
+	for _, sec := range d.Sections {
+		if sec.Name == name {
+			return sec
+		}
+	}
+	return nil
+}
+
 // cmpConditionsSection lists the conditions that differ, and how compare judged each.
 func cmpConditionsSection(ds []conditions.Difference) *Section {
 	if len(ds) == 0 {

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"servebench/compare"
-	"servebench/metrics"
 )
 
 //go:embed compare.tmpl
@@ -86,37 +85,37 @@ func renderCompareHTML(w io.Writer, ins []Input) error {
 	for i, s := range []*cmpSide{base, cand} {
 		p.Sides = append(p.Sides, cmpSideInfoOf(i, s))
 	}
-	for _, row := range r.Rows {
-		p.Rows = append(p.Rows, cmpHTMLRowOf(row, r.Threshold, metricRunValues(row.Metric, base.runs), metricRunValues(row.Metric, cand.runs)))
+	// the figures of the comparison's document, to the digit; the strips and charts are the page's own
+	doc := compareDocument(r, cmpDocSides{baseName: base.label, candName: cand.label, base: base, cand: cand, expect: ins[0].Compare.Expect})
+	metricCells := sectionNamed(doc, "metrics").Tables[0].Rows
+	for k, row := range r.Rows {
+		p.Rows = append(p.Rows, cmpHTMLRowOf(row, metricCells[k], metricRunValues(row.Metric, base.runs), metricRunValues(row.Metric, cand.runs)))
 	}
-	p.RunHead = append([]string{"side"}, names(runFigures, func(f struct {
-		head string
-		cell func(metrics.RunSummary) string
-	}) string {
-		return f.head
-	})...)
-	for i, s := range []*cmpSide{base, cand} {
-		for _, run := range s.runs {
-			row := cmpRunRow{Side: s.role, Class: fmt.Sprintf("c%d", i)}
-			for _, f := range runFigures {
-				row.Cells = append(row.Cells, f.cell(run))
-			}
-			p.RunRows = append(p.RunRows, row)
+	runs := sectionNamed(doc, "every-run").Tables[0]
+	p.RunHead = runs.Head
+	for k, cells := range runs.Rows {
+		class := "c0"
+		if k >= len(base.runs) {
+			class = "c1"
 		}
+		p.RunRows = append(p.RunRows, cmpRunRow{Side: cells[0], Class: class, Cells: cells[1:]})
 	}
 	for _, pl := range compareCharts(base, cand) {
 		p.Plots = append(p.Plots, htmlPlot{Title: pl.title, Note: pl.note, SVG: template.HTML(pl.svg())})
 	}
 	p.Differ, p.All = cmpConditions(base.header, cand.header, r)
 	p.Notes = finiteNotes(r.Warnings)
-	for _, c := range r.Changes {
-		p.Changes = append(p.Changes, fmt.Sprintf("--%s %s → %s", c.Key, cmpValue(c.Base), cmpValue(c.Value)))
+	if sec := sectionNamed(doc, "deliberate-changes"); sec != nil {
+		for _, l := range sec.Lines {
+			p.Changes = append(p.Changes, l.Text)
+		}
 	}
-	server, ours := splitServerRows(r.Server)
-	for _, x := range server {
-		p.Server = append(p.Server, cmpServerRow{x.Name, cmpServerValue(x.Base, x.Unit), cmpServerValue(x.Cand, x.Unit), serverChange(x)})
+	if sec := sectionNamed(doc, "server-side"); sec != nil {
+		for _, c := range sec.Tables[0].Rows {
+			p.Server = append(p.Server, cmpServerRow{c[0], c[1], c[2], c[3]})
+		}
+		p.ServerOurs = sec.Tables[0].Note
 	}
-	p.ServerOurs = ours
 	return comparePageTmpl.Execute(w, p)
 }
 
@@ -126,14 +125,15 @@ func cmpSideInfoOf(i int, s *cmpSide) cmpSideInfo {
 		Start: ri.Start, Hash: ri.Hash, Workload: ri.Workload, Load: ri.Load, Warnings: sideWarnings(s.runs)}
 }
 
-func cmpHTMLRowOf(row compare.Row, threshold float64, bv, cv []runValue) cmpHTMLRow {
+// cmpHTMLRowOf is a metric's row: its cells of the document's metrics table (metric, base,
+// candidate, delta, p and n, power), its change in words and a strip of every run's value.
+func cmpHTMLRowOf(row compare.Row, cells []string, bv, cv []runValue) cmpHTMLRow {
 	change := row.Change
 	if change == "~" {
 		change = "~ no significant change"
 	}
-	return cmpHTMLRow{Name: row.Metric.Name, Base: cmpEstimate(row.Base, row.Metric.Unit), Cand: cmpEstimate(row.Cand, row.Metric.Unit),
-		Delta: cmpDelta(row), PN: cmpPN(row), Power: cmpPower(row.Power, threshold), Change: change, Class: changeClass(row.Change),
-		Strip: template.HTML(stripSVG(row, bv, cv))}
+	return cmpHTMLRow{Name: cells[0], Base: cells[1], Cand: cells[2], Delta: cells[3], PN: cells[4], Power: cells[5],
+		Change: change, Class: changeClass(row.Change), Strip: template.HTML(stripSVG(row, bv, cv))}
 }
 
 // Strip geometry: one lane per side, a dot per run, the side's interval as a bar with its
