@@ -11,9 +11,10 @@ import (
 )
 
 // A records file may hold several runs (--repeat, sweep points). Text and Markdown then show
-// one line of key figures per run, and below it the last run's full summary, as `run` printed
-// it; JSON holds the last run's summary at its top level and every run under "runs"
-// (JSONRuns), as `run --json` writes it.
+// a document of the runs (multiDocument: one line of key figures per run, or a sweep's
+// points), and below it the last run's full summary, as `run` printed it; JSON holds the last
+// run's summary at its top level and every run under "runs" (JSONRuns), as `run --json`
+// writes it.
 
 // runFigures are the columns of the run table: a heading and the cell of one run.
 var runFigures = []struct {
@@ -38,9 +39,9 @@ func lastRunNote(runs []metrics.RunSummary) string {
 	return fmt.Sprintf("the summary below is run %d's (the last); --format json holds every run under \"runs\", and compare and --format gobench use every run", runs[len(runs)-1].Run+1)
 }
 
-// runsSections are the document of a file of several runs, shown before the last run's
-// summary: the run table, each key metric over the runs when known (ds), and whose summary
-// follows. The JSON summary holds every run under "runs" already: they add no key.
+// runsSections are the sections of a file of several runs, shown before the last run's
+// summary: the run table, and each key metric over the runs when known (ds). The JSON summary
+// holds every run under "runs" already: they add no key.
 func runsSections(runs []metrics.RunSummary, ds []compare.Described) []*Section {
 	t := &Table{Note: "latencies in ms", Labels: 2}
 	for _, f := range runFigures {
