@@ -9,20 +9,22 @@ import (
 // The four renderers of a Document. Each knows lines, verdicts, tables, figures and notes,
 // and nothing of the features that filled them.
 
-// textDocument writes each section after a blank line: its heading (its name when it has
-// neither heading nor lines of its own), its verdicts and lines in the label column, its tables right-aligned, and its notes
-// in parentheses.
+// textDocument writes the sections one after another, a blank line between two (none before
+// an attached one): each section's heading, its verdicts and lines in the label column, its
+// tables (in fixed columns when they give widths, else aligned right on their widest cell),
+// figures, notes in parentheses and numbered footnotes.
 func textDocument(b *strings.Builder, secs []*Section) {
+	first := true
 	for _, sec := range secs {
 		if !sec.forPeople() {
 			continue
 		}
-		b.WriteString("\n")
-		switch {
-		case sec.Heading != "":
+		if !first && !sec.Attached {
+			b.WriteString("\n")
+		}
+		first = false
+		if sec.Heading != "" {
 			b.WriteString(sec.Heading + "\n")
-		case len(sec.Lines) == 0 && len(sec.Verdicts) == 0:
-			b.WriteString(sec.Name + "\n")
 		}
 		for _, v := range sec.Verdicts {
 			line(b, v.Label, "%s", v.Text)
@@ -31,15 +33,7 @@ func textDocument(b *strings.Builder, secs []*Section) {
 			line(b, l.Label, "%s", l.Text)
 		}
 		for _, t := range sec.Tables {
-			tw := tabwriter.NewWriter(b, 2, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, strings.Join(t.Head, "\t")+"\t")
-			for _, r := range t.Rows {
-				fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-			}
-			tw.Flush()
-			if t.Note != "" {
-				fmt.Fprintf(b, "(%s)\n", t.Note)
-			}
+			textTable(b, t)
 		}
 		for _, f := range sec.Figures {
 			textFigure(b, f)
@@ -47,13 +41,49 @@ func textDocument(b *strings.Builder, secs []*Section) {
 		for _, n := range sec.Notes {
 			fmt.Fprintf(b, "(%s)\n", n)
 		}
+		for i, f := range sec.Footnotes {
+			fmt.Fprintf(b, "  [%d] %s: %s\n", i+1, f.Level, f.Text)
+			if f.Action != "" {
+				fmt.Fprintf(b, "      next: %s\n", f.Action)
+			}
+		}
+	}
+}
+
+// textTable writes a table: in its fixed columns one space apart when it gives widths, else
+// right-aligned on each column's widest cell; its note follows in parentheses.
+func textTable(b *strings.Builder, t *Table) {
+	if t.Widths != nil {
+		for _, r := range append([][]string{t.Head}, t.Rows...) {
+			for i, c := range r {
+				if i > 0 {
+					b.WriteString(" ")
+				}
+				w := 0
+				if i < len(t.Widths) {
+					w = t.Widths[i]
+				}
+				fmt.Fprintf(b, "%*s", w, c)
+			}
+			b.WriteString("\n")
+		}
+	} else {
+		tw := tabwriter.NewWriter(b, 2, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, strings.Join(t.Head, "\t")+"\t")
+		for _, r := range t.Rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+		}
+		tw.Flush()
+	}
+	if t.Note != "" {
+		fmt.Fprintf(b, "(%s)\n", t.Note)
 	}
 }
 
 // forPeople reports whether the section has anything for text, Markdown and HTML: one of only
 // JSON keys (a key every summary has, null when undefined) is for JSON alone.
 func (sec *Section) forPeople() bool {
-	return len(sec.Verdicts)+len(sec.Lines)+len(sec.Tables)+len(sec.Figures)+len(sec.Notes) > 0
+	return len(sec.Verdicts)+len(sec.Lines)+len(sec.Tables)+len(sec.Figures)+len(sec.Notes)+len(sec.Footnotes) > 0
 }
 
 // textFigure lists a figure's points, one series a line.
@@ -75,7 +105,8 @@ func pointList(s FigureSeries) string {
 }
 
 // mdDocument writes each section under a level-3 heading (none without a title): its verdicts
-// as bold-labelled lines, its lines as a two-column table, then its tables, figures and notes.
+// as bold-labelled lines, its lines as a two-column table, then its tables, figures, notes and
+// footnotes (a numbered list).
 func mdDocument(b *strings.Builder, secs []*Section) {
 	for _, sec := range secs {
 		if !sec.forPeople() {
@@ -98,7 +129,11 @@ func mdDocument(b *strings.Builder, secs []*Section) {
 			b.WriteString("\n")
 		}
 		for _, t := range sec.Tables {
-			b.WriteString("| " + strings.Join(mdCells(t.Head), " | ") + " |\n|" + strings.Repeat("---|", len(t.Head)) + "\n")
+			align := strings.Repeat("---|", len(t.Head))
+			if t.Figures && len(t.Head) > 0 {
+				align = "---|" + strings.Repeat("--:|", len(t.Head)-1)
+			}
+			b.WriteString("| " + strings.Join(mdCells(t.Head), " | ") + " |\n|" + align + "\n")
 			for _, r := range t.Rows {
 				b.WriteString("| " + strings.Join(mdCells(r), " | ") + " |\n")
 			}
@@ -116,6 +151,15 @@ func mdDocument(b *strings.Builder, secs []*Section) {
 		}
 		for _, n := range sec.Notes {
 			b.WriteString(mdEsc(n) + "\n\n")
+		}
+		for i, f := range sec.Footnotes {
+			fmt.Fprintf(b, "%d. **%s**: %s\n", i+1, f.Level, mdEsc(f.Text))
+			if f.Action != "" {
+				fmt.Fprintf(b, "   Next: %s\n", mdEsc(f.Action))
+			}
+		}
+		if len(sec.Footnotes) > 0 {
+			b.WriteString("\n")
 		}
 	}
 }
@@ -201,7 +245,7 @@ func htmlGather(runs []Run, part func(*Document) []*Section) []htmlSection {
 			continue
 		}
 		for _, sec := range part(SummaryDocument(r.Header, r.Summary)) {
-			if !sec.forPeople() {
+			if !sec.forPeople() || sec.core {
 				continue
 			}
 			k, ok := index[sec.Name]

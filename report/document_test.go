@@ -78,8 +78,9 @@ func TestToyBreakdownAndSection(t *testing.T) {
 	}
 }
 
-// TestSectionOrder: sections follow their order, and a breakdown's generic table sits at its
-// place among them unless a section of its name replaces it.
+// TestSectionOrder: the core sections and the registered ones follow their order (a section
+// of order below 0 after the header, the others after the latency table), and a breakdown's
+// generic table sits at its place among them unless a section of its name replaces it.
 func TestSectionOrder(t *testing.T) {
 	RegisterSection("zz-first", -1, func(*record.Header, *metrics.Summary) *Section { return &Section{Title: "first"} })
 	defer UnregisterSection("zz-first")
@@ -88,7 +89,8 @@ func TestSectionOrder(t *testing.T) {
 	for _, sec := range SummaryDocument(nil, s).Sections {
 		names = append(names, sec.Name)
 	}
-	if got := strings.Join(names, ","); got != "run-verdict,zz-first,ttft-split,ks" {
-		t.Errorf("sections %s, want run-verdict,zz-first,ttft-split,ks", got)
+	const want = "header,load,run-verdict,zz-first,requests,latency,measurement,ttft-split,ks,verdict-figures"
+	if got := strings.Join(names, ","); got != want {
+		t.Errorf("sections %s, want %s", got, want)
 	}
 }
