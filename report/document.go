@@ -50,9 +50,9 @@ type Section struct {
 	// order is the registered order: below 0, the section opens the report (before any
 	// figure); otherwise it follows the latency table.
 	order int
-	// core marks the sections of the core builder (summarydoc.go), which the HTML page lays
-	// out in its own tables.
-	core bool
+	// pageOwn marks a section the HTML page shows in a place of its own: the header in its
+	// runs table, the footnotes in its warnings list (both cover a sweep's runs too).
+	pageOwn bool
 }
 
 // Opening are the sections that open the report, before any figure (registered with an order

@@ -245,7 +245,7 @@ func htmlGather(runs []Run, part func(*Document) []*Section) []htmlSection {
 			continue
 		}
 		for _, sec := range part(SummaryDocument(r.Header, r.Summary)) {
-			if !sec.forPeople() || sec.core {
+			if !sec.forPeople() || sec.pageOwn {
 				continue
 			}
 			k, ok := index[sec.Name]

@@ -89,7 +89,7 @@ func TestSectionOrder(t *testing.T) {
 	for _, sec := range SummaryDocument(nil, s).Sections {
 		names = append(names, sec.Name)
 	}
-	const want = "header,load,run-verdict,zz-first,requests,latency,measurement,ttft-split,ks,verdict-figures"
+	const want = "header,load,run-verdict,zz-first,summary,latency,measurement,ttft-split,ks,verdict-figures"
 	if got := strings.Join(names, ","); got != want {
 		t.Errorf("sections %s, want %s", got, want)
 	}

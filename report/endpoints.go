@@ -53,73 +53,16 @@ func statNum(st metrics.Stat, v float64, format string) string {
 	return fmt.Sprintf(format, fin(v))
 }
 
-// poolingPage fits the HTML page to runs that are all pooling runs: their summary and
-// latency tables, the steady verdict replaced, and no charts (each chart plots TTFT, ITL,
-// E2E or token rates). A page mixing a pooling run with a generating one is left as it is.
-func poolingPage(p *page, runs []Run) {
+// poolingPlots leaves the charts out of a page whose runs are all pooling runs: each chart
+// plots TTFT, ITL, E2E or token rates. A page mixing a pooling run with a generating one keeps
+// them.
+func poolingPlots(p *page, runs []Run) {
 	for _, r := range runs {
 		if r.Summary.Pooling == nil || r.sweep != nil {
 			return
 		}
 	}
 	p.Plots = nil
-	noun := poolingNoun(runs[0].Header)
-	figs := []struct {
-		name string
-		v    func(*metrics.Summary) *float64
-		prec int
-	}{
-		{"completed", func(s *metrics.Summary) *float64 { return ptr(float64(s.Completed)) }, 0},
-		{"failed", func(s *metrics.Summary) *float64 { return ptr(float64(s.Failed)) }, 0},
-		{"window (s)", windowS, 3},
-		{"requests/s", func(s *metrics.Summary) *float64 { return ptr(s.Pooling.RequestThroughput) }, 2},
-		{"input tokens/s", func(s *metrics.Summary) *float64 { return ptr(s.Pooling.InputThroughput) }, 1},
-		{noun + "/s", func(s *metrics.Summary) *float64 { return ptr(s.Pooling.InputsPerSecond) }, 1},
-		{noun + " a request (mean)", func(s *metrics.Summary) *float64 { return statPtr(s.Pooling.BatchSize) }, 2},
-		{"input tokens", func(s *metrics.Summary) *float64 { return ptr(float64(s.Pooling.InputTokens)) }, 0},
-	}
-	p.Summary = nil
-	for _, f := range figs {
-		row := tableRow{Name: f.name}
-		var vals []*float64
-		for _, r := range runs {
-			v := f.v(r.Summary)
-			if r.Summary.Window <= 0 && f.prec > 0 && f.name != "window (s)" {
-				v = nil
-			}
-			vals = append(vals, v)
-			row.Cells = append(row.Cells, optf(v, f.prec))
-		}
-		if len(vals) == 2 {
-			row.Delta = delta(vals[0], vals[1])
-		}
-		p.Summary = append(p.Summary, row)
-	}
-	var ps []float64
-	if len(p.Pcts) > 0 {
-		ps = tablePercentiles(runs[0].Summary)
-	}
-	p.Latency = nil
-	for k := range poolingRows(runs[0].Summary.Pooling, runs[0].Summary) {
-		for i, r := range runs {
-			tr := poolingRows(r.Summary.Pooling, r.Summary)[k]
-			lr := latencyRow{Name: tr.name, Run: r.Label, Class: fmt.Sprintf("c%d", i), N: fmt.Sprint(tr.st.N),
-				Mean: num(tr.st, tr.st.Mean, tr.scale), Max: num(tr.st, tr.st.Max, tr.scale), First: i == 0, Span: len(runs)}
-			for _, q := range ps {
-				v, _ := tr.st.Percentile(q)
-				lr.Pcts = append(lr.Pcts, num(tr.st, v, tr.scale))
-			}
-			p.Latency = append(p.Latency, lr)
-		}
-	}
-}
-
-// statPtr is st's mean, or nil for an empty set.
-func statPtr(st metrics.Stat) *float64 {
-	if !st.Valid() {
-		return nil
-	}
-	return ptr(st.Mean)
 }
 
 // poolingServerRows are the server section's lines without those about streaming (the

@@ -16,14 +16,12 @@ import (
 // TPOT, decode rate or output throughput, so its sections hold its latency (sent → done),
 // its request and input-token throughput and its batch size instead.
 
-// core marks sec as a core section at order.
-func core(sec *Section, order int) *Section {
-	sec.core, sec.order = true, order
+// at places sec at order: below 0 it opens the HTML page, else it follows the page's opening
+// (document.go: Opening and Body).
+func at(sec *Section, order int) *Section {
+	sec.order = order
 	return sec
 }
-
-// streams reports whether the run streamed output (a pooling run did not).
-func streams(s *metrics.Summary) bool { return s.Pooling == nil }
 
 // headerSection says what was measured: the run, the target, the workload, the load and what
 // was achieved; in JSON the header's keys.
@@ -54,7 +52,7 @@ func headerSection(h *record.Header, s *metrics.Summary) *Section {
 		add("workload", "%d requests  hash %s  %s seed %d  prompt lengths %s",
 			wl.Count, short(wl.Hash), wl.Source, wl.Seed, orDash(wl.PromptLengths))
 		cfg := loadLine(h)
-		if !streams(s) {
+		if !s.Streams() {
 			cfg = outLength.ReplaceAllString(cfg, " tokens a request") // a pooling run asks for no output
 		}
 		if cfg != "" {
@@ -64,7 +62,8 @@ func headerSection(h *record.Header, s *metrics.Summary) *Section {
 	add("achieved", "%s req/s sent; concurrency mean %s, max %d in flight; lateness p50 %s, p99 %s, max %s ms",
 		optf(s.AchievedRate, 2), optf(s.MeanConcurrency, 2), s.MaxInFlight,
 		msP(s.Lateness, 50), msP(s.Lateness, 99), msMax(s.Lateness))
-	return core(sec, -100)
+	sec.pageOwn = true // the page's runs table
+	return at(sec, -100)
 }
 
 // headerFields are the header's JSON keys.
@@ -94,13 +93,13 @@ func headerFields(h *record.Header, s *metrics.Summary) []Field {
 func loadSection(h *record.Header, s *metrics.Summary) *Section {
 	o := &object{}
 	setLoadKeys(o, h, s)
-	return core(&Section{Name: "load", JSON: o.fields()}, -99)
+	return at(&Section{Name: "load", JSON: o.fields()}, -99)
 }
 
 // requestsSection is how many requests got through and how fast; in JSON the run-level
 // figures under vLLM's names.
 func requestsSection(h *record.Header, s *metrics.Summary) *Section {
-	sec := &Section{Name: "requests", Title: "Requests and throughput", JSON: runFields(s)}
+	sec := &Section{Name: "summary", Title: "Requests and throughput", JSON: runFields(s)}
 	add := func(label, format string, args ...any) {
 		sec.Lines = append(sec.Lines, Line{label, fmt.Sprintf(format, args...)})
 	}
@@ -127,7 +126,7 @@ func requestsSection(h *record.Header, s *metrics.Summary) *Section {
 		add("batch", "%s %s a request (min %s, max %s); prompt tokens a request p50 %s",
 			statNum(p.BatchSize, p.BatchSize.Mean, "%.4g"), noun, statNum(p.BatchSize, p.BatchSize.Min, "%.0f"),
 			statNum(p.BatchSize, p.BatchSize.Max, "%.0f"), statNum(p.PromptTokens, p.PromptTokens.Median, "%.0f"))
-		return core(sec, -5)
+		return at(sec, 0)
 	}
 	peak := dash
 	if s.PeakOutputTokensPerS != nil {
@@ -141,7 +140,7 @@ func requestsSection(h *record.Header, s *metrics.Summary) *Section {
 	}
 	add("tokens", "input %d (sources: %s), output %d (sources: %s)",
 		s.InputTokens, sources(s.PromptTokenSources), s.OutputTokens, sources(s.OutputTokenSources))
-	return core(sec, -5)
+	return at(sec, 0)
 }
 
 // runFields are the run-level figures under vLLM's names; a run that streams nothing has no
@@ -162,11 +161,11 @@ func runFields(s *metrics.Summary) []Field {
 		o.set("cached_prompt_tokens", nil) // not reported by the server, which is not 0
 	}
 	o.set("total_input_tokens", s.InputTokens)
-	if streams(s) {
+	if s.Streams() {
 		o.set("total_output_tokens", s.OutputTokens)
 	}
 	o.set("request_throughput", s.RequestThroughput)
-	if streams(s) {
+	if s.Streams() {
 		o.set("request_goodput", s.RequestGoodput)
 		o.set("slo_attainment_pct", pct(s.SLOAttainment)) // share of measured requests meeting every SLO
 		o.set("output_throughput", s.OutputThroughput)
@@ -191,7 +190,7 @@ func failuresSection(s *metrics.Summary) *Section {
 	if len(sec.Lines) == 0 {
 		return nil
 	}
-	return core(sec, -4)
+	return at(sec, 0)
 }
 
 // latencySection is the latency table (ms; the decode rate in tok/s): n, mean, the table's
@@ -215,7 +214,7 @@ func latencySection(s *metrics.Summary) *Section {
 		}
 		t.Rows = append(t.Rows, append(cells, num(r.st, r.st.Max, r.scale)))
 	}
-	return core(&Section{Name: "latency", Title: "Latency (ms)", Tables: []*Table{t}, JSON: distributionFields(s)}, 0)
+	return at(&Section{Name: "latency", Title: "Latency (ms)", Tables: []*Table{t}, JSON: distributionFields(s)}, 0)
 }
 
 // distributionFields are mean_X, median_X, std_X, pNN_X, min_X and max_X of every
@@ -250,7 +249,7 @@ func distributionFields(s *metrics.Summary) []Field {
 	}
 	o := &object{}
 	for _, d := range dists {
-		if d.streamed && !streams(s) {
+		if d.streamed && !s.Streams() {
 			continue
 		}
 		statKeys(o, d.name, d.unit, d.st, s.Percentiles, d.div)
@@ -268,14 +267,14 @@ func measurementSection(s *metrics.Summary) *Section {
 	o.set("failure_rate", s.FailureRate)
 	o.set("errors", s.Errors)
 	o.set("warmup_discarded", s.WarmupDiscarded)
-	if streams(s) {
+	if s.Streams() {
 		o.set("short_outputs", s.ShortOutputs)
 	}
 	o.set("window_start_s", float64(s.WindowStart)/1e9)
 	o.set("window_end_s", float64(s.WindowEnd)/1e9)
 	o.set("mean_concurrency", s.MeanConcurrency)
 	o.set("achieved_request_rate", s.AchievedRate)
-	if streams(s) {
+	if s.Streams() {
 		o.set("max_output_tokens_per_s_unknown_events", s.PeakUnknownEvents)
 		o.set("slo", sloObject(s.SLO))
 		o.set("good_requests", s.GoodRequests)
@@ -293,7 +292,7 @@ func measurementSection(s *metrics.Summary) *Section {
 		warnings = []metrics.Warning{}
 	}
 	o.set("warnings", warnings)
-	return core(&Section{Name: "measurement", JSON: o.fields()}, 0)
+	return at(&Section{Name: "measurement", JSON: o.fields()}, 0)
 }
 
 // verdictFieldsSection holds, for JSON only, what the verdict block judged: the steady-state
@@ -301,7 +300,7 @@ func measurementSection(s *metrics.Summary) *Section {
 // warnings invalidate, the reasons, each in short.
 func verdictFieldsSection(s *metrics.Summary) *Section {
 	o := &object{}
-	if streams(s) {
+	if s.Streams() {
 		o.set("steady_state", s.Steadiness)
 	}
 	if bad := s.Invalid(); len(bad) > 0 {
@@ -311,7 +310,7 @@ func verdictFieldsSection(s *metrics.Summary) *Section {
 		}
 		o.set("invalid", why)
 	}
-	return core(&Section{Name: "verdict-figures", JSON: o.fields()}, math.MaxInt)
+	return at(&Section{Name: "verdict-figures", JSON: o.fields()}, math.MaxInt)
 }
 
 // poolingSection holds, for JSON only, a pooling run's own figures: "pooling" holds
@@ -331,7 +330,7 @@ func poolingSection(s *metrics.Summary) *Section {
 	statKeys(o, "latency_from_dispatch", "_ms", p.LatencyFromDispatch, s.Percentiles, 1e6)
 	statKeys(o, "batch_size", "", p.BatchSize, s.Percentiles, 1)
 	o.set("pooling", p)
-	return core(&Section{Name: "pooling", JSON: o.fields()}, math.MaxInt)
+	return at(&Section{Name: "pooling", JSON: o.fields()}, math.MaxInt)
 }
 
 // notesSection is the run's warnings as numbered footnotes, each with its next step; nil
@@ -340,10 +339,17 @@ func notesSection(s *metrics.Summary) *Section {
 	if len(s.Warnings) == 0 {
 		return nil
 	}
-	sec := &Section{Name: "notes", Title: "Warnings", Heading: "notes", JSON: []Field{}}
-	for _, w := range finiteWarnings(s.Warnings) {
+	sec := &Section{Name: "notes", Title: "Warnings", Heading: "notes", JSON: []Field{}, Footnotes: footnotes(s.Warnings)}
+	sec.pageOwn = true // the page's warnings list
+	return at(sec, math.MaxInt)
+}
+
+// footnotes are warnings as footnotes, their words made finite.
+func footnotes(ws []metrics.Warning) []Footnote {
+	var out []Footnote
+	for _, w := range finiteWarnings(ws) {
 		class, _ := w.Level.MarshalText()
-		sec.Footnotes = append(sec.Footnotes, Footnote{Level: w.Level.String(), Class: string(class), Text: w.Text, Action: w.Action})
+		out = append(out, Footnote{Level: w.Level.String(), Class: string(class), Text: w.Text, Action: w.Action})
 	}
-	return core(sec, math.MaxInt)
+	return out
 }
