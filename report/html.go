@@ -115,8 +115,8 @@ type sweepBlock struct {
 }
 
 type runInfo struct {
-	Label, Class, Target, API, Model, Start, Version, Hash, Workload, Shard, Command, Load string
-	Warnings                                                                               []Footnote
+	Label, Class, Target, API, Model, Start, Version, Hash, Workload, Shard, Command, Load, Achieved string
+	Warnings                                                                                         []Footnote
 }
 
 type condRow struct {
@@ -182,7 +182,7 @@ func simulatedBanner(sim []string, runs int) string {
 func runInfoOf(i int, label string, h *record.Header, s *metrics.Summary) runInfo {
 	ri := runInfo{Label: label, Class: fmt.Sprintf("c%d", i), Target: h.Target.URL, API: h.Target.API,
 		Model: h.Target.Model, Version: h.Version, Hash: short(h.Workload.Hash), Shard: h.Shard,
-		Command: strings.Join(h.Command, " "), Load: loadLine(h), Warnings: footnotes(s.Warnings)}
+		Command: strings.Join(h.Command, " "), Load: loadLine(h), Achieved: achievedWords(s), Warnings: footnotes(s.Warnings)}
 	if !h.Start.IsZero() {
 		ri.Start = h.Start.UTC().Format("2006-01-02 15:04:05Z")
 	}

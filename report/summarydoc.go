@@ -59,11 +59,16 @@ func headerSection(h *record.Header, s *metrics.Summary) *Section {
 			add("load", "%s", cfg)
 		}
 	}
-	add("achieved", "%s req/s sent; concurrency mean %s, max %d in flight; lateness p50 %s, p99 %s, max %s ms",
-		optf(s.AchievedRate, 2), optf(s.MeanConcurrency, 2), s.MaxInFlight,
-		msP(s.Lateness, 50), msP(s.Lateness, 99), msMax(s.Lateness))
+	add("achieved", "%s", achievedWords(s))
 	sec.pageOwn = true // the page's runs table
 	return at(sec, -100)
+}
+
+// achievedWords are the load the run achieved: the send rate, concurrency and lateness.
+func achievedWords(s *metrics.Summary) string {
+	return fmt.Sprintf("%s req/s sent; concurrency mean %s, max %d in flight; lateness p50 %s, p99 %s, max %s ms",
+		optf(s.AchievedRate, 2), optf(s.MeanConcurrency, 2), s.MaxInFlight,
+		msP(s.Lateness, 50), msP(s.Lateness, 99), msMax(s.Lateness))
 }
 
 // headerFields are the header's JSON keys.
