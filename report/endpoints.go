@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"servebench/metrics"
@@ -22,9 +21,6 @@ func poolingNoun(h *record.Header) string {
 	}
 	return "inputs"
 }
-
-// outLength matches the output length of a header's load line: a pooling run asks for none.
-var outLength = regexp.MustCompile(` / out [^,\n]*? tokens`)
 
 // poolingSteady is the steady line of a pooling run's verdict block: why the check was not
 // made.

@@ -51,11 +51,7 @@ func headerSection(h *record.Header, s *metrics.Summary) *Section {
 		wl := h.Workload
 		add("workload", "%d requests  hash %s  %s seed %d  prompt lengths %s",
 			wl.Count, short(wl.Hash), wl.Source, wl.Seed, orDash(wl.PromptLengths))
-		cfg := loadLine(h)
-		if !s.Streams() {
-			cfg = outLength.ReplaceAllString(cfg, " tokens a request") // a pooling run asks for no output
-		}
-		if cfg != "" {
+		if cfg := loadLine(h); cfg != "" {
 			add("load", "%s", cfg)
 		}
 	}

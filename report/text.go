@@ -112,7 +112,8 @@ func loadShapeWords(h *record.Header) string {
 
 // lengthWords are a run header's prompt and output lengths: the settings of a synthetic
 // workload of fixed lengths, else the distribution the workload holds (a dataset, a trace,
-// --range-ratio), or the prompts file.
+// --range-ratio), or the prompts file. A run against a pooling API (embeddings, rerank) asks
+// for no output: its lengths are "in N tokens a request".
 func lengthWords(h *record.Header) string {
 	cfg := h.Config
 	num := func(k string) float64 { v, _ := cfg[k].(float64); return v }
@@ -135,11 +136,20 @@ func lengthWords(h *record.Header) string {
 		if p != "" {
 			in = "prompts " + p + ", " + in
 		}
-		return in + " / out " + distWords(ln.Output) + " tokens"
+		return in + outWords(h, distWords(ln.Output))
 	case p != "":
 		return "prompts " + p
 	}
-	return fmt.Sprintf("in %s / out %s tokens", countWords(num("input_tokens")), countWords(num("output_tokens")))
+	return "in " + countWords(num("input_tokens")) + outWords(h, countWords(num("output_tokens")))
+}
+
+// outWords ends the lengths with the output length, " / out N tokens", or " tokens a request"
+// for a run against a pooling API, which asks for none.
+func outWords(h *record.Header, out string) string {
+	if slices.Contains(metrics.PoolingAPIs, h.Target.API) {
+		return " tokens a request"
+	}
+	return " / out " + out + " tokens"
 }
 
 // countWords is a count or rate of the header's configuration (a JSON number) in plain
