@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"strings"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -59,19 +58,4 @@ func poolingPlots(p *page, runs []Run) {
 		}
 	}
 	p.Plots = nil
-}
-
-// poolingServerRows are the server section's lines without those about streaming (the
-// server's TTFT and ITL histograms set beside ours, the TTFT attribution), which a pooling
-// run has no figure of its own to compare with.
-func poolingServerRows(s *metrics.Summary) []labeled {
-	var out []labeled
-	for _, r := range serverRows(s) {
-		if strings.Contains(r.Label, "TTFT") || strings.Contains(r.Label, "ITL") || r.Label == "attribution" ||
-			strings.Contains(r.Text, "TTFT") || strings.Contains(r.Text, "ITL") {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
 }

@@ -122,3 +122,30 @@ func streamingKey(k string) bool {
 	}
 	return false
 }
+
+// TestPoolingServerSection: the server section of a pooling run keeps the server's own figures
+// (its queue time) and leaves out those set beside streamed ones (its TTFT and ITL against
+// ours, the slow-TTFT attribution), which a streamed run shows.
+func TestPoolingServerSection(t *testing.T) {
+	hist := &metrics.HistQuantiles{Count: 19, Mean: 5e6, P50: 5e6, P99: 9e6, P50Lo: 4e6, P50Hi: 6e6}
+	sv := &metrics.Server{TTFT: hist, ITL: hist, Queue: hist, Attribution: &metrics.Attribution{P90: 1e7, Slow: 2, SlowWaiting: 1}}
+	_, pool := poolingInput()
+	pool.Server = sv
+	stream := &metrics.Summary{Server: sv}
+	text := func(s *metrics.Summary) string {
+		var b strings.Builder
+		for _, l := range serverSection(nil, s).Lines {
+			b.WriteString(l.Label + " " + l.Text + "\n")
+		}
+		return b.String()
+	}
+	p, st := text(pool), text(stream)
+	for _, w := range []string{"TTFT", "ITL", "attribution"} {
+		if strings.Contains(p, w) || !strings.Contains(st, w) {
+			t.Errorf("%s: pooling run's server section\n%s\nstreamed run's\n%s", w, p, st)
+		}
+	}
+	if !strings.Contains(p, "queue time") {
+		t.Errorf("the pooling run's server section lacks the server's queue time:\n%s", p)
+	}
+}
