@@ -10,9 +10,11 @@ import (
 )
 
 // Markdown writes the summary as GitHub-flavoured Markdown that a person pastes into a pull
-// request or an issue: a line naming the run, a SIMULATED banner when the target was the
-// built-in simulator, tables of throughput, latency (p50/p90/p99), failures, and the warnings
-// as a numbered list. h may be nil. Figures are those of Text; only the layout differs.
+// request or an issue: the sections of its document (the header with the SIMULATED line when
+// the target was the built-in simulator, the verdicts, the requests and throughput, failures,
+// latency (p50/p90/p99), every feature's section) as tables under level-3 headings, and the
+// warnings as a numbered list. h may be nil. Its lines and cells are those of Text; only the
+// layout differs.
 func Markdown(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	var b strings.Builder
 	mdDocument(&b, SummaryDocument(h, s).Sections) // document.go

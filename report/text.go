@@ -2,9 +2,11 @@
 // formats (format.go: text, json, md, csv, html, gobench), each a function of an Input (a
 // header and its records, or its runs' summaries), and the comparison formats of compare.
 //
-// A summary's feature sections (verdicts, reasoning, sessions, stages, breakdowns, media,
-// validity, the server's figures) are one document (document.go) that the text, Markdown, HTML
-// and JSON renderers lay out; a feature adds a section by one RegisterSection call.
+// A run's summary is one document (document.go): its core sections (summarydoc.go: header,
+// requests, failures, latency table, footnotes) around its feature sections (verdicts,
+// reasoning, sessions, stages, breakdowns, media, validity, the server's figures), which the
+// text, Markdown, HTML and JSON renderers lay out; a feature adds a section by one
+// RegisterSection call.
 //
 // Renderers only format: every figure comes from package metrics. Output is deterministic
 // (no clock is read; the only time of day printed is the header's run start), so golden
