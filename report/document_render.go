@@ -10,7 +10,8 @@ import (
 // and nothing of the features that filled them.
 
 // textDocument writes the sections one after another, a blank line between two (none before
-// an attached one): each section's heading, its verdicts and lines in the label column, its
+// an attached one): each section's heading (its name when it has neither heading nor lines of
+// its own, nor a table that labels it), its verdicts and lines in the label column, its
 // tables (in fixed columns when they give widths, else aligned right on their widest cell),
 // figures, notes in parentheses and numbered footnotes.
 func textDocument(b *strings.Builder, secs []*Section) {
@@ -23,8 +24,11 @@ func textDocument(b *strings.Builder, secs []*Section) {
 			b.WriteString("\n")
 		}
 		first = false
-		if sec.Heading != "" {
+		switch {
+		case sec.Heading != "":
 			b.WriteString(sec.Heading + "\n")
+		case len(sec.Lines) == 0 && len(sec.Verdicts) == 0 && len(sec.Footnotes) == 0 && !sec.labelledByTable():
+			b.WriteString(sec.Name + "\n")
 		}
 		for _, v := range sec.Verdicts {
 			line(b, v.Label, "%s", v.Text)
@@ -78,6 +82,12 @@ func textTable(b *strings.Builder, t *Table) {
 	if t.Note != "" {
 		fmt.Fprintf(b, "(%s)\n", t.Note)
 	}
+}
+
+// labelledByTable reports whether the section's first table labels it in text: a table in
+// fixed columns writes its head's first cell ("latency (ms)") in the label column.
+func (sec *Section) labelledByTable() bool {
+	return len(sec.Tables) > 0 && sec.Tables[0].Widths != nil
 }
 
 // forPeople reports whether the section has anything for text, Markdown and HTML: one of only
