@@ -9,21 +9,19 @@ import (
 // The four renderers of a Document. Each knows lines, verdicts, tables, figures and notes,
 // and nothing of the features that filled them.
 
-// textDocument writes the sections one after another, a blank line between two (none before
-// an attached one): each section's heading (its name when it has neither heading nor lines of
-// its own, nor a table that labels it), its verdicts and lines in the label column, its
-// tables (in fixed columns when they give widths, else aligned right on their widest cell),
-// figures, notes in parentheses and numbered footnotes.
+// textDocument writes each section after a blank line (none before an attached one): its
+// heading (its name when it has neither heading nor lines of its own, nor a table that labels
+// it), its verdicts and lines in the label column, its tables (in fixed columns when they give
+// widths, else aligned right on their widest cell), figures, notes in parentheses and
+// numbered footnotes.
 func textDocument(b *strings.Builder, secs []*Section) {
-	first := true
 	for _, sec := range secs {
 		if !sec.forPeople() {
 			continue
 		}
-		if !first && !sec.Attached {
+		if !sec.Attached {
 			b.WriteString("\n")
 		}
-		first = false
 		switch {
 		case sec.Heading != "":
 			b.WriteString(sec.Heading + "\n")

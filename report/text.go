@@ -36,7 +36,7 @@ const dash = "—"
 func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	var b strings.Builder
 	textDocument(&b, SummaryDocument(h, s).Sections) // document.go
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n")) // it opens with the header, not a blank line
 	return err
 }
 
