@@ -36,7 +36,8 @@ const dash = "—"
 func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
 	var b strings.Builder
 	textDocument(&b, SummaryDocument(h, s).Sections) // document.go
-	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n")) // it opens with the header, not a blank line
+	// the report opens with its header, not with the blank line before it
+	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n"))
 	return err
 }
 
