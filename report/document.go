@@ -55,13 +55,14 @@ type Section struct {
 	pageOwn bool
 }
 
-// Opening are the sections that open the report, before any figure (registered with an order
-// below 0: the verdict block).
+// Opening are the sections that open the report, before any figure (an order below 0: the
+// header and the registered verdict block).
 func (d *Document) Opening() []*Section {
 	return slices.DeleteFunc(slices.Clone(d.Sections), func(s *Section) bool { return s.order >= 0 })
 }
 
-// Body are the sections that follow the report's figures.
+// Body are the sections that follow the report's opening: the requests, failures and latency
+// table, the features, the footnotes.
 func (d *Document) Body() []*Section {
 	return slices.DeleteFunc(slices.Clone(d.Sections), func(s *Section) bool { return s.order < 0 })
 }
