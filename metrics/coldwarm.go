@@ -161,7 +161,7 @@ func (a *Accumulator) coldWarmWarnings(s *Summary) []Warning {
 			Action: "send prompts the server has not seen (--nonce fresh, the default, or another --seed), or restart the server before the run"})
 	case len(c.evals) > 0 && s.CachedReported == 0:
 		w = append(w, warn(Info, "", "Ollama reports no cached prompt tokens; its own prompt-evaluation times show no request %d× faster per token than the run's others of similar length, which rules out cache hits on part of the run but not on all of it (a workload the server saw before this run)", hitFactor))
-	case s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && a.hdr != nil && nativeAPI(a.hdr.Target.API):
+	case s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && a.hdr != nil && nativeAPI(a.hdr.Target.API) && s.Streams():
 		w = append(w, warn(Info, "", "the server reported no cached prompt tokens (--api %s), so whether TTFT measured prefix-cache hits is unknown (not 0)", a.hdr.Target.API))
 	}
 	if len(c.loads) > 0 {

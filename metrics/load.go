@@ -44,7 +44,11 @@ func (a *Accumulator) ends() []record.RunEnd {
 func (a *Accumulator) loadWarnings(s *Summary) []Warning {
 	var w []Warning
 	if lp, ok := s.Lateness.Percentile(99); ok && lp > latenessNS {
-		w = append(w, warn(Distorts, "read E2E incl. queue, which keeps the wait", "requests were dispatched late: lateness %.1f ms at p99 behind their schedule; %s", lp/1e6, a.lateCause(s)))
+		read := "read E2E incl. queue, which keeps the wait"
+		if !s.Streams() {
+			read = "read the latency from dispatch and the queue time, which keep the wait"
+		}
+		w = append(w, warn(Distorts, read, "requests were dispatched late: lateness %.1f ms at p99 behind their schedule; %s", lp/1e6, a.lateCause(s)))
 	}
 	// a merged file has one run-end line per shard of a run: their unsent arrivals add up
 	unsent := map[int]int{}
@@ -57,10 +61,15 @@ func (a *Accumulator) loadWarnings(s *Summary) []Warning {
 		}
 		if n := unsent[e.Run]; n > 0 {
 			delete(unsent, e.Run)
-			w = append(w, warn(Distorts, "lower --rate or raise --max-concurrency", "%s%d arrivals of the schedule were due before sending stopped but never sent (%s): they have no records, so queue time and E2E incl. queue leave out the longest waits, and the offered rate was not reached", runPrefix(e), n, a.unsentCause()))
+			figures := "queue time and E2E incl. queue leave"
+			if !s.Streams() {
+				figures = "queue time leaves"
+			}
+			w = append(w, warn(Distorts, "lower --rate or raise --max-concurrency", "%s%d arrivals of the schedule were due before sending stopped but never sent (%s): they have no records, so %s out the longest waits, and the offered rate was not reached", runPrefix(e), n, a.unsentCause(), figures))
 		}
 		if q := e.Quality; q != nil {
-			w = append(w, qualityWarnings(runPrefix(e), q)...)
+			first, _ := s.firstFigure()
+			w = append(w, qualityWarnings(runPrefix(e), q, first)...)
 		}
 	}
 	return w
@@ -91,7 +100,9 @@ func (a *Accumulator) lateCause(s *Summary) string {
 	return "no concurrency cap was set, so the load generator itself fell behind"
 }
 
-func qualityWarnings(prefix string, q *record.Quality) []Warning {
+// qualityWarnings say when the client's own timestamps may be off; first names the figure a
+// request's server time is read in (TTFT, or the latency of a run that streams nothing).
+func qualityWarnings(prefix string, q *record.Quality, first string) []Warning {
 	var w []Warning
 	kernel := q.Stamps > 0 && q.ReadStamps*100 <= q.Stamps // events stamped from the kernel's receive times
 	if q.SchedP99 > schedP99NS {
@@ -112,8 +123,8 @@ func qualityWarnings(prefix string, q *record.Quality) []Warning {
 		// readErrQueueStall), so every later request on it falls back. The write returns
 		// microseconds before the kernel sends, unless servebench's own scheduling is slow,
 		// which the scheduling-latency note reports on its own.
-		w = append(w, warn(Info, "", "%s%.1f%% of send times (%d of %d) were taken when the write returned, not when the kernel sent the request (the kernel gave no transmit time: a connection on which servebench stopped asking, or a transport without one), so their TTFT starts a few microseconds off the kernel's time (more when servebench's own scheduling was slow, which its own note reports)",
-			prefix, 100*float64(q.WriteSends)/float64(q.Sends), q.WriteSends, q.Sends))
+		w = append(w, warn(Info, "", "%s%.1f%% of send times (%d of %d) were taken when the write returned, not when the kernel sent the request (the kernel gave no transmit time: a connection on which servebench stopped asking, or a transport without one), so their %s starts a few microseconds off the kernel's time (more when servebench's own scheduling was slow, which its own note reports)",
+			prefix, 100*float64(q.WriteSends)/float64(q.Sends), q.WriteSends, q.Sends, first))
 	}
 	if q.CPUMax >= cpuSaturated {
 		who := "servebench"

@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"strings"
-
 	"servebench/record"
 )
 
@@ -99,22 +97,16 @@ func (a *Accumulator) pooling(s *Summary) *Pooling {
 	return a.pool.summary(a.opt.percentiles(), api, s.Window.Seconds())
 }
 
-// poolingWarnings fits a pooling run's warnings to what it measured: it has no TTFT, ITL or
-// steady-state check, so notes (info) about those are dropped, and a warning that still
-// applies (a prefix cache serving the prompts) speaks of latency instead of TTFT.
-func poolingWarnings(s *Summary) []Warning {
-	if s.Pooling == nil {
-		return s.Warnings
+// Streams reports whether the run streamed output. A pooling run (embeddings, rerank) did
+// not: it has no TTFT, ITL, TPOT or steady-state check, and the warnings that speak of a
+// request's first figure speak of its latency instead (firstFigure).
+func (s *Summary) Streams() bool { return s.Pooling == nil }
+
+// firstFigure is the figure a request's server time is read in, and its distribution: TTFT
+// (sent → first token) for a streamed run, the latency (sent → done) for a pooling run.
+func (s *Summary) firstFigure() (string, Stat) {
+	if s.Pooling != nil {
+		return "latency", s.Pooling.Latency
 	}
-	out := s.Warnings[:0:0]
-	for _, w := range s.Warnings {
-		streaming := strings.Contains(w.Text, "TTFT") || strings.Contains(w.Text, "ITL") || strings.Contains(w.Text, "steady")
-		if streaming && w.Level == Info {
-			continue
-		}
-		w.Text = strings.ReplaceAll(w.Text, "TTFT", "latency")
-		w.Action = strings.ReplaceAll(w.Action, "E2E incl. queue", "latency from dispatch and the queue time")
-		out = append(out, w)
-	}
-	return out
+	return "TTFT", s.TTFT
 }

@@ -80,16 +80,53 @@ func TestPoolingOnlyForPooling(t *testing.T) {
 	}
 }
 
-// TestPoolingWarnings: notes about TTFT are left out of a pooling run, and a warning that
-// still applies says latency.
+// TestPoolingWarnings: the warnings of a run that streams nothing know it: the note about a
+// server that reports no cached tokens (which asks whether TTFT measured cache hits) and the
+// steady-state notes are not made, and a warning that applies to both kinds of run names the
+// pooling run's latency where a streamed run's names TTFT.
 func TestPoolingWarnings(t *testing.T) {
-	s := &Summary{Pooling: &Pooling{}, Warnings: []Warning{
-		{Level: Info, Text: "whether TTFT measured prefix-cache hits is unknown"},
-		{Level: Invalidates, Text: "TTFT measures cache hits, not prefill"},
-		{Level: Distorts, Text: "requests were dispatched late", Action: "read E2E incl. queue, which keeps the wait"},
-	}}
-	got := poolingWarnings(s)
-	if len(got) != 2 || got[0].Text != "latency measures cache hits, not prefill" || strings.Contains(got[1].Action, "E2E") {
-		t.Errorf("%+v", got)
+	run := func(api string) *Summary {
+		var a Accumulator
+		a.SetHeader(&record.Header{Target: record.Target{API: api}})
+		for i := range 8 {
+			r := poolRec(i, float64(10*i), 50, 4, 40)
+			if !strings.Contains(api, "embeddings") {
+				r.Inputs, r.Events, r.OutputTokens = 0, []record.Event{{T: r.Headers, N: 1}, {T: r.Done, N: 1}}, 2
+			}
+			a.Add(r)
+		}
+		return a.Summary()
+	}
+	chat, pool := run("openai-chat"), run("openai-embeddings")
+	if pool.Streams() || !chat.Streams() {
+		t.Fatalf("Streams: chat %v, embeddings %v", chat.Streams(), pool.Streams())
+	}
+	said := func(s *Summary, word string) bool {
+		for _, w := range s.Warnings {
+			if strings.Contains(w.Text+w.Action, word) {
+				return true
+			}
+		}
+		return false
+	}
+	if !said(chat, "whether TTFT measured prefix-cache hits") {
+		t.Errorf("the chat run lacks the cached-tokens note: %+v", chat.Warnings)
+	}
+	for _, word := range []string{"TTFT", "ITL", "steady", "E2E"} {
+		if said(pool, word) {
+			t.Errorf("the embeddings run's warnings speak of %s: %+v", word, pool.Warnings)
+		}
+	}
+	// a server that closed kept-alive connections: the same warning, in each run's figure
+	ms := Stat{N: 8, Median: 1e6, Percentiles: []Percentile{{P: 99, V: 5e6}}}
+	for _, c := range []struct {
+		s    *Summary
+		want string
+	}{{&Summary{TTFT: ms, Connect: ms, MaxInFlight: 2, Completed: 8}, "TTFT starts after it"},
+		{&Summary{Pooling: &Pooling{Latency: ms}, Connect: ms, MaxInFlight: 2, Completed: 8}, "latency starts after it"}} {
+		ws := clientWarnings(c.s)
+		if len(ws) != 1 || !strings.Contains(ws[0].Text, c.want) || ws[0].Level != Distorts {
+			t.Errorf("want one distorting warning saying %q, got %+v", c.want, ws)
+		}
 	}
 }

@@ -206,13 +206,15 @@ func (a *Accumulator) Summary() *Summary {
 	s.Answers = a.answers.summary()
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped())) // stages.go
 	s.Warnings = warnings(s, a.hdr)
-	s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)
+	if s.Streams() { // the steady check reads streamed figures: a pooling run is not checked
+		s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)
+	}
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	s.Warnings = append(s.Warnings, gpuWarnings(s)...)
 	s.Warnings = append(s.Warnings, a.coldWarmWarnings(s)...)
 	s.Shards, s.ShardStartSkew = a.shards.skew()
 	s.Warnings = append(s.Warnings, shardWarnings(s)...)
-	s.Warnings = ordered(poolingWarnings(s)) // pooling.go: embeddings and rerank have no TTFT
+	s.Warnings = ordered(s.Warnings)
 	return s
 }
 

@@ -251,10 +251,11 @@ func cacheWarnings(s *Summary, h *record.Header) []Warning {
 			beyond = fmt.Sprintf(", %.0f points more than the workload repeats", 100*(cached-reusable))
 		}
 		where, action := cacheAdvice(h)
-		w = append(w, warn(Invalidates, action, "the server served %d of %d prompt tokens (%.0f%%) from its prefix cache%s: TTFT measures cache hits, not prefill. %s",
-			s.CachedPromptTokens, s.InputTokens, 100*cached, beyond, where))
+		first, _ := s.firstFigure()
+		w = append(w, warn(Invalidates, action, "the server served %d of %d prompt tokens (%.0f%%) from its prefix cache%s: %s measures cache hits, not prefill. %s",
+			s.CachedPromptTokens, s.InputTokens, 100*cached, beyond, first, where))
 	}
-	if s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && h != nil && strings.HasPrefix(h.Target.API, "openai") {
+	if s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && h != nil && strings.HasPrefix(h.Target.API, "openai") && s.Streams() {
 		w = append(w, warn(Info, "start vLLM with --enable-prompt-tokens-details (usage.prompt_tokens_details.cached_tokens); llama.cpp and SGLang report them by default",
 			"the server reported no cached prompt tokens, so whether TTFT measured prefix-cache hits is unknown (not 0)"))
 	}
@@ -266,22 +267,23 @@ func cacheWarnings(s *Summary, h *record.Header) []Warning {
 // matters when it is a visible share of TTFT (TTFT from dispatch, a slower send rate).
 func clientWarnings(s *Summary) []Warning {
 	var w []Warning
+	first, st := s.firstFigure()
 	own, ok := s.ClientOwnDelay.Percentile(99)
-	if ok && s.TTFT.Valid() && own > overheadAbsNS && own > overheadRel*s.TTFT.Median {
+	if ok && st.Valid() && own > overheadAbsNS && own > overheadRel*st.Median {
 		w = append(w, warn(Distorts, "give servebench more CPU, or split the load over processes (--shard)",
-			"servebench's own delay between dispatch and sent is %.2f ms at p99 (%.0f%% of TTFT p50; connection set-up left out): the load generator may be the bottleneck",
-			own/1e6, 100*own/s.TTFT.Median))
+			"servebench's own delay between dispatch and sent is %.2f ms at p99 (%.0f%% of %s p50; connection set-up left out): the load generator may be the bottleneck",
+			own/1e6, 100*own/st.Median, first))
 	}
 	// More new connections than requests ever in flight: the server closed kept-alive
 	// connections (llama.cpp's HTTP server does), so requests paid for a new one.
 	if cp, ok := s.Connect.Percentile(99); ok && s.Connect.N > s.MaxInFlight && s.MaxInFlight > 0 {
 		l := Info
-		if s.TTFT.Valid() && cp > overheadRel*s.TTFT.Median {
+		if st.Valid() && cp > overheadRel*st.Median {
 			l = Distorts
 		}
-		w = append(w, warn(l, "compare TTFT from dispatch only between runs against the same server; TTFT itself is unaffected",
-			"%d of %d requests opened a new connection (%.2f ms at p99) though at most %d were in flight: the server closed kept-alive connections; TTFT starts after it, TTFT from dispatch includes it",
-			s.Connect.N, s.Completed, cp/1e6, s.MaxInFlight))
+		w = append(w, warn(l, fmt.Sprintf("compare %[1]s from dispatch only between runs against the same server; %[1]s itself is unaffected", first),
+			"%d of %d requests opened a new connection (%.2f ms at p99) though at most %d were in flight: the server closed kept-alive connections; %s starts after it, %s from dispatch includes it",
+			s.Connect.N, s.Completed, cp/1e6, s.MaxInFlight, first, first))
 	}
 	return w
 }

@@ -8,9 +8,10 @@ import (
 	"servebench/record"
 )
 
-// The report document: a summary's feature sections as data (lines, verdicts, tables,
-// figures, notes), built once per summary by the registered section builders, and rendered
-// by four renderers (document_render.go: text, Markdown, HTML, JSON) that know no feature.
+// The report document: a summary as sections of data (lines, verdicts, tables, figures,
+// footnotes), built once per summary: the core sections (summarydoc.go: header, requests,
+// failures, latency, notes) around the registered feature sections, and rendered by four
+// renderers (document_render.go: text, Markdown, HTML, JSON) that know no feature.
 // A feature adds a section by one RegisterSection call; a per-request key registered in
 // metrics (metrics.RegisterKey) adds a breakdown, which every format shows as one table
 // (breakdown.go) without any registration here. benchstat is the model: its
@@ -30,13 +31,18 @@ type Section struct {
 	Title string
 	// Heading, when set, is a line the text report writes before the section's own lines
 	// ("server during the window (its own Prometheus figures)").
-	Heading  string
+	Heading string
+	// Attached continues the section before it: the text report writes no blank line between
+	// the two (the failures under the requests).
+	Attached bool
 	Verdicts []Verdict
 	Lines    []Line
 	Tables   []*Table
 	Figures  []Figure
 	// Notes say what the figures are, after them.
 	Notes []string
+	// Footnotes are the numbered warnings of the run, each with its level and next step.
+	Footnotes []Footnote
 	// JSON are the keys the section adds to the JSON summary, in order, as data (ordered
 	// objects, numbers, strings). When nil, the JSON renderer writes the section's lines and
 	// tables under Name; an empty, non-nil slice adds nothing (the figures are keys already).
@@ -44,15 +50,19 @@ type Section struct {
 	// order is the registered order: below 0, the section opens the report (before any
 	// figure); otherwise it follows the latency table.
 	order int
+	// pageOwn marks a section the HTML page shows in a place of its own: the header in its
+	// runs table, the footnotes in its warnings list (both cover a sweep's runs too).
+	pageOwn bool
 }
 
-// Opening are the sections that open the report, before any figure (registered with an order
-// below 0: the verdict block).
+// Opening are the sections that open the report, before any figure (an order below 0: the
+// header and the registered verdict block).
 func (d *Document) Opening() []*Section {
 	return slices.DeleteFunc(slices.Clone(d.Sections), func(s *Section) bool { return s.order >= 0 })
 }
 
-// Body are the sections that follow the report's figures.
+// Body are the sections that follow the report's opening: the requests, failures and latency
+// table, the features, the footnotes.
 func (d *Document) Body() []*Section {
 	return slices.DeleteFunc(slices.Clone(d.Sections), func(s *Section) bool { return s.order < 0 })
 }
@@ -77,6 +87,16 @@ type Table struct {
 	// Labels is how many leading columns name a row (left-aligned in Markdown); the columns
 	// after them hold figures, right-aligned. Zero leaves every column left-aligned.
 	Labels int
+	// Widths, when set, are the text report's column widths as in %*s: negative for a
+	// left-aligned column; the columns are then one space apart. Without them the text
+	// report aligns the columns on their widest cell.
+	Widths []int
+}
+
+// Footnote is one numbered note: its level ("may distort"), the level's CSS class, what it
+// says and what to do next.
+type Footnote struct {
+	Level, Class, Text, Action string
 }
 
 // Figure is a chart as data: named series of points. Renderers that cannot draw it list
@@ -145,9 +165,47 @@ func UnregisterSection(name string) {
 // breakdownOrder places the generic breakdown tables among the registered sections.
 const breakdownOrder = 30
 
-// SummaryDocument builds the document of one run's summary: every registered section that
-// has something to say, and a table for each breakdown no section replaces. h may be nil.
+// SummaryDocument builds the document of one run's summary, in reading order: the header,
+// the registered sections that open the report (the verdict block), the requests, failures
+// and latency table, every registered section that has something to say and a table for
+// each breakdown no section replaces, and the footnotes. JSON-only sections between them keep
+// the JSON summary's keys in their order (summarydoc.go). h may be nil.
 func SummaryDocument(h *record.Header, s *metrics.Summary) *Document {
+	feats := featureSections(h, s)
+	d := &Document{}
+	d.add(headerSection(h, s), loadSection(h, s))
+	for _, sec := range feats {
+		if sec.order < 0 {
+			d.add(sec)
+		}
+	}
+	d.add(requestsSection(h, s), failuresSection(s), latencySection(s), measurementSection(s))
+	for _, sec := range feats {
+		if sec.order >= 0 {
+			d.add(sec)
+		}
+	}
+	d.add(verdictFieldsSection(s), poolingSection(s), notesSection(s))
+	return d
+}
+
+// add appends the sections that are not nil.
+func (d *Document) add(secs ...*Section) {
+	for _, sec := range secs {
+		if sec != nil {
+			d.Sections = append(d.Sections, sec)
+		}
+	}
+}
+
+// Without is the document less the section called name.
+func (d *Document) Without(name string) *Document {
+	return &Document{Sections: slices.DeleteFunc(slices.Clone(d.Sections), func(s *Section) bool { return s.Name == name })}
+}
+
+// featureSections are every registered section that has something to say about the run, and
+// a table for each breakdown no section replaces, in their order.
+func featureSections(h *record.Header, s *metrics.Summary) []*Section {
 	sectionsMu.Lock()
 	entries := slices.Clone(sections)
 	sectionsMu.Unlock()
@@ -155,7 +213,7 @@ func SummaryDocument(h *record.Header, s *metrics.Summary) *Document {
 	for _, e := range entries {
 		claimed[e.name] = true
 	}
-	d := &Document{}
+	var out []*Section
 	done := false
 	addBreakdowns := func() {
 		done = true
@@ -163,7 +221,7 @@ func SummaryDocument(h *record.Header, s *metrics.Summary) *Document {
 			if !claimed[b.Key.Plural] {
 				sec := breakdownSection(b)
 				sec.order = breakdownOrder
-				d.Sections = append(d.Sections, sec)
+				out = append(out, sec)
 			}
 		}
 	}
@@ -176,11 +234,11 @@ func SummaryDocument(h *record.Header, s *metrics.Summary) *Document {
 				sec.Name = e.name
 			}
 			sec.order = e.order
-			d.Sections = append(d.Sections, sec)
+			out = append(out, sec)
 		}
 	}
 	if !done {
 		addBreakdowns()
 	}
-	return d
+	return out
 }

@@ -11,19 +11,23 @@ import (
 // The four renderers of a Document. Each knows lines, verdicts, tables, figures and notes,
 // and nothing of the features that filled them.
 
-// textDocument writes each section after a blank line: its heading (its name when it has
-// neither heading nor lines of its own), its verdicts and lines in the label column, its tables right-aligned, and its notes
-// in parentheses.
+// textDocument writes each section after a blank line (none before an attached one): its
+// heading (its name when it has neither heading nor lines of its own, nor a table that labels
+// it), its verdicts and lines in the label column, its tables (in fixed columns when they give
+// widths, else aligned right on their widest cell), figures, notes in parentheses and
+// numbered footnotes.
 func textDocument(b *strings.Builder, secs []*Section) {
 	for _, sec := range secs {
 		if !sec.forPeople() {
 			continue
 		}
-		b.WriteString("\n")
+		if !sec.Attached {
+			b.WriteString("\n")
+		}
 		switch {
 		case sec.Heading != "":
 			b.WriteString(sec.Heading + "\n")
-		case len(sec.Lines) == 0 && len(sec.Verdicts) == 0:
+		case len(sec.Lines) == 0 && len(sec.Verdicts) == 0 && len(sec.Footnotes) == 0 && !sec.labelledByTable():
 			b.WriteString(sec.Name + "\n")
 		}
 		for _, v := range sec.Verdicts {
@@ -34,9 +38,6 @@ func textDocument(b *strings.Builder, secs []*Section) {
 		}
 		for _, t := range sec.Tables {
 			textTable(b, t)
-			if t.Note != "" {
-				fmt.Fprintf(b, "(%s)\n", t.Note)
-			}
 		}
 		for _, f := range sec.Figures {
 			textFigure(b, f)
@@ -44,25 +45,57 @@ func textDocument(b *strings.Builder, secs []*Section) {
 		for _, n := range sec.Notes {
 			fmt.Fprintf(b, "(%s)\n", n)
 		}
+		for i, f := range sec.Footnotes {
+			fmt.Fprintf(b, "  [%d] %s: %s\n", i+1, f.Level, f.Text)
+			if f.Action != "" {
+				fmt.Fprintf(b, "      next: %s\n", f.Action)
+			}
+		}
 	}
 }
 
-// textTable writes a table right-aligned, its label columns left-aligned (textLabels), no
-// line ending in spaces.
+// textTable writes a table: in its fixed columns one space apart when it gives widths, else
+// right-aligned on each column's widest cell with its label columns (Labels) left-aligned, no
+// line ending in spaces; its note follows in parentheses.
 func textTable(b *strings.Builder, t *Table) {
-	var tb strings.Builder
-	tw := tabwriter.NewWriter(&tb, 2, 4, 2, ' ', tabwriter.AlignRight)
-	head, rows := textLabels(t)
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-	}
-	tw.Flush()
-	for _, l := range strings.SplitAfter(tb.String(), "\n") {
-		if l != "" {
-			b.WriteString(strings.TrimRight(l, " \n") + "\n")
+	if t.Widths != nil {
+		for _, r := range append([][]string{t.Head}, t.Rows...) {
+			for i, c := range r {
+				if i > 0 {
+					b.WriteString(" ")
+				}
+				w := 0
+				if i < len(t.Widths) {
+					w = t.Widths[i]
+				}
+				fmt.Fprintf(b, "%*s", w, c)
+			}
+			b.WriteString("\n")
+		}
+	} else {
+		var tb strings.Builder
+		tw := tabwriter.NewWriter(&tb, 2, 4, 2, ' ', tabwriter.AlignRight)
+		head, rows := textLabels(t)
+		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+		for _, r := range rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+		}
+		tw.Flush()
+		for _, l := range strings.SplitAfter(tb.String(), "\n") {
+			if l != "" {
+				b.WriteString(strings.TrimRight(l, " \n") + "\n")
+			}
 		}
 	}
+	if t.Note != "" {
+		fmt.Fprintf(b, "(%s)\n", t.Note)
+	}
+}
+
+// labelledByTable reports whether the section's first table labels it in text: a table in
+// fixed columns writes its head's first cell ("latency (ms)") in the label column.
+func (sec *Section) labelledByTable() bool {
+	return len(sec.Tables) > 0 && sec.Tables[0].Widths != nil
 }
 
 // textLabels are a table's cells with its label columns (Labels) padded on the right to
@@ -95,7 +128,7 @@ func textLabels(t *Table) ([]string, [][]string) {
 // forPeople reports whether the section has anything for text, Markdown and HTML: one of only
 // JSON keys (a key every summary has, null when undefined) is for JSON alone.
 func (sec *Section) forPeople() bool {
-	return len(sec.Verdicts)+len(sec.Lines)+len(sec.Tables)+len(sec.Figures)+len(sec.Notes) > 0
+	return len(sec.Verdicts)+len(sec.Lines)+len(sec.Tables)+len(sec.Figures)+len(sec.Notes)+len(sec.Footnotes) > 0
 }
 
 // textFigure lists a figure's points, one series a line.
@@ -117,7 +150,8 @@ func pointList(s FigureSeries) string {
 }
 
 // mdDocument writes each section under a level-3 heading (none without a title): its verdicts
-// as bold-labelled lines, its lines as a two-column table, then its tables, figures and notes.
+// as bold-labelled lines, its lines as a two-column table, then its tables, figures, notes and
+// footnotes (a numbered list).
 func mdDocument(b *strings.Builder, secs []*Section) {
 	for _, sec := range secs {
 		if !sec.forPeople() {
@@ -158,6 +192,15 @@ func mdDocument(b *strings.Builder, secs []*Section) {
 		}
 		for _, n := range sec.Notes {
 			b.WriteString(mdEsc(n) + "\n\n")
+		}
+		for i, f := range sec.Footnotes {
+			fmt.Fprintf(b, "%d. **%s**: %s\n", i+1, f.Level, mdEsc(f.Text))
+			if f.Action != "" {
+				fmt.Fprintf(b, "   Next: %s\n", mdEsc(f.Action))
+			}
+		}
+		if len(sec.Footnotes) > 0 {
+			b.WriteString("\n")
 		}
 	}
 }
@@ -251,7 +294,7 @@ func htmlGather(runs []Run, part func(*Document) []*Section) []htmlSection {
 			continue
 		}
 		for _, sec := range part(SummaryDocument(r.Header, r.Summary)) {
-			if !sec.forPeople() {
+			if !sec.forPeople() || sec.pageOwn {
 				continue
 			}
 			k, ok := index[sec.Name]

@@ -78,8 +78,9 @@ func TestToyBreakdownAndSection(t *testing.T) {
 	}
 }
 
-// TestSectionOrder: sections follow their order, and a breakdown's generic table sits at its
-// place among them unless a section of its name replaces it.
+// TestSectionOrder: the core sections and the registered ones follow their order (a section
+// of order below 0 after the header, the others after the latency table), and a breakdown's
+// generic table sits at its place among them unless a section of its name replaces it.
 func TestSectionOrder(t *testing.T) {
 	RegisterSection("zz-first", -1, func(*record.Header, *metrics.Summary) *Section { return &Section{Title: "first"} })
 	defer UnregisterSection("zz-first")
@@ -88,7 +89,95 @@ func TestSectionOrder(t *testing.T) {
 	for _, sec := range SummaryDocument(nil, s).Sections {
 		names = append(names, sec.Name)
 	}
-	if got := strings.Join(names, ","); got != "run-verdict,zz-first,ttft-split,ks" {
-		t.Errorf("sections %s, want run-verdict,zz-first,ttft-split,ks", got)
+	const want = "header,load,run-verdict,zz-first,summary,latency,measurement,ttft-split,ks,verdict-figures"
+	if got := strings.Join(names, ","); got != want {
+		t.Errorf("sections %s, want %s", got, want)
+	}
+}
+
+// TestCoreSectionsInEveryFormat: a single run's summary is its document in every format: each
+// line and table cell of each section a person reads (the core ones, the verdict block, the
+// features) is in the text, Markdown and HTML reports, each footnote too, and every JSON key
+// of the document is in the JSON summary, in the document's order. A streamed run and a
+// pooling run (whose sections are the data-chosen variant) alike.
+func TestCoreSectionsInEveryFormat(t *testing.T) {
+	runs, err := fileInput(t, "base.jsonl").summaries("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := fileInput(t, "base.jsonl").Header
+	ph, ps := poolingInput()
+	for name, in := range map[string]struct {
+		h *record.Header
+		s *metrics.Summary
+	}{"streamed": {base, runs[len(runs)-1].Summary}, "pooling": {ph, ps}} {
+		var txt, md, page, js bytes.Buffer
+		for _, err := range []error{Text(&txt, in.h, in.s), Markdown(&md, in.h, in.s), HTML(&page, in.h, in.s, nil), JSON(&js, in.h, in.s)} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		doc := SummaryDocument(in.h, in.s)
+		var cells, keys []string
+		names := map[string]bool{}
+		var own []string // the HTML page shows these in its runs table, apart
+		for _, sec := range doc.Sections {
+			names[sec.Name] = true
+			for _, l := range sec.Lines {
+				if sec.pageOwn && l.Label != "achieved" {
+					own = append(own, l.Text)
+					continue
+				}
+				cells = append(cells, l.Text)
+			}
+			for _, tb := range sec.Tables {
+				for _, r := range tb.Rows {
+					cells = append(cells, r...)
+				}
+			}
+			for _, f := range sec.Footnotes {
+				cells = append(cells, f.Text)
+			}
+			for _, f := range sec.JSON {
+				keys = append(keys, f.Key)
+			}
+		}
+		for _, want := range []string{"header", "summary", "latency", "notes"} {
+			if !names[want] {
+				t.Errorf("%s: the document lacks its %s section", name, want)
+			}
+		}
+		htmlText := strings.NewReplacer("&#39;", "'", "&#43;", "+", "&lt;", "<", "&gt;", ">", "&amp;", "&", "&#34;", `"`).Replace(page.String())
+		for _, c := range own {
+			if !strings.Contains(txt.String(), c) || !strings.Contains(md.String(), mdEsc(c)) {
+				t.Errorf("%s: text or md lacks %q", name, c)
+			}
+		}
+		for _, c := range cells {
+			for format, out := range map[string]string{"text": txt.String(), "md": md.String(), "html": htmlText} {
+				if format == "md" {
+					c = mdEsc(c)
+				}
+				if !strings.Contains(out, c) {
+					t.Errorf("%s: %s lacks %q", name, format, c)
+				}
+			}
+		}
+		dec := json.NewDecoder(&js)
+		var got []string
+		if _, err := dec.Token(); err != nil { // the object's opening brace
+			t.Fatal(err)
+		}
+		for dec.More() {
+			k, _ := dec.Token()
+			got = append(got, k.(string))
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(keys) {
+			t.Errorf("%s: JSON keys %v, want the document's %v", name, got, keys)
+		}
 	}
 }

@@ -61,10 +61,7 @@ func TestPoolingFormats(t *testing.T) {
 				t.Errorf("%s shows %q", name, w)
 			}
 		}
-		for _, w := range []string{"documents/s", "latency", "input tokens/s"} {
-			if name == "text" && w == "input tokens/s" {
-				w = "input "
-			}
+		for _, w := range []string{"documents/s", "latency", "input ", "documents a request"} {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s lacks %q", name, w)
 			}
@@ -105,5 +102,50 @@ func TestStreamingKey(t *testing.T) {
 		if got := streamingKey(k); got != want {
 			t.Errorf("streamingKey(%s) = %v, want %v", k, got, want)
 		}
+	}
+}
+
+// streamingKey reports whether a JSON summary key is a figure of streamed output: an oracle
+// by key name, apart from the builders' own lists of what a pooling run leaves out.
+func streamingKey(k string) bool {
+	for _, base := range []string{"ttft", "tpot", "itl", "e2el", "decode_rate", "stream"} {
+		if k == "count_"+base || strings.HasSuffix(k, "_"+base+"_ms") || strings.HasSuffix(k, "_"+base+"_tok_s") ||
+			strings.HasPrefix(k, "count_"+base+"_") || strings.Contains(k, "_"+base+"_") {
+			return true
+		}
+	}
+	switch k {
+	case "output_throughput", "total_output_tokens", "max_output_tokens_per_s", "max_output_tokens_per_s_unknown_events",
+		"short_outputs", "itl_token_requests", "itl_token_skipped", "ttft_split", "steady_state", "good_requests",
+		"request_goodput", "slo", "slo_attainment_pct", "total_token_throughput":
+		return true
+	}
+	return false
+}
+
+// TestPoolingServerSection: the server section of a pooling run keeps the server's own figures
+// (its queue time) and leaves out those set beside streamed ones (its TTFT and ITL against
+// ours, the slow-TTFT attribution), which a streamed run shows.
+func TestPoolingServerSection(t *testing.T) {
+	hist := &metrics.HistQuantiles{Count: 19, Mean: 5e6, P50: 5e6, P99: 9e6, P50Lo: 4e6, P50Hi: 6e6}
+	sv := &metrics.Server{TTFT: hist, ITL: hist, Queue: hist, Attribution: &metrics.Attribution{P90: 1e7, Slow: 2, SlowWaiting: 1}}
+	_, pool := poolingInput()
+	pool.Server = sv
+	stream := &metrics.Summary{Server: sv}
+	text := func(s *metrics.Summary) string {
+		var b strings.Builder
+		for _, l := range serverSection(nil, s).Lines {
+			b.WriteString(l.Label + " " + l.Text + "\n")
+		}
+		return b.String()
+	}
+	p, st := text(pool), text(stream)
+	for _, w := range []string{"TTFT", "ITL", "attribution"} {
+		if strings.Contains(p, w) || !strings.Contains(st, w) {
+			t.Errorf("%s: pooling run's server section\n%s\nstreamed run's\n%s", w, p, st)
+		}
+	}
+	if !strings.Contains(p, "queue time") {
+		t.Errorf("the pooling run's server section lacks the server's queue time:\n%s", p)
 	}
 }

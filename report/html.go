@@ -34,9 +34,10 @@ var htmlTemplate string
 
 var pageTmpl = template.Must(template.New("page").Parse(htmlTemplate))
 
-// HTML writes a self-contained HTML report of one run, in reading order: the SIMULATED banner
-// and the warnings, then the summary and latency tables, the charts (SVG, drawn in Go: see
-// svg.go for why), and last the conditions, folded (a run records dozens). The page
+// HTML writes a self-contained HTML report of one run, in reading order: the SIMULATED banner,
+// the verdict block and the warnings, then the sections of its document (the requests and
+// their throughput, failures, latency table and every feature's section), the charts (SVG,
+// drawn in Go: see svg.go for why), and last the conditions, folded (a run records dozens). The page
 // loads nothing: no script, no font, no image, and a Content-Security-Policy that forbids any
 // request, so it opens offline and leaks nothing. Colours follow the reader's light or dark
 // preference. h may be nil; series may be nil (the charts are then empty).
@@ -96,9 +97,6 @@ type page struct {
 	Cautions   []string // why two runs may not be comparable
 	Runs       []runInfo
 	Two        bool
-	Summary    []tableRow
-	Latency    []latencyRow
-	Pcts       []string
 	Conditions []condRow
 	CondDiffer bool // a condition differs between the two runs: the folded table opens
 	Plots      []htmlPlot
@@ -117,36 +115,8 @@ type sweepBlock struct {
 }
 
 type runInfo struct {
-	Label, Class, Target, API, Model, Start, Version, Hash, Workload, Shard, Command, Load string
-	Warnings                                                                               []htmlWarning
-}
-
-// htmlWarning is a warning with the CSS class of its level.
-type htmlWarning struct {
-	metrics.Warning
-	Class string
-}
-
-func htmlWarnings(ws []metrics.Warning) []htmlWarning {
-	out := make([]htmlWarning, len(ws))
-	for i, w := range ws {
-		b, _ := w.Level.MarshalText()
-		out[i] = htmlWarning{w, string(b)}
-	}
-	return out
-}
-
-type tableRow struct {
-	Name  string
-	Cells []string
-	Delta string
-}
-
-type latencyRow struct {
-	Name, Run, Class, N, Mean, Max string
-	Pcts                           []string
-	First                          bool
-	Span                           int
+	Label, Class, Target, API, Model, Start, Version, Hash, Workload, Shard, Command, Load, Achieved string
+	Warnings                                                                                         []Footnote
 }
 
 type condRow struct {
@@ -182,19 +152,15 @@ func pageData(runs []Run, plots []htmlPlot) page {
 	for i, r := range runs {
 		if r.sweep != nil {
 			p.Sweeps = append(p.Sweeps, sweepBlockOf(i, r))
-			p.Runs[i].Warnings = htmlWarnings(finiteWarnings(r.sweep.warnings()))
+			p.Runs[i].Warnings = footnotes(r.sweep.warnings())
 		}
-	}
-	if len(p.Sweeps) == 0 { // a sweep's page has its per-point table instead of one run's tables
-		p.Summary = summaryRows(runs)
-		p.Pcts, p.Latency = latencyRows(runs)
 	}
 	p.Opening, p.Sections = htmlSections(runs) // document_render.go: the registered sections and breakdowns
 	p.Conditions = conditionRows(runs)
 	for _, c := range p.Conditions {
 		p.CondDiffer = p.CondDiffer || c.Differs
 	}
-	poolingPage(&p, runs) // endpoints.go: embeddings and rerank stream nothing
+	poolingPlots(&p, runs) // endpoints.go: embeddings and rerank stream nothing
 	return p
 }
 
@@ -216,7 +182,7 @@ func simulatedBanner(sim []string, runs int) string {
 func runInfoOf(i int, label string, h *record.Header, s *metrics.Summary) runInfo {
 	ri := runInfo{Label: label, Class: fmt.Sprintf("c%d", i), Target: h.Target.URL, API: h.Target.API,
 		Model: h.Target.Model, Version: h.Version, Hash: short(h.Workload.Hash), Shard: h.Shard,
-		Command: strings.Join(h.Command, " "), Load: loadLine(h), Warnings: htmlWarnings(finiteWarnings(s.Warnings))}
+		Command: strings.Join(h.Command, " "), Load: loadLine(h), Achieved: achievedWords(s), Warnings: footnotes(s.Warnings)}
 	if !h.Start.IsZero() {
 		ri.Start = h.Start.UTC().Format("2006-01-02 15:04:05Z")
 	}
@@ -277,4 +243,31 @@ func renderHTML(w io.Writer, ins []Input) error {
 		}
 	}
 	return HTMLRuns(w, runs)
+}
+
+// conditionRows lists every condition key of the runs, with each run's value; a key whose
+// values differ is marked.
+func conditionRows(runs []Run) []condRow {
+	var rows []condRow
+	index := map[string]int{}
+	for i, r := range runs {
+		if r.Header == nil {
+			continue
+		}
+		for _, c := range r.Header.Conditions {
+			k, ok := index[c.Key]
+			if !ok {
+				k = len(rows)
+				index[c.Key] = k
+				rows = append(rows, condRow{Key: c.Key, Source: c.Source, Values: make([]string, len(runs))})
+			}
+			rows[k].Values[i] = c.Value
+		}
+	}
+	for i := range rows {
+		for _, v := range rows[i].Values[1:] {
+			rows[i].Differs = rows[i].Differs || v != rows[i].Values[0]
+		}
+	}
+	return rows
 }

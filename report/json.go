@@ -60,7 +60,9 @@ func (o *object) MarshalJSON() ([]byte, error) {
 // The load keys are vLLM's too: num_prompts, request_rate ("inf" for a closed loop, which
 // vLLM runs as an infinite rate capped at max_concurrency), burstiness and max_concurrency.
 func JSON(w io.Writer, h *record.Header, s *metrics.Summary) error {
-	return writeIndented(w, jsonObject(h, s))
+	o := &object{}
+	jsonDocument(o, SummaryDocument(h, s)) // document.go
+	return writeIndented(w, o)
 }
 
 // JSONRuns writes the runs of one records file. One run is written exactly as JSON writes
@@ -79,17 +81,15 @@ func JSONRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 	if len(runs) == 1 && !isSweep(h) {
 		return JSON(w, h, last.Summary)
 	}
-	o := jsonObject(h, last.Summary)
+	o := &object{}
+	jsonDocument(o, SummaryDocument(h, last.Summary))
 	o.set("summary_run", last.Run)
 	list := make([]*object, len(runs))
 	for i, r := range runs {
 		ro := &object{}
 		ro.set("run", r.Run)
 		ro.set("label", r.Label)
-		setLoadKeys(ro, h, r.Summary)
-		jsonRun(ro, r.Summary)
-		jsonDistributions(ro, r.Summary)
-		jsonExtras(ro, h, r.Summary)
+		jsonDocument(ro, SummaryDocument(h, r.Summary).Without("header")) // the header's keys are the file's
 		list[i] = ro
 	}
 	o.set("runs", list)
@@ -97,17 +97,6 @@ func JSONRuns(w io.Writer, h *record.Header, runs []metrics.RunSummary) error {
 		jsonDocument(o, &Document{Sections: sweepSections(h, runs)}) // sweep.go
 	}
 	return writeIndented(w, o)
-}
-
-// jsonObject is JSON's object: the header's keys, the run's load, its figures.
-func jsonObject(h *record.Header, s *metrics.Summary) *object {
-	o := &object{}
-	jsonHeader(o, h, s)
-	setLoadKeys(o, h, s)
-	jsonRun(o, s)
-	jsonDistributions(o, s)
-	jsonExtras(o, h, s)
-	return o
 }
 
 func writeIndented(w io.Writer, v any) error {
@@ -122,83 +111,6 @@ func writeIndented(w io.Writer, v any) error {
 	out.WriteByte('\n')
 	_, err = w.Write(out.Bytes())
 	return err
-}
-
-func jsonHeader(o *object, h *record.Header, s *metrics.Summary) {
-	if h == nil {
-		h = &record.Header{}
-	}
-	o.set("servebench_version", h.Version)
-	date := "" // vLLM's format; empty when the header has no start time
-	if !h.Start.IsZero() {
-		date = h.Start.UTC().Format("20060102-150405")
-	}
-	o.set("date", date)
-	o.set("backend", h.Target.API)
-	o.set("model_id", h.Target.Model) // vLLM's name
-	o.set("tokenizer_id", tokenizerID(h))
-	o.set("model", h.Target.Model)
-	o.set("url", h.Target.URL)
-	o.set("workload_hash", h.Workload.Hash)
-	o.set("simulated", s.Simulated || h.Target.Simulated)
-}
-
-// jsonRun writes the run-level figures under vLLM's names first.
-func jsonRun(o *object, s *metrics.Summary) {
-	var dur *float64
-	if s.Window > 0 {
-		dur = ptr(s.Window.Seconds())
-	}
-	o.set("duration", dur)
-	o.set("completed", s.Completed)
-	o.set("failed", s.Failed)
-	o.set("cancelled", s.Cancelled)
-	if s.CachedReported > 0 {
-		o.set("cached_prompt_tokens", s.CachedPromptTokens)
-	} else {
-		o.set("cached_prompt_tokens", nil) // not reported by the server, which is not 0
-	}
-	o.set("total_input_tokens", s.InputTokens)
-	o.set("total_output_tokens", s.OutputTokens)
-	o.set("request_throughput", s.RequestThroughput)
-	o.set("request_goodput", s.RequestGoodput)
-	o.set("slo_attainment_pct", pct(s.SLOAttainment)) // share of measured requests meeting every SLO
-	o.set("output_throughput", s.OutputThroughput)
-	o.set("total_token_throughput", s.TotalTokenThroughput)
-	o.set("max_output_tokens_per_s", s.PeakOutputTokensPerS)
-	o.set("max_concurrent_requests", s.MaxInFlight)
-}
-
-// jsonDistributions writes mean_X, median_X, std_X, pNN_X, min_X and max_X for every
-// distribution: vLLM's four (ttft, tpot, itl, e2el) first, then ours.
-func jsonDistributions(o *object, s *metrics.Summary) {
-	dists := []struct {
-		name string
-		st   metrics.Stat
-		unit string  // key suffix
-		div  float64 // ns → ms, or 1
-	}{
-		// METRICS.md: ttft and e2el start at sent; vLLM's own timer starts at dispatch,
-		// which is ttft_dispatch here.
-		{"ttft", s.TTFT, "_ms", 1e6},
-		{"tpot", s.TPOT, "_ms", 1e6},
-		{"itl", s.ITLChunk, "_ms", 1e6},
-		{"e2el", s.E2E, "_ms", 1e6},
-		{"ttft_first_event", s.TTFTFirstEvent, "_ms", 1e6},
-		{"ttft_dispatch", s.TTFTDispatch, "_ms", 1e6},
-		{"itl_token", s.ITLToken, "_ms", 1e6},
-		{"e2el_queue", s.E2EQueue, "_ms", 1e6},
-		{"queue", s.Queue, "_ms", 1e6},
-		{"stream", s.StreamTime, "_ms", 1e6},
-		{"connect", s.Connect, "_ms", 1e6},
-		{"client_overhead", s.ClientOverhead, "_ms", 1e6},
-		{"lateness", s.Lateness, "_ms", 1e6},
-		{"decode_rate", s.DecodeRate, "_tok_s", 1},
-		{"prompt_tokens", s.PromptTokens, "", 1},
-	}
-	for _, d := range dists {
-		statKeys(o, d.name, d.unit, d.st, s.Percentiles, d.div)
-	}
 }
 
 // statKeys writes the keys of one distribution; every value is null for an empty set.
@@ -225,47 +137,6 @@ func statKeys(o *object, base, unit string, st metrics.Stat, ps []float64, div f
 	}
 	o.set("min_"+name, v(st.Min))
 	o.set("max_"+name, v(st.Max))
-}
-
-// jsonExtras writes the figures vLLM does not have.
-func jsonExtras(o *object, h *record.Header, s *metrics.Summary) {
-	o.set("percentiles", s.Percentiles)
-	o.set("measured", s.Measured)
-	o.set("failure_rate", s.FailureRate)
-	o.set("errors", s.Errors)
-	o.set("warmup_discarded", s.WarmupDiscarded)
-	o.set("short_outputs", s.ShortOutputs)
-	o.set("window_start_s", float64(s.WindowStart)/1e9)
-	o.set("window_end_s", float64(s.WindowEnd)/1e9)
-	o.set("mean_concurrency", s.MeanConcurrency)
-	o.set("achieved_request_rate", s.AchievedRate)
-	o.set("max_output_tokens_per_s_unknown_events", s.PeakUnknownEvents)
-	o.set("slo", sloObject(s.SLO))
-	o.set("good_requests", s.GoodRequests)
-	o.set("itl_token_requests", s.ITLTokenRequests)
-	o.set("itl_token_skipped", s.ITLTokenSkipped)
-	o.set("prompt_token_mismatches", s.PromptMismatches)
-	o.set("mean_prompt_token_delta", meanOrNil(s.PromptDelta))
-	src := &object{}
-	src.set("prompt", s.PromptTokenSources)
-	src.set("output", s.OutputTokenSources)
-	o.set("token_count_sources", src)
-	warnings := finiteWarnings(s.Warnings)
-	if warnings == nil {
-		warnings = []metrics.Warning{}
-	}
-	o.set("warnings", warnings)
-	jsonDocument(o, SummaryDocument(h, s)) // document.go: the registered sections and breakdowns
-	o.set("steady_state", s.Steadiness)
-	if bad := s.Invalid(); len(bad) > 0 {
-		// present only for a run its warnings invalidate: the reasons, each in short
-		var why []string
-		for _, w := range bad {
-			why = append(why, w.Reason())
-		}
-		o.set("invalid", why)
-	}
-	jsonPooling(o, s) // endpoints.go: only for embeddings and rerank, whose streaming keys it drops
 }
 
 // sloObject writes the set objectives in ms (null when unset).

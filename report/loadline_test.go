@@ -34,3 +34,17 @@ func TestLoadLineWords(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadLinePooling: a run against an embeddings or rerank API asks for no output, so its
+// load line gives the input tokens a request and no output length; a chat run's keeps it.
+func TestLoadLinePooling(t *testing.T) {
+	cfg := map[string]any{"concurrency": 4.0, "requests": 8.0, "warmup": 0.0, "input_tokens": 64.0, "output_tokens": 16.0}
+	for api, want := range map[string]string{"rerank": "in 64 tokens a request", "openai-embeddings": "in 64 tokens a request",
+		"openai-chat": "in 64 / out 16 tokens"} {
+		h := &record.Header{Config: cfg, Target: record.Target{API: api}}
+		h.Workload.Source = "synthetic"
+		if got := loadLine(h); !strings.HasSuffix(got, want) {
+			t.Errorf("%s: loadLine = %q, want it to end %q", api, got, want)
+		}
+	}
+}

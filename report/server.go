@@ -17,9 +17,6 @@ func init() { RegisterSection("server", 70, serverSection) }
 
 func serverSection(_ *record.Header, s *metrics.Summary) *Section {
 	rows := serverRows(s)
-	if s.Pooling != nil {
-		rows = poolingServerRows(s) // endpoints.go: no TTFT or ITL for a run that streams nothing
-	}
 	if rows == nil {
 		return nil
 	}
@@ -65,9 +62,15 @@ func serverRows(s *metrics.Summary) []labeled {
 		st    metrics.Stat
 	}{{"server TTFT", sv.TTFT, "servebench TTFT", s.TTFT}, {"server ITL", sv.ITL, "servebench ITL (chunk)", s.ITLChunk},
 		{"queue time", sv.Queue, "", metrics.Stat{}}, {"prefill time", sv.Prefill, "", metrics.Stat{}}} {
+		if h.ours != "" && !s.Streams() {
+			continue // a run that streams nothing has no figure of its own to set beside the server's
+		}
 		if t := histText(h.h, h.ours, h.st); t != "" {
 			add(h.label, "%s", t)
 		}
+	}
+	if !s.Streams() { // speculative decoding and the slow-TTFT attribution are about streamed output
+		return append(rows, gpuRows(sv.GPU)...)
 	}
 	rows = append(rows, specRows(s)...) // specdecode.go
 	if a := attributionLine(sv); a != "" {

@@ -57,7 +57,7 @@ func stagesSection(h *record.Header, s *metrics.Summary) *Section {
 		statKeys(so, "e2el", "_ms", m.E2E, ps, 1e6)
 		list = append(list, so)
 	}
-	return &Section{Name: "stages", Title: b.Key.Title, Tables: []*Table{t}, JSON: []Field{{"stages", list}}}
+	return &Section{Name: "stages", Title: b.Key.Title, Heading: "stages", Tables: []*Table{t}, JSON: []Field{{"stages", list}}}
 }
 
 // median is a Stat's p50 in ms, or a dash for an empty set.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -53,6 +52,9 @@ func tableRowsWith(s *metrics.Summary, split, reason bool) []row {
 // prefill times, so every summary has the key.
 func init() {
 	RegisterSection("ttft-split", 1, func(_ *record.Header, s *metrics.Summary) *Section {
+		if s.Pooling != nil {
+			return nil // a run that streams nothing has no TTFT
+		}
 		sec := &Section{Name: "ttft-split", Title: "TTFT split", JSON: []Field{{"ttft_split", splitJSON(s)}}}
 		if n := splitNote(s); n != "" {
 			sec.Lines = []Line{{"ttft split", n}}
@@ -92,23 +94,6 @@ func tablePercentiles(s *metrics.Summary) []float64 {
 		}
 	}
 	return want
-}
-
-func textLatency(b *strings.Builder, s *metrics.Summary) {
-	ps := tablePercentiles(s)
-	fmt.Fprintf(b, "%-19s %8s %10s", "latency (ms)", "n", "mean")
-	for _, p := range ps {
-		fmt.Fprintf(b, " %10s", "p"+pctName(p))
-	}
-	fmt.Fprintf(b, " %10s\n", "max")
-	for _, r := range tableRows(s) {
-		fmt.Fprintf(b, "%-19s %8d %10s", r.name, r.st.N, num(r.st, r.st.Mean, r.scale))
-		for _, p := range ps {
-			v, _ := r.st.Percentile(p)
-			fmt.Fprintf(b, " %10s", num(r.st, v, r.scale))
-		}
-		fmt.Fprintf(b, " %10s\n", num(r.st, r.st.Max, r.scale))
-	}
 }
 
 // num formats a value of st in table units, or a dash for an empty set.

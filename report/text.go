@@ -2,9 +2,11 @@
 // formats (format.go: text, json, md, csv, html, gobench), each a function of an Input (a
 // header and its records, or its runs' summaries), and the comparison formats of compare.
 //
-// A summary's feature sections (verdicts, reasoning, sessions, stages, breakdowns, media,
-// validity, the server's figures) are one document (document.go) that the text, Markdown, HTML
-// and JSON renderers lay out; a feature adds a section by one RegisterSection call.
+// A run's summary is one document (document.go): its core sections (summarydoc.go: header,
+// requests, failures, latency table, footnotes) around its feature sections (verdicts,
+// reasoning, sessions, stages, breakdowns, media, validity, the server's figures), which the
+// text, Markdown, HTML and JSON renderers lay out; a feature adds a section by one
+// RegisterSection call.
 //
 // Renderers only format: every figure comes from package metrics. Output is deterministic
 // (no clock is read; the only time of day printed is the header's run start), so golden
@@ -31,56 +33,16 @@ const dash = "—"
 // what was measured, how much got through, how fast, and the footnoted warnings.
 // h may be nil (the header lines are then left out).
 func Text(w io.Writer, h *record.Header, s *metrics.Summary) error {
-	if s.Pooling != nil {
-		return textPooling(w, h, s) // endpoints.go: embeddings and rerank stream nothing
-	}
 	var b strings.Builder
-	textHeader(&b, h, s)
-	doc := SummaryDocument(h, s) // document.go: the registered sections and breakdowns
-	textDocument(&b, doc.Opening())
-	textRequests(&b, s)
-	b.WriteString("\n")
-	textLatency(&b, s)
-	textDocument(&b, doc.Body())
-	textNotes(&b, s)
-	_, err := io.WriteString(w, b.String())
+	textDocument(&b, SummaryDocument(h, s).Sections) // document.go
+	// the report opens with its header, not with the blank line before it
+	_, err := io.WriteString(w, strings.TrimPrefix(b.String(), "\n"))
 	return err
 }
 
 // line writes one "label  text" line with the label in a fixed-width column.
 func line(b *strings.Builder, label, format string, args ...any) {
 	fmt.Fprintf(b, "%-12s%s\n", label, fmt.Sprintf(format, args...))
-}
-
-func textHeader(b *strings.Builder, h *record.Header, s *metrics.Summary) {
-	if h != nil {
-		run := "servebench " + h.Version
-		if !h.Start.IsZero() {
-			run += "  started " + h.Start.UTC().Format("2006-01-02 15:04:05Z")
-		}
-		if h.Label != "" {
-			run += "  run " + h.Label
-		}
-		if h.Shard != "" {
-			run += "  shard " + h.Shard
-		}
-		line(b, "run", "%s", run)
-		line(b, "target", "%s  api %s  model %s", h.Target.URL, h.Target.API, h.Target.Model)
-	}
-	if s.Simulated || (h != nil && h.Target.Simulated) {
-		line(b, "", "SIMULATED server (servebench built-in simulator) — not a real server's figures")
-	}
-	if h != nil {
-		wl := h.Workload
-		line(b, "workload", "%d requests  hash %s  %s seed %d  prompt lengths %s",
-			wl.Count, short(wl.Hash), wl.Source, wl.Seed, orDash(wl.PromptLengths))
-		if cfg := loadLine(h); cfg != "" {
-			line(b, "load", "%s", cfg)
-		}
-	}
-	line(b, "achieved", "%s req/s sent; concurrency mean %s, max %d in flight; lateness p50 %s, p99 %s, max %s ms",
-		optf(s.AchievedRate, 2), optf(s.MeanConcurrency, 2), s.MaxInFlight,
-		msP(s.Lateness, 50), msP(s.Lateness, 99), msMax(s.Lateness))
 }
 
 // loadLine describes the load shape and lengths of a `servebench run` header in words
@@ -152,7 +114,8 @@ func loadShapeWords(h *record.Header) string {
 
 // lengthWords are a run header's prompt and output lengths: the settings of a synthetic
 // workload of fixed lengths, else the distribution the workload holds (a dataset, a trace,
-// --range-ratio), or the prompts file.
+// --range-ratio), or the prompts file. A run against a pooling API (embeddings, rerank) asks
+// for no output: its lengths are "in N tokens a request".
 func lengthWords(h *record.Header) string {
 	cfg := h.Config
 	num := func(k string) float64 { v, _ := cfg[k].(float64); return v }
@@ -175,11 +138,20 @@ func lengthWords(h *record.Header) string {
 		if p != "" {
 			in = "prompts " + p + ", " + in
 		}
-		return in + " / out " + distWords(ln.Output) + " tokens"
+		return in + outWords(h, distWords(ln.Output))
 	case p != "":
 		return "prompts " + p
 	}
-	return fmt.Sprintf("in %s / out %s tokens", countWords(num("input_tokens")), countWords(num("output_tokens")))
+	return "in " + countWords(num("input_tokens")) + outWords(h, countWords(num("output_tokens")))
+}
+
+// outWords ends the lengths with the output length, " / out N tokens", or " tokens a request"
+// for a run against a pooling API, which asks for none.
+func outWords(h *record.Header, out string) string {
+	if slices.Contains(metrics.PoolingAPIs, h.Target.API) {
+		return " tokens a request"
+	}
+	return " / out " + out + " tokens"
 }
 
 // countWords is a count or rate of the header's configuration (a JSON number) in plain
@@ -211,44 +183,6 @@ func configLine(cfg map[string]any) string {
 	return strings.Join(parts, " ")
 }
 
-func textRequests(b *strings.Builder, s *metrics.Summary) {
-	b.WriteString("\n")
-	cancelled := ""
-	if s.Cancelled > 0 {
-		cancelled = fmt.Sprintf(", %d cancelled at the stop", s.Cancelled)
-	}
-	line(b, "requests", "%d completed, %d failed (%.1f%%)%s, %d warmup discarded",
-		s.Completed, s.Failed, fin(100*s.FailureRate), cancelled, s.WarmupDiscarded)
-	if s.Window > 0 {
-		how := "first sent → last done"
-		if s.SteadyState {
-			how = "steady state: --duration less its warmup and cooldown periods"
-		}
-		line(b, "window", "%.3f s (%s)", s.Window.Seconds(), how)
-	} else {
-		line(b, "window", "%s", dash)
-	}
-	peak := dash
-	if s.PeakOutputTokensPerS != nil {
-		peak = fmt.Sprint(*s.PeakOutputTokensPerS)
-	}
-	line(b, "throughput", "%s req/s   output %s tok/s   total %s tok/s   peak output %s tok/s",
-		optf(s.RequestThroughput, 2), optf(s.OutputThroughput, 1), optf(s.TotalTokenThroughput, 1), peak)
-	if s.SLO.Any() {
-		line(b, "goodput", "%s req/s   %d of %d met %s",
-			optf(s.RequestGoodput, 2), s.GoodRequests, s.Completed, s.SLO)
-		line(b, "attainment", "%s of measured requests met every SLO (failed ones count as misses)", optPct(s.SLOAttainment))
-	}
-	line(b, "tokens", "input %d (sources: %s), output %d (sources: %s)",
-		s.InputTokens, sources(s.PromptTokenSources), s.OutputTokens, sources(s.OutputTokenSources))
-	if s.Failed > 0 {
-		line(b, "failures", "%s", metrics.ClassList(s.Errors))
-	}
-	if s.ShortOutputs > 0 {
-		line(b, "short", "%d fixed-length requests got fewer tokens than asked", s.ShortOutputs)
-	}
-}
-
 // sources formats a source tally as "server 970, count 10", sorted by source name.
 func sources(m map[string]int) string {
 	keys := make([]string, 0, len(m))
@@ -264,19 +198,6 @@ func sources(m map[string]int) string {
 		return "no requests"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func textNotes(b *strings.Builder, s *metrics.Summary) {
-	if len(s.Warnings) == 0 {
-		return
-	}
-	b.WriteString("\nnotes\n")
-	for i, w := range finiteWarnings(s.Warnings) {
-		fmt.Fprintf(b, "  [%d] %s: %s\n", i+1, w.Level, w.Text)
-		if w.Action != "" {
-			fmt.Fprintf(b, "      next: %s\n", w.Action)
-		}
-	}
 }
 
 // short abbreviates a content hash to 12 characters.
