@@ -24,18 +24,21 @@ import (
 // number of runs a side makes normal (it takes a few levels). Judging TTFT p50 by its runs'
 // spread alone leaves identical servers "inconclusive" for ever.
 //
-// So the median rows that contention moves (TTFT p50, E2E p50) are also compared at equal
-// contention, by direct standardisation: each request's contention level is the number of
-// other requests (warmup ones too) whose TTFT interval overlapped its own, in levels 0, 1, 2
-// and 3 or more; the levels with at least minStratum requests in every run of both sides are
-// kept; a run's value is the weighted geometric mean of its per-level medians, the weights
-// being the levels' shares over both sides together (the same weights in every run); and those
-// run values are compared by the same two-level t and verdict rule as any row. That figure
-// moves when the server's latency at a given contention moves (a slower prefill moves the
-// lone arrivals one for one; a scheduler that handles concurrent prefills worse moves the
-// higher levels), and not when only the mix of levels moved.
+// So the rows that contention moves (TTFT p50, E2E p50, and the output and request
+// throughput, which in a closed loop are the users over the mean E2E) are also compared at
+// equal contention, by direct standardisation: each request's contention level is the number
+// of other requests (warmup ones too) whose TTFT interval overlapped its own, in levels 0, 1,
+// 2 and 3 or more; the levels with at least minStratum requests in every run of both sides are
+// kept; a run's value is the weighted geometric mean of its per-level figures (a median's:
+// the level's median; a throughput's: the level's tokens or requests per second of request
+// time, the rate one stream got, see perStream), the weights being the levels' shares over
+// both sides together (the same weights in every run); and those run values are compared by
+// the same two-level t and verdict rule as any row. That figure moves when the server's
+// latency at a given contention moves (a slower prefill moves the lone arrivals one for one;
+// a scheduler that handles concurrent prefills worse moves the higher levels; a slower decode
+// moves every level), and not when only the mix of levels moved.
 //
-// An inconclusive TTFT p50 or E2E p50 does not hold the verdict when its figure at equal
+// An inconclusive row of these does not hold the verdict when its figure at equal
 // contention is equivalent (inside ±threshold): the row's own interval straddled the
 // threshold because the arrivals clustered differently, not because the server changed. Where
 // the plain row moved significantly, it is cleared only when the standardised figure spans
@@ -54,7 +57,7 @@ const (
 	maxLevel = 3
 )
 
-// Contention is a median row judged at equal contention.
+// Contention is a row judged at equal contention.
 type Contention struct {
 	// Row is the metric at equal contention, compared like any row (Change, interval, p).
 	Row Row
@@ -178,28 +181,29 @@ func contended(reqs []*obs) float64 {
 	return float64(k) / float64(n)
 }
 
-// byLevel is a run's values of a per-request latency (ns) split by contention level.
-func byLevel(reqs []*obs, val func(*obs) float64) [maxLevel + 1][]float64 {
-	var out [maxLevel + 1][]float64
+// byLevel is a run's requests whose per-request value (ns) is defined, split by contention
+// level.
+func byLevel(reqs []*obs, val func(*obs) float64) [maxLevel + 1][]*obs {
+	var out [maxLevel + 1][]*obs
 	for _, o := range reqs {
 		if o.level < 0 {
 			continue
 		}
 		if v := val(o); !math.IsNaN(v) && v > 0 {
-			out[o.level] = append(out[o.level], v)
+			out[o.level] = append(out[o.level], o)
 		}
 	}
 	return out
 }
 
 // conditioned is the plain metric m judged at equal contention (nil when m is not one that
-// contention moves, or no level has minStratum requests in every run).
+// contention moves, or no level has minStratum requests with a defined value in every run).
 func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, opt Options, oneEach bool) *Contention {
 	if m.perRequest == nil {
 		return nil
 	}
-	all := func(runs []metrics.RunSummary, blocks map[int][]block) ([][maxLevel + 1][]float64, []float64) {
-		var lv [][maxLevel + 1][]float64
+	all := func(runs []metrics.RunSummary, blocks map[int][]block) ([][maxLevel + 1][]*obs, []float64) {
+		var lv [][maxLevel + 1][]*obs
 		var share []float64
 		for _, r := range runs {
 			reqs := flatten(blocks[r.Run])
@@ -234,18 +238,18 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 	for i := range weights {
 		weights[i] /= total
 	}
-	values := func(runs []metrics.RunSummary, lv [][maxLevel + 1][]float64, levels []int, weights []float64) []runValue {
+	values := func(runs []metrics.RunSummary, lv [][maxLevel + 1][]*obs, levels []int, weights []float64) []runValue {
 		out := make([]runValue, len(runs))
 		for i, r := range runs {
 			y := 0.0
 			for j, l := range levels {
-				y += weights[j] * math.Log(stat.SelectQuantile(slices.Clone(lv[i][l]), m.pct)/1e6)
+				y += weights[j] * math.Log(m.levelStat(lv[i][l]))
 			}
 			out[i] = runValue{V: math.Exp(y), Run: r.Run, RunValue: stat.RunValue{Log: y}}
 		}
 		return out
 	}
-	eq := Metric{Name: m.Name + " at equal contention", Unit: m.Unit, Lower: m.Lower}
+	eq := Metric{Name: m.Name + " at equal contention", Unit: m.levelUnit, Lower: m.Lower}
 	c := &Contention{Levels: levels, Weights: weights, BaseShare: bs, CandShare: cs, OneEach: oneEach}
 	c.Row = compareRow(eq, values(br, bl, levels, weights), values(cr, cl, levels, weights), opt, oneEach)
 	if len(levels) >= 2 && levels[0] == 0 {
@@ -276,10 +280,10 @@ func (r *Result) contentionNotes() {
 			continue
 		}
 		eq := c.Row
-		what := fmt.Sprintf("%s at equal contention (%s) %s → %s ms, %s", row.Metric.Name, levelNames(c.Levels),
-			num(eq.Base.Center), num(eq.Cand.Center), changeText(eq))
+		what := fmt.Sprintf("%s at equal contention (%s) %s → %s %s, %s", row.Metric.Name, levelNames(c.Levels),
+			num(eq.Base.Center), num(eq.Cand.Center), eq.Metric.Unit, changeText(eq))
 		if l := c.Lone; l != nil {
-			what += fmt.Sprintf("; over the lone arrivals alone %s → %s ms, %s", num(l.Base.Center), num(l.Cand.Center), changeText(*l))
+			what += fmt.Sprintf("; over the lone arrivals alone %s → %s %s, %s", num(l.Base.Center), num(l.Cand.Center), l.Metric.Unit, changeText(*l))
 		}
 		if c.Clears(row) {
 			r.warnf("%s moved with the arrivals' clustering, not the server: the share of requests whose TTFT overlapped another's was %s in the base's runs and %s in the candidate's; %s, so it does not hold the verdict (docs/metrics.md \"Contention\")",

@@ -32,9 +32,15 @@ func TestMarkContention(t *testing.T) {
 
 // contentionSide is runs of one server whose TTFT depends on contention alone: a lone
 // arrival's is lone ms, one that arrives with a partner (both sent together) twice that. A
-// run's share of paired arrivals is about pairs[run]; every run sends 200 requests at 10 a
-// second, and every other figure is the same everywhere.
+// run's share of paired arrivals is about pairs[run]; every run sends 200 requests, the next
+// arrival 100 ms after a lone one's and, like a closed loop's user that waits for its answer,
+// 200 ms + lone ms after a pair's, so the run's throughput falls as its share of pairs rises.
+// Every request streams 4 tokens gap ms apart.
 func contentionSide(rng *rand.Rand, lone float64, pairs []float64) *Side {
+	return contentionSideGap(rng, lone, 5, pairs)
+}
+
+func contentionSideGap(rng *rand.Rand, lone, gap float64, pairs []float64) *Side {
 	s := NewSide(&record.Header{Workload: record.Workload{Hash: "sha256:c"}}, metrics.Options{})
 	for run, share := range pairs {
 		base := int64(run) * 1e12
@@ -46,14 +52,14 @@ func contentionSide(rng *rand.Rand, lone float64, pairs []float64) *Side {
 			if rng.Float64() < share {
 				n = 2
 			}
-			at += int64(n) * 100e6
+			at += int64(n)*100e6 + int64(n-1)*int64(lone*1e6)
 			for range n {
 				ttft := lone * float64(n) * math.Exp(0.01*rng.NormFloat64()) * 1e6
 				t := sent + int64(ttft)
 				r := record.Record{Run: run, ID: id, Phase: record.PhaseMeasure, Scheduled: sent, Dispatched: sent, Sent: sent,
 					FirstEvent: t, OutputTokens: 4, OutputTokensSource: record.SourceServer, PromptTokens: 64, PromptTokensSource: record.SourceServer}
 				for k := range 4 {
-					r.Events = append(r.Events, record.Event{T: t + int64(k)*int64(5*time.Millisecond), N: 1})
+					r.Events = append(r.Events, record.Event{T: t + int64(k)*int64(gap*float64(time.Millisecond)), N: 1})
 				}
 				r.Done = r.Events[3].T + 1e5
 				s.Add(&r)
@@ -82,7 +88,7 @@ func TestContentionClearsTTFT(t *testing.T) {
 		t.Errorf("same server, other mixes: TTFT p50 %s (%+.1f%% [%+.1f%%, %+.1f%%]), at equal contention %s, verdict %s",
 			row.Change, 100*row.Delta, 100*row.DeltaLo, 100*row.DeltaHi, row.Contention.Row.Change, res.Verdict)
 	}
-	if o := res.OpenTails(); !strings.Contains(o, "TTFT p50, E2E p50 decided at equal contention") {
+	if o := res.OpenTails(); !strings.Contains(o, "TTFT p50, E2E p50, output throughput, request throughput decided at equal contention") {
 		t.Errorf("the verdict does not name TTFT p50 as decided at equal contention: %q", o)
 	}
 	if !strings.Contains(strings.Join(res.Warnings, "\n"), "moved with the arrivals' clustering") {
@@ -93,6 +99,45 @@ func TestContentionClearsTTFT(t *testing.T) {
 	row = findRow(t, res, TTFTp50.Name)
 	if row.Contention.Clears(row) || res.Verdict == NoChange {
 		t.Errorf("lone arrivals 20%% slower: cleared %v, verdict %s", row.Contention.Clears(row), res.Verdict)
+	}
+}
+
+// The same for the throughputs: identical servers whose runs met different shares of paired
+// arrivals (each pair holds its users back) spread in throughput with the share, and are the
+// same at equal contention (tokens per second of request time at each level), so the
+// throughputs do not hold the verdict; a candidate whose gaps are 20% longer (its requests 12%
+// longer) regresses there.
+func TestContentionClearsThroughput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	base := contentionSideGap(rng, 40, 20, []float64{0.1, 0.35, 0.2})
+	same := contentionSideGap(rng, 40, 20, []float64{0.6, 0.45, 0.15})
+	res := Compare(base, same, Options{})
+	for _, m := range []Metric{OutputTPS, ReqPS} {
+		row := findRow(t, res, m.Name)
+		if row.Contention == nil {
+			t.Fatalf("%s has no figure at equal contention", m.Name)
+		}
+		if row.Change != Inconclusive || !row.Contention.Clears(row) {
+			t.Errorf("same server, other mixes: %s %s (%+.1f%% [%+.1f%%, %+.1f%%]), at equal contention %s %+.1f%% [%+.1f%%, %+.1f%%]",
+				m.Name, row.Change, 100*row.Delta, 100*row.DeltaLo, 100*row.DeltaHi,
+				row.Contention.Row.Change, 100*row.Contention.Row.Delta, 100*row.Contention.Row.DeltaLo, 100*row.Contention.Row.DeltaHi)
+		}
+	}
+	if res.Verdict != NoChange {
+		t.Errorf("same server, other mixes: verdict %s, want %s; warnings %q", res.Verdict, NoChange, res.Warnings)
+	}
+	if !strings.Contains(res.OpenTails(), "output throughput, request throughput decided at equal contention") {
+		t.Errorf("the verdict does not name the throughputs as decided at equal contention: %q", res.OpenTails())
+	}
+	slower := contentionSideGap(rng, 40, 24, []float64{0.6, 0.45, 0.15})
+	res = Compare(base, slower, Options{})
+	row := findRow(t, res, OutputTPS.Name)
+	if row.Contention == nil {
+		t.Fatalf("gaps 20%% longer: output throughput has no figure at equal contention")
+	}
+	if eq := row.Contention.Row; eq.Change != Regressed || res.Verdict != Regressed {
+		t.Errorf("gaps 20%% longer: output throughput %s, at equal contention %s %+.1f%% [%+.1f%%, %+.1f%%], verdict %s",
+			row.Change, eq.Change, 100*eq.Delta, 100*eq.DeltaLo, 100*eq.DeltaHi, res.Verdict)
 	}
 }
 
