@@ -197,7 +197,8 @@ func byLevel(reqs []*obs, val func(*obs) float64) [maxLevel + 1][]*obs {
 }
 
 // conditioned is the plain metric m judged at equal contention (nil when m is not one that
-// contention moves, or no level has minStratum requests with a defined value in every run).
+// contention moves, no level has minStratum requests with a defined value in every run, or,
+// for a throughput, a run has a failed measured request).
 func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, opt Options, oneEach bool) *Contention {
 	if m.perRequest == nil {
 		return nil
@@ -207,6 +208,9 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 		var share []float64
 		for _, r := range runs {
 			reqs := flatten(blocks[r.Run])
+			if m.completedOnly && !allCompleted(reqs) {
+				return nil, nil
+			}
 			lv = append(lv, byLevel(reqs, m.perRequest))
 			share = append(share, contended(reqs))
 		}
@@ -257,6 +261,15 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 		c.Lone = &lone
 	}
 	return c
+}
+
+func allCompleted(reqs []*obs) bool {
+	for _, o := range reqs {
+		if !o.ok {
+			return false
+		}
+	}
+	return true
 }
 
 func flatten(bs []block) []*obs {

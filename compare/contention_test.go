@@ -129,6 +129,14 @@ func TestContentionClearsThroughput(t *testing.T) {
 	if !strings.Contains(res.OpenTails(), "output throughput, request throughput decided at equal contention") {
 		t.Errorf("the verdict does not name the throughputs as decided at equal contention: %q", res.OpenTails())
 	}
+	// a failed request has no contention level, so its time would vanish from the figure:
+	// with one, the throughputs are not judged at equal contention
+	failing := contentionSideGap(rng, 40, 20, []float64{0.6, 0.45, 0.15})
+	failing.Add(&record.Record{Run: 1, ID: 999, Phase: record.PhaseMeasure, Scheduled: 1e12 + 5, Dispatched: 1e12 + 5,
+		Sent: 1e12 + 5, Done: 1e12 + 5e9, ErrorClass: "http_503"})
+	if row := findRow(t, Compare(base, failing, Options{}), OutputTPS.Name); row.Contention != nil {
+		t.Errorf("a run with a failed request: output throughput judged at equal contention %s", row.Contention.Row.Change)
+	}
 	slower := contentionSideGap(rng, 40, 24, []float64{0.6, 0.45, 0.15})
 	res = Compare(base, slower, Options{})
 	row := findRow(t, res, OutputTPS.Name)

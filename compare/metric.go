@@ -31,6 +31,9 @@ type Metric struct {
 	levelStat  func(reqs []*obs) float64
 	// levelUnit is the unit of levelStat's figure.
 	levelUnit string
+	// completedOnly: the figure at equal contention is computed only when every measured
+	// request of every run completed (perStream).
+	completedOnly bool
 }
 
 // Key figures (the list): TTFT p50/p99, ITL p50/p99, TPOT p50, E2E p50/p99, output
@@ -76,6 +79,10 @@ func contentionMoves(m Metric, val func(*obs) float64) Metric {
 func perStream(m Metric, count func(*obs) float64) Metric {
 	m.perRequest = func(o *obs) float64 { return o.e2e }
 	m.levelUnit = m.Unit + " per stream"
+	// a failed request has no contention level and so no place in any level's request time:
+	// with failures the figure would show the completed requests' rate only and hide the
+	// throughput the failures cost, so it is not computed then
+	m.completedOnly = true
 	m.levelStat = func(reqs []*obs) float64 {
 		var n, sec float64
 		for _, o := range reqs {
