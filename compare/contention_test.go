@@ -182,3 +182,35 @@ func TestHealthyRuns(t *testing.T) {
 		t.Errorf("a side of two: kept %d, disturbed %+v", len(kept), out)
 	}
 }
+
+// A plain change stands unless the mix of contention explains it: its figure at equal
+// contention is equivalent over contended levels too, or does not show the change and lies
+// wholly apart from it (the change at equal contention is demonstrably smaller).
+func TestExplainsByTheMix(t *testing.T) {
+	row := func(change string, d, lo, hi float64) Row {
+		return Row{Change: change, Delta: d, DeltaLo: lo, DeltaHi: hi}
+	}
+	regressed := row(Regressed, 1.26, 0.18, 3.30)
+	for _, tc := range []struct {
+		name   string
+		levels []int
+		eq     Row
+		want   string
+	}{
+		{"apart and inconclusive (the A/A pair over HTTP)", []int{0, 1}, row(Inconclusive, 0.038, 0.005, 0.072), Inconclusive},
+		{"equivalent over two levels", []int{0, 1}, row("~", 0.01, -0.01, 0.03), Inconclusive},
+		{"equivalent over the lone arrivals alone", []int{0}, row("~", 0.01, -0.01, 0.03), Inconclusive},
+		{"overlapping and inconclusive", []int{0, 1}, row(Inconclusive, 0.12, 0.03, 0.21), Regressed},
+		{"the same change", []int{0, 1}, row(Regressed, 0.9, 0.5, 1.3), Regressed},
+	} {
+		c := &Contention{Levels: tc.levels, Row: tc.eq}
+		if got := c.Explains(regressed); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	// at one run a side the lone arrivals must show it too
+	c := &Contention{Levels: []int{0, 1}, Row: row(Regressed, 0.9, 0.5, 1.3), Lone: &Row{Change: "~"}, OneEach: true}
+	if got := c.Explains(regressed); got != Inconclusive {
+		t.Errorf("one run a side, lone arrivals unchanged: %s, want %s", got, Inconclusive)
+	}
+}
