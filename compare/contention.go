@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -83,7 +84,7 @@ type Contention struct {
 // equivalent, and where the plain row moved significantly it spans contended levels too (the
 // lone arrivals alone clear only a plain row that did not move significantly).
 func (c *Contention) Clears(plain Row) bool {
-	if c == nil {
+	if c == nil || (plain.Metric.Tail && plain.Significant) {
 		return false
 	}
 	if equivalent(c.Row) && (!plain.Significant || len(c.Levels) >= 2) {
@@ -261,14 +262,19 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 		out := make([]runValue, len(runs))
 		for i, r := range runs {
 			y := 0.0
+			if m.mixPct > 0 {
+				y = math.Log(mixQuantile(lv[i], levels, weights, m.perRequest, m.mixPct) / 1e6)
+			}
 			for j, l := range levels {
-				y += weights[j] * math.Log(m.levelStat(lv[i][l]))
+				if m.mixPct == 0 {
+					y += weights[j] * math.Log(m.levelStat(lv[i][l]))
+				}
 			}
 			out[i] = runValue{V: math.Exp(y), Run: r.Run, RunValue: stat.RunValue{Log: y}}
 		}
 		return out
 	}
-	eq := Metric{Name: m.Name + " at equal contention", Unit: m.levelUnit, Lower: m.Lower}
+	eq := Metric{Name: m.Name + " at equal contention", Unit: m.levelUnit, Lower: m.Lower, Tail: m.Tail}
 	c := &Contention{Levels: levels, Weights: weights, BaseShare: bs, CandShare: cs, OneEach: oneEach}
 	c.Row = compareRow(eq, values(br, bl, levels, weights), values(cr, cl, levels, weights), opt, oneEach)
 	if len(levels) >= 2 && levels[0] == 0 {
@@ -276,6 +282,29 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 		c.Lone = &lone
 	}
 	return c
+}
+
+// mixQuantile is the p-th percentile (ns) of a run's requests at the levels kept, each level's
+// requests weighted so that the levels hold the given weights: the percentile the run would
+// have had with the common mix of contention levels (direct standardisation of the
+// distribution, the tail's counterpart of the weighted per-level medians). It is the smallest
+// value at which the weighted share at or below it reaches p.
+func mixQuantile(lv [maxLevel + 1][]*obs, levels []int, weights []float64, val func(*obs) float64, p float64) float64 {
+	type wv struct{ v, w float64 }
+	var xs []wv
+	for j, l := range levels {
+		for _, o := range lv[l] {
+			xs = append(xs, wv{val(o), weights[j] / float64(len(lv[l]))})
+		}
+	}
+	slices.SortFunc(xs, func(a, b wv) int { return cmp.Compare(a.v, b.v) })
+	q, acc := p/100, 0.0
+	for _, x := range xs {
+		if acc += x.w; acc >= q-1e-12 {
+			return x.v
+		}
+	}
+	return xs[len(xs)-1].v
 }
 
 func allCompleted(reqs []*obs) bool {

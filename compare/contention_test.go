@@ -214,3 +214,86 @@ func TestExplainsByTheMix(t *testing.T) {
 		t.Errorf("one run a side, lone arrivals unchanged: %s, want %s", got, Inconclusive)
 	}
 }
+
+// mixQuantile weights each level's requests to the level's weight: the percentile of the run
+// as if its levels came in the common mix.
+func TestMixQuantile(t *testing.T) {
+	var lv [maxLevel + 1][]*obs
+	for i := range 10 {
+		lv[0] = append(lv[0], &obs{ttft: float64(1 + i)})
+		lv[1] = append(lv[1], &obs{ttft: float64(100 + i)})
+	}
+	val := func(o *obs) float64 { return o.ttft }
+	for _, tc := range []struct {
+		w    []float64
+		p    float64
+		want float64
+	}{
+		{[]float64{0.5, 0.5}, 50, 10},
+		{[]float64{0.5, 0.5}, 99, 109},
+		{[]float64{0.9, 0.1}, 50, 6},
+		{[]float64{0.9, 0.1}, 95, 104},
+		{[]float64{1}, 99, 10},
+	} {
+		levels := []int{0, 1}[:len(tc.w)]
+		if got := mixQuantile(lv, levels, tc.w, val, tc.p); got != tc.want {
+			t.Errorf("weights %v, p%g: %g, want %g", tc.w, tc.p, got, tc.want)
+		}
+	}
+}
+
+// cohortSide is runs of one server in which, with probability share[run], an arrival brings
+// k−1 others at the same instant, every one of the k waiting k·lone ms for its first token
+// (one step prefills them all); lone arrivals take lone ms. 200 requests a run.
+func cohortSide(rng *rand.Rand, lone float64, k int, share []float64) *Side {
+	s := NewSide(&record.Header{Workload: record.Workload{Hash: "sha256:c"}}, metrics.Options{})
+	for run, p := range share {
+		id, at := 0, int64(run)*1e12+1
+		for id < 200 {
+			n := 1
+			if rng.Float64() < p {
+				n = k
+			}
+			sent := at
+			at += int64(n)*100e6 + int64(n-1)*int64(lone*1e6)
+			for range n {
+				ttft := lone * float64(n) * math.Exp(0.01*rng.NormFloat64()) * 1e6
+				t0 := sent + int64(ttft)
+				r := record.Record{Run: run, ID: id, Phase: record.PhaseMeasure, Scheduled: sent, Dispatched: sent, Sent: sent,
+					FirstEvent: t0, OutputTokens: 4, OutputTokensSource: record.SourceServer, PromptTokens: 64, PromptTokensSource: record.SourceServer}
+				for j := range 4 {
+					r.Events = append(r.Events, record.Event{T: t0 + int64(j)*int64(5*time.Millisecond), N: 1})
+				}
+				r.Done = r.Events[3].T + 1e5
+				s.Add(&r)
+				id++
+			}
+		}
+	}
+	return s
+}
+
+// Identical servers whose base runs fell into cohorts of four now and then (their TTFT p99 is a
+// cohort's, four times a lone arrival's) and whose candidate runs never did: the plain TTFT p99
+// fell by three quarters, but at equal contention it did not move, so TTFT p99 is not called
+// improved; its interval excludes no change, so it holds the verdict at inconclusive. A
+// candidate whose every prefill is 30% slower is called regressed at equal contention too.
+func TestContentionExplainsTail(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	base := cohortSide(rng, 20, 4, []float64{0.06, 0.08, 0.07})
+	same := cohortSide(rng, 20, 4, []float64{0, 0, 0})
+	res := Compare(base, same, Options{})
+	row := findRow(t, res, TTFTp99.Name)
+	if row.Contention == nil {
+		t.Fatalf("TTFT p99 has no figure at equal contention")
+	}
+	if plain := judge(row, row.Threshold); plain != Improved || row.Change != Inconclusive || res.Verdict != Inconclusive {
+		t.Errorf("cohorts on one side only: TTFT p99 in its runs %s %+.1f%%, judged %s (at equal contention %s %+.1f%%), verdict %s",
+			plain, 100*row.Delta, row.Change, row.Contention.Row.Change, 100*row.Contention.Row.Delta, res.Verdict)
+	}
+	slower := cohortSide(rng, 26, 4, []float64{0.06, 0.08, 0.07})
+	res = Compare(base, slower, Options{})
+	if row := findRow(t, res, TTFTp99.Name); row.Change != Regressed || res.Verdict != Regressed {
+		t.Errorf("prefill 30%% slower: TTFT p99 %s %+.1f%%, verdict %s", row.Change, 100*row.Delta, res.Verdict)
+	}
+}
