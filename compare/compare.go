@@ -114,9 +114,9 @@ type Row struct {
 	// median over runs of its histogram's p99) when it exists in every run and moved by less
 	// than the row's threshold; nil otherwise (see blocks).
 	ServerSteady *ServerPair
-	// Contention, on a median that the arrivals' contention moves (TTFT p50, E2E p50), is
-	// the metric compared at equal contention (contention.go); nil elsewhere or when no
-	// contention level is common to every run.
+	// Contention, on a row that the arrivals' contention moves (TTFT p50, E2E p50, the
+	// throughputs), is the metric compared at equal contention (contention.go); nil elsewhere
+	// or when no contention level is common to every run.
 	Contention *Contention
 }
 
@@ -495,8 +495,9 @@ func verdict(r *Result) string {
 // or the network between them (a loaded client reads events late, and every late read is a
 // long gap). The row and a note say so.
 //
-// An inconclusive TTFT p50 or E2E p50 whose figure at equal contention is equivalent does not
-// block either (Contention.Clears): its runs spread with the arrivals' clustering.
+// An inconclusive TTFT p50, E2E p50 or throughput whose figure at equal contention is
+// equivalent does not block either (Contention.Clears): its runs spread with the arrivals'
+// clustering.
 func blocks(x Row) bool {
 	if x.Change != Inconclusive || x.Contention.Clears(x) {
 		return false

@@ -23,25 +23,35 @@ type Metric struct {
 	// orderVar, for a percentile, is a floor under its within-run variance on the log scale
 	// from order statistics (orderStatVar); nil for rates.
 	orderVar func(reqs []*obs) float64
-	// perRequest and pct, on a median that contention moves (TTFT p50, E2E p50), are its
-	// per-request value (ns; NaN undefined) and percentile, for the comparison at equal
-	// contention (contention.go); nil otherwise.
+	// perRequest and levelStat, on a figure that contention moves (TTFT p50, E2E p50, the
+	// throughputs), are for the comparison at equal contention (contention.go): perRequest is
+	// a request's value (ns; NaN or ≤ 0 undefined: the request takes no part), levelStat the
+	// figure over one contention level's requests of a run; nil otherwise.
 	perRequest func(o *obs) float64
-	pct        float64
+	levelStat  func(reqs []*obs) float64
+	// levelUnit is the unit of levelStat's figure.
+	levelUnit string
+	// mixPct, on a tail (TTFT p99, E2E p99), makes the figure at equal contention the
+	// percentile of the run's requests reweighted to the common mix of levels (mixQuantile)
+	// instead of a combination of per-level figures: a level of 10 requests has no p99.
+	mixPct float64
+	// completedOnly: the figure at equal contention is computed only when every measured
+	// request of every run completed (perStream).
+	completedOnly bool
 }
 
 // Key figures (the list): TTFT p50/p99, ITL p50/p99, TPOT p50, E2E p50/p99, output
 // and request throughput, and goodput when SLOs are given.
 var (
 	TTFTp50   = contentionMoves(latency("TTFT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return o.ttfts }), func(o *obs) float64 { return o.ttft })
-	TTFTp99   = latency("TTFT p99", 99, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return o.ttfts })
+	TTFTp99   = contentionTail(latency("TTFT p99", 99, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return o.ttfts }), func(o *obs) float64 { return o.ttft })
 	ITLp50    = latency("ITL p50", 50, func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }, func(o *obs) []float64 { return o.gaps })
 	ITLp99    = latency("ITL p99", 99, func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }, func(o *obs) []float64 { return o.gaps })
 	TPOTp50   = latency("TPOT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TPOT }, func(o *obs) []float64 { return o.tpots })
 	E2Ep50    = contentionMoves(latency("E2E p50", 50, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return o.e2es }), func(o *obs) float64 { return o.e2e })
-	E2Ep99    = latency("E2E p99", 99, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return o.e2es })
-	OutputTPS = rate("output throughput", "tok/s", func(s *metrics.Summary) *float64 { return s.OutputThroughput }, func(o *obs) float64 { return float64(o.out) })
-	ReqPS     = rate("request throughput", "req/s", func(s *metrics.Summary) *float64 { return s.RequestThroughput }, func(o *obs) float64 { return b2f(o.ok) })
+	E2Ep99    = contentionTail(latency("E2E p99", 99, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return o.e2es }), func(o *obs) float64 { return o.e2e })
+	OutputTPS = perStream(rate("output throughput", "tok/s", func(s *metrics.Summary) *float64 { return s.OutputThroughput }, func(o *obs) float64 { return float64(o.out) }), func(o *obs) float64 { return float64(o.out) })
+	ReqPS     = perStream(rate("request throughput", "req/s", func(s *metrics.Summary) *float64 { return s.RequestThroughput }, func(o *obs) float64 { return b2f(o.ok) }), func(o *obs) float64 { return b2f(o.ok) })
 	Goodput   = rate("goodput", "req/s", func(s *metrics.Summary) *float64 { return s.RequestGoodput }, func(o *obs) float64 { return b2f(o.ok && o.good) })
 )
 
@@ -49,9 +59,52 @@ var (
 var KeyMetrics = []Metric{TTFTp50, TTFTp99, ITLp50, ITLp99, TPOTp50, E2Ep50, E2Ep99, OutputTPS, ReqPS}
 
 // contentionMoves marks a median as one the arrivals' contention moves: it is also compared at
-// equal contention (contention.go), from val, each request's value in ns.
+// equal contention (contention.go), from val, each request's value in ns; a level's figure is
+// the median of its requests' values, in ms.
 func contentionMoves(m Metric, val func(*obs) float64) Metric {
-	m.perRequest, m.pct = val, 50
+	m.perRequest, m.levelUnit = val, m.Unit
+	m.levelStat = func(reqs []*obs) float64 {
+		xs := make([]float64, len(reqs))
+		for i, o := range reqs {
+			xs[i] = val(o)
+		}
+		return stat.SelectQuantile(xs, 50) / 1e6
+	}
+	return m
+}
+
+// contentionTail marks a tail percentile as one the arrivals' contention moves: when a closed
+// loop's users fall into one cohort, one engine step prefills all their prompts at once and
+// every TTFT of the cohort waits for it (over HTTP, runs of one server took TTFT p99 of 234–375
+// ms with such a cohort and 50–87 ms without). At equal contention its figure is the
+// percentile of the run's requests with every level weighted to the common mix (mixQuantile).
+func contentionTail(m Metric, val func(*obs) float64) Metric {
+	m.perRequest, m.levelUnit, m.mixPct = val, m.Unit, 99
+	return m
+}
+
+// perStream marks a throughput as one the arrivals' contention moves: in a closed loop every
+// user's request takes TTFT + decode, and how many prefills the server merged (the loop's
+// phase) moves both, so the runs' throughput spreads with the phase. At equal contention
+// (contention.go) a level's figure is its requests' count (tokens, or 1 a completed request)
+// per second of request time, Σ count / Σ E2E: the rate one stream got at that contention.
+// Times the users it is the closed loop's throughput (Little's law, X = L / W), so a server
+// that decodes or prefills 10% slower moves it 10%, and the mix of levels does not move it.
+func perStream(m Metric, count func(*obs) float64) Metric {
+	m.perRequest = func(o *obs) float64 { return o.e2e }
+	m.levelUnit = m.Unit + " per stream"
+	// a failed request has no contention level and so no place in any level's request time:
+	// with failures the figure would show the completed requests' rate only and hide the
+	// throughput the failures cost, so it is not computed then
+	m.completedOnly = true
+	m.levelStat = func(reqs []*obs) float64 {
+		var n, sec float64
+		for _, o := range reqs {
+			n += count(o)
+			sec += o.e2e / 1e9
+		}
+		return n / sec
+	}
 	return m
 }
 

@@ -34,10 +34,11 @@ candidate/base from the runs' spread (run --repeat) and each run's own requests 
 bootstrap over time windows); with one run a side the run-to-run spread is assumed (3%) and
 the p99s are shown but not judged. A run whose own health record says its client was
 disturbed for a quarter of it or more is left out of every metric (two runs a side stay), and
-a run far outside its side's others is left out of that metric; both are named. TTFT p50 and
-E2E p50 are also judged at equal contention (requests grouped by how many other prefills
-overlapped theirs): an inconclusive one whose figure there is equivalent does not hold the
-verdict. A metric with a run at 0 (goodput) is compared on
+a run far outside its side's others is left out of that metric; both are named. TTFT p50,
+E2E p50 and the throughputs are also judged at equal contention (requests grouped by how many
+other prefills overlapped theirs; a throughput as tokens or requests per second of request
+time): an inconclusive one whose figure there is equivalent does not hold the verdict, and a
+change that the mix of contention explains is inconclusive. A metric with a run at 0 (goodput) is compared on
 arithmetic means. "~" = no significant difference. A metric whose whole interval lies beyond
 --threshold (--tail-threshold for a p99) improved or regressed; one whose interval lies
 inside it is equivalent; one whose interval straddles it is inconclusive, with the runs per
