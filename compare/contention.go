@@ -350,11 +350,11 @@ func (r *Result) contentionNotes() {
 			continue
 		}
 		if eq.Change == Regressed || eq.Change == Improved {
-			r.warnf("%s: %s, so it holds the verdict at inconclusive", row.Metric.Name, what)
+			r.warnf("%s: %s, so this metric is inconclusive, not \"no change\"", row.Metric.Name, what)
 			continue
 		}
 		if plain := judge(row, row.Threshold); plain == Regressed || plain == Improved {
-			r.warnf("%s %s %+.1f%% [%+.1f%%, %+.1f%%] in its runs, but not at equal contention: %s; the share of requests whose TTFT overlapped another's was %s in the base's runs and %s in the candidate's, so the mix of contention moved it more than the server did, and it holds the verdict at inconclusive",
+			r.warnf("%s %s %+.1f%% [%+.1f%%, %+.1f%%] in its runs, but not at equal contention: %s; the share of requests whose TTFT overlapped another's was %s in the base's runs and %s in the candidate's, so the mix of contention moved it more than the server did, and this metric is inconclusive",
 				row.Metric.Name, plain, 100*row.Delta, 100*row.DeltaLo, 100*row.DeltaHi, what, shares(c.BaseShare), shares(c.CandShare))
 		}
 	}
