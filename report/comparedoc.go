@@ -175,8 +175,8 @@ func cmpNotesSection(r *compare.Result, s cmpDocSides) *Section {
 		return nil
 	}
 	sec := &Section{Name: "notes", Title: "notes", Heading: "notes"}
-	for i, n := range notes {
-		sec.Notes = append(sec.Notes, fmt.Sprintf("[%d] %s", i+1, n))
+	for _, n := range notes {
+		sec.Footnotes = append(sec.Footnotes, Footnote{Text: n})
 	}
 	return sec
 }

@@ -46,6 +46,10 @@ func textDocument(b *strings.Builder, secs []*Section) {
 			fmt.Fprintf(b, "(%s)\n", n)
 		}
 		for i, f := range sec.Footnotes {
+			if f.Level == "" {
+				fmt.Fprintf(b, "  [%d] %s\n", i+1, f.Text)
+				continue
+			}
 			fmt.Fprintf(b, "  [%d] %s: %s\n", i+1, f.Level, f.Text)
 			if f.Action != "" {
 				fmt.Fprintf(b, "      next: %s\n", f.Action)
@@ -194,6 +198,10 @@ func mdDocument(b *strings.Builder, secs []*Section) {
 			b.WriteString(mdEsc(n) + "\n\n")
 		}
 		for i, f := range sec.Footnotes {
+			if f.Level == "" {
+				fmt.Fprintf(b, "%d. %s\n", i+1, mdEsc(f.Text))
+				continue
+			}
 			fmt.Fprintf(b, "%d. **%s**: %s\n", i+1, f.Level, mdEsc(f.Text))
 			if f.Action != "" {
 				fmt.Fprintf(b, "   Next: %s\n", mdEsc(f.Action))
