@@ -73,28 +73,25 @@ func runTo(t *testing.T, url string, mod func(*runspec.Spec)) (*metrics.Summary,
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rd, err := record.NewReader(f)
+	h, recs, err := record.ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mopt, err := metrics.HeaderOptions(rd.Header())
+	mopt, err := metrics.HeaderOptions(h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	acc := metrics.NewAccumulator(mopt)
-	acc.SetHeader(rd.Header())
+	acc.SetHeader(h)
 	lastSent = map[string]int64{}
-	for {
-		var r record.Record
-		if err := rd.Read(&r); err != nil {
-			break
-		}
-		acc.Add(&r)
+	for i := range recs {
+		r := &recs[i]
+		acc.Add(r)
 		if r.Sent > 0 {
-			lastSent[load.RequestID(r.Run, r.ID)] = rd.Header().Start.UnixNano() + r.Sent
+			lastSent[load.RequestID(r.Run, r.ID)] = h.Start.UnixNano() + r.Sent
 		}
 	}
-	return acc.Summary(), rd.Header()
+	return acc.Summary(), h
 }
 
 // lastSent is, per request id, when the last runTo's requests were sent (Unix ns), to pair

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,21 +60,11 @@ func readRecords(t *testing.T, path string) (*record.Header, []record.Record) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rd, err := record.NewReader(f)
+	h, recs, err := record.ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []record.Record
-	for {
-		var r record.Record
-		if err := rd.Read(&r); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
-	return rd.Header(), recs
+	return h, recs
 }
 
 func TestRunAgainstSimulatorAndReportMatches(t *testing.T) {
