@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -57,8 +58,9 @@ func TestSelftestHolds1024PacedStreams(t *testing.T) {
 	}
 	rows := selftestRun(t, "--points", points, "--itl", itl, "--ttft", "20ms", "--tokens", strconv.Itoa(tokens), "--rounds", "1")
 	for _, r := range rows {
-		t.Logf("%d streams: %.0f events/s, %.1f µs CPU/event, error p50 %.2f p99 %.2f max %.2f ms, early by %.3f ms at most, TTFT error p50 %.2f p99 %.2f ms",
-			r.Streams, r.EventsPerSec, r.CPUPerEvent/1e3, r.ErrP50Ms, r.ErrP99Ms, r.ErrMaxMs, r.EarlyMaxMs, r.TTFTErrP50Ms, r.TTFTErrP99Ms)
+		t.Logf("%d streams: %.0f events/s, %.1f µs CPU/event, error p50 %.2f p99 %.2f max %.2f ms, early by %.3f ms at most, "+
+			"TTFT error p50 %.2f p99 %.2f ms (wire p50 %.2f p99 %.2f ms)", r.Streams, r.EventsPerSec, r.CPUPerEvent/1e3, r.ErrP50Ms,
+			r.ErrP99Ms, r.ErrMaxMs, r.EarlyMaxMs, r.TTFTErrP50Ms, r.TTFTErrP99Ms, r.TTFTWireErrP50Ms, r.TTFTWireErrP99Ms)
 		if !r.Held || r.Requests != 2*r.Streams || r.Events != tokens*r.Requests {
 			t.Errorf("%d streams: held %v, %d requests, %d events, max in flight %d", r.Streams, r.Held, r.Requests, r.Events, r.MaxInFlight)
 		}
@@ -72,12 +74,19 @@ func TestSelftestHolds1024PacedStreams(t *testing.T) {
 			t.Errorf("%d streams: timestamp error p99 %.2f ms, want at most %.0f ms", r.Streams, r.ErrP99Ms, bound)
 		}
 		// every measured request is paired with the simulator's own TTFT (its read of the
-		// request's first bytes is in the truth log), and the client's TTFT is close to it
+		// request's first bytes is in the truth log), and the client's TTFT is close to it:
+		// on Linux to the TTFT from the kernel's receipt of those bytes (wire), since the
+		// simulator's own delay in reading them, which grows with a busy machine and 1,024
+		// requests arriving at once, is the server's, part of the TTFT a client sees
 		if r.TTFTMatched != r.Requests/2 {
 			t.Errorf("%d streams: %d of %d measured requests paired with the simulator's TTFT", r.Streams, r.TTFTMatched, r.Requests/2)
 		}
-		if r.TTFTErrP50Ms > bound || r.TTFTErrP50Ms < -bound {
-			t.Errorf("%d streams: TTFT error p50 %.2f ms, want within ±%.0f ms", r.Streams, r.TTFTErrP50Ms, bound)
+		ttftErr, kind := r.TTFTErrP50Ms, "from its read"
+		if runtime.GOOS == "linux" {
+			ttftErr, kind = r.TTFTWireErrP50Ms, "from the kernel's receipt (wire)"
+		}
+		if ttftErr > bound || ttftErr < -bound {
+			t.Errorf("%d streams: TTFT error p50 %.2f ms against the simulator's TTFT %s, want within ±%.0f ms", r.Streams, ttftErr, kind, bound)
 		}
 	}
 }
