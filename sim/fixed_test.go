@@ -10,9 +10,9 @@ import (
 )
 
 const (
-	accTokens  = 32
-	accTTFT    = 100 * time.Millisecond
-	accITL     = 20 * time.Millisecond
+	accTokens = 32
+	accTTFT   = 100 * time.Millisecond
+	accITL    = 20 * time.Millisecond
 )
 
 // TestFixedModeAccuracy drives 64 concurrent fixed-mode streams and checks, by the test's
