@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"servebench/record"
+	"servebench/stat"
 	"servebench/workload"
 )
 
@@ -233,7 +234,8 @@ func lengthsOf(reqs []workload.Request) *record.Lengths {
 	return &record.Lengths{Input: distOf(in), Output: distOf(out)}
 }
 
-// distOf is the mean, median (type 7: the mean of the two middle values) and maximum of xs.
+// distOf is the mean, median (stat.Quantile's type 7: the mean of the two middle values of an
+// even count) and maximum of xs.
 func distOf(xs []int) record.Dist {
 	if len(xs) == 0 {
 		return record.Dist{}
@@ -245,9 +247,6 @@ func distOf(xs []int) record.Dist {
 		sum += float64(x)
 	}
 	n := len(xs)
-	p50 := float64(xs[n/2])
-	if n%2 == 0 {
-		p50 = (float64(xs[n/2-1]) + float64(xs[n/2])) / 2
-	}
+	p50 := stat.QuantileAt(n, 50, func(i int) float64 { return float64(xs[i]) })
 	return record.Dist{Mean: sum / float64(n), P50: p50, Max: xs[n-1]}
 }

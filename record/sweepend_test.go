@@ -27,23 +27,13 @@ func TestSweepEndLineGoesToTheHeader(t *testing.T) {
 	}
 	newer := `{"servebench_sweep_end":{"v":99,"repeat":3,"points":[],"future":true}}` + "\n"
 	for _, extra := range []string{"", newer} {
-		rd, err := NewReader(bytes.NewReader(append(buf.Bytes(), extra...)))
+		h, recs, err := ReadAll(bytes.NewReader(append(buf.Bytes(), extra...)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs := 0
-		for {
-			var r Record
-			if err := rd.Read(&r); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			recs++
-		}
-		e := rd.Header().SweepEnd
-		if recs != 1 || e == nil || e.Repeat != 2 || e.Knee == nil || e.Knee.Label != pt.Label || *e.PeakThroughput != 12.5 || len(e.Points[0].Runs) != 2 {
-			t.Errorf("%d records, sweep end %+v", recs, e)
+		e := h.SweepEnd
+		if len(recs) != 1 || e == nil || e.Repeat != 2 || e.Knee == nil || e.Knee.Label != pt.Label || *e.PeakThroughput != 12.5 || len(e.Points[0].Runs) != 2 {
+			t.Errorf("%d records, sweep end %+v", len(recs), e)
 		}
 	}
 }

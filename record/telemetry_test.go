@@ -2,7 +2,6 @@ package record
 
 import (
 	"bytes"
-	"io"
 	"strings"
 	"testing"
 )
@@ -25,23 +24,12 @@ func TestTelemetryLinesGoToTheHeader(t *testing.T) {
 	if !strings.Contains(buf.String(), `{"servebench_telemetry":{"v":1,"t":-5,"source":"http://h/metrics","ok":true,"series":[{"name":"vllm:num_requests_waiting","type":"gauge","value":3}]}}`) {
 		t.Fatalf("line format:\n%s", buf.String())
 	}
-	rd, err := NewReader(&buf)
+	h, recs, err := ReadAll(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs int
-	for {
-		var r Record
-		if err := rd.Read(&r); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		recs++
-	}
-	h := rd.Header()
-	if recs != 1 || len(h.Ends) != 1 || len(h.Telemetry) != 2 {
-		t.Fatalf("%d records, %d ends, %d telemetry lines; want 1, 1, 2", recs, len(h.Ends), len(h.Telemetry))
+	if len(recs) != 1 || len(h.Ends) != 1 || len(h.Telemetry) != 2 {
+		t.Fatalf("%d records, %d ends, %d telemetry lines; want 1, 1, 2", len(recs), len(h.Ends), len(h.Telemetry))
 	}
 	if tm := h.Telemetry[0]; tm.T != -5 || *tm.Series[0].Value != 3 || h.Telemetry[1].OK || h.Telemetry[1].Error != "timeout" {
 		t.Errorf("telemetry %+v", h.Telemetry)

@@ -99,6 +99,13 @@ type Point struct {
 	ErrP50Ms float64 `json:"error_p50_ms"`
 	ErrP99Ms float64 `json:"error_p99_ms"`
 	ErrMaxMs float64 `json:"error_max_ms"`
+	// EarlyMaxMs is how far the earliest paired client stamp preceded the simulator's clock
+	// read just before it began writing that event (its write_began_ns), in ms; 0 when none
+	// did. The bytes cannot arrive before their write begins, so anything beyond the clocks'
+	// rounding is a client that stamped the wrong moment or an event paired with another's
+	// truth. The errors above can be negative without that: the simulator stamps after its
+	// write returns, and a busy machine may run the woken client first.
+	EarlyMaxMs float64 `json:"early_max_ms"`
 	// TTFTMatched requests were paired with the simulator's own TTFT: from when it read the
 	// request's first bytes to when it wrote the first content event. The errors are client
 	// TTFT (first content event − sent) − that, in ms.

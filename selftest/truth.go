@@ -102,7 +102,8 @@ func (p *simProcess) stop() error {
 // truth is the simulator's truth log: the write times (Unix ns) of every content event by
 // request id, in event order, and when each request's first bytes were read.
 type truth struct {
-	events  map[string][]int64
+	events  map[string][]int64 // written_ns: right after the write and flush
+	began   map[string][]int64 // write_began_ns: right before the write
 	read    map[string]int64
 	arrived map[string]int64 // the kernel's receive time of the request's first bytes (Linux)
 }
@@ -114,11 +115,13 @@ func readTruth(path string) (*truth, error) {
 		return nil, err
 	}
 	defer f.Close()
-	out := &truth{events: make(map[string][]int64), read: make(map[string]int64), arrived: make(map[string]int64)}
+	out := &truth{events: make(map[string][]int64), began: make(map[string][]int64), read: make(map[string]int64),
+		arrived: make(map[string]int64)}
 	sc := bufio.NewScanner(bufio.NewReaderSize(f, 1<<20))
 	var ev struct {
 		RequestID string `json:"request_id"`
 		Written   int64  `json:"written_ns"`
+		Began     int64  `json:"write_began_ns"`
 		Read      int64  `json:"read_ns"`
 		Arrived   int64  `json:"arrived_ns"`
 		Kind      string `json:"kind"`
@@ -134,6 +137,7 @@ func readTruth(path string) (*truth, error) {
 		}
 		if content {
 			out.events[ev.RequestID] = append(out.events[ev.RequestID], ev.Written)
+			out.began[ev.RequestID] = append(out.began[ev.RequestID], ev.Began)
 		} else {
 			out.read[ev.RequestID], out.arrived[ev.RequestID] = ev.Read, ev.Arrived
 			ev.Arrived = 0
@@ -171,7 +175,7 @@ func rowsOf(records, truthPath string, t0 time.Time, c *Config, itl time.Duratio
 		}
 		if rec.Run >= 0 && rec.Run < len(acc) {
 			id := load.RequestID(rec.Run, rec.ID)
-			acc[rec.Run].add(&rec, tr.events[id], tr.read[id], tr.arrived[id], wall0)
+			acc[rec.Run].add(&rec, tr.events[id], tr.began[id], tr.read[id], tr.arrived[id], wall0)
 		}
 	}
 	rows := make([]Point, len(c.Points))
@@ -187,12 +191,13 @@ type pointAcc struct {
 	first, last              int64
 	errs, ttftErrs, itlErrs  []float64 // ms
 	wireErrs                 []float64 // ms
+	earlyMax                 float64   // ms
 }
 
-// add counts r, and pairs a measured request with the truth: events (written, Unix ns), read,
-// when the simulator read its first bytes, and arrived, when the kernel received them at the
-// simulator (Unix ns, 0 unknown).
-func (a *pointAcc) add(r *record.Record, events []int64, read, arrived int64, wall0 int64) {
+// add counts r, and pairs a measured request with the truth: events (written, Unix ns) and
+// began (when each one's write began), read, when the simulator read its first bytes, and
+// arrived, when the kernel received them at the simulator (Unix ns, 0 unknown).
+func (a *pointAcc) add(r *record.Record, events, began []int64, read, arrived int64, wall0 int64) {
 	a.requests++
 	if !r.OK() {
 		a.failed++
@@ -207,6 +212,9 @@ func (a *pointAcc) add(r *record.Record, events []int64, read, arrived int64, wa
 	}
 	for i, e := range r.Events {
 		a.errs = append(a.errs, float64(wall0+e.T-events[i])/1e6)
+		if i < len(began) {
+			a.earlyMax = max(a.earlyMax, float64(began[i]-(wall0+e.T))/1e6)
+		}
 		if i > 0 {
 			client, server := e.T-r.Events[i-1].T, events[i]-events[i-1]
 			a.itlErrs = append(a.itlErrs, math.Abs(float64(client-server))/1e6)
@@ -254,6 +262,7 @@ func (a *pointAcc) row(itl time.Duration, streams int) Point {
 		p.EventsPerSec = float64(a.events) / p.Seconds
 	}
 	p.ErrP50Ms, p.ErrP99Ms, p.ErrMaxMs = spread(a.errs)
+	p.EarlyMaxMs = a.earlyMax
 	p.TTFTMatched = len(a.ttftErrs)
 	p.TTFTErrP50Ms, p.TTFTErrP99Ms, p.TTFTErrMaxMs = spread(a.ttftErrs)
 	p.TTFTWireErrP50Ms, p.TTFTWireErrP99Ms, p.TTFTWireErrMaxMs = spread(a.wireErrs)

@@ -47,11 +47,12 @@ func (s *Server) respondJSON(w http.ResponseWriter, r *http.Request, q *seq, p *
 		usage["prompt_tokens_details"] = map[string]int64{"cached_tokens": c}
 		ev.CachedTokens, ev.hasCached = int(c), true
 	}
+	began := time.Now()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": id, "object": object, "created": s.created, "model": s.modelName,
 		"choices": []any{choice}, "usage": usage,
 	})
-	s.truth([]TruthEvent{ev}, time.Now())
+	s.truth([]TruthEvent{ev}, began, time.Now())
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {

@@ -184,7 +184,7 @@ func TestTruthFile(t *testing.T) {
 	f, _ := os.Open(c.TruthFile)
 	defer f.Close()
 	kinds, tokens := []string{}, 0
-	var read int64
+	var read, lastBegan, lastWritten int64
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var ev struct {
@@ -192,6 +192,7 @@ func TestTruthFile(t *testing.T) {
 			Seq       int    `json:"seq"`
 			Tokens    int    `json:"tokens"`
 			WrittenNs int64  `json:"written_ns"`
+			BeganNs   int64  `json:"write_began_ns"`
 			ReadNs    int64  `json:"read_ns"`
 			Kind      string `json:"kind"`
 		}
@@ -203,9 +204,17 @@ func TestTruthFile(t *testing.T) {
 		if err != nil || ev.RequestID != "t-1" || ev.Seq != len(kinds) {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
-		if len(kinds) == 0 && (read == 0 || ev.WrittenNs-read < int64(2*time.Millisecond)) {
-			t.Errorf("request read at %d, first event written at %d: want a read time at least the 2 ms TTFT before", read, ev.WrittenNs)
+		if len(kinds) == 0 && (read == 0 || ev.BeganNs-read < int64(2*time.Millisecond)) {
+			t.Errorf("request read at %d, first event's write began at %d: want a read time at least the 2 ms TTFT before", read, ev.BeganNs)
 		}
+		// each write is bracketed, and one stream's writes follow each other (events of one
+		// write share its stamps)
+		sameWrite := ev.BeganNs == lastBegan && ev.WrittenNs == lastWritten
+		if ev.BeganNs == 0 || ev.BeganNs > ev.WrittenNs || !sameWrite && ev.BeganNs < lastWritten {
+			t.Errorf("event %d: write began %d, written %d, the previous write ended %d: want began ≤ written, after the previous write",
+				ev.Seq, ev.BeganNs, ev.WrittenNs, lastWritten)
+		}
+		lastBegan, lastWritten = ev.BeganNs, ev.WrittenNs
 		if d := time.Since(time.Unix(0, ev.WrittenNs)); d < 0 || d > time.Minute {
 			t.Fatalf("written_ns %d is not a recent unix time", ev.WrittenNs)
 		}

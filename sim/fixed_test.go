@@ -10,29 +10,32 @@ import (
 )
 
 const (
-	accStreams = 64
-	accTokens  = 32
-	accTTFT    = 100 * time.Millisecond
-	accITL     = 20 * time.Millisecond
+	accTokens = 32
+	accTTFT   = 100 * time.Millisecond
+	accITL    = 20 * time.Millisecond
 )
 
 // TestFixedModeAccuracy drives 64 concurrent fixed-mode streams and checks, by the test's
-// own reading of the wire, that TTFT and ITL are what was configured and that the truth
-// hook's written times sit just before the client's arrival times.
+// own reading of the wire, that TTFT and ITL are what was configured and that each event
+// arrived inside the truth hook's bracket of its write (WriteBegan before it, Written after
+// its flush), give or take the client's own delay in reading it.
 //
 // The machine is shared with other work, so one unlucky run may be starved of CPU: the test
 // takes the best of up to three attempts, and fails only if all three miss.
 func TestFixedModeAccuracy(t *testing.T) {
-	tol, skewMax, lagMax := 0.10, 2*time.Millisecond, 2*time.Millisecond
+	streams, tol, skewMax, lagMax := 64, 0.10, 2*time.Millisecond, 2*time.Millisecond
 	if raceEnabled {
 		// the race detector slows every goroutine several times over: 64 handlers starting at
-		// once then add tens of ms to TTFT (130-146 ms seen on a loaded machine). The ±10%
-		// check runs without -race in .ci/run.
-		tol, skewMax, lagMax = 0.60, 10*time.Millisecond, 10*time.Millisecond
+		// once then add tens of ms to TTFT (130-146 ms seen on a loaded machine, 206-250 ms
+		// beside two busy loops at load 16, every attempt), and the test's own reader, in the
+		// same instrumented process, falls 70 ms behind the streams. Under -race it drives 16
+		// streams, as the selftest test drives 128 instead of 1,024; the ±10% check of 64
+		// runs without -race in .ci/run.
+		streams, tol, skewMax, lagMax = 16, 0.60, 10*time.Millisecond, 10*time.Millisecond
 	}
 	var problems []string
 	for attempt := 1; attempt <= 3; attempt++ {
-		r := measureFixed(t)
+		r := measureFixed(t, streams)
 		if t.Failed() {
 			return
 		}
@@ -61,9 +64,13 @@ func (r accResult) check(tol float64, skewMax, lagMax time.Duration) (problems [
 	if off(r.itl, accITL) {
 		problems = append(problems, fmt.Sprintf("median ITL %v, want %v ± %.0f%%", r.itl, accITL, tol*100))
 	}
-	// Truth is stamped right after the flush, so the client reads each event a little later.
+	// Skew is how far outside its write's bracket the client read an event: 0 inside, below
+	// 0 before the write began (impossible but for the clocks' rounding), above 0 after the
+	// flush (the client's own delay). Against Written alone it can be ms negative on a busy
+	// machine: the write wakes the client, which may run first while the handler waits for
+	// a core to stamp Written.
 	if r.skew < -time.Millisecond || r.skew > skewMax {
-		problems = append(problems, fmt.Sprintf("median client arrival − truth written %v, want within [−1ms, %v]", r.skew, skewMax))
+		problems = append(problems, fmt.Sprintf("median client arrival outside its write %v, want within [−1ms, %v]", r.skew, skewMax))
 	}
 	if r.lag.P50 > lagMax {
 		problems = append(problems, fmt.Sprintf("engine lag p50 %v: the engine cannot keep its schedule", r.lag.P50))
@@ -71,30 +78,30 @@ func (r accResult) check(tol float64, skewMax, lagMax time.Duration) (problems [
 	return problems
 }
 
-// measureFixed runs one accuracy round against a fresh server.
-func measureFixed(t *testing.T) accResult {
+// measureFixed runs one accuracy round of streams against a fresh server.
+func measureFixed(t *testing.T, streams int) accResult {
 	s, base := startSim(t, fixedConfig(accTTFT, accITL))
 	var mu sync.Mutex
-	written := map[string]time.Time{} // "id/seq" → written
+	written := map[string]TruthEvent{} // "id/seq" → its write
 	s.SetTruth(func(ev TruthEvent) {
 		if ev.Kind == "content" {
 			mu.Lock()
-			written[ev.RequestID+"/"+itoa(ev.Seq)] = ev.Written
+			written[ev.RequestID+"/"+itoa(ev.Seq)] = ev
 			mu.Unlock()
 		}
 	})
-	warmConnections(t, base, accStreams)
+	warmConnections(t, base, streams)
 	var (
 		wg                 sync.WaitGroup
 		ttfts, itls, skews []time.Duration
 	)
 	// Starts are spread over one ITL, as independent users' would be, so that the 64 streams'
 	// events interleave instead of all 64 landing in the same microsecond every 20 ms.
-	for i := range accStreams {
+	for i := range streams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			time.Sleep(time.Duration(i) * accITL / accStreams)
+			time.Sleep(time.Duration(i) * accITL / time.Duration(streams))
 			id := fmt.Sprintf("acc-%p-%d", s, i)
 			resp, sent := postTimed(t, base+"/v1/completions", completion(words(8), accTokens), "X-Request-Id", id)
 			defer resp.Body.Close()
@@ -116,12 +123,23 @@ func measureFixed(t *testing.T) accResult {
 					t.Errorf("truth hook missed %s event %d", id, k)
 					return
 				}
-				skews = append(skews, e.at.Sub(w))
+				skews = append(skews, outside(e.at, w.WriteBegan, w.Written))
 			}
 		}()
 	}
 	wg.Wait()
 	return accResult{median(ttfts), median(itls), median(skews), s.Lag()}
+}
+
+// outside is how far at lies outside [from, to]: 0 inside, negative before, positive after.
+func outside(at, from, to time.Time) time.Duration {
+	switch {
+	case at.Before(from):
+		return at.Sub(from)
+	case at.After(to):
+		return at.Sub(to)
+	}
+	return 0
 }
 
 // warmConnections opens n keep-alive connections with short requests, so that a timing test

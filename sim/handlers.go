@@ -214,11 +214,12 @@ func (s *Server) failFast(w http.ResponseWriter, id string, status int) {
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
 	}
+	began := time.Now()
 	writeError(w, status, fmt.Sprintf("simulated HTTP %d (servebench sim fault)", status))
 	if status >= 500 {
 		s.stats.finishedError.Add(1)
 	}
-	s.truth([]TruthEvent{{RequestID: id, Kind: "http_error"}}, time.Now())
+	s.truth([]TruthEvent{{RequestID: id, Kind: "http_error"}}, began, time.Now())
 }
 
 // finishSeq marks a sequence the client abandoned as cancelled (the engine frees it) and

@@ -165,6 +165,7 @@ func (m *msgStreamer) event(typ, rest, kind string, tokens int) {
 }
 
 func (m *msgStreamer) flush(fl http.Flusher) {
+	began := time.Now()
 	if len(m.buf) > 0 {
 		if _, err := m.w.Write(m.buf); err != nil {
 			m.buf, m.pending = m.buf[:0], m.pending[:0]
@@ -174,7 +175,7 @@ func (m *msgStreamer) flush(fl http.Flusher) {
 	fl.Flush()
 	m.buf = m.buf[:0]
 	if len(m.pending) > 0 {
-		m.s.truth(m.pending, time.Now())
+		m.s.truth(m.pending, began, time.Now())
 		m.pending = m.pending[:0]
 	}
 }
@@ -274,7 +275,8 @@ func (m *msgStreamer) whole(ctx context.Context) {
 	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, "}}"...)
 	m.w.Header().Set("Content-Type", "application/json")
+	began := time.Now()
 	m.w.WriteHeader(http.StatusOK)
 	m.w.Write(b) //nolint:errcheck // nothing to do if the client left
-	m.s.truth([]TruthEvent{{RequestID: m.id, Tokens: n, Kind: "response"}}, time.Now())
+	m.s.truth([]TruthEvent{{RequestID: m.id, Tokens: n, Kind: "response"}}, began, time.Now())
 }

@@ -231,9 +231,11 @@ func (s *Server) pool(w http.ResponseWriter, r *http.Request, prefix string, req
 		sleepCtx(r.Context(), fault.Delay)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	b := render(make([]byte, 0, 1024), in, prompt)
+	began := time.Now()
 	w.WriteHeader(http.StatusOK)
-	w.Write(render(make([]byte, 0, 1024), in, prompt)) //nolint:errcheck // nothing to do if the client left
-	s.truth([]TruthEvent{{RequestID: id, Kind: "response"}}, time.Now())
+	w.Write(b) //nolint:errcheck // nothing to do if the client left
+	s.truth([]TruthEvent{{RequestID: id, Kind: "response"}}, began, time.Now())
 }
 
 // prefill admits one sequence per input and waits until every one has been prefilled;

@@ -180,13 +180,14 @@ func (s *Server) respondResponse(w http.ResponseWriter, r *http.Request, q *seq,
 	}
 	b := appendResponseObject(nil, s, q, id, "completed", q.target, reason)
 	w.Header().Set("Content-Type", "application/json")
+	began := time.Now()
 	w.WriteHeader(http.StatusOK)
 	w.Write(b) //nolint:errcheck // nothing to do if the client left
 	ev := TruthEvent{RequestID: id, Tokens: q.target, Kind: "response"}
 	if c := q.cached.Load(); c >= 0 {
 		ev.CachedTokens, ev.hasCached = int(c), true
 	}
-	s.truth([]TruthEvent{ev}, time.Now())
+	s.truth([]TruthEvent{ev}, began, time.Now())
 }
 
 // appendResponseObject appends the response object of q with status (in_progress,

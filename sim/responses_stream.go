@@ -315,6 +315,7 @@ func (st *respStreamer) strike(ctx context.Context) bool {
 
 // flush writes the buffer, flushes it to the connection, then reports its events as truth.
 func (st *respStreamer) flush() {
+	began := time.Now()
 	if len(st.buf) > 0 {
 		if _, err := st.w.Write(st.buf); err != nil {
 			st.buf, st.pending = st.buf[:0], st.pending[:0]
@@ -324,7 +325,7 @@ func (st *respStreamer) flush() {
 	st.fl.Flush()
 	st.buf = st.buf[:0]
 	if len(st.pending) > 0 {
-		st.s.truth(st.pending, time.Now())
+		st.s.truth(st.pending, began, time.Now())
 		st.pending = st.pending[:0]
 	}
 }

@@ -24,7 +24,7 @@ import (
 const Version = "servebench-sim/1"
 
 // TruthEvent is the ground truth of one event: when its bytes were written and flushed to
-// the connection. Kind is one of role, content, reasoning (a chunk with reasoning text and no
+// the connection, and when that write began. Kind is one of role, content, reasoning (a chunk with reasoning text and no
 // answer text, reasoning.go), empty (a chunk without text, from the
 // hidden_tokens fault: not a content event), abort (a chunk with finish_reason "abort"),
 // malformed, error, usage, done (streams), response (a non-streaming body) or http_error (a
@@ -35,9 +35,14 @@ type TruthEvent struct {
 	// Tokens is the generated tokens the event carries: a content event also carries those
 	// of the empty chunks just before it, as servebench attributes them, so a request's
 	// content events add up to its output.
-	Tokens  int
-	Written time.Time
-	Kind    string
+	Tokens int
+	// Written is the clock read right after the event's bytes were written and flushed;
+	// WriteBegan the clock read right before they were written. The two bracket the moment
+	// the bytes left: a client's receive stamp of them lies between the two. Written alone
+	// is not enough under load: the write wakes the reader, which may run first while the
+	// simulator waits for a CPU, so Written can land milliseconds after the client read.
+	Written, WriteBegan time.Time
+	Kind                string
 
 	// CachedTokens is the request's prompt tokens found in the prefix cache, carried by its
 	// first content event and its response event while the prefix cache is on (0 on the
@@ -169,14 +174,15 @@ func (s *Server) SetTruth(fn func(TruthEvent)) {
 	s.hook.Store(&fn)
 }
 
-// truth reports events written at one instant to the hook and the truth log.
-func (s *Server) truth(evs []TruthEvent, at time.Time) {
+// truth reports events written in one write to the hook and the truth log: began is the
+// clock read before the write, at the one after it (and its flush).
+func (s *Server) truth(evs []TruthEvent, began, at time.Time) {
 	hook := s.hook.Load()
 	if hook == nil && s.truthLog == nil {
 		return
 	}
 	for i := range evs {
-		evs[i].Written = at
+		evs[i].Written, evs[i].WriteBegan = at, began
 	}
 	if hook != nil {
 		for _, ev := range evs {

@@ -11,9 +11,10 @@ import (
 
 // truthLog appends TruthEvents as JSONL:
 //
-//	{"request_id":"cmpl-1","seq":0,"tokens":1,"written_ns":1712345678901234567,"kind":"content"}
+//	{"request_id":"cmpl-1","seq":0,"tokens":1,"written_ns":1712345678901234567,"write_began_ns":1712345678901230000,"kind":"content"}
 //
-// written_ns is Unix nanoseconds of the wall clock right after the flush. A request's first
+// written_ns is Unix nanoseconds of the wall clock right after the flush; write_began_ns the
+// same right before the write (TruthEvent.WriteBegan): the bytes left between the two. A request's first
 // content event (or its response event) adds "cached_tokens":N while the prefix cache is
 // on: its prompt tokens found in the cache. Lines are formatted by hand because this sits
 // on the per-event path. The buffer is flushed every second and on close so that a crash
@@ -72,6 +73,8 @@ func (t *truthLog) write(evs []TruthEvent) {
 		b = strconv.AppendInt(b, int64(ev.Tokens), 10)
 		b = append(b, `,"written_ns":`...)
 		b = strconv.AppendInt(b, ev.Written.UnixNano(), 10)
+		b = append(b, `,"write_began_ns":`...)
+		b = strconv.AppendInt(b, ev.WriteBegan.UnixNano(), 10)
 		b = append(b, `,"kind":`...)
 		b = appendJSONString(b, ev.Kind)
 		if ev.hasCached {

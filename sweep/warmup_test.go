@@ -2,8 +2,6 @@ package sweep
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,23 +50,10 @@ func TestAutoThroughputWarmupMissesCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rd, err := record.NewReader(f)
+	h, recs, err := record.ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []record.Record
-	for {
-		var r record.Record
-		err := rd.Read(&r)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
-	h := rd.Header()
 	if len(h.Ends) != 2 {
 		t.Fatalf("%d runs, want the synchronous and the throughput point", len(h.Ends))
 	}

@@ -25,15 +25,14 @@ func TestClosedLoopRecords(t *testing.T) {
 	if err := res.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	rd, err := record.NewReader(&buf)
+	h, recs, err := record.ReadAll(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := metrics.NewAccumulator(metrics.Options{})
-	a.SetHeader(rd.Header())
-	var r record.Record
-	for rd.Read(&r) == nil {
-		a.Add(&r)
+	a.SetHeader(h)
+	for i := range recs {
+		a.Add(&recs[i])
 	}
 	s := a.Summary()
 	if s.Completed != 200 || s.WarmupDiscarded != 16 || !s.TTFT.Valid() || s.MaxInFlight != 16 {

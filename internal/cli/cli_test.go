@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +52,18 @@ func startSimServer(t *testing.T, mod func(*sim.Config)) (*sim.Server, string) {
 	return s, url
 }
 
+// logQuality logs the client's own health in each run of h (its run-end lines): what to
+// look at when a timing check fails on a busy machine.
+func logQuality(t *testing.T, h *record.Header) {
+	t.Helper()
+	for _, e := range h.Ends {
+		if q := e.Quality; q != nil {
+			t.Logf("run %d: client scheduling latency p50 %.2f p99 %.2f ms, CPU mean %.2f max %.2f; events stamped %d (%d at the read), requests sent %d (%d at the write hook)",
+				e.Run, q.SchedP50/1e6, q.SchedP99/1e6, q.CPUMean, q.CPUMax, q.Stamps, q.ReadStamps, q.Sends, q.WriteSends)
+		}
+	}
+}
+
 // readRecords reads a records file whole.
 func readRecords(t *testing.T, path string) (*record.Header, []record.Record) {
 	t.Helper()
@@ -61,21 +72,11 @@ func readRecords(t *testing.T, path string) (*record.Header, []record.Record) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rd, err := record.NewReader(f)
+	h, recs, err := record.ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []record.Record
-	for {
-		var r record.Record
-		if err := rd.Read(&r); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
-	return rd.Header(), recs
+	return h, recs
 }
 
 func TestRunAgainstSimulatorAndReportMatches(t *testing.T) {

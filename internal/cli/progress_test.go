@@ -50,7 +50,9 @@ func (l *lineLog) String() string {
 }
 
 // TestWaitingLineOnClosedPort: a run against a port nobody listens on says so at once,
-// not after the whole ready timeout (60 s of silence by default). The bound is generous.
+// not after the whole ready timeout (60 s of silence by default). The bound is half the 10 s
+// between the wait's later lines (bench.waitingEvery): a first line that waited for a period
+// fails it, a busy machine's slow start does not.
 func TestWaitingLineOnClosedPort(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -70,8 +72,8 @@ func TestWaitingLineOnClosedPort(t *testing.T) {
 	for {
 		if d, ok := log.seen("waiting for " + url); ok {
 			t.Logf("waiting line after %v: %q", d, strings.TrimSpace(log.String()))
-			if d > 2*time.Second {
-				t.Errorf("waiting line after %v, want within 2 s", d)
+			if d > 5*time.Second {
+				t.Errorf("waiting line after %v, want within 5 s, half the period of the later lines", d)
 			}
 			if !strings.Contains(log.String(), "s of 60") {
 				t.Errorf("waiting line does not say how long it will wait: %q", log.String())

@@ -11,20 +11,25 @@ import (
 	"time"
 
 	"servebench/internal/peertest"
+	"servebench/load"
 	"servebench/metrics"
+	"servebench/record"
 	"servebench/sim"
 )
 
 // TestReasoningAgainstSimulator runs a reasoning model on the simulator (the first 8 of 16
 // tokens of every answer are reasoning) through `servebench run --api openai-chat` and checks the
-// issue's bar: the reported TTFT (first token of any kind) and TTFO (first answer token)
-// match the simulator's truth log of the same run within 1 ms at p50. The truth of a request
-// is its first reasoning and first answer event's write (after the flush) less the kernel's
-// receive time of the request's first bytes, as the selftest pairs them; ours is kernel
-// receive and send times too, so on loopback the two agree to the scheduler's noise. The
-// 15 ms ITL leaves the client time to read each event before the next arrives: events that
-// come in one read share its receive time (load/observer.go), which on a machine too busy to
-// read a 4 ms stream in time put the first answer event several ms late.
+// bar: the reported TTFT (first token of any kind) and TTFO (first answer token) are the p50 of
+// the records' values, and those match the simulator's truth log of the same run within 1 ms
+// at p50 of the requests. The truth of a request is its first reasoning and first answer
+// event's write less the kernel's receive time of the request's first bytes, as the selftest
+// pairs them; ours is kernel receive and send times too, so on loopback the two agree to the
+// scheduler's noise. Each write is stamped twice, so the truth is an interval
+// (truthErrors.add). This compared the two p50s once, ours against the p50 of the stamps after
+// the flush, and failed on a busy machine twice over: that stamp runs late while the woken
+// client reads first (1.005 ms, once), and with TTFOs spread by the load a few requests read
+// late move one p50 and not the other. The 15 ms ITL leaves the client time to read each event
+// before the next is due.
 func TestReasoningAgainstSimulator(t *testing.T) {
 	// the Responses API streams the thinking as response.reasoning_text.delta events of a
 	// reasoning item before the message's output_text deltas (vLLM's shape): the same phases
@@ -53,20 +58,38 @@ func TestReasoningAgainstSimulator(t *testing.T) {
 				t.Fatalf("completed %v, reasoning requests %v, reasoning tokens %v, answer tokens %v, good %v; want 32, 32, 256, 256, 32",
 					s["completed"], s["reasoning_requests"], s["total_reasoning_tokens"], s["total_answer_tokens"], s["good_requests"])
 			}
-			ttft, ttfo := truthFirsts(t, truth)
+			hdr, recs := readRecords(t, rec)
+			streams := truthStreams(t, truth)
+			var first, answer truthErrors
+			for i := range recs {
+				r := &recs[i]
+				ts := streams[load.RequestID(r.Run, r.ID)]
+				if ts == nil || ts.start == 0 || len(ts.writes) != len(r.Events) || r.ReasoningEvents >= len(r.Events) {
+					t.Fatalf("request %d: %d events, %d reasoning, and in the truth log %v", r.ID, len(r.Events), r.ReasoningEvents, ts)
+				}
+				first.add(r, ts, 0)
+				answer.add(r, ts, r.ReasoningEvents)
+			}
 			for _, c := range []struct {
-				key   string
-				truth []float64
-			}{{"median_ttft_ms", ttft}, {"median_ttfo_ms", ttfo}} {
+				key string
+				e   *truthErrors
+			}{{"median_ttft_ms", &first}, {"median_ttfo_ms", &answer}} {
+				slices.Sort(c.e.ours)
+				slices.Sort(c.e.off)
 				got, _ := s[c.key].(float64)
-				want := metrics.Quantile(c.truth, 50)
-				t.Logf("%s: %.3f ms, truth %.3f ms over %d requests", c.key, got, want, len(c.truth))
-				if len(c.truth) != 32 || math.Abs(got-want) > 1 {
-					t.Errorf("%s %.3f ms against the truth log's %.3f ms (%d requests): want within 1 ms", c.key, got, want, len(c.truth))
+				ours, off := metrics.Quantile(c.e.ours, 50), metrics.Quantile(c.e.off, 50)
+				t.Logf("%s: %.3f ms; per request off the truth by %.3f ms at p50, %.3f ms at most, over %d requests",
+					c.key, got, off, max(-c.e.off[0], c.e.off[len(c.e.off)-1]), len(c.e.off))
+				// the summary's figure is the p50 of the records' values (JSON keeps ms to the ns)
+				if len(c.e.ours) != 32 || math.Abs(got-ours) > 1e-6 {
+					t.Errorf("%s %v ms, the p50 of the records' %d values %v ms: want the same", c.key, got, len(c.e.ours), ours)
+				}
+				if math.Abs(off) > 1 {
+					t.Errorf("%s: the requests' figures are off the truth log's by %.3f ms at p50, want within 1 ms", c.key, off)
+					logQuality(t, hdr)
 				}
 			}
 			// The records carry the phases; the text report shows them.
-			_, recs := readRecords(t, rec)
 			for _, r := range recs {
 				if len(r.Events) != 16 || r.ReasoningEvents != 8 || r.FirstAnswer != r.Events[8].T || r.ReasoningTokens != 8 || r.ReasoningTokensSource != "server" {
 					t.Fatalf("record %d: %d events, reasoning events %d, first answer %d, reasoning tokens %d (%s); want 16, 8, event 8's time, 8 (server)",
@@ -86,52 +109,73 @@ func TestReasoningAgainstSimulator(t *testing.T) {
 	}
 }
 
-// truthFirsts reads the simulator's truth log: per request, its first event of any kind
-// (reasoning or content) and its first answer (content) event, each less the request's
-// arrival (the kernel's receive time, else the first read), in ms.
-func truthFirsts(t *testing.T, path string) (ttft, ttfo []float64) {
+// truthStream is one request in the simulator's truth log: its arrival (the kernel's receive
+// time of its first bytes, else the first read) and the writes of its reasoning and content
+// events, in order (Unix ns).
+type truthStream struct {
+	start  int64
+	writes []truthWrite
+}
+
+// truthStreams reads the simulator's truth log by request id.
+func truthStreams(t *testing.T, path string) map[string]*truthStream {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, first, answer := map[string]int64{}, map[string]int64{}, map[string]int64{}
-	var ids []string
+	out := map[string]*truthStream{}
 	for line := range strings.Lines(string(b)) {
 		var e struct {
 			ID      string `json:"request_id"`
 			Kind    string `json:"kind"`
 			Written int64  `json:"written_ns"`
+			Began   int64  `json:"write_began_ns"`
 			Read    int64  `json:"read_ns"`
 			Arrived int64  `json:"arrived_ns"`
 		}
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			t.Fatalf("truth line %q: %v", line, err)
 		}
-		switch {
-		case e.Kind == "request":
-			start[e.ID] = e.Read
+		if out[e.ID] == nil {
+			out[e.ID] = &truthStream{}
+		}
+		switch ts := out[e.ID]; e.Kind {
+		case "request":
+			ts.start = e.Read
 			if e.Arrived > 0 {
-				start[e.ID] = e.Arrived
+				ts.start = e.Arrived
 			}
-			ids = append(ids, e.ID)
-		case e.Kind != "reasoning" && e.Kind != "content":
-		case first[e.ID] == 0:
-			first[e.ID] = e.Written
-		}
-		if e.Kind == "content" && answer[e.ID] == 0 {
-			answer[e.ID] = e.Written
+		case "reasoning", "content":
+			if e.Began <= 0 || e.Began > e.Written {
+				t.Fatalf("truth line %q: want a write begun before it was written", line)
+			}
+			ts.writes = append(ts.writes, truthWrite{e.Began, e.Written})
 		}
 	}
-	for _, id := range ids {
-		if first[id] != 0 && answer[id] != 0 {
-			ttft = append(ttft, float64(first[id]-start[id])/1e6)
-			ttfo = append(ttfo, float64(answer[id]-start[id])/1e6)
-		}
+	return out
+}
+
+// truthErrors are, per request, our figure from `sent` to one event (ours) and how far it
+// lies outside the truth log's (off: 0 inside, negative below, positive above), in ms.
+type truthErrors struct{ ours, off []float64 }
+
+// add appends request r's figures to event i. The truth is from the request's arrival to the
+// write of event i, which the simulator stamps just before (write_began_ns) and after its
+// flush (written_ns): the bytes left between the two, so the truth lies between the two
+// figures. Events that came in one read share the receive time of its newest bytes
+// (load/observer.go), so when we read event i with later ones the truth is the write of the
+// last of them.
+func (e *truthErrors) add(r *record.Record, ts *truthStream, i int) {
+	last := i
+	for last+1 < len(r.Events) && r.Events[last+1].T == r.Events[i].T {
+		last++
 	}
-	slices.Sort(ttft)
-	slices.Sort(ttfo)
-	return ttft, ttfo
+	w := ts.writes[last]
+	ours := float64(r.Events[i].T-r.Sent) / 1e6
+	lo, hi := float64(w.began-ts.start)/1e6, float64(w.written-ts.start)/1e6
+	e.ours = append(e.ours, ours)
+	e.off = append(e.off, ours-min(max(ours, lo), hi))
 }
 
 // thinkingTemplate is a Qwen3-style chat template: the generation prompt opens <think>, so

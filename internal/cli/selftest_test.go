@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -39,8 +40,12 @@ func selftestRun(t *testing.T, args ...string) []selftest.Point {
 
 // TestSelftestHolds1024PacedStreams drives 1,024 concurrent streams at 5 events/s each (1/s under -race)
 // through the real load path against a simulator process, and checks that every stream was
-// held, every event was paired with the simulator's truth log, and the timestamp error stays
-// under a loose bound (the figures themselves come from `servebench selftest`). Under -race
+// held, every event was paired with the simulator's truth log, no event was stamped before
+// the simulator began writing it (causality, on one clock: 1 ms for rounding), and the
+// timestamp error stays under a loose bound (the figures themselves come from `servebench
+// selftest`). The lower side is causality rather than the error's p50 against the stamp the
+// simulator takes after its write: on a busy machine the write wakes the client, which may
+// run first while the simulator waits tens of ms for a core to take that stamp. Under -race
 // and -short it drives 128 streams: the instrumented simulator and client share the test
 // binary, and 1,024 of them on a busy 2-core machine measure the machine's backlog (errors of
 // seconds), not servebench; CI's plain run keeps the 1,024.
@@ -53,24 +58,35 @@ func TestSelftestHolds1024PacedStreams(t *testing.T) {
 	}
 	rows := selftestRun(t, "--points", points, "--itl", itl, "--ttft", "20ms", "--tokens", strconv.Itoa(tokens), "--rounds", "1")
 	for _, r := range rows {
-		t.Logf("%d streams: %.0f events/s, %.1f µs CPU/event, error p50 %.2f p99 %.2f max %.2f ms, TTFT error p50 %.2f p99 %.2f ms",
-			r.Streams, r.EventsPerSec, r.CPUPerEvent/1e3, r.ErrP50Ms, r.ErrP99Ms, r.ErrMaxMs, r.TTFTErrP50Ms, r.TTFTErrP99Ms)
+		t.Logf("%d streams: %.0f events/s, %.1f µs CPU/event, error p50 %.2f p99 %.2f max %.2f ms, early by %.3f ms at most, "+
+			"TTFT error p50 %.2f p99 %.2f ms (wire p50 %.2f p99 %.2f ms)", r.Streams, r.EventsPerSec, r.CPUPerEvent/1e3, r.ErrP50Ms,
+			r.ErrP99Ms, r.ErrMaxMs, r.EarlyMaxMs, r.TTFTErrP50Ms, r.TTFTErrP99Ms, r.TTFTWireErrP50Ms, r.TTFTWireErrP99Ms)
 		if !r.Held || r.Requests != 2*r.Streams || r.Events != tokens*r.Requests {
 			t.Errorf("%d streams: held %v, %d requests, %d events, max in flight %d", r.Streams, r.Held, r.Requests, r.Events, r.MaxInFlight)
 		}
 		if r.Matched != r.Events/2 {
 			t.Errorf("%d streams: %d of %d measured events paired with the truth log", r.Streams, r.Matched, r.Events/2)
 		}
-		if r.ErrP99Ms > bound || r.ErrP50Ms < -1 {
-			t.Errorf("%d streams: timestamp error p50 %.2f ms p99 %.2f ms, want within [-1, %.0f] ms", r.Streams, r.ErrP50Ms, r.ErrP99Ms, bound)
+		if r.EarlyMaxMs > 1 {
+			t.Errorf("%d streams: an event stamped %.3f ms before the simulator began writing it, want none over 1 ms", r.Streams, r.EarlyMaxMs)
+		}
+		if r.ErrP99Ms > bound {
+			t.Errorf("%d streams: timestamp error p99 %.2f ms, want at most %.0f ms", r.Streams, r.ErrP99Ms, bound)
 		}
 		// every measured request is paired with the simulator's own TTFT (its read of the
-		// request's first bytes is in the truth log), and the client's TTFT is close to it
+		// request's first bytes is in the truth log), and the client's TTFT is close to it:
+		// on Linux to the TTFT from the kernel's receipt of those bytes (wire), since the
+		// simulator's own delay in reading them, which grows with a busy machine and 1,024
+		// requests arriving at once, is the server's, part of the TTFT a client sees
 		if r.TTFTMatched != r.Requests/2 {
 			t.Errorf("%d streams: %d of %d measured requests paired with the simulator's TTFT", r.Streams, r.TTFTMatched, r.Requests/2)
 		}
-		if r.TTFTErrP50Ms > bound || r.TTFTErrP50Ms < -bound {
-			t.Errorf("%d streams: TTFT error p50 %.2f ms, want within ±%.0f ms", r.Streams, r.TTFTErrP50Ms, bound)
+		ttftErr, kind := r.TTFTErrP50Ms, "from its read"
+		if runtime.GOOS == "linux" {
+			ttftErr, kind = r.TTFTWireErrP50Ms, "from the kernel's receipt (wire)"
+		}
+		if ttftErr > bound || ttftErr < -bound {
+			t.Errorf("%d streams: TTFT error p50 %.2f ms against the simulator's TTFT %s, want within ±%.0f ms", r.Streams, ttftErr, kind, bound)
 		}
 	}
 }
