@@ -119,11 +119,16 @@ type Steadiness struct {
 	// ClientDrift is a trend in an open loop's client queue time (the sends' lateness): the
 	// load generator's health, named in a warning and not counted against the server.
 	ClientDrift *Drift `json:"client_drift,omitempty"`
+	// Contention is how a closed loop's contention (the requests whose TTFT interval
+	// overlapped each request's) moved over the windows, and the TTFT drifts it explained
+	// (steadycontention.go): the users' phase, not the server.
+	Contention *Contention `json:"contention,omitempty"`
 }
 
 // steadyObs is what the check keeps of one measured, completed request.
 type steadyObs struct {
 	sent, end   int64
+	first       int64   // the first content event (0: none)
 	ttft, itl   float32 // ns; NaN when undefined
 	queue       float32 // dispatched − scheduled, ns
 	prompt, out float32 // prompt and output tokens: what the request asked of the server
@@ -141,6 +146,11 @@ type loadSpan struct {
 type steadyAcc struct {
 	obs   []steadyObs
 	spans []loadSpan
+	// events are the arrival times of every request's streamed events after its first, any
+	// phase, up to maxContentionEvents: the decode work in a TTFT interval
+	// (steadycontention.go).
+	events       []int64
+	eventsCapped bool
 }
 
 // addLoad keeps any sent request's span (warmup, cooldown and failed ones too).
@@ -156,6 +166,14 @@ func (s *steadyAcc) addLoad(r *record.Record) {
 		sp.late = max(0, r.Dispatched-r.Scheduled)
 	}
 	if n := len(r.Events); n > 0 {
+		if len(s.events)+n <= maxContentionEvents {
+			for _, e := range r.Events[1:] {
+				s.events = append(s.events, e.T)
+			}
+		} else {
+			s.events = s.events[:0:0] // too many to keep: no judgement at equal contention
+			s.eventsCapped = true
+		}
 		sp.first, sp.end = r.Events[0].T, max(sp.end, r.Events[n-1].T)
 		sp.tokens = int32(r.OutputTokens)
 		if sp.tokens == 0 {
@@ -176,7 +194,7 @@ func (s *steadyAcc) add(r *record.Record, out int) {
 		o.e2e = float32(r.Events[n-1].T - r.Sent)
 	}
 	if v, ok := ttft(r); ok {
-		o.ttft = float32(v)
+		o.ttft, o.first = float32(v), r.Events[0].T
 	}
 	if n := len(r.Events); n >= 2 {
 		o.itl = float32(float64(r.Events[n-1].T-r.Events[0].T) / float64(n-1))
@@ -203,6 +221,9 @@ type series struct {
 	// a negative effect that, unchecked, "explained" every throttling in the matrix.
 	covSign []int
 	shift   bool // the step test applies (see check)
+	// win is, per window, its requests' contention and TTFT: a closed loop's TTFT series
+	// only (steadycontention.go).
+	win [][]condObs
 }
 
 // check runs the steady-state check; users is a closed loop's user count (0: open loop or
@@ -247,6 +268,11 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 	bounds, _ := countWindows(len(in), per, users)
 	e2e := byCount(in, "e2e", "ms", bounds, func(o steadyObs) float32 { return float32(o.end - o.sent) })
 	for _, sr := range all {
+		if sr.win != nil {
+			st.Contention = contention(sr, nil, st.Alpha)
+		}
+	}
+	for _, sr := range all {
 		st.Windows = max(st.Windows, len(sr.xs))
 		d, ok := trend(sr, st.Alpha, sr.shift)
 		if !ok || (!open && !cycled(d, e2e)) {
@@ -267,6 +293,13 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 				markExplained(st.Series, sr, d, adj)
 				continue
 			}
+		}
+		// Judge the server, not the phase: a closed loop's TTFT at equal contention
+		// (steadycontention.go).
+		if c := contention(sr, &d, st.Alpha); c != nil && len(c.Explained) > 0 {
+			st.Contention = c
+			markContention(st.Series, d, c)
+			continue
 		}
 		if sr.metric == "client_queue" {
 			// the sends' lateness is the client's health, not the server's: named, not counted
@@ -302,6 +335,9 @@ func (s *steadyAcc) candidates(rg region, users int, open bool) ([]series, []Ser
 		sr.shift = true
 		if len(sr.xs) == len(bounds)-1 && m.name != "client_queue" {
 			sr.covs, sr.covNames, sr.covSign = covs, names, plusOne(len(covs))
+		}
+		if m.name == "ttft" && !open {
+			sr.win = s.contentionWindows(in, bounds)
 		}
 		addc(sr, reason)
 	}

@@ -207,6 +207,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped())) // stages.go
 	s.Warnings = warnings(s, a.hdr)
 	s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)
+	s.Warnings = append(s.Warnings, contentionNote(s.Steadiness)...) // steadycontention.go
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	s.Warnings = append(s.Warnings, gpuWarnings(s)...)
 	s.Warnings = append(s.Warnings, a.coldWarmWarnings(s)...)
