@@ -291,6 +291,9 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 			ar.xs = adj.Xs
 			if _, still := trend(ar, st.Alpha, sr.shift); !still {
 				markExplained(st.Series, sr, d, adj)
+				if st.Contention != nil && explainedBy(sr, adj) == phaseCovariate {
+					st.Contention.Explained = append(st.Contention.Explained, d)
+				}
 				continue
 			}
 		}
@@ -580,6 +583,9 @@ func (s *steadyAcc) byTime(rg region, open bool) (tp, inf series, reason string)
 	// A closed loop's sends follow its completions: its send rate is the throughput itself,
 	// so only what is in flight (and an open loop's arrivals) may explain throughput.
 	tp.covs, tp.covNames, tp.covSign = [][]float64{out, prompt}, []string{"the output lengths in flight", "the prompt lengths in flight"}, []int{1, 0}
+	if !open { // the users' phase (steadycontention.go), last: a mix's lengths come first
+		tp.covs, tp.covNames, tp.covSign = append(tp.covs, s.phaseByTime(start, w, k)), append(tp.covNames, phaseCovariate), append(tp.covSign, 0)
+	}
 	if open {
 		tp.covs, tp.covNames, tp.covSign = append([][]float64{sent, prefill}, tp.covs...), append([]string{"the arrivals the windows drew", "the prompt tokens sent per second"}, tp.covNames...), append([]int{1, 0}, tp.covSign...)
 	}

@@ -314,6 +314,40 @@ func atEqual(win [][]condObs, coef [2]float64) []float64 {
 	return out
 }
 
+// phaseCovariate names a closed loop's windows' mean contention level as a covariate of its
+// output throughput: users merged into cohorts cycle at another pace on the same server.
+const phaseCovariate = "the users' phase (the requests each TTFT overlapped)"
+
+// phaseByTime is, per time window of length w from start, the mean contention level of the
+// measured requests sent in it (the previous window's where none was sent).
+func (s *steadyAcc) phaseByTime(start, w float64, k int) []float64 {
+	var in []steadyObs
+	for _, o := range s.obs {
+		if i := (float64(o.sent) - start) / w; i >= 0 && i < float64(k) {
+			in = append(in, o)
+		}
+	}
+	lv, work := s.contentionWork(in)
+	sum, cnt := make([]float64, k), make([]float64, k)
+	for j, o := range in {
+		if lv[j] >= 0 {
+			i := int((float64(o.sent) - start) / w)
+			sum[i] += work[j][0]
+			cnt[i]++
+		}
+	}
+	out := make([]float64, k)
+	for i := range out {
+		switch {
+		case cnt[i] > 0:
+			out[i] = sum[i] / cnt[i]
+		case i > 0:
+			out[i] = out[i-1]
+		}
+	}
+	return out
+}
+
 // contentionNote is the information note for each drift the contention explained.
 func contentionNote(st *Steadiness) []Warning {
 	if st == nil || st.Contention == nil {
@@ -322,6 +356,12 @@ func contentionNote(st *Steadiness) []Warning {
 	c := st.Contention
 	var out []Warning
 	for _, d := range c.Explained {
+		if d.Metric != "ttft" {
+			out = append(out, warn(Info, "",
+				"%s %s %.0f%% with the users' phase, not with the server: each measured request's TTFT overlapped %.1f others' on average over the first third of the window, %.1f over the last (the users %s %.1f s into it), and the output throughput does not drift once the windows' contention is accounted for, so the steady verdict does not count it (see docs/metrics.md \"Steady state\")",
+				driftName(d.Metric), d.Direction, 100*d.Change, c.From, c.To, phaseVerb(c), c.Into))
+			continue
+		}
 		out = append(out, warn(Info, "",
 			"%s %s %.0f%% with contention, not with the server: the users' phase %s %.1f s into the window (each measured request's TTFT overlapped %.1f others' on average before, %.1f after); at equal contention TTFT moved %+.1f%%, so the steady verdict does not count it (see docs/metrics.md \"Steady state\")",
 			driftName(d.Metric), d.Direction, 100*d.Change, phaseVerb(c), c.Into, c.From, c.To, 100**c.TTFTAtEqual))
