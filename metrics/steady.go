@@ -726,8 +726,8 @@ func steadyWarning(st *Steadiness) []string {
 		if client && d.Metric != "client_queue" {
 			cause = "the client's own queue time rose too, so the load generator may be the cause rather than the server"
 		}
-		out = append(out, fmt.Sprintf("not steady: %s %s by %.3g %s per minute (%.0f%% over the window; p = %.2g over %d windows by the trend and step tests, α %.2g; not explained by the arrivals or lengths the windows drew): %s; see docs/metrics.md \"Steady state\"",
-			driftName(d.Metric), d.Direction, math.Abs(d.PerMinute), d.Unit, 100*d.Change, d.P, st.Windows, st.Alpha, cause))
+		out = append(out, fmt.Sprintf("not steady: %s %s by %.3g %s per minute (%.0f%% over the window; p = %.2g over %d windows by the trend and step tests, α %.2g; not explained by the arrivals or lengths the windows drew%s): %s; see docs/metrics.md \"Steady state\"",
+			driftName(d.Metric), d.Direction, math.Abs(d.PerMinute), d.Unit, 100*d.Change, d.P, st.Windows, st.Alpha, atEqualNote(st.Contention, d), cause))
 	}
 	return out
 }

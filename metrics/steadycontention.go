@@ -369,6 +369,15 @@ func contentionNote(st *Steadiness) []Warning {
 	return out
 }
 
+// atEqualNote adds to a TTFT drift that stands what TTFT did at equal contention, the users'
+// phase taken out ("" for other drifts or without the figure).
+func atEqualNote(c *Contention, d Drift) string {
+	if c == nil || c.TTFTAtEqual == nil || d.Metric != "ttft" {
+		return ""
+	}
+	return fmt.Sprintf("; at equal contention, the users' phase taken out, TTFT moved %+.0f%%", 100**c.TTFTAtEqual)
+}
+
 // phaseVerb says how the users' phase moved: merged (more overlap) or spread.
 func phaseVerb(c *Contention) string {
 	if c.To > c.From {
