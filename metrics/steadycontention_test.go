@@ -120,15 +120,11 @@ func TestSteadyContentionKeepsThrottle(t *testing.T) {
 // contentionWork by hand: three requests' TTFT intervals [0, 10), [5, 15), [20, 30) with
 // prompts 100, 200, 300 (ns), and events of another request at 6, 7 and 25.
 func TestContentionWorkByHand(t *testing.T) {
-	var s steadyAcc
-	for _, sp := range []loadSpan{
+	s := steadyAcc{spans: []loadSpan{
 		{sent: 1, first: 10, end: 40, prompt: 100},
 		{sent: 5, first: 15, end: 40, prompt: 200},
 		{sent: 20, first: 30, end: 40, prompt: 300},
-	} {
-		s.spans = append(s.spans, sp)
-	}
-	s.events = []int64{25, 6, 7}
+	}, events: []int64{25, 6, 7}}
 	in := []steadyObs{{sent: 1, first: 10}, {sent: 5, first: 15}, {sent: 20, first: 30}, {sent: 50}}
 	lv, work := s.contentionWork(in)
 	// request 0 overlaps request 1 over [5, 10): half of request 1's interval
