@@ -246,23 +246,75 @@ func contention(sr series, d *Drift, alpha float64) *Contention {
 }
 
 // withinFit is the least-squares coefficients of TTFT (ms) on the prefill and decode work
-// (tokens) within windows: each window's requests about their own window's means, so that a
-// change of the server over time cannot leak into them. A negative decode coefficient drops
-// the decode part (refitted on the prefill alone); false when the prefill work has no spread
-// within windows or its coefficient is not positive (more work can only lengthen TTFT).
+// (tokens, events) within windows: each window's requests about their own window's means, so
+// that a change of the server over time cannot leak into them. It fits twice: the second time
+// without the requests whose residual is more than trimMADs robust standard deviations
+// (1.4826 × MAD) from the median residual, since one stall inside a window where the users
+// merged (a 417 ms TTFT among 225 ms ones, and a wide spread of work) moved the prefill cost by
+// a third. A negative decode coefficient drops the decode part (refitted on the prefill
+// alone); false when the prefill work has no spread within windows or its coefficient is not
+// positive (more work can only lengthen TTFT).
 func withinFit(win [][]condObs) ([2]float64, bool) {
+	c, ok := fitWithin(win)
+	if !ok {
+		return c, false
+	}
+	var res []float64
+	resid := func(w []condObs) []float64 {
+		m0, m1, my := windowMeans(w)
+		out := make([]float64, len(w))
+		for i, o := range w {
+			out[i] = o.v - my - c[0]*(o.work[0]-m0) - c[1]*(o.work[1]-m1)
+		}
+		return out
+	}
+	for _, w := range win {
+		res = append(res, resid(w)...)
+	}
+	med := stat.Median(res)
+	mad := 0.0
+	for i := range res {
+		res[i] = math.Abs(res[i] - med)
+	}
+	if mad = 1.4826 * stat.Median(res); mad <= 0 {
+		return c, true
+	}
+	trimmed := make([][]condObs, 0, len(win))
+	for _, w := range win {
+		var kept []condObs
+		for i, r := range resid(w) {
+			if math.Abs(r-med) <= trimMADs*mad {
+				kept = append(kept, w[i])
+			}
+		}
+		if len(kept) > 1 {
+			trimmed = append(trimmed, kept)
+		}
+	}
+	return fitWithin(trimmed)
+}
+
+// trimMADs is how far from the median, in robust standard deviations, a request's residual
+// may lie and still take part in withinFit's second fit.
+const trimMADs = 3
+
+// windowMeans is the mean prefill work, decode work and TTFT of a window's requests.
+func windowMeans(w []condObs) (m0, m1, my float64) {
+	for _, o := range w {
+		m0, m1, my = m0+o.work[0], m1+o.work[1], my+o.v
+	}
+	k := float64(len(w))
+	return m0 / k, m1 / k, my / k
+}
+
+// fitWithin is one least-squares fit of withinFit.
+func fitWithin(win [][]condObs) ([2]float64, bool) {
 	var s [2][2]float64
 	var sy [2]float64
 	for _, w := range win {
-		var m [2]float64
-		my := 0.0
+		m0, m1, my := windowMeans(w)
 		for _, o := range w {
-			m[0], m[1], my = m[0]+o.work[0], m[1]+o.work[1], my+o.v
-		}
-		k := float64(len(w))
-		m[0], m[1], my = m[0]/k, m[1]/k, my/k
-		for _, o := range w {
-			d0, d1, dy := o.work[0]-m[0], o.work[1]-m[1], o.v-my
+			d0, d1, dy := o.work[0]-m0, o.work[1]-m1, o.v-my
 			s[0][0], s[0][1], s[1][1] = s[0][0]+d0*d0, s[0][1]+d0*d1, s[1][1]+d1*d1
 			sy[0], sy[1] = sy[0]+d0*dy, sy[1]+d1*dy
 		}
