@@ -36,14 +36,14 @@ import (
 // prefill rate plus the decode steps it ran meanwhile, whatever the phase. The coefficients
 // (ms per 1,000 prompt tokens and per 1,000 others' events) are least squares within windows
 // (each window's requests about their own window's means), so a server that changed over time
-// does not move them; the series at equal contention is each window's median of TTFT less the
-// fitted effect of its requests' work about the mean work of every window. A count of the
-// overlapping requests was tried first: a run whose users merged into one cohort left its
-// first and last thirds with no level in common, and prefill work alone, fitted where users
-// are spread out (a prefill among others' decode steps), overstated a cohort's TTFT by
-// 10–16% (all users prefill together, nobody decodes); with both parts 8 of 8 merged runs'
-// TTFT at equal contention moved by less than 10% (over HTTP against the simulator at load 23:
-// TTFT 29 → 50–225 ms).
+// does not move them (withinFit); the series at equal contention is each window's median of
+// TTFT less the fitted effect of its requests' work about the mean work of every window. Two
+// simpler figures were tried first on the same HTTP runs: a count of the overlapping requests
+// (compare's contention levels) left a run whose users merged into one cohort with no level
+// common to its first and last thirds, so nothing could be judged; and prefill work alone,
+// fitted where users are spread out (a prefill among the others' decode steps), overstated a
+// cohort's TTFT by 10–16% (all users prefill together, nobody decodes). docs/metrics.md has
+// the rates measured over HTTP.
 //
 // The drift is the users' phase, not the server's, and is explained (named in a note, not
 // counted) when all of these hold:
