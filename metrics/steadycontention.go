@@ -415,8 +415,8 @@ func contentionNote(st *Steadiness) []Warning {
 			continue
 		}
 		out = append(out, warn(Info, "",
-			"%s %s %.0f%% with contention, not with the server: the users' phase %s %.1f s into the window (each measured request's TTFT overlapped %.1f others' on average before, %.1f after); at equal contention TTFT moved %+.1f%%, so the steady verdict does not count it (see docs/metrics.md \"Steady state\")",
-			driftName(d.Metric), d.Direction, 100*d.Change, phaseVerb(c), c.Into, c.From, c.To, 100**c.TTFTAtEqual))
+			"%s %s %.0f%% with contention, not with the server: %s; at equal contention TTFT moved %+.1f%%, so the steady verdict does not count it (see docs/metrics.md \"Steady state\")",
+			driftName(d.Metric), d.Direction, 100*d.Change, c.what(), 100**c.TTFTAtEqual))
 	}
 	return out
 }
@@ -440,8 +440,19 @@ func phaseVerb(c *Contention) string {
 
 // explainedText is the series check's note for a drift the contention explained.
 func explainedText(d Drift, c *Contention) string {
-	return fmt.Sprintf("%s %s %.0f%% with contention: the users' phase %s %.1f s into the window (overlap %.1f → %.1f); at equal contention TTFT moved %+.1f%%",
-		driftName(d.Metric), d.Direction, 100*d.Change, phaseVerb(c), c.Into, c.From, c.To, 100**c.TTFTAtEqual)
+	return fmt.Sprintf("%s %s %.0f%% with contention: %s; at equal contention TTFT moved %+.1f%%",
+		driftName(d.Metric), d.Direction, 100*d.Change, c.what(), 100**c.TTFTAtEqual)
+}
+
+// what says how the contention moved: the users' phase when it moved (Moved), else the work
+// the server did in the requests' TTFT intervals.
+func (c *Contention) what() string {
+	if c.Moved {
+		return fmt.Sprintf("the users' phase %s %.1f s into the window (each measured request's TTFT overlapped %.1f others' on average before, %.1f after)",
+			phaseVerb(c), c.Into, c.From, c.To)
+	}
+	return fmt.Sprintf("the server prefilled %.0f prompt tokens on average while a request waited for its first token over the first third of the window, %.0f over the last",
+		c.WorkFrom, c.WorkTo)
 }
 
 // markContention notes on the series' check that the contention explained its drift.
