@@ -289,9 +289,10 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 		if adj := adjustSigned(sr); len(adj.Used) > 0 && explains(sr.xs, adj) {
 			ar := sr
 			ar.xs = adj.Xs
-			if _, still := trend(ar, st.Alpha, sr.shift); !still {
+			phase := explainedBy(sr, adj) == phaseCovariate
+			if _, still := trend(ar, st.Alpha, sr.shift); !still && (!phase || flatAtEqual(st.Contention)) {
 				markExplained(st.Series, sr, d, adj)
-				if st.Contention != nil && explainedBy(sr, adj) == phaseCovariate {
+				if phase {
 					st.Contention.Explained = append(st.Contention.Explained, d)
 				}
 				continue

@@ -370,6 +370,15 @@ func atEqual(win [][]condObs, coef [2]float64) []float64 {
 // output throughput: users merged into cohorts cycle at another pace on the same server.
 const phaseCovariate = "the users' phase (the requests each TTFT overlapped)"
 
+// flatAtEqual says whether TTFT at equal contention moved by less than the size gate: only
+// then may the users' phase explain a drift of the output throughput. A server that changed
+// moves TTFT at equal contention, and its throughput drift is its own: with the phase
+// covariate alone, 3 of 7 runs throttled ×1.5 midway over HTTP had their throughput fall
+// "explained" by the contention the slower server's cohorts showed.
+func flatAtEqual(c *Contention) bool {
+	return c != nil && c.TTFTAtEqual != nil && math.Abs(*c.TTFTAtEqual) < steadyMinChange
+}
+
 // phaseByTime is, per time window of length w from start, the mean contention level of the
 // measured requests sent in it (the previous window's where none was sent).
 func (s *steadyAcc) phaseByTime(start, w float64, k int) []float64 {
