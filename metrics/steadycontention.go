@@ -16,8 +16,8 @@ import (
 // spacing they fell into, and one late engine step can merge two users' prefills for the rest
 // of the run. Over HTTP against the simulator (16 users, 512 in / 32 out) a run's requests
 // overlapped 1.2 others' TTFT on average for 2.5 s, 3.5 after such a merge, and the window
-// TTFT went 21 → 40 ms while the server's own step times did not move: the check called it
-// "TTFT rose 81%", and compare held the run PROVISIONAL (5 of 20 A/A pairs).
+// TTFT went 21 → 40 ms on the same simulator: the check called it "TTFT rose 81%", and
+// compare held such runs PROVISIONAL (5 of 20 A/A pairs).
 //
 // So a closed loop's TTFT drift is judged again at equal contention: at equal work done by
 // the server while the request waited for its first token. Over each request's TTFT interval
@@ -148,7 +148,7 @@ func (s *steadyAcc) contentionWork(in []steadyObs) ([]int, [][2]float64) {
 	}
 	lv, work := make([]int, len(in)), make([][2]float64, len(in))
 	for i, o := range in {
-		lv[i] = -1
+		lv[i] = -1 // the request's own interval is one of those counted
 		if o.first <= 0 {
 			continue
 		}
@@ -156,8 +156,8 @@ func (s *steadyAcc) contentionWork(in []steadyObs) ([]int, [][2]float64) {
 			lv[i]++
 			work[i][0] += share * p
 		})
-		lv[i] = max(lv[i], 0) // the request itself is one of them
-		// the events strictly inside (sent, first): its own first event is at first
+		lv[i] = max(lv[i], 0)
+		// the others' events after their first, strictly inside (sent, first)
 		lo, _ := slices.BinarySearch(s.events, o.sent+1)
 		hi, _ := slices.BinarySearch(s.events, o.first)
 		work[i][1] = float64(max(hi-lo, 0))
