@@ -119,11 +119,16 @@ type Steadiness struct {
 	// ClientDrift is a trend in an open loop's client queue time (the sends' lateness): the
 	// load generator's health, named in a warning and not counted against the server.
 	ClientDrift *Drift `json:"client_drift,omitempty"`
+	// Contention is how a closed loop's contention (the requests whose TTFT interval
+	// overlapped each request's) moved over the windows, and the TTFT drifts it explained
+	// (steadycontention.go): the users' phase, not the server.
+	Contention *Contention `json:"contention,omitempty"`
 }
 
 // steadyObs is what the check keeps of one measured, completed request.
 type steadyObs struct {
 	sent, end   int64
+	first       int64   // the first content event (0: none)
 	ttft, itl   float32 // ns; NaN when undefined
 	queue       float32 // dispatched − scheduled, ns
 	prompt, out float32 // prompt and output tokens: what the request asked of the server
@@ -141,6 +146,11 @@ type loadSpan struct {
 type steadyAcc struct {
 	obs   []steadyObs
 	spans []loadSpan
+	// events are the arrival times of every request's streamed events after its first, any
+	// phase, up to maxContentionEvents: the decode work in a TTFT interval
+	// (steadycontention.go).
+	events       []int64
+	eventsCapped bool
 }
 
 // addLoad keeps any sent request's span (warmup, cooldown and failed ones too).
@@ -156,6 +166,14 @@ func (s *steadyAcc) addLoad(r *record.Record) {
 		sp.late = max(0, r.Dispatched-r.Scheduled)
 	}
 	if n := len(r.Events); n > 0 {
+		if len(s.events)+n <= maxContentionEvents {
+			for _, e := range r.Events[1:] {
+				s.events = append(s.events, e.T)
+			}
+		} else {
+			s.events = s.events[:0:0] // too many to keep: no judgement at equal contention
+			s.eventsCapped = true
+		}
 		sp.first, sp.end = r.Events[0].T, max(sp.end, r.Events[n-1].T)
 		sp.tokens = int32(r.OutputTokens)
 		if sp.tokens == 0 {
@@ -176,7 +194,7 @@ func (s *steadyAcc) add(r *record.Record, out int) {
 		o.e2e = float32(r.Events[n-1].T - r.Sent)
 	}
 	if v, ok := ttft(r); ok {
-		o.ttft = float32(v)
+		o.ttft, o.first = float32(v), r.Events[0].T
 	}
 	if n := len(r.Events); n >= 2 {
 		o.itl = float32(float64(r.Events[n-1].T-r.Events[0].T) / float64(n-1))
@@ -203,6 +221,9 @@ type series struct {
 	// a negative effect that, unchecked, "explained" every throttling in the matrix.
 	covSign []int
 	shift   bool // the step test applies (see check)
+	// win is, per window, its requests' contention and TTFT: a closed loop's TTFT series
+	// only (steadycontention.go).
+	win [][]condObs
 }
 
 // check runs the steady-state check; users is a closed loop's user count (0: open loop or
@@ -247,6 +268,11 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 	bounds, _ := countWindows(len(in), per, users)
 	e2e := byCount(in, "e2e", "ms", bounds, func(o steadyObs) float32 { return float32(o.end - o.sent) })
 	for _, sr := range all {
+		if sr.win != nil {
+			st.Contention = contention(sr, nil, st.Alpha)
+		}
+	}
+	for _, sr := range all {
 		st.Windows = max(st.Windows, len(sr.xs))
 		d, ok := trend(sr, st.Alpha, sr.shift)
 		if !ok || (!open && !cycled(d, e2e)) {
@@ -263,10 +289,21 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 		if adj := adjustSigned(sr); len(adj.Used) > 0 && explains(sr.xs, adj) {
 			ar := sr
 			ar.xs = adj.Xs
-			if _, still := trend(ar, st.Alpha, sr.shift); !still {
+			phase := explainedBy(sr, adj) == phaseCovariate
+			if _, still := trend(ar, st.Alpha, sr.shift); !still && (!phase || flatAtEqual(st.Contention)) {
 				markExplained(st.Series, sr, d, adj)
+				if phase {
+					st.Contention.Explained = append(st.Contention.Explained, d)
+				}
 				continue
 			}
+		}
+		// Judge the server, not the phase: a closed loop's TTFT at equal contention
+		// (steadycontention.go).
+		if c := contention(sr, &d, st.Alpha); c != nil && len(c.Explained) > 0 {
+			st.Contention = c
+			markContention(st.Series, d, c)
+			continue
 		}
 		if sr.metric == "client_queue" {
 			// the sends' lateness is the client's health, not the server's: named, not counted
@@ -302,6 +339,9 @@ func (s *steadyAcc) candidates(rg region, users int, open bool) ([]series, []Ser
 		sr.shift = true
 		if len(sr.xs) == len(bounds)-1 && m.name != "client_queue" {
 			sr.covs, sr.covNames, sr.covSign = covs, names, plusOne(len(covs))
+		}
+		if m.name == "ttft" && !open {
+			sr.win = s.contentionWindows(in, bounds)
 		}
 		addc(sr, reason)
 	}
@@ -544,6 +584,9 @@ func (s *steadyAcc) byTime(rg region, open bool) (tp, inf series, reason string)
 	// A closed loop's sends follow its completions: its send rate is the throughput itself,
 	// so only what is in flight (and an open loop's arrivals) may explain throughput.
 	tp.covs, tp.covNames, tp.covSign = [][]float64{out, prompt}, []string{"the output lengths in flight", "the prompt lengths in flight"}, []int{1, 0}
+	if !open { // the users' phase (steadycontention.go), last: a mix's lengths come first
+		tp.covs, tp.covNames, tp.covSign = append(tp.covs, s.phaseByTime(start, w, k)), append(tp.covNames, phaseCovariate), append(tp.covSign, 0)
+	}
 	if open {
 		tp.covs, tp.covNames, tp.covSign = append([][]float64{sent, prefill}, tp.covs...), append([]string{"the arrivals the windows drew", "the prompt tokens sent per second"}, tp.covNames...), append([]int{1, 0}, tp.covSign...)
 	}
@@ -684,8 +727,8 @@ func steadyWarning(st *Steadiness) []string {
 		if client && d.Metric != "client_queue" {
 			cause = "the client's own queue time rose too, so the load generator may be the cause rather than the server"
 		}
-		out = append(out, fmt.Sprintf("not steady: %s %s by %.3g %s per minute (%.0f%% over the window; p = %.2g over %d windows by the trend and step tests, α %.2g; not explained by the arrivals or lengths the windows drew): %s; see docs/metrics.md \"Steady state\"",
-			driftName(d.Metric), d.Direction, math.Abs(d.PerMinute), d.Unit, 100*d.Change, d.P, st.Windows, st.Alpha, cause))
+		out = append(out, fmt.Sprintf("not steady: %s %s by %.3g %s per minute (%.0f%% over the window; p = %.2g over %d windows by the trend and step tests, α %.2g; not explained by the arrivals or lengths the windows drew%s): %s; see docs/metrics.md \"Steady state\"",
+			driftName(d.Metric), d.Direction, math.Abs(d.PerMinute), d.Unit, 100*d.Change, d.P, st.Windows, st.Alpha, atEqualNote(st.Contention, d), cause))
 	}
 	return out
 }

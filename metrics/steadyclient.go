@@ -151,6 +151,12 @@ func withoutDisturbed(sr series, iv []interval) (series, int) {
 			out.xs, out.ts, out.spans = append(out.xs, sr.xs[i]), append(out.ts, sr.ts[i]), append(out.spans, sr.spans[i])
 		}
 	}
+	out.win = nil
+	for i, w := range sr.win {
+		if len(sr.win) == len(sr.xs) && keep[i] {
+			out.win = append(out.win, w)
+		}
+	}
 	out.covs = nil
 	for _, c := range sr.covs {
 		if len(c) != len(sr.xs) {

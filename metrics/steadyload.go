@@ -51,21 +51,27 @@ func maxCovariates(n int) int { return max(0, min(3, n-1-steadyMinWindows)) }
 // markExplained notes on the series' check which covariate explained its drift: the one
 // with the largest share of the change.
 func markExplained(checks []SeriesCheck, sr series, d Drift, adj stat.Adjusted) {
+	why := explainedBy(sr, adj)
+	for i := range checks {
+		if checks[i].Metric == sr.metric {
+			checks[i].Explained = fmt.Sprintf("%s %s %.0f%% with %s; none left once it is accounted for", driftName(d.Metric), d.Direction, 100*d.Change, why)
+		}
+	}
+}
+
+// explainedBy is the covariate with the largest share of the change ("what the windows
+// received" when none has one).
+func explainedBy(sr series, adj stat.Adjusted) string {
 	best, bi := 0.0, -1
 	for i, sh := range adj.Share {
 		if v := math.Abs(sh); v > best {
 			best, bi = v, i
 		}
 	}
-	why := "what the windows received"
-	if bi >= 0 {
-		why = sr.covNames[adj.Used[bi]]
+	if bi < 0 {
+		return "what the windows received"
 	}
-	for i := range checks {
-		if checks[i].Metric == sr.metric {
-			checks[i].Explained = fmt.Sprintf("%s %s %.0f%% with %s; none left once it is accounted for", driftName(d.Metric), d.Direction, 100*d.Change, why)
-		}
-	}
+	return sr.covNames[adj.Used[bi]]
 }
 
 // requestCovariates are, per count window, the mean output and prompt tokens of the

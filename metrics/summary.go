@@ -208,6 +208,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Warnings = warnings(s, a.hdr)
 	if s.Streams() { // the steady check reads streamed figures: a pooling run is not checked
 		s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)
+		s.Warnings = append(s.Warnings, contentionNote(s.Steadiness)...) // steadycontention.go
 	}
 	s.Warnings = append(s.Warnings, a.loadWarnings(s)...)
 	s.Warnings = append(s.Warnings, gpuWarnings(s)...)
