@@ -27,9 +27,6 @@ func mdEsc(s string) string {
 	return strings.NewReplacer("|", `\|`, "*", `\*`, "`", "'", "<", "&lt;", "\n", " ").Replace(s)
 }
 
-// mdCode makes s safe inside a code span: backticks and pipes cannot be escaped there.
-func mdCode(s string) string { return strings.NewReplacer("`", "'", "|", "¦").Replace(s) }
-
 // renderMarkdown is the md format: the layout of renderText in Markdown.
 func renderMarkdown(w io.Writer, ins []Input) error {
 	if len(ins) == 2 {
