@@ -2,8 +2,6 @@ package metrics
 
 import (
 	"compress/gzip"
-	"errors"
-	"io"
 	"math"
 	"os"
 	"strings"
@@ -24,23 +22,11 @@ func readRecords(t *testing.T, path string) (*record.Header, []record.Record) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, err := record.NewReader(zr)
+	h, recs, err := record.ReadAll(zr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []record.Record
-	for {
-		var r record.Record
-		err := rd.Read(&r)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
-	return rd.Header(), recs
+	return h, recs
 }
 
 func summarise(h *record.Header, recs []record.Record) *Summary {

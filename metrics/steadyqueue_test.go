@@ -1,11 +1,7 @@
 package metrics
 
 import (
-	"compress/gzip"
-	"errors"
-	"io"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -104,33 +100,9 @@ func TestSteadyDiscountsDisturbedClient(t *testing.T) {
 // 200 requests there, which was judged too late before it was refined, and the run was
 // called steady (3 of 7 such runs were).
 func TestSteadyNamesDecayingColdStart(t *testing.T) {
-	f, err := os.Open("testdata/cold-start-warmup-0.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := record.NewReader(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []record.Record
-	for {
-		var r record.Record
-		err := rd.Read(&r)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
+	h, recs := readRecords(t, "testdata/cold-start-warmup-0.jsonl.gz")
 	a := NewAccumulator(Options{})
-	a.SetHeader(rd.Header())
+	a.SetHeader(h)
 	for i := range recs {
 		a.Add(&recs[i])
 	}
