@@ -142,16 +142,6 @@ func (v *sweepView) unitNote() string {
 	return s
 }
 
-// warningLines are the distinct warnings, numbered as the table's notes column numbers them.
-func (v *sweepView) warningLines() []string {
-	ws := finiteWarnings(v.warnings())
-	out := make([]string, len(ws))
-	for k, w := range ws {
-		out[k] = fmt.Sprintf("[%d] %s: %s", k+1, w.Level, w)
-	}
-	return out
-}
-
 // warnings are the distinct warnings, each with the points it applies to in its text.
 func (v *sweepView) warnings() []metrics.Warning {
 	var out []metrics.Warning
@@ -193,9 +183,9 @@ func sweepSections(h *record.Header, runs []metrics.RunSummary) []*Section {
 	head, rows := v.columns()
 	findings := sweepFindings(v.end)
 	points := &Section{Name: "sweep", Title: "sweep", Heading: "sweep",
-		Tables: []*Table{{Head: head, Rows: rows, Note: v.unitNote(), Labels: 2}},
-		Notes:  v.warningLines(),
-		JSON:   []Field{{"sweep_points", v.jsonPoints()}, {"sweep_warnings", v.jsonWarnings()}, {"sweep_end", v.end}, {"sweep_findings", findings}},
+		Tables:    []*Table{{Head: head, Rows: rows, Note: v.unitNote(), Labels: 2}},
+		Footnotes: footnotes(v.warnings()), // numbered as the table's notes column numbers them
+		JSON:      []Field{{"sweep_points", v.jsonPoints()}, {"sweep_warnings", v.jsonWarnings()}, {"sweep_end", v.end}, {"sweep_findings", findings}},
 	}
 	concl := &Section{Name: "sweep-findings", Title: "sweep findings", JSON: []Field{}}
 	for i, f := range findings {
