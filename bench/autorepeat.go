@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -60,6 +61,9 @@ func (b *Session) autoRepeat(ctx, hard context.Context) error {
 		}
 		s, err := b.RunPoint(ctx, hard, b.lc, record.RunEnd{Run: i, Label: label}, label)
 		b.endHook = nil
+		if errors.Is(err, ErrNotBegun) {
+			return nil // stopped between runs: the runs before stand
+		}
 		b.logf("%s: %s", label, RunLine(s))
 		if err != nil || ctx.Err() != nil {
 			return err

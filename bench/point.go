@@ -13,6 +13,11 @@ import (
 	"servebench/validity"
 )
 
+// ErrNotBegun is RunPoint's error when the stop came before the run sent anything, while a
+// later run's prompts were being built: there is no run, and the runs before it stand. It
+// wraps context.Canceled, so where it is not expected it reads as an interruption.
+var ErrNotBegun = fmt.Errorf("stopped before the run began: %w", context.Canceled)
+
 // runner is the load runner for the session's target and run run's part of the workload.
 func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 	s := &b.spec
@@ -50,6 +55,9 @@ func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record.RunEnd, label string) (*metrics.Summary, error) {
 	r, err := b.runner(ctx, end.Run)
 	if err != nil {
+		if ctx.Err() != nil { // the stop came while the run's prompts were built (a tokenizer call)
+			return nil, ErrNotBegun
+		}
 		return nil, err
 	}
 	lc.Run = end.Run

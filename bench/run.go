@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -56,6 +57,9 @@ func (b *Session) repeats(ctx, hard context.Context) error {
 	for i := range n {
 		label := fmt.Sprintf("repeat %d/%d", i+1, n)
 		s, err := b.RunPoint(ctx, hard, b.lc, record.RunEnd{Run: i, Label: label}, label)
+		if errors.Is(err, ErrNotBegun) {
+			return nil // stopped between runs: the runs before stand
+		}
 		b.logf("%s: %s", label, RunLine(s))
 		if err != nil || ctx.Err() != nil {
 			return err

@@ -218,6 +218,9 @@ func (sw *sweeper) runOnce(p point, label, progress string, ps *metrics.PointSum
 	sw.logf("%s", progress)
 	end := record.RunEnd{Run: k, Label: label, Concurrency: p.users, Rate: p.rate}
 	sum, err := sw.b.RunPoint(sw.ctx, sw.hard, lc, end, progress)
+	if errors.Is(err, bench.ErrNotBegun) {
+		return errInterrupted // stopped while the point's prompts were built: no run
+	}
 	sw.runs++
 	if sum != nil { // its run-end line is written: the run is in the file
 		ps.Runs = append(ps.Runs, metrics.RunSummary{Run: k, Label: label, Summary: sum})
