@@ -42,15 +42,25 @@ while :; do
     g=$((g+1))
   done
   i=$((i+1))
+  echo $i >> %q
   if [ %d -gt 0 ] && [ $i -ge %d ]; then echo "NVML: driver gone" >&2; exit 9; fi
   sleep $sec
 done
-`, starts, clockAfter, gpus, watts, exitAfter, exitAfter)
+`, starts, clockAfter, gpus, watts, starts+".readings", exitAfter, exitAfter)
 	path = filepath.Join(dir, "nvidia-smi")
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return path, starts
+}
+
+// readings is how many readings the fake nvidia-smi has printed so far.
+func readings(t *testing.T, starts string) int {
+	b, err := os.ReadFile(starts + ".readings")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
 }
 
 // One long-lived process per run, samples every interval on the run's clock, one sample per
@@ -62,7 +72,12 @@ func TestGPUSamplerOneProcess(t *testing.T) {
 	s.Prime(t.Context())
 	t0 := time.Now()
 	s.Start()
-	time.Sleep(600 * time.Millisecond)
+	// wait for the fake to have printed 8 readings (about 400 ms; far longer on a loaded
+	// machine, where a fixed sleep saw too few), then take what the sampler read
+	for deadline := time.Now().Add(30 * time.Second); readings(t, starts) < 8 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	elapsed := time.Since(t0)
 	samples := s.Stop(true)
 	args, _ := os.ReadFile(starts)
 	if n := strings.Count(string(args), "\n"); n != 1 {
@@ -76,8 +91,10 @@ func TestGPUSamplerOneProcess(t *testing.T) {
 	if n, _ := strconv.Atoi(pid); n <= 0 || syscall.Kill(n, 0) == nil {
 		t.Errorf("nvidia-smi (pid %s) still runs after Stop", pid)
 	}
-	if len(samples) < 6 || len(samples) > 16 {
-		t.Fatalf("%d samples over 600 ms at 50 ms", len(samples))
+	// at least the 8 readings waited for, less the one Stop may cut; no more than the
+	// interval allows (one every 50 ms, and the primed one)
+	if most := int(elapsed/(50*time.Millisecond)) + 2; len(samples) < 7 || len(samples) > most {
+		t.Fatalf("%d samples over %v at 50 ms (want 7 to %d)", len(samples), elapsed, most)
 	}
 	if samples[0].At.After(t0) {
 		t.Errorf("first sample %v after t0: Prime must wait for the first reading", samples[0].At.Sub(t0))

@@ -25,24 +25,10 @@ func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
 		c.Adapters = sim.LoRAList{"a1", "a2"}
 	})
 	p := filepath.Join(t.TempDir(), "r.jsonl")
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	done := make(chan int, 1)
-	var errs bytes.Buffer
-	go func() {
-		done <- Main(ctx, []string{"run", "-q", "--url", url, "--repeat", "100000000", "--requests", "3", "--warmup", "1",
-			"--concurrency", "1", "--input-tokens", "8", "--output-tokens", "2", "--lora-modules", "a1,a2", "-o", p},
-			strings.NewReader(""), &bytes.Buffer{}, &errs)
-	}()
-	// wait for a record of a run past those built up front (1024 prompts of 4 a run)
-	deadline := time.Now().Add(60 * time.Second)
-	for !hasRecordOfRun(p, 260) {
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("no record of run 260 within 60s: %s", errs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	h := startHugeRepeat(t, url, p, "--lora-modules", "a1,a2")
+	defer h.stop()
+	h.waitForRun(t, 260) // past the runs built up front (1024 prompts of 4 a run)
+	stop, done, errs := h.stop, h.done, &h.errs
 	stopped := time.Now()
 	stop()
 	select {
@@ -56,19 +42,19 @@ func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
 		t.Fatal("no exit within 60s of the stop")
 	}
 	t.Logf("ended %v after the stop", time.Since(stopped))
-	h, recs := readRecords(t, p)
-	if n := len(h.Workload.Parts); n < 2 || n > 1024/4 {
+	hdr, recs := readRecords(t, p)
+	if n := len(hdr.Workload.Parts); n < 2 || n > 1024/4 {
 		t.Errorf("header embeds %d parts, want 2 to %d", n, 1024/4)
 	}
 	prompts := map[string]int{}
 	adapters := map[string]bool{}
 	for _, r := range recs {
-		if r.Run >= len(h.Workload.Parts) {
+		if r.Run >= len(hdr.Workload.Parts) {
 			adapters[r.Adapter] = true
 		}
 	}
 	var embedded []json.RawMessage
-	if err := json.Unmarshal(h.Workload.Requests, &embedded); err != nil {
+	if err := json.Unmarshal(hdr.Workload.Requests, &embedded); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range embedded {
@@ -81,6 +67,39 @@ func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
 		if n > 1 {
 			t.Errorf("an embedded prompt appears %d times: %.60s", n, q)
 		}
+	}
+}
+
+// hugeRepeat is a `run --repeat 100000000` of 3 tiny requests a run, one user, in progress.
+type hugeRepeat struct {
+	p    string
+	stop context.CancelFunc
+	done chan int
+	errs bytes.Buffer
+}
+
+// startHugeRepeat starts `run --repeat 100000000` against url, writing p, with extra flags.
+func startHugeRepeat(t *testing.T, url, p string, extra ...string) *hugeRepeat {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	h := &hugeRepeat{p: p, stop: stop, done: make(chan int, 1)}
+	args := append([]string{"run", "-q", "--url", url, "--repeat", "100000000", "--requests", "3", "--warmup", "1",
+		"--concurrency", "1", "--input-tokens", "8", "--output-tokens", "2", "-o", p}, extra...)
+	go func() { h.done <- Main(ctx, args, strings.NewReader(""), &bytes.Buffer{}, &h.errs) }()
+	return h
+}
+
+// waitForRun waits (60 s at most) for a record of run r or later; it stops the run and
+// fails the test if none comes.
+func (h *hugeRepeat) waitForRun(t *testing.T, r int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !hasRecordOfRun(h.p, r) {
+		if time.Now().After(deadline) {
+			h.stop()
+			t.Fatalf("no record of run %d within 60s: %s", r, h.errs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

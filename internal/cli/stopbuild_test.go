@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -48,23 +46,10 @@ func TestStopWhileBuildingARunsPrompts(t *testing.T) {
 	defer front.Close()
 	defer close(release)
 	p := filepath.Join(t.TempDir(), "r.jsonl")
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	done := make(chan int, 1)
-	var errs bytes.Buffer
-	go func() {
-		done <- Main(ctx, []string{"run", "-q", "--url", front.URL, "--repeat", "100000000", "--requests", "3",
-			"--warmup", "1", "--concurrency", "1", "--input-tokens", "8", "--output-tokens", "2", "-o", p},
-			strings.NewReader(""), &bytes.Buffer{}, &errs)
-	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for !hasRecordOfRun(p, 1024/4) { // past the runs whose prompts were built up front
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("no record of run %d within 60s: %s", 1024/4, errs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	h := startHugeRepeat(t, front.URL, p)
+	defer h.stop()
+	h.waitForRun(t, 1024/4) // past the runs whose prompts were built up front
+	stop, done, errs := h.stop, h.done, &h.errs
 	hold.Store(true)
 	select {
 	case <-held:
