@@ -122,6 +122,9 @@ type Row struct {
 	FamilyP float64
 	// moved: a judged tail whose FamilyP is below Alpha
 	moved bool
+	// confounded: a tail whose change was demoted to inconclusive because a side's client
+	// was disturbed (disturbedTails)
+	confounded string
 	// Contention, on a row that the arrivals' contention moves (TTFT p50, E2E p50, the
 	// throughputs), is the metric compared at equal contention (contention.go); nil elsewhere
 	// or when no contention level is common to every run.
@@ -205,6 +208,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 		row.Change = row.Contention.Explains(row)
 		res.Rows = append(res.Rows, row)
 	}
+	res.disturbedTails()
 	res.tailFamily(opt.Alpha)
 	res.count()
 	res.methodWarnings()
