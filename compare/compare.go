@@ -161,6 +161,9 @@ type Result struct {
 	// quarter of the run or more: left out of every metric, or kept where fewer than two
 	// runs of the side would remain (disturbed.go).
 	Disturbed []DisturbedRun
+	// Brief are the runs whose client's record marks it disturbed for less than a quarter of
+	// the run: kept in every metric, named in a note (disturbed.go).
+	Brief []DisturbedRun
 	// Metrics is the key metrics tried; Decided those whose interval settled them (~, within
 	// threshold, improved, regressed); Undecided those inconclusive; NotJudged the tails left
 	// out at one run a side; Metrics − Decided − Undecided − NotJudged could not be compared.
@@ -180,6 +183,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 	br, bd := healthyRuns("base", br)
 	cr, cd := healthyRuns("candidate", cr)
 	res.Disturbed = append(bd, cd...)
+	res.Brief = append(brieflyDisturbed("base", br), brieflyDisturbed("candidate", cr)...)
 	bc, cc := sideConditions(base), sideConditions(cand)
 	if bcache, ccache, ok := prefixCache(br, cr); ok {
 		bc.Put(bcache)

@@ -83,8 +83,38 @@ func healthyRuns(side string, runs []metrics.RunSummary) ([]metrics.RunSummary, 
 	return kept, out
 }
 
-// disturbedNotes names each run its client's record marked disturbed.
+// brieflyDisturbed are the runs whose client's record says it was disturbed for some of the
+// run but less than disturbedShare of it: they stay in every metric, and a note names them so
+// that a reader of a comparison made on a busy machine sees which runs it touched.
+func brieflyDisturbed(side string, runs []metrics.RunSummary) []DisturbedRun {
+	var out []DisturbedRun
+	for _, r := range runs {
+		if secs, w, why, ok := clientDisturbed(r); !ok && secs > 0 {
+			out = append(out, DisturbedRun{Side: side, Run: r.Run, Seconds: secs, Window: w, Why: why, Kept: true})
+		}
+	}
+	return out
+}
+
+// disturbedNotes names each run its client's record marked disturbed, and in one note those
+// it marked disturbed for less than a quarter of the run.
 func (r *Result) disturbedNotes() {
+	if len(r.Brief) > 0 {
+		var runs []string
+		why := map[string]bool{}
+		var whys []string
+		for _, d := range r.Brief {
+			runs = append(runs, fmt.Sprintf("%s run %d (%.2g s of %.3g s)", d.Side, d.Run+1, d.Seconds, d.Window))
+			for _, w := range d.Why {
+				if !why[w] {
+					why[w] = true
+					whys = append(whys, w)
+				}
+			}
+		}
+		r.warnf("briefly disturbed, kept: the load generator's own health record marks %s disturbed (%s), under a quarter of each window; their figures hold those seconds",
+			strings.Join(runs, ", "), strings.Join(whys, ", "))
+	}
 	for _, d := range r.Disturbed {
 		what := fmt.Sprintf("its load generator was disturbed for %.3g s of its %.3g s window (%s, from the run's own health record)",
 			d.Seconds, d.Window, strings.Join(d.Why, ", "))
