@@ -212,7 +212,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 		row.Change = row.Contention.Explains(row)
 		res.Rows = append(res.Rows, row)
 	}
-	res.disturbedTails()
+	res.disturbedTails(br, cr)
 	res.tailFamily(opt.Alpha)
 	res.count()
 	res.methodWarnings()

@@ -139,7 +139,7 @@ func (r *Result) disturbedNotes() {
 // (blocks), and a change of a median or a rate is called as before. A tail whose own median
 // (TTFT p50 for TTFT p99, …) made the same change stands: the whole distribution moved, which
 // a few stalls cannot do (ITL ×2 moved E2E p50 +69% and E2E p99 +64% in such pairs).
-func (r *Result) disturbedTails() {
+func (r *Result) disturbedTails(br, cr []metrics.RunSummary) {
 	if len(r.Disturbed) == 0 {
 		return
 	}
@@ -161,10 +161,30 @@ func (r *Result) disturbedTails() {
 		}
 		row.confounded = row.Change
 		row.Change = Inconclusive
-		r.warnf("%s %s %+.1f%% [%+.1f%%, %+.1f%%] in its runs, but %s were disturbed by their client's own health record: a p99 is set by a run's slowest requests, and on a disturbed machine those are the machine's (a client that waits for a CPU reads events late; a server on the same machine waits too), so the change is not called and this metric is inconclusive; measure both sides again on a quiet machine",
-			row.Metric.Name, row.confounded, 100*row.Delta, 100*row.DeltaLo, 100*row.DeltaHi, strings.Join(runs, ", "))
+		r.warnf("%s %s %+.1f%% [%+.1f%%, %+.1f%%] in its runs, but %s were disturbed by their client's own health record: a p99 is set by a run's slowest requests, and on a disturbed machine those are the machine's (a client that waits for a CPU reads events late; a server on the same machine waits too), so the change is not called and this metric is inconclusive%s; measure both sides again on a quiet machine",
+			row.Metric.Name, row.confounded, 100*row.Delta, 100*row.DeltaLo, 100*row.DeltaHi, strings.Join(runs, ", "), serverTailSaw(row.Metric, br, cr))
 	}
 }
 
 // tailMedian is each tail's median: the same distribution's centre.
 var tailMedian = map[string]string{TTFTp99.Name: TTFTp50.Name, ITLp99.Name: ITLp50.Name, E2Ep99.Name: E2Ep50.Name}
+
+// serverTailSaw is, for a tail the server also measures (TTFT p99, ITL p99), its own figure on
+// both sides (median over runs) in words, "" when a run lacks it: whether the server's own
+// histogram saw the change too, which the client's record cannot say.
+func serverTailSaw(m Metric, br, cr []metrics.RunSummary) string {
+	f, ok := serverTail[m.Name]
+	if !ok {
+		return ""
+	}
+	for _, r := range append(slices.Clone(br), cr...) {
+		if _, ok := f.get(r.Summary); !ok {
+			return ""
+		}
+	}
+	b, c := medianOf(br, f.get), medianOf(cr, f.get)
+	if b == nil || c == nil || *b <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the %s, from its own histogram, went %.4g → %.4g ms, %+.0f%%)", f.name, *b, *c, 100*(*c / *b - 1))
+}

@@ -22,7 +22,7 @@ func TestDisturbedTailNotCalled(t *testing.T) {
 		}
 	}
 	r := &Result{Alpha: 0.05, Rows: rows(), Disturbed: []DisturbedRun{{Side: "candidate", Run: 2, Seconds: 12, Window: 18}}}
-	r.disturbedTails()
+	r.disturbedTails(nil, nil)
 	r.tailFamily(0.05)
 	if got := r.Rows[1].Change; got != Inconclusive {
 		t.Errorf("TTFT p99 beside a disturbed run: %s, want inconclusive", got)
@@ -37,7 +37,7 @@ func TestDisturbedTailNotCalled(t *testing.T) {
 		t.Errorf("notes %q, want one naming TTFT p99 and candidate run 3", r.Warnings)
 	}
 	r = &Result{Alpha: 0.05, Rows: rows()}
-	r.disturbedTails()
+	r.disturbedTails(nil, nil)
 	if r.Rows[1].Change != Regressed || len(r.Warnings) != 0 {
 		t.Errorf("without a disturbed run: TTFT p99 %s, notes %q; want regressed, none", r.Rows[1].Change, r.Warnings)
 	}
