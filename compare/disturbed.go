@@ -186,5 +186,5 @@ func serverTailSaw(m Metric, br, cr []metrics.RunSummary) string {
 	if b == nil || c == nil || *b <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (the %s, from its own histogram, went %.4g → %.4g ms, %+.0f%%)", f.name, *b, *c, 100*(*c / *b - 1))
+	return fmt.Sprintf(" (the server's own histogram: %s %.4g → %.4g ms, %+.0f%%)", f.name, *b, *c, 100*(*c / *b - 1))
 }
