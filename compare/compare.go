@@ -1,9 +1,11 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"servebench/conditions"
@@ -114,6 +116,15 @@ type Row struct {
 	// median over runs of its histogram's p99) when it exists in every run and moved by less
 	// than the row's threshold; nil otherwise (see blocks).
 	ServerSteady *ServerPair
+	// FamilyP, on a judged tail row, is its p with the judged tails taken as one family
+	// (Holm's step-down, tailFamily); a tail blocks the verdict only when it is below Alpha.
+	// 0 on other rows.
+	FamilyP float64
+	// moved: a judged tail whose FamilyP is below Alpha
+	moved bool
+	// confounded: a tail whose change was demoted to inconclusive because a side's client
+	// was disturbed (disturbedTails)
+	confounded string
 	// Contention, on a row that the arrivals' contention moves (TTFT p50, E2E p50, the
 	// throughputs), is the metric compared at equal contention (contention.go); nil elsewhere
 	// or when no contention level is common to every run.
@@ -150,6 +161,9 @@ type Result struct {
 	// quarter of the run or more: left out of every metric, or kept where fewer than two
 	// runs of the side would remain (disturbed.go).
 	Disturbed []DisturbedRun
+	// Brief are the runs whose client's record marks it disturbed for less than a quarter of
+	// the run: kept in every metric, named in a note (disturbed.go).
+	Brief []DisturbedRun
 	// Metrics is the key metrics tried; Decided those whose interval settled them (~, within
 	// threshold, improved, regressed); Undecided those inconclusive; NotJudged the tails left
 	// out at one run a side; Metrics − Decided − Undecided − NotJudged could not be compared.
@@ -169,6 +183,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 	br, bd := healthyRuns("base", br)
 	cr, cd := healthyRuns("candidate", cr)
 	res.Disturbed = append(bd, cd...)
+	res.Brief = append(brieflyDisturbed("base", br), brieflyDisturbed("candidate", cr)...)
 	bc, cc := sideConditions(base), sideConditions(cand)
 	if bcache, ccache, ok := prefixCache(br, cr); ok {
 		bc.Put(bcache)
@@ -197,6 +212,8 @@ func Compare(base, cand *Side, opt Options) *Result {
 		row.Change = row.Contention.Explains(row)
 		res.Rows = append(res.Rows, row)
 	}
+	res.disturbedTails(br, cr)
+	res.tailFamily(opt.Alpha)
 	res.count()
 	res.methodWarnings()
 	res.serverNotes()
@@ -498,11 +515,38 @@ func verdict(r *Result) string {
 // An inconclusive TTFT p50, E2E p50 or throughput whose figure at equal contention is
 // equivalent does not block either (Contention.Clears): its runs spread with the arrivals'
 // clustering.
+//
+// A tail "moved" only when it is significant with the judged tails taken as one family
+// (FamilyP < Alpha): each tail tested alone at 5% made about one A/A pair in seven hold on
+// some tail by chance.
 func blocks(x Row) bool {
 	if x.Change != Inconclusive || x.Contention.Clears(x) {
 		return false
 	}
-	return !x.Metric.Tail || (x.Significant && x.ServerSteady == nil)
+	return !x.Metric.Tail || (x.tailMoved() && x.ServerSteady == nil)
+}
+
+// tailMoved says whether a tail row moved significantly once the judged tails are one family.
+func (x Row) tailMoved() bool { return x.Significant && x.moved }
+
+// tailFamily sets each judged tail row's FamilyP, its p adjusted by Holm's step-down over
+// the judged tails (the k-th smallest p of m times m − k + 1, never below the one before it),
+// and marks those below alpha as moved. Holm's procedure holds the chance that any of the
+// tails is called moved when none did at alpha, whatever their dependence (Holm 1979).
+func (r *Result) tailFamily(alpha float64) {
+	var idx []int
+	for i, row := range r.Rows {
+		if row.Metric.Tail && row.Change != NotJudged {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(r.Rows[a].P, r.Rows[b].P) })
+	prev := 0.0
+	for k, i := range idx {
+		p := min(1, math.Max(prev, float64(len(idx)-k)*r.Rows[i].P))
+		r.Rows[i].FamilyP, r.Rows[i].moved = p, p < alpha
+		prev = p
+	}
 }
 
 // prefixCacheKey is the measured condition "how much of the prompts the server took from its

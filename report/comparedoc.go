@@ -212,6 +212,9 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 		P           float64  `json:"p"`
 		Significant bool     `json:"significant"`
 		Change      string   `json:"change"`
+		// PFamily, on a judged p99, is its p with the judged p99s as one family (Holm's
+		// step-down): a p99 holds the verdict only when it is below the alpha.
+		PFamily *float64 `json:"p_family,omitempty"`
 		// RunSpreadAssumed: no side had two runs, so the run-to-run spread was assumed.
 		RunSpreadAssumed bool `json:"run_spread_assumed,omitempty"`
 		// PowerAtThreshold is the chance these runs find a true change of the threshold;
@@ -236,6 +239,9 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 		rw := row{Metric: x.Metric.Name, Unit: x.Metric.Unit, Base: e(x.Base), Cand: e(x.Cand), Delta: x.Delta, P: x.P,
 			DeltaLo: finite(x.DeltaLo), DeltaHi: finite(x.DeltaHi), RunSpreadAssumed: x.Assumed,
 			Significant: x.Significant, Change: x.Change, Threshold: x.Threshold, Arithmetic: x.Arithmetic}
+		if x.FamilyP > 0 {
+			rw.PFamily = finite(x.FamilyP)
+		}
 		for _, o := range x.Outliers {
 			rw.Outliers = append(rw.Outliers, outlierJSON{o.Side, o.Run, o.Dev})
 		}

@@ -34,7 +34,10 @@ candidate/base from the runs' spread (run --repeat) and each run's own requests 
 bootstrap over time windows); with one run a side the run-to-run spread is assumed (3%) and
 the p99s are shown but not judged. A run whose own health record says its client was
 disturbed for a quarter of it or more is left out of every metric (two runs a side stay), and
-a run far outside its side's others is left out of that metric; both are named. TTFT p50,
+a run far outside its side's others is left out of that metric; both are named, and so are
+runs disturbed for less than a quarter (kept). A p99 holds the verdict only when it moved with
+the three p99s taken as one family (Holm), and beside a disturbed run a p99's change is not
+called unless its median made the same change. TTFT p50,
 E2E p50 and the throughputs are also judged at equal contention (requests grouped by how many
 other prefills overlapped theirs; a throughput as tokens or requests per second of request
 time): an inconclusive one whose figure there is equivalent does not hold the verdict, and a
