@@ -132,6 +132,7 @@ type Steadiness struct {
 // steadyObs is what the check keeps of one measured, completed request.
 type steadyObs struct {
 	sent, end   int64
+	sched       int64   // the intended send time (sent when unknown or later)
 	first       int64   // the first content event (0: none)
 	ttft, itl   float32 // ns; NaN when undefined
 	queue       float32 // dispatched − scheduled, ns
@@ -192,8 +193,11 @@ func (s *steadyAcc) addLoad(r *record.Record) {
 
 // add keeps a measured, completed request.
 func (s *steadyAcc) add(r *record.Record, out int) {
-	o := steadyObs{sent: r.Sent, end: r.Done, ttft: float32(math.NaN()), itl: float32(math.NaN()), e2e: float32(math.NaN()),
+	o := steadyObs{sent: r.Sent, end: r.Done, sched: r.Sent, ttft: float32(math.NaN()), itl: float32(math.NaN()), e2e: float32(math.NaN()),
 		prompt: float32(r.PromptTokens), out: float32(out)}
+	if r.Scheduled > 0 && r.Scheduled <= r.Sent {
+		o.sched = r.Scheduled
+	}
 	if n := len(r.Events); n > 0 {
 		o.e2e = float32(r.Events[n-1].T - r.Sent)
 	}
@@ -225,6 +229,9 @@ type series struct {
 	// a negative effect that, unchecked, "explained" every throttling in the matrix.
 	covSign []int
 	shift   bool // the step test applies (see check)
+	// byChanges fits the covariates to the windows' changes, not their levels
+	// (stat.AdjustByChanges): an open loop's, whose covariates are the schedule's dice.
+	byChanges bool
 	// win is, per window, its requests' contention and TTFT: a closed loop's TTFT series
 	// only (steadycontention.go).
 	win [][]condObs
@@ -340,7 +347,7 @@ func (s *steadyAcc) candidates(rg region, users int, open bool) ([]series, []Ser
 			continue
 		}
 		sr := byCount(in, m.name, "ms", bounds, m.f)
-		sr.shift = true
+		sr.shift, sr.byChanges = true, open
 		if len(sr.xs) == len(bounds)-1 && m.name != "client_queue" {
 			sr.covs, sr.covNames, sr.covSign = covs, names, plusOne(len(covs))
 		}
@@ -356,6 +363,7 @@ func (s *steadyAcc) candidates(rg region, users int, open bool) ([]series, []Ser
 	// run against a steady server "unbounded queueing" (p = 7e-8 for an arrival-count
 	// excursion of +36%). There the trend test alone judges them.
 	tp.shift, inf.shift = !open, !open
+	tp.byChanges = open
 	addc(tp, treason)
 	if open {
 		addc(inf, treason)
