@@ -19,8 +19,8 @@ type Adjusted struct {
 // Adjust regresses y on the covariates by ordinary least squares with an intercept and
 // returns y less the fitted effect of the covariates (Adjusted). At most maxCov covariates
 // are used, in the order given, so that the residuals keep enough degrees of freedom to be
-// tested; a covariate whose coefficient of variation is below 1e-3 (a fixed length) is left
-// out. With none left, Xs is y.
+// tested; a covariate whose coefficient of variation is below 1e-3 (a fixed length), or of
+// another length than y (nil: left out by the caller), is skipped. With none left, Xs is y.
 func Adjust(y []float64, covs [][]float64, maxCov int) Adjusted {
 	return adjust(y, covs, maxCov, false)
 }
@@ -42,8 +42,11 @@ func adjust(y []float64, covs [][]float64, maxCov int, byChanges bool) Adjusted 
 	out := Adjusted{Xs: append([]float64(nil), y...)}
 	var cols [][]float64
 	for j, c := range covs {
-		if len(cols) >= maxCov || len(c) != n {
+		if len(cols) >= maxCov {
 			break
+		}
+		if len(c) != n {
+			continue
 		}
 		m := Mean(c)
 		if sd := math.Sqrt(popVariance(c)); sd == 0 || sd < 1e-3*math.Abs(m) {
