@@ -30,8 +30,10 @@ import (
 //     only, and every run whose requests lasted a quarter of its sending span was flagged).
 //
 // The region leaves out the ramp-in and the drain (see region and inRegion): from the later
-// of the first measured send and the run's first send plus one E2E, to the last measured
-// send, and for the per-request series not past one E2E before the last send of any phase.
+// of the first measured send and the run's first send plus one E2E (a closed loop whose
+// measured phase starts on a drained server: its first measured send plus one E2E), to the
+// last measured send, and for the per-request series not past one window's least length
+// before the last send of any phase.
 //
 // A series with fewer than steadyMinWindows windows is not tested and says so; a run none
 // of whose series could be tested is "too few windows", never "steady".
@@ -40,6 +42,7 @@ import (
 // correlation (Yue & Wang 2004), and a step test (stat.ShiftTest) for the change that begins
 // part-way, each at α/2, with α = steadyFamilyAlpha / (series tested) (Bonferroni: the chance
 // that any series of a steady run is flagged is at most the family α, before the size gate).
+// A step counts only where some split separates its sides by rank (shiftMinSeparation).
 // A series drifts when p < α and its size, the change between the medians of its first and
 // last thirds relative to its median, is at least steadyMinChange, in the direction of the
 // change: significance alone would flag a 1% trend in a long run, size alone a noisy short
