@@ -307,27 +307,24 @@ func windowMeans(w []condObs) (m0, m1, my float64) {
 	return m0 / k, m1 / k, my / k
 }
 
-// fitWithin is one least-squares fit of withinFit.
+// fitWithin is one least-squares fit of withinFit (stat.LeastSquares on the requests'
+// work and TTFT about their own window's means); without a positive decode coefficient, or
+// when the two kinds of work are collinear, the prefill work alone.
 func fitWithin(win [][]condObs) ([2]float64, bool) {
-	var s [2][2]float64
-	var sy [2]float64
+	var d0, d1, dy []float64
 	for _, w := range win {
 		m0, m1, my := windowMeans(w)
 		for _, o := range w {
-			d0, d1, dy := o.work[0]-m0, o.work[1]-m1, o.v-my
-			s[0][0], s[0][1], s[1][1] = s[0][0]+d0*d0, s[0][1]+d0*d1, s[1][1]+d1*d1
-			sy[0], sy[1] = sy[0]+d0*dy, sy[1]+d1*dy
+			d0, d1, dy = append(d0, o.work[0]-m0), append(d1, o.work[1]-m1), append(dy, o.v-my)
 		}
 	}
-	var c [2]float64
-	if det := s[0][0]*s[1][1] - s[0][1]*s[0][1]; det > 1e-9*s[0][0]*s[1][1] && det > 0 {
-		c[0] = (sy[0]*s[1][1] - sy[1]*s[0][1]) / det
-		c[1] = (sy[1]*s[0][0] - sy[0]*s[0][1]) / det
+	if b, ok := stat.LeastSquares(dy, [][]float64{d0, d1}); ok && b[1] > 0 {
+		return [2]float64{b[0], b[1]}, b[0] > 0
 	}
-	if c[1] <= 0 && s[0][0] > 0 {
-		c = [2]float64{sy[0] / s[0][0], 0}
+	if b, ok := stat.LeastSquares(dy, [][]float64{d0}); ok {
+		return [2]float64{b[0], 0}, b[0] > 0
 	}
-	return c, c[0] > 0
+	return [2]float64{}, false
 }
 
 // stepAt is the first window after the largest step of xs: the split (one window a side at

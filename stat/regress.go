@@ -19,15 +19,34 @@ type Adjusted struct {
 // Adjust regresses y on the covariates by ordinary least squares with an intercept and
 // returns y less the fitted effect of the covariates (Adjusted). At most maxCov covariates
 // are used, in the order given, so that the residuals keep enough degrees of freedom to be
-// tested; a covariate whose coefficient of variation is below 1e-3 (a fixed length) is left
-// out. With none left, Xs is y.
+// tested; a covariate whose coefficient of variation is below 1e-3 (a fixed length), or of
+// another length than y (nil: left out by the caller), is skipped. With none left, Xs is y.
 func Adjust(y []float64, covs [][]float64, maxCov int) Adjusted {
+	return adjust(y, covs, maxCov, false)
+}
+
+// AdjustByChanges is Adjust with the coefficients fitted to the series' changes from one
+// point to the next (first differences, each about its mean) instead of their levels: a
+// covariate then takes part of y's course only as far as its ups and downs track y's, point
+// by point. Fitted to levels, a covariate whose random walk happened to rise with a step in
+// y takes the step: in the virtual-time matrix a server throttled ×1.5 midway in an open
+// loop had its TTFT rise of 187% "explained" by the arrivals its windows drew. A step or a
+// trend is one change, or a shift of every change's mean, and moves the fit little; a
+// covariate that drives y moves it at every point.
+func AdjustByChanges(y []float64, covs [][]float64, maxCov int) Adjusted {
+	return adjust(y, covs, maxCov, true)
+}
+
+func adjust(y []float64, covs [][]float64, maxCov int, byChanges bool) Adjusted {
 	n := len(y)
 	out := Adjusted{Xs: append([]float64(nil), y...)}
 	var cols [][]float64
 	for j, c := range covs {
-		if len(cols) >= maxCov || len(c) != n {
+		if len(cols) >= maxCov {
 			break
+		}
+		if len(c) != n {
+			continue
 		}
 		m := Mean(c)
 		if sd := math.Sqrt(popVariance(c)); sd == 0 || sd < 1e-3*math.Abs(m) {
@@ -47,7 +66,10 @@ func Adjust(y []float64, covs [][]float64, maxCov int) Adjusted {
 		out.Used = nil
 		return out
 	}
-	b, ok := leastSquares(y, cols)
+	b, ok := LeastSquares(y, cols)
+	if byChanges {
+		b, ok = fitChanges(y, cols)
+	}
 	if !ok {
 		out.Used = nil
 		return out
@@ -63,34 +85,58 @@ func Adjust(y []float64, covs [][]float64, maxCov int) Adjusted {
 	return out
 }
 
-// leastSquares solves the normal equations for centred columns (the intercept is then
-// ȳ and drops out) by Gaussian elimination with partial pivoting; false when they are
-// singular (one column a combination of others).
-func leastSquares(y []float64, cols [][]float64) ([]float64, bool) {
+// fitChanges is LeastSquares of y's first differences on the columns', each centred.
+func fitChanges(y []float64, cols [][]float64) ([]float64, bool) {
+	n := len(y)
+	if n-1 <= len(cols)+2 {
+		return nil, false
+	}
+	diff := func(xs []float64) []float64 {
+		d := make([]float64, n-1)
+		for i := range d {
+			d[i] = xs[i+1] - xs[i]
+		}
+		m := Mean(d)
+		for i := range d {
+			d[i] -= m
+		}
+		return d
+	}
+	dc := make([][]float64, len(cols))
+	for j, c := range cols {
+		dc[j] = diff(c)
+	}
+	return LeastSquares(diff(y), dc)
+}
+
+// LeastSquares is the ordinary least-squares coefficients of y on cols, columns already
+// centred (each about its mean, or about its group's means for a fit within groups), so
+// that the intercept is ȳ and drops out; false when the columns are (nearly) collinear.
+//
+// It solves the normal equations G·b = Xᵀy, G = XᵀX, by Gaussian elimination in column
+// order without row exchanges: G is symmetric positive semi-definite, so the k-th pivot is
+// what is left of column k's sum of squares once the columns before it are taken out, its
+// sum of squares times 1 − R²ₖ (R²ₖ of column k on the columns before it). A pivot of at
+// most singularTol of the column's own sum of squares (a column all but a combination of
+// the others, or one with no spread) makes the fit singular. For two columns this is
+// det G > singularTol·G₀₀·G₁₁, the test Cramer's rule needs.
+func LeastSquares(y []float64, cols [][]float64) ([]float64, bool) {
 	k := len(cols)
+	if k == 0 {
+		return nil, false
+	}
 	a := make([][]float64, k)
 	for i := range k {
 		a[i] = make([]float64, k+1)
 		for j := range k {
-			for t := range y {
-				a[i][j] += cols[i][t] * cols[j][t]
-			}
+			a[i][j] = dot(cols[i], cols[j])
 		}
-		for t := range y {
-			a[i][k] += cols[i][t] * y[t]
-		}
+		a[i][k] = dot(cols[i], y)
 	}
 	for c := range k {
-		p := c
-		for r := c + 1; r < k; r++ {
-			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
-				p = r
-			}
-		}
-		if math.Abs(a[p][c]) < 1e-12*math.Abs(a[c][c]+1e-300) || a[p][c] == 0 {
+		if diag := dot(cols[c], cols[c]); !(a[c][c] > singularTol*diag) {
 			return nil, false
 		}
-		a[c], a[p] = a[p], a[c]
 		for r := range k {
 			if r == c {
 				continue
@@ -108,8 +154,12 @@ func leastSquares(y []float64, cols [][]float64) ([]float64, bool) {
 	return b, true
 }
 
-// collinear reports whether c (centred) is, to 1e-6 of its norm, a combination of cols:
-// what is left of it after Gram–Schmidt against them.
+// singularTol is the least share of a column's sum of squares that the columns before it
+// must leave unexplained (1 − R²) for LeastSquares to solve, and for Adjust to keep it.
+const singularTol = 1e-9
+
+// collinear reports whether c (centred) is nearly a combination of cols: what is left of it
+// after Gram–Schmidt against them holds at most singularTol of its sum of squares.
 func collinear(c []float64, cols [][]float64) bool {
 	r := append([]float64(nil), c...)
 	var basis [][]float64
@@ -125,7 +175,7 @@ func collinear(c []float64, cols [][]float64) bool {
 	for _, q := range basis {
 		project(r, q)
 	}
-	return dot(r, r) <= 1e-12*dot(c, c)
+	return dot(r, r) <= singularTol*dot(c, c)
 }
 
 // project removes from v its component along q.

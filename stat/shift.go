@@ -14,6 +14,12 @@ type Shift struct {
 	D  float64 // median(second) − median(first)
 	Z  float64
 	P  float64 // two-sided, Bonferroni over the splits tried; 1 when untestable
+	// Separation is the least exact one-sided rank-sum p (RankSumExact), over the splits
+	// tried, that the second segment lies beyond the first in D's direction: how cleanly
+	// some split separates the series in rank order, whatever the noise estimate. The split
+	// with the largest z need not be it: medians barely move when the split slides into
+	// the step's far side. 1 when untestable.
+	Separation float64
 }
 
 // ShiftTest finds the split (each side at least max(3, n/5) points) with the largest standardised
@@ -31,7 +37,7 @@ type Shift struct {
 // difference infinitely significant.
 func ShiftTest(xs []float64) Shift {
 	n := len(xs)
-	sh := Shift{P: 1}
+	sh := Shift{P: 1, Separation: 1}
 	if n < 6 {
 		return sh
 	}
@@ -75,6 +81,13 @@ func ShiftTest(xs []float64) Shift {
 	scale := max(1, iqr/1.349/(sigma/math.Sqrt(1-rho)))
 	sh.Z = best * math.Sqrt(1-rho) / math.Sqrt((1+rho)/(1-rho)) / scale
 	sh.P = min(1, float64(n-2*seg+1)*math.Erfc(math.Abs(sh.Z)/math.Sqrt2))
+	for k := seg; k <= n-seg; k++ {
+		p := RankSumExact(xs[k:], xs[:k])
+		if sh.D < 0 {
+			p = RankSumExact(xs[:k], xs[k:])
+		}
+		sh.Separation = min(sh.Separation, p)
+	}
 	return sh
 }
 

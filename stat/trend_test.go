@@ -221,6 +221,11 @@ func TestAdjustByHand(t *testing.T) {
 	if a := Adjust(y, nil, 2); len(a.Used) != 0 || a.Xs[3] != y[3] {
 		t.Errorf("no covariates: %+v", a)
 	}
+	// a covariate left out (nil, as the steady check leaves out one of the wrong sign) is
+	// skipped, and the ones after it still count
+	if a := Adjust(y, [][]float64{nil, x}, 2); len(a.Used) != 1 || a.Used[0] != 1 {
+		t.Errorf("a nil covariate before x: %+v, want x used", a)
+	}
 }
 
 // The rank-sum test: five values all above fifty others give p ≈ 2e-4 (normal

@@ -162,6 +162,14 @@ func noisy(base sim.Config, caps map[int]float64, full bool) []Case {
 			thr.ThrottleAfter, thr.ThrottleFactor = time.Duration(twin.Records[len(twin.Records)-1].Done)/2, 1.5
 			cs = append(cs, Case{Shape: "noisy throttle ×1.5 midway", Changing: true, Expect: []string{"ttft", "itl", "output_throughput"}, Sim: thr, Load: lognormal, Label: label})
 		}
+		// the open loop's throttle: its arrivals keep coming, so throughput holds (75% of the
+		// slower capacity) and the server's slowing shows in TTFT and ITL, which the check
+		// conditions on the schedule's arrivals: a change must survive that
+		if twin, err := Run(base, open); err == nil {
+			thr := base
+			thr.ThrottleAfter, thr.ThrottleFactor = time.Duration(twin.Records[len(twin.Records)-1].Done)/2, 1.5
+			cs = append(cs, Case{Shape: "noisy open throttle ×1.5 midway", Changing: true, Expect: []string{"ttft", "itl"}, Sim: thr, Load: open, Label: label})
+		}
 	}
 	return cs
 }
