@@ -208,6 +208,26 @@ func TestExplainsByTheMix(t *testing.T) {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
+	// the same change at equal contention, but far smaller, and none in the lone arrivals:
+	// the mix made most of it (the A/A pair over HTTP whose candidate's users had merged)
+	plain := row(Regressed, 0.418, 0.400, 0.435)
+	eq := row(Regressed, 0.066, 0.054, 0.078)
+	for _, tc := range []struct {
+		name string
+		lone Row
+		eq   Row
+		want string
+	}{
+		{"lone arrivals unchanged, apart", row("~", 0.001, -0.005, 0.007), eq, Inconclusive},
+		{"lone arrivals regressed too", row(Regressed, 0.3, 0.2, 0.4), eq, Regressed},
+		{"lone arrivals unchanged, overlapping", row("~", 0.001, -0.005, 0.007), row(Regressed, 0.3, 0.1, 0.45), Regressed},
+	} {
+		lone := tc.lone
+		c := &Contention{Levels: []int{0, 1}, Row: tc.eq, Lone: &lone}
+		if got := c.Explains(plain); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
 	// at one run a side the lone arrivals must show it too
 	c := &Contention{Levels: []int{0, 1}, Row: row(Regressed, 0.9, 0.5, 1.3), Lone: &Row{Change: "~"}, OneEach: true}
 	if got := c.Explains(regressed); got != Inconclusive {
