@@ -69,3 +69,33 @@ func TestBrieflyDisturbedNamed(t *testing.T) {
 		t.Errorf("notes %q, want one naming base run 2 (2 s of 12 s) and why", r.Warnings)
 	}
 }
+
+// TestDisturbedTailSide: a p99 change is not called when the side whose figure got worse was
+// disturbed, briefly too (for more of its window than the 1% a p99 holds); a disturbance of
+// the other side, which could only hide the change, leaves it called, as does one shorter
+// than 1% of the window.
+func TestDisturbedTailSide(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change string
+		brief  []DisturbedRun
+		out    []DisturbedRun
+		want   string
+	}{
+		{"regressed, candidate briefly disturbed 8%", Regressed, []DisturbedRun{{Side: "candidate", Run: 0, Seconds: 1.1, Window: 13.5}}, nil, Inconclusive},
+		{"regressed, base briefly disturbed", Regressed, []DisturbedRun{{Side: "base", Run: 0, Seconds: 1.1, Window: 13.5}}, nil, Regressed},
+		{"improved, base briefly disturbed", Improved, []DisturbedRun{{Side: "base", Run: 1, Seconds: 1.1, Window: 13.5}}, nil, Inconclusive},
+		{"regressed, candidate disturbed 0.5%", Regressed, []DisturbedRun{{Side: "candidate", Run: 0, Seconds: 0.06, Window: 13.5}}, nil, Regressed},
+		{"regressed, base run left out", Regressed, nil, []DisturbedRun{{Side: "base", Run: 2, Seconds: 8, Window: 13.5}}, Regressed},
+		{"regressed, candidate run left out", Regressed, nil, []DisturbedRun{{Side: "candidate", Run: 2, Seconds: 8, Window: 13.5}}, Inconclusive},
+	} {
+		r := &Result{Alpha: 0.05, Brief: tc.brief, Disturbed: tc.out, Rows: []Row{
+			{Metric: ITLp50, Change: "~", P: 0.5},
+			{Metric: ITLp99, Change: tc.change, P: 0.0005, Significant: true, Delta: 1.65, DeltaLo: 1.24, DeltaHi: 2.14},
+		}}
+		r.disturbedTails(nil, nil)
+		if got := r.Rows[1].Change; got != tc.want {
+			t.Errorf("%s: ITL p99 %s, want %s (notes %q)", tc.name, got, tc.want, r.Warnings)
+		}
+	}
+}
