@@ -122,9 +122,6 @@ type Row struct {
 	FamilyP float64
 	// moved: a judged tail whose FamilyP is below Alpha
 	moved bool
-	// confounded: a tail whose change was demoted to inconclusive because a side's client
-	// was disturbed (disturbedTails)
-	confounded string
 	// Contention, on a row that the arrivals' contention moves (TTFT p50, E2E p50, the
 	// throughputs), is the metric compared at equal contention (contention.go); nil elsewhere
 	// or when no contention level is common to every run.
@@ -529,6 +526,9 @@ func blocks(x Row) bool {
 // tailMoved says whether a tail row moved significantly once the judged tails are one family.
 func (x Row) tailMoved() bool { return x.Significant && x.moved }
 
+// judgedTail says whether the row is a tail that was judged: one of the family of tailFamily.
+func (x Row) judgedTail() bool { return x.Metric.Tail && x.Change != NotJudged }
+
 // tailFamily sets each judged tail row's FamilyP, its p adjusted by Holm's step-down over
 // the judged tails (the k-th smallest p of m times m − k + 1, never below the one before it),
 // and marks those below alpha as moved. Holm's procedure holds the chance that any of the
@@ -536,7 +536,7 @@ func (x Row) tailMoved() bool { return x.Significant && x.moved }
 func (r *Result) tailFamily(alpha float64) {
 	var idx []int
 	for i, row := range r.Rows {
-		if row.Metric.Tail && row.Change != NotJudged {
+		if row.judgedTail() {
 			idx = append(idx, i)
 		}
 	}

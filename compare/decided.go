@@ -53,7 +53,7 @@ func (r *Result) OpenTails() string {
 func (r *Result) judgedTails() int {
 	n := 0
 	for _, row := range r.Rows {
-		if row.Metric.Tail && row.Change != NotJudged {
+		if row.judgedTail() {
 			n++
 		}
 	}

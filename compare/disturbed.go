@@ -180,14 +180,14 @@ func (r *Result) disturbedTails(br, cr []metrics.RunSummary) {
 		if len(runs) == 0 {
 			continue
 		}
-		row.confounded = row.Change
+		was := row.Change
 		row.Change = Inconclusive
 		were := "were"
 		if len(runs) == 1 {
 			were = "was"
 		}
 		r.warnf("%s %s %+.1f%% [%+.1f%%, %+.1f%%] in its runs, but %s %s disturbed by their client's own health record: a p99 is set by a run's slowest requests, and on a disturbed machine those are the machine's (a client that waits for a CPU reads events late; a server on the same machine waits too), so the change is not called and this metric is inconclusive%s; measure both sides again on a quiet machine",
-			row.Metric.Name, row.confounded, 100*row.Delta, 100*row.DeltaLo, 100*row.DeltaHi, strings.Join(runs, ", "), were, serverTailSaw(row.Metric, br, cr))
+			row.Metric.Name, was, 100*row.Delta, 100*row.DeltaLo, 100*row.DeltaHi, strings.Join(runs, ", "), were, serverTailSaw(row.Metric, br, cr))
 	}
 }
 
