@@ -66,10 +66,11 @@ func adjust(y []float64, covs [][]float64, maxCov int, byChanges bool) Adjusted 
 		out.Used = nil
 		return out
 	}
-	b, ok := LeastSquares(y, cols)
+	fit := LeastSquares
 	if byChanges {
-		b, ok = fitChanges(y, cols)
+		fit = fitChanges
 	}
+	b, ok := fit(y, cols)
 	if !ok {
 		out.Used = nil
 		return out
