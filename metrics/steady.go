@@ -341,7 +341,7 @@ func (s *steadyAcc) candidates(rg region, users int, open bool) ([]series, []Ser
 		out = append(out, sr)
 		reasons = append(reasons, why)
 	}
-	covs, names := s.requestCovariates(in, bounds, open)
+	covs, names := s.requestCovariates(in, bounds, open, rg.e2e50)
 	for _, m := range []struct {
 		name string
 		f    func(steadyObs) float32
@@ -512,8 +512,6 @@ func byCount(obs []steadyObs, metric, unit string, bounds []int, f func(steadyOb
 	return sr
 }
 
-// byTime is output tokens/s and mean requests in flight over equal-time windows of the
-// region that leaves out the ramp-in and the drain (see the comment at the top).
 // region is the part of the run the check tests: from the later of the first measured send
 // and the run's first send (warmup included) plus the ramp-in, to the last measured send;
 // lastAll is the last send of any phase, after which the server drains.
@@ -521,6 +519,7 @@ type region struct {
 	first               float64 // the first measured send: the per-request series start here
 	start, end, lastAll float64
 	ramp, minW          float64 // ns
+	e2e50               float64 // the median E2E of the measured requests, ns
 }
 
 // region finds the ramp-in and the time windows' least length (see the comment at the top).
@@ -541,7 +540,8 @@ func (s *steadyAcc) region(open bool) region {
 	// figures of requests whose lifetimes overlap are one observation, not several, and
 	// shorter windows of an open loop at 90% of capacity turned one slow excursion of the
 	// batch into a significant "trend" in 8 of 36 steady runs.
-	ramp := stat.Median(e2e)
+	e2e50 := stat.Median(e2e)
+	ramp := e2e50
 	// A closed loop's time windows last at least its E2E's 90th percentile: with a length
 	// mix the long requests' E2E is several times the median, and windows of the median
 	// E2E let the share of long requests in flight swing throughput by 15% on a steady
@@ -573,7 +573,7 @@ func (s *steadyAcc) region(open bool) region {
 		from = firstM
 	}
 	first := max(float64(firstM), float64(from)+ramp)
-	return region{first: first, start: first, end: float64(lastM), lastAll: float64(lastAll), ramp: ramp, minW: minW}
+	return region{first: first, start: first, end: float64(lastM), lastAll: float64(lastAll), ramp: ramp, minW: minW, e2e50: e2e50}
 }
 
 // idleAt reports whether no request sent before t was still in flight at t.
@@ -586,6 +586,8 @@ func (s *steadyAcc) idleAt(t int64) bool {
 	return true
 }
 
+// byTime is output tokens/s and mean requests in flight over equal-time windows of the
+// region that leaves out the ramp-in and the drain (see the comment at the top).
 func (s *steadyAcc) byTime(rg region, open bool) (tp, inf series, reason string) {
 	tp, inf = series{metric: "output_throughput", unit: "tok/s"}, series{metric: "in_flight", unit: "requests"}
 	start, ramp, minW := rg.start, rg.ramp, rg.minW

@@ -156,13 +156,17 @@ func TestScheduledAheadByHand(t *testing.T) {
 	for _, at := range []int64{2, 3, 12, 13} { // measured, E2E 2.5 s: the look-back
 		s.obs = append(s.obs, steadyObs{sched: at * 1e9, sent: at*1e9 + 5e6, end: at*1e9 + 5e6 + 2.5e9})
 	}
+	e2e50 := s.region(true).e2e50
+	if e2e50 != 2.5e9 {
+		t.Fatalf("the region's median E2E %v, want 2.5e9", e2e50)
+	}
 	// in [t − 2.5 s, t): at 2 s, 0 and 1; at 3 s, 1 and 2; at 12 s, 10 and 11; at 13 s, 11 and 12
-	got := s.scheduledAhead(s.obs, []int{0, 2, 4})
+	got := s.scheduledAhead(s.obs, []int{0, 2, 4}, e2e50)
 	if len(got) != 2 || got[0] != 2 || got[1] != 2 {
 		t.Errorf("arrivals scheduled ahead: %v, want [2 2]", got)
 	}
 	s.spans = append(s.spans, loadSpan{sched: 11.5e9, sent: 11.5e9}) // one more in the second window's look-back
-	if got := s.scheduledAhead(s.obs, []int{0, 2, 4}); got[1] != 3 {
+	if got := s.scheduledAhead(s.obs, []int{0, 2, 4}, e2e50); got[1] != 3 {
 		t.Errorf("with an arrival at 11.5 s: %v, want the second window's mean 3", got)
 	}
 }

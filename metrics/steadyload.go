@@ -90,7 +90,7 @@ func explainedBy(sr series, adj stat.Adjusted) string {
 // request of a mix stays in flight for longer, and it is what is in flight that loads the
 // server) and, for an open loop, the window's realised arrival rate (requests over their
 // sending span): what the window received, which the client's dice set, not the server.
-func (s *steadyAcc) requestCovariates(in []steadyObs, bounds []int, open bool) ([][]float64, []string) {
+func (s *steadyAcc) requestCovariates(in []steadyObs, bounds []int, open bool, e2e50 float64) ([][]float64, []string) {
 	k := len(bounds) - 1
 	if k < 1 {
 		return nil, nil
@@ -108,31 +108,27 @@ func (s *steadyAcc) requestCovariates(in []steadyObs, bounds []int, open bool) (
 	}
 	covs, names := [][]float64{prefill, out, prompt}, []string{"the prompt tokens sent per second", "the output lengths in flight", "the prompt lengths in flight"}
 	if open {
-		covs, names = append([][]float64{s.scheduledAhead(in, bounds), rate}, covs...),
+		covs, names = append([][]float64{s.scheduledAhead(in, bounds, e2e50), rate}, covs...),
 			append([]string{"the arrivals scheduled in the E2E before each request", "the arrival rate the windows drew"}, names...)
 	}
 	return covs, names
 }
 
 // scheduledAhead is, per count window, the mean over its requests of the arrivals (any
-// phase) scheduled in the median E2E before each one's own scheduled time: the requests an
+// phase) scheduled in the median E2E (e2e50, ns) before each one's own scheduled time: the requests an
 // open loop's schedule put in flight ahead of it (λ·E2E as the dice drew it). A window's own
 // arrival rate misses a burst that came just before it and is still being served: over HTTP
 // at 50% of capacity three windows with 35-41 such arrivals (25 elsewhere) had TTFT 31 ms
 // against 20, and the check called it "TTFT fell 43%". The count is the schedule's, and the
 // look-back one constant for the run, so a server that slowed does not move it; only an open
 // loop's schedule is the client's dice (a closed loop's sends follow the server).
-func (s *steadyAcc) scheduledAhead(in []steadyObs, bounds []int) []float64 {
+func (s *steadyAcc) scheduledAhead(in []steadyObs, bounds []int, e2e50 float64) []float64 {
 	sched := make([]int64, 0, len(s.spans))
 	for _, sp := range s.spans {
 		sched = append(sched, sp.sched)
 	}
 	slices.Sort(sched)
-	e2e := make([]float64, 0, len(s.obs))
-	for _, o := range s.obs {
-		e2e = append(e2e, float64(o.end-o.sent))
-	}
-	back := int64(stat.Median(e2e))
+	back := int64(e2e50)
 	out := make([]float64, len(bounds)-1)
 	for i := range out {
 		w := in[bounds[i]:bounds[i+1]]
