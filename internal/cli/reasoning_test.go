@@ -204,7 +204,9 @@ const thinkingTemplate = `{%- for message in messages %}
 // template sends delta.reasoning_content, and the run counts every event as reasoning, no
 // answer (no TTFO), reasoning tokens one per event (llama.cpp sends no
 // completion_tokens_details). With thinking turned off per request, the same server answers
-// and no reasoning is reported.
+// and no reasoning is reported. Events are counted from the records: llama.cpp holds back a
+// token that ends inside a UTF-8 character and sends it with the next, so 8 tokens of the
+// random-weight model's text are 7 events now and then (CI saw 31 of 32).
 func TestReasoningLlamaCpp(t *testing.T) {
 	tmpl := filepath.Join(t.TempDir(), "think.jinja")
 	if err := os.WriteFile(tmpl, []byte(thinkingTemplate), 0o644); err != nil {
@@ -215,19 +217,20 @@ func TestReasoningLlamaCpp(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		extra []string
-		want  func(s map[string]any) bool
+		want  func(s map[string]any, events int) bool // events: the records' reasoning events
 	}{
-		{"thinking", nil, func(s map[string]any) bool {
-			return s["reasoning_requests"] == 4.0 && s["no_answer_requests"] == 4.0 && s["total_reasoning_tokens"] == 32.0 && s["count_ttfo"] == 0.0
+		{"thinking", nil, func(s map[string]any, events int) bool {
+			return s["reasoning_requests"] == 4.0 && s["no_answer_requests"] == 4.0 && s["total_reasoning_tokens"] == float64(events) &&
+				events >= 4 && events <= 32 && s["count_ttfo"] == 0.0
 		}},
-		{"thinking off", []string{"--extra-body", `{"chat_template_kwargs":{"enable_thinking":false}}`}, func(s map[string]any) bool {
+		{"thinking off", []string{"--extra-body", `{"chat_template_kwargs":{"enable_thinking":false}}`}, func(s map[string]any, _ int) bool {
 			_, ok := s["reasoning_requests"]
 			return !ok
 		}},
 	} {
-		js := filepath.Join(t.TempDir(), "s.json")
+		js, recs := filepath.Join(t.TempDir(), "s.json"), filepath.Join(t.TempDir(), "r.jsonl")
 		args := append([]string{"run", "-q", "--url", url, "--api", "openai-chat", "--input-tokens", "8", "--output-tokens", "8",
-			"--requests", "4", "--concurrency", "2", "--warmup", "0", "--json", js, "-o", filepath.Join(t.TempDir(), "r.jsonl")}, tc.extra...)
+			"--requests", "4", "--concurrency", "2", "--warmup", "0", "--json", js, "-o", recs}, tc.extra...)
 		if code, _, errs := runMain(t, args...); code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.name, code, errs)
 		}
@@ -236,9 +239,14 @@ func TestReasoningLlamaCpp(t *testing.T) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			t.Fatal(err)
 		}
-		if s["completed"] != 4.0 || !tc.want(s) {
-			t.Errorf("%s: completed %v, reasoning requests %v, no answer %v, reasoning tokens %v, TTFO count %v", tc.name,
-				s["completed"], s["reasoning_requests"], s["no_answer_requests"], s["total_reasoning_tokens"], s["count_ttfo"])
+		events := 0
+		_, rs := readRecords(t, recs)
+		for _, r := range rs {
+			events += r.ReasoningEvents
+		}
+		if s["completed"] != 4.0 || !tc.want(s, events) {
+			t.Errorf("%s: completed %v, reasoning requests %v, no answer %v, reasoning tokens %v (reasoning events %d), TTFO count %v", tc.name,
+				s["completed"], s["reasoning_requests"], s["no_answer_requests"], s["total_reasoning_tokens"], events, s["count_ttfo"])
 		}
 	}
 }
