@@ -1,7 +1,7 @@
 // Package client sends one request to an inference server and reports what happened on the
 // wire to an Observer. It knows HTTP and wire formats, not metrics.
 //
-// Clock rule (ARCHITECTURE.md): a backend never reads the clock. It calls the Observer at
+// Clock rule (docs/design/ARCHITECTURE.md): a backend never reads the clock. It calls the Observer at
 // each moment of interest and the Observer stamps it. Stream events are reported with
 // EventRead as soon as their bytes are read, before any JSON decoding, and the decoded facts
 // (Choice, Content, Usage) follow and refer to that last event.

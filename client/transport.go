@@ -16,7 +16,7 @@ import (
 )
 
 // NewHTTPClient returns an HTTP client whose one Transport is shared by every request of a
-// run and sized to its concurrency maxConns (ARCHITECTURE.md):
+// run and sized to its concurrency maxConns (docs/design/ARCHITECTURE.md):
 //   - MaxIdleConnsPerHost >= maxConns, so a closed loop of N users keeps N connections warm
 //     instead of re-dialling (Go's default of 2 would put connection set-up into latencies);
 //   - MaxConnsPerHost 0 (no cap): the load generator, not the transport, decides concurrency;

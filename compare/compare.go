@@ -139,7 +139,7 @@ type Result struct {
 	// Decide, with an inconclusive verdict, is the runs per side that would decide every
 	// inconclusive metric with 80% power at the deltas seen (0: more than MaxRuns).
 	Decide int
-	// Warnings are footnotes for the reader (STYLE.md "Warnings are data"), each said once.
+	// Warnings are footnotes for the reader (docs/design/STYLE.md "Warnings are data"), each said once.
 	Warnings []string
 	// Changes are the settings the candidate deliberately changed from its baseline (flags
 	// given beside run --like), from the candidate's header; nil when it was not made like one.

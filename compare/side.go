@@ -2,7 +2,7 @@
 // under the same conditions (package conditions), then, metric by metric, whether the
 // candidate differs by more than chance, and finally a verdict a CI pipeline can gate on.
 //
-// Statistics policy (STYLE.md 7, docs/metrics.md "Comparing runs"): each metric's value per
+// Statistics policy (docs/design/STYLE.md 7, docs/metrics.md "Comparing runs"): each metric's value per
 // run, on the log scale, is the unit; the runs' spread and each run's own requests (a block
 // bootstrap over its time windows, which keeps neighbouring requests together) give a
 // Student-t interval of the ratio cand/base (stat.TwoLevel). The interval decides: "~" when it
@@ -75,7 +75,7 @@ func (s *Side) Add(r *record.Record) {
 		o.out = m.OutputTokens
 		o.ttfts, o.tpots, o.e2es = one(o.ttft), one(o.tpot), one(o.e2e)
 		o.good = s.meetsSLO(m)
-		// ITL (chunk) = the gaps between consecutive content events (METRICS.md)
+		// ITL (chunk) = the gaps between consecutive content events (docs/design/METRICS.md)
 		for i := 1; i < len(r.Events); i++ {
 			o.gaps = append(o.gaps, float64(r.Events[i].T-r.Events[i-1].T))
 		}

@@ -178,7 +178,7 @@ func (s *stamp) Done() {
 	s.rec.Done, _ = s.arrived(max(s.rec.Headers, s.lastEvent))
 }
 
-// finish fills the token counts, each with its source (METRICS.md): the server's usage first,
+// finish fills the token counts, each with its source (docs/design/METRICS.md): the server's usage first,
 // then per-event counts when every event had one, then one token per event.
 func (s *stamp) finish(promptSource string) {
 	r := s.rec

@@ -5,7 +5,7 @@ import (
 )
 
 // Accumulator collects the figures of records one at a time and summarises them
-// (STYLE.md "Accumulate, then summarise"):
+// (docs/design/STYLE.md "Accumulate, then summarise"):
 //
 //	var a metrics.Accumulator
 //	for each record r { a.Add(&r) }
@@ -93,7 +93,7 @@ func (a *Accumulator) SetHeader(h *record.Header) { a.hdr = h }
 
 // Add adds one record's figures. Warmup records are only counted (they never enter
 // statistics); failed records enter the failure counts, the window and concurrency, but no
-// latency distribution (METRICS.md "Failures"); requests servebench cancelled at a stop are
+// latency distribution (docs/design/METRICS.md "Failures"); requests servebench cancelled at a stop are
 // only counted (Summary.Cancelled).
 func (a *Accumulator) Add(r *record.Record) {
 	if a.runs == nil {

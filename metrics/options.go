@@ -14,7 +14,7 @@ type Options struct {
 	SLO SLO
 	// Window, when > 0, is the length of a steady-state window (a --duration run less its
 	// --warmup-duration and --cooldown-duration). Only requests sent inside it are measured
-	// (the load generator marks the others warmup or cooldown), and, as METRICS.md says,
+	// (the load generator marks the others warmup or cooldown), and, as docs/design/METRICS.md says,
 	// "the window's length is the divisor" of every rate, rather than first sent → last done.
 	Window time.Duration
 	// MaxConcurrency is the open-loop cap the run had (0: none). It lets the lateness warning
@@ -23,7 +23,7 @@ type Options struct {
 }
 
 // SLO holds per-request service-level objectives for goodput. A zero threshold is unset.
-// A request meets an objective when its figure is ≤ the threshold (inclusive, METRICS.md).
+// A request meets an objective when its figure is ≤ the threshold (inclusive, docs/design/METRICS.md).
 type SLO struct {
 	// TTFT: time to first content event from sent. A completed request with no content event
 	// has no TTFT and does not meet a TTFT objective.

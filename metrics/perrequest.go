@@ -13,7 +13,7 @@ type Opt struct {
 
 func optNS(v int64, ok bool) Opt { return Opt{V: float64(v), OK: ok} }
 
-// RequestMetrics are the per-request figures of METRICS.md for one record, computed by the
+// RequestMetrics are the per-request figures of docs/design/METRICS.md for one record, computed by the
 // same functions the Accumulator uses. Times are nanoseconds; DecodeRate is tokens/s.
 type RequestMetrics struct {
 	TTFT           Opt // first content event − sent

@@ -18,7 +18,7 @@ import (
 //   - BatchSize is the distribution of inputs per completed request (embedding texts, or
 //     rerank documents), PromptTokens that of prompt tokens per completed request.
 //
-// Failed requests are in none of these, as everywhere (METRICS.md).
+// Failed requests are in none of these, as everywhere (docs/design/METRICS.md).
 type Pooling struct {
 	Requests            int     `json:"completed"`
 	Inputs              int64   `json:"total_inputs"`

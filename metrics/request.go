@@ -4,7 +4,7 @@ import (
 	"servebench/record"
 )
 
-// Per-request metrics (METRICS.md "Per-request metrics"). Every function takes a completed
+// Per-request metrics (docs/design/METRICS.md "Per-request metrics"). Every function takes a completed
 // record; ok is false when the metric is undefined for it. Times are int64 ns since t0, and a
 // zero time means "did not happen".
 

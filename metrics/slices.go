@@ -8,7 +8,7 @@ import (
 )
 
 // Slice is one time slice of a run: what happened in [Start, End) (ns since t0), for figures
-// over time as a table. Every request counts, warmup and cooldown too (METRICS.md "Its own
+// over time as a table. Every request counts, warmup and cooldown too (docs/design/METRICS.md "Its own
 // ramp-in and drain": a figure over time counts every request's events in each window), and
 // WarmupCompleted says how much of a slice was warmup.
 type Slice struct {

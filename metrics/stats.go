@@ -8,7 +8,7 @@ import (
 )
 
 // DefaultPercentiles is the percentile set used when Options.Percentiles is empty
-// (METRICS.md "Statistics": p50, p90, p95, p99, p99.9).
+// (docs/design/METRICS.md "Statistics": p50, p90, p95, p99, p99.9).
 var DefaultPercentiles = []float64{50, 90, 95, 99, 99.9}
 
 // Percentile is one percentile of a distribution: P in percent (50 is the median) and its value.
@@ -21,7 +21,7 @@ type Percentile struct {
 // times, tokens/s for rates, tokens for token counts.
 //
 // An empty set has N == 0 and every other field zero; renderers print it as null or "—",
-// never as 0 (METRICS.md: "An empty set reports null, never 0").
+// never as 0 (docs/design/METRICS.md: "An empty set reports null, never 0").
 type Stat struct {
 	N    int     `json:"n"`
 	Mean float64 `json:"mean"`

@@ -6,7 +6,7 @@ import (
 	"servebench/record"
 )
 
-// Summary is every figure of METRICS.md for one run, computed from its records. Times in
+// Summary is every figure of docs/design/METRICS.md for one run, computed from its records. Times in
 // Stat values are nanoseconds; rates are per second. Optional scalars are nil when undefined
 // (an empty window, no SLO), so that renderers print null or "—", never a false 0.
 type Summary struct {
@@ -286,7 +286,7 @@ func (a *Accumulator) runLevel(s *Summary) {
 	}
 	w := seconds(end - start)
 	if a.opt.Window > 0 {
-		// steady state: the window's length is the divisor (METRICS.md)
+		// steady state: the window's length is the divisor (docs/design/METRICS.md)
 		w, s.Window, s.SteadyState = a.opt.Window.Seconds(), a.opt.Window, true
 	}
 	s.RequestThroughput = ptr(float64(s.Completed) / w)

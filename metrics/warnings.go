@@ -58,7 +58,7 @@ func (l Level) MarshalText() ([]byte, error) {
 	return []byte(l.String()), nil
 }
 
-// Warning is one note for the reader (STYLE.md "Warnings are data"): how much it matters, what
+// Warning is one note for the reader (docs/design/STYLE.md "Warnings are data"): how much it matters, what
 // was seen, and the next step that works.
 type Warning struct {
 	Level  Level  `json:"level"`

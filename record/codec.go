@@ -40,7 +40,7 @@ type headerLine struct {
 }
 
 // Writer writes a records file. It is not safe for concurrent use: one writer goroutine
-// owns it (ARCHITECTURE.md).
+// owns it (docs/design/ARCHITECTURE.md).
 type Writer struct {
 	w       *bufio.Writer
 	buf     bytes.Buffer

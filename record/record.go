@@ -29,7 +29,7 @@ const (
 	PhaseCooldown = "cooldown"
 )
 
-// Sources of a token count (METRICS.md: "with their source").
+// Sources of a token count (docs/design/METRICS.md: "with their source").
 const (
 	SourceServer    = "server"    // the server's usage report
 	SourceEvents    = "events"    // summed per-event counts reported by the server
@@ -38,7 +38,7 @@ const (
 	SourceRequested = "requested" // the length the workload asked for (prompt side only)
 )
 
-// Error classes: the fixed list of METRICS.md.
+// Error classes: the fixed list of docs/design/METRICS.md.
 const (
 	ErrConnect          = "connect"
 	ErrHTTP4xx          = "http_4xx"

@@ -9,7 +9,7 @@ import (
 // many argument pieces it came in and their length, and whether the whole arguments string
 // parsed as JSON matching the tool's parameters schema (Invalid says why not; "" is valid).
 // ArgTokens counts the deltas that carried argument text, one token each (the "count"
-// source of METRICS.md): vLLM, SGLang and llama.cpp stream one token of arguments per delta.
+// source of docs/design/METRICS.md): vLLM, SGLang and llama.cpp stream one token of arguments per delta.
 type ToolCall struct {
 	Name      string `json:"name"`
 	ID        string `json:"id,omitempty"`

@@ -15,7 +15,7 @@ import (
 )
 
 // Extreme records: every format must print an undefined figure as null (JSON) or "—"
-// (humans), never NaN, Inf or ∞, and every JSON it writes must parse (METRICS.md: "figures that are not
+// (humans), never NaN, Inf or ∞, and every JSON it writes must parse (docs/design/METRICS.md: "figures that are not
 // numbers").
 
 // extremeCase is one records set a careless server, proxy or file can produce.

@@ -230,7 +230,7 @@ func distributionFields(s *metrics.Summary) []Field {
 		div      float64 // ns → ms, or 1
 		streamed bool
 	}{
-		// METRICS.md: ttft and e2el start at sent; vLLM's own timer starts at dispatch,
+		// docs/design/METRICS.md: ttft and e2el start at sent; vLLM's own timer starts at dispatch,
 		// which is ttft_dispatch here.
 		{"ttft", s.TTFT, "_ms", 1e6, true},
 		{"tpot", s.TPOT, "_ms", 1e6, true},

@@ -52,7 +52,7 @@ func post(t testing.TB, url string, body any, hdr ...string) *http.Response {
 	return resp
 }
 
-// postTimed is post that also returns when the request was completely written (METRICS.md's
+// postTimed is post that also returns when the request was completely written (docs/design/METRICS.md's
 // "sent", from which TTFT is measured).
 func postTimed(t testing.TB, url string, body any, hdr ...string) (*http.Response, time.Time) {
 	t.Helper()

@@ -1,7 +1,7 @@
 // Package openai is the backend for OpenAI-compatible streaming APIs: /v1/completions and
 // /v1/chat/completions as served by vLLM, SGLang, llama.cpp, Ollama, TGI and others.
 //
-// What it measures follows METRICS.md: the Observer is told when the request was dispatched,
+// What it measures follows docs/design/METRICS.md: the Observer is told when the request was dispatched,
 // when a new connection was made, when the request was written, when headers arrived, and
 // when each stream event's bytes were read (before decoding); then what the event held.
 package openai

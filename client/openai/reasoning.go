@@ -6,7 +6,7 @@ import "encoding/json"
 // reasoning model's thinking in delta.reasoning (vLLM today) or delta.reasoning_content
 // (SGLang, DeepSeek, vLLM before the rename) and its answer in delta.content; the chunk that
 // holds the end of the thinking may carry both. Every such event is a content event (TTFT
-// is to the first of any kind, METRICS.md); one with reasoning text and no answer text and
+// is to the first of any kind, docs/design/METRICS.md); one with reasoning text and no answer text and
 // no tool call is also reported as reasoning, so that the record knows the first answer
 // event. The reasoning token count comes from usage.completion_tokens_details
 // .reasoning_tokens where the server sends it (OpenAI's field; the simulator sends it).

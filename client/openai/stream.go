@@ -59,7 +59,7 @@ func (b *Backend) stream(ctx context.Context, body io.Reader, o client.Observer)
 
 // end decides what a stream that ended without [DONE] was. A clean EOF after a finish_reason
 // is a complete answer from a server that omits the end marker; anything else before
-// [DONE] is a cut stream (METRICS.md: truncated), unless our own context ended it.
+// [DONE] is a cut stream (docs/design/METRICS.md: truncated), unless our own context ended it.
 func (b *Backend) end(ctx context.Context, d *decoder, err error, o client.Observer) error {
 	if e := client.ContextError(ctx, b.target, err); e != nil {
 		return e
@@ -355,7 +355,7 @@ func (d *decoder) report(o client.Observer) {
 // advance the count (a special token, or bytes of a multi-byte character the detokenizer
 // holds back until the character is whole); their tokens are carried to the next content
 // event rather than dropped, so the per-event counts add up to completion_tokens and ITL
-// (token) divides the whole gap among every token generated in it (METRICS.md) instead of
+// (token) divides the whole gap among every token generated in it (docs/design/METRICS.md) instead of
 // overstating it. Tokens after the last content event (an end-of-sequence token has no text)
 // are in the usage only: no later event carries them, and TTFT and ITL need none. Without a
 // count on the chunk the number is unknown (0).

@@ -20,7 +20,7 @@
 // the server's message; both are stream_error_event with the server's words. A stream that
 // ends before a terminal event is truncated.
 //
-// Content events (METRICS.md) are the deltas that carry generated text: output text,
+// Content events (docs/design/METRICS.md) are the deltas that carry generated text: output text,
 // reasoning text, reasoning summary text, refusal text and function-call arguments. The
 // Responses API has no per-event usage (vLLM's continuous_usage_stats is a chat and
 // completions option), so per-event token counts are unknown: ITL (token) needs a tokenizer.
