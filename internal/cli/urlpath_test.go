@@ -117,6 +117,11 @@ func TestURLNotServed(t *testing.T) {
 	if strings.Contains(errs, "not ready after") {
 		t.Errorf("waited for its ready timeout:\n%s", errs)
 	}
+	// env reads --url as run does
+	code, _, errs = runMain(t, "env", "--url", srv.URL+"/v1/completions", "--ready-timeout", "30s")
+	if code != 2 || !strings.Contains(errs, "the URL's /v1/completions is left out") || !strings.Contains(errs, "give the server's base URL") {
+		t.Errorf("env: exit %d, want 2 with the left-out path and the base-URL hint:\n%s", code, errs)
+	}
 }
 
 // TestURLRefusedNamesReadyTimeout: a closed port says it waits for the server to start and
