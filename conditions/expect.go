@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"servebench/internal/suggest"
 )
 
 // Derivation declares conditions that follow from one server setting: changing the setting
@@ -110,7 +112,7 @@ func CheckExpect(expect []string, sets ...Set) error {
 	known := knownKeys(sets...)
 	for _, e := range ExpectNames(expect) {
 		if !namesAny(known, e) {
-			return fmt.Errorf("--expect-change %q names no condition of these files; nearest: %s", e, strings.Join(Nearest(e, known, 3), ", "))
+			return fmt.Errorf("--expect-change %q names no condition of these files; nearest: %s", e, strings.Join(nearest(e, known, 3), ", "))
 		}
 	}
 	return nil
@@ -136,10 +138,10 @@ func knownKeys(sets ...Set) []string {
 	return slices.Compact(keys)
 }
 
-// Nearest returns up to n of keys nearest the name e: by edit distance to the whole key or to
+// nearest returns up to n of keys nearest the name e: by edit distance to the whole key or to
 // as many of its last segments as e has (np is near server.flag.np), a key that starts with e
 // (or whose last segments do) counting as one edit away.
-func Nearest(e string, keys []string, n int) []string {
+func nearest(e string, keys []string, n int) []string {
 	e = strings.ReplaceAll(e, "-", "_")
 	type scored struct {
 		key string
@@ -161,32 +163,11 @@ func Nearest(e string, keys []string, n int) []string {
 func keyDistance(e, k string) int {
 	segs := strings.Split(k, ".")
 	tail := strings.Join(segs[max(0, len(segs)-strings.Count(e, ".")-1):], ".")
-	d := min(levenshtein(e, k), levenshtein(e, tail))
+	d := min(suggest.Distance(e, k), suggest.Distance(e, tail))
 	if strings.HasPrefix(k, e) || strings.HasPrefix(tail, e) {
 		d = min(d, 1)
 	}
 	return d
-}
-
-// levenshtein is the edit distance between a and b (insertions, deletions, substitutions).
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // expectedSet is Diff's expected names: the given ones split (ExpectNames) and expanded by
