@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
 	"time"
 
 	"servebench/client"
@@ -41,9 +40,14 @@ func Conditions(ctx context.Context, e Env, version string) (conditions.Set, err
 		if err != nil {
 			return nil, err
 		}
-		t := client.Target{BaseURL: strings.TrimRight(e.URL, "/"), APIKey: key, Header: hdr, HTTP: client.NewHTTPClient(4, e.Insecure)}
+		base, _ := client.APIBase(e.URL) // env's table names the URL it asked
+		t := client.Target{BaseURL: base, APIKey: key, Header: hdr, HTTP: client.NewHTTPClient(4, e.Insecure)}
 		// a server that is not there is an error, not a table of unknowns
 		if err := client.WaitReady(ctx, t, e.ReadyTimeout); err != nil {
+			var ns *client.NotServedError
+			if errors.As(err, &ns) {
+				return nil, runspec.Usagef("--url: %s", runspec.RedactSecrets(err.Error(), key)) // a wrong URL, as run says
+			}
 			return nil, errors.New(runspec.RedactSecrets(err.Error(), key))
 		}
 		detected = capture.Detect(ctx, t, e.Model)

@@ -41,6 +41,14 @@ func (b *Session) startTarget(ctx context.Context) error {
 		b.sim, s.URL = srv, url
 		b.logf("no --url: benchmarking the built-in SIMULATED server at %s (not a real server)", url)
 	}
+	if base, dropped := client.APIBase(s.URL); dropped != "" {
+		hint := ""
+		if api, ok := endpointAPI[dropped]; ok && api != s.API {
+			hint = fmt.Sprintf(" (--api %s is the API that sends there)", api)
+		}
+		b.logf("--url: benchmarking the server at %s: servebench adds each endpoint's path itself, so the URL's %s is left out%s", runspec.RedactURL(base), dropped, hint)
+		s.URL = base // the records header holds the base too: the same server, however it was written
+	}
 	hdr, err := runspec.ParseHeaders(s.Headers)
 	if err != nil {
 		return err
@@ -49,7 +57,7 @@ func (b *Session) startTarget(ctx context.Context) error {
 	b.target = client.Target{BaseURL: strings.TrimRight(s.URL, "/"), APIKey: s.APIKey, Header: hdr,
 		HTTP: client.NewHTTPClientClocks(conns, s.Insecure, client.Clocks{Arrivals: s.ArrivalClock == "kernel", Sends: s.SendClock == "kernel"})}
 	if err := client.WaitReadyNotify(ctx, b.target, s.ReadyTimeout, b.waiting()); err != nil {
-		return errors.New(s.Redact(err.Error()))
+		return notReady(err, s)
 	}
 	if err := b.resolveAPI(ctx); err != nil {
 		return err
@@ -67,6 +75,15 @@ func (b *Session) startTarget(ctx context.Context) error {
 		s.Model = models[0]
 	}
 	return nil
+}
+
+// endpointAPI is the --api that sends to an endpoint path a user may paste with the URL,
+// so that a URL ending in /v1/chat/completions on a run of another API says which one would.
+var endpointAPI = map[string]string{
+	"/v1/completions": "openai-completions", "/v1/chat/completions": "openai-chat", "/v1/responses": "openai-responses",
+	"/v1/messages": "anthropic-messages", "/v1/embeddings": "openai-embeddings", "/v1/rerank": "rerank",
+	"/api/generate": "ollama", "/api/chat": "ollama-chat", "/generate_stream": "tgi", "/generate": "sglang",
+	"/completion": "llamacpp",
 }
 
 // resolveAPI replaces --api auto with the family the server's endpoints reveal, and checks
@@ -195,8 +212,25 @@ func (b *Session) waiting() func(time.Duration, error) {
 			return
 		}
 		next = waited + waitingEvery
-		b.logf("waiting for %s: %s, %.0f s of %.0f", b.target.Base(), shortCause(err), waited.Seconds(), b.spec.ReadyTimeout.Seconds())
+		b.logf("waiting for %s to start: %s, %.0f s of %.0f (--ready-timeout)", b.target.Base(), shortCause(err), waited.Seconds(), b.spec.ReadyTimeout.Seconds())
 	}
+}
+
+// notReady is the run's error for a failed ready wait: a timeout names --ready-timeout, the
+// one setting that changes it, and a 404 on every probe path is a usage error (the URL is
+// wrong: its message says to give the base URL).
+func notReady(err error, s *runspec.Spec) error {
+	var nr *client.NotReadyError
+	var ns *client.NotServedError
+	switch {
+	case errors.As(err, &ns):
+		return runspec.Usagef("--url: %s", s.Redact(err.Error()))
+	case errors.As(err, &nr) && nr.Refused:
+		return fmt.Errorf("%s (nothing listens there: start the server, or give it longer with --ready-timeout, now %gs)", s.Redact(err.Error()), nr.Timeout.Seconds())
+	case errors.As(err, &nr):
+		return fmt.Errorf("%s (--ready-timeout, now %gs, waits longer)", s.Redact(err.Error()), nr.Timeout.Seconds())
+	}
+	return errors.New(s.Redact(err.Error()))
 }
 
 // shortCause is the end of an error chain's message: "connection refused" for a whole

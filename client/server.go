@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -66,6 +67,10 @@ func WaitReadyNotify(ctx context.Context, t Target, timeout time.Duration, notif
 		if err == nil {
 			return nil
 		}
+		var ns *NotServedError
+		if errors.As(err, &ns) {
+			return err // an answer, not a server still starting: waiting longer changes nothing
+		}
 		// A probe cut short by the overall timeout says less than the one before it.
 		if last == nil || wctx.Err() == nil {
 			last = err
@@ -79,7 +84,7 @@ func WaitReadyNotify(ctx context.Context, t Target, timeout time.Duration, notif
 			if ctx.Err() != nil {
 				return fmt.Errorf("wait for server at %s: %w", t.Base(), context.Cause(ctx))
 			}
-			return fmt.Errorf("server at %s not ready after %s: %s", t.Base(), seconds(timeout), t.Redact(last.Error()))
+			return &NotReadyError{Base: t.Base(), Timeout: timeout, Last: t.Redact(last.Error()), Refused: isRefused(last)}
 		}
 	}
 }
@@ -101,11 +106,40 @@ func probeReady(ctx context.Context, t Target) error {
 		return err
 	}
 	// Triton serves neither: its readiness is part of the KServe v2 protocol
-	if st, err := get(pctx, t, "/v2/health/ready"); err == nil && st == http.StatusOK {
+	st, err := get(pctx, t, "/v2/health/ready")
+	if err == nil && st == http.StatusOK {
 		return nil
+	}
+	if status == http.StatusNotFound && err == nil && st == http.StatusNotFound {
+		return &NotServedError{Base: t.Base()}
 	}
 	return fmt.Errorf("GET /health: HTTP 404, GET /v1/models: HTTP %d", status)
 }
+
+// NotReadyError is a server that did not answer ready within the wait's timeout.
+type NotReadyError struct {
+	Base    string
+	Timeout time.Duration
+	Last    string // the last probe's error, redacted
+	Refused bool   // the last probe's connection was refused: nothing listens there (yet)
+}
+
+func (e *NotReadyError) Error() string {
+	return fmt.Sprintf("server at %s not ready after %s: %s", e.Base, seconds(e.Timeout), e.Last)
+}
+
+// NotServedError is an HTTP server that answers 404 on every readiness path (/health,
+// /v1/models, /v2/health/ready): an address that reaches a web server but no inference
+// server's root, most often a URL with a path the server does not serve. No wait mends it.
+type NotServedError struct{ Base string }
+
+func (e *NotServedError) Error() string {
+	return fmt.Sprintf("no inference server at %s: GET /health, /v1/models and /v2/health/ready all answered HTTP 404; "+
+		"give the server's base URL, e.g. http://HOST:PORT, with no API path (a reverse proxy's own path prefix is kept)", e.Base)
+}
+
+// isRefused reports whether err is a refused connection (ECONNREFUSED).
+func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 // get sends a GET and returns the status, discarding the body. Transport errors lose their
 // `Get "url":` prefix: the caller names the server once.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -123,6 +124,34 @@ func TestWaitReadyRefused(t *testing.T) {
 	want := "server at " + base + " not ready after 600ms: dial tcp " + l.Addr().String() + ": connect: connection refused"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant  %s", err, want)
+	}
+	var nr *NotReadyError
+	if !errors.As(err, &nr) || !nr.Refused || nr.Timeout != 600*time.Millisecond {
+		t.Errorf("err = %#v, want a NotReadyError of a refused connection after 600ms", err)
+	}
+}
+
+// TestWaitReadyNotServed: an HTTP server that answers 404 on every readiness path is not a
+// server still starting; the wait ends at its first probe with the base-URL hint, not after
+// its timeout. A timeout would be a NotReadyError, so the error's type shows which ended it.
+func TestWaitReadyNotServed(t *testing.T) {
+	var paths sync.Map
+	tg := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		paths.Store(r.URL.Path, true)
+		http.NotFound(w, r)
+	})
+	err := WaitReady(context.Background(), tg, time.Minute)
+	var ns *NotServedError
+	if !errors.As(err, &ns) || ns.Base != tg.Base() {
+		t.Fatalf("err = %v, want a NotServedError", err)
+	}
+	if !strings.Contains(err.Error(), "give the server's base URL") {
+		t.Errorf("err = %v: no base-URL hint", err)
+	}
+	for _, p := range []string{"/health", "/v1/models", "/v2/health/ready"} {
+		if _, ok := paths.Load(p); !ok {
+			t.Errorf("%s not probed", p)
+		}
 	}
 }
 

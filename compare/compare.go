@@ -356,8 +356,11 @@ func (r *Result) warnf(format string, a ...any) {
 
 // sideConditions is what the header states: its recorded conditions over those derived from
 // the workload and configuration (recorded ones win).
-func sideConditions(s *Side) conditions.Set {
-	return conditions.Merge(conditions.FromHeader(s.Header), s.Header.Conditions)
+func sideConditions(s *Side) conditions.Set { return headerConditions(s.Header) }
+
+// headerConditions are the conditions a records header states, by itself and as recorded.
+func headerConditions(h *record.Header) conditions.Set {
+	return conditions.Merge(conditions.FromHeader(h), h.Conditions)
 }
 
 // runValue is one run's value of a metric: on the log scale with its within-run variance

@@ -52,6 +52,8 @@ func Blocking(key string) bool {
 // Diff lists every condition that differs, in key order. expect names the changes the user
 // meant to make (--expect-change): a key matches when it equals an expected name, lies under
 // it (gpu matches gpu.name), or ends with it (output_tokens matches workload.output_tokens).
+// A name may be a comma-separated list, and a setting that other conditions of either side's
+// server follow from expects them too (llama.cpp's np: see Derivation).
 // The workload hash follows from the workload's settings, so its difference is expected too
 // when a workload.*, sampling.* or load.* difference is. It also follows from the text, which
 // a per-invocation nonce changes by design: where the nonces differ, the hash's difference is
@@ -59,6 +61,7 @@ func Blocking(key string) bool {
 // condition of its own.
 func Diff(base, cand []record.Condition, expect []string) []Difference {
 	b, c := Merge(base), Merge(cand)
+	expect = expectedSet(expect, b, c)
 	keys := map[string]bool{}
 	for _, x := range append(append(Set{}, b...), c...) {
 		keys[x.Key] = true

@@ -53,6 +53,9 @@ type Family struct {
 	// Parse turns the answers to this family's probes into conditions; nothing when they are
 	// not its family's. It sees only the paths the family declared.
 	Parse func(a Answers, model string) []record.Condition
+	// Derived declares the conditions of this family's servers that follow from one setting
+	// (expect.go): --expect-change naming the setting expects them all.
+	Derived []Derivation
 }
 
 // families are run in order: the generic OpenAI /v1/models parser first, then the family
@@ -62,11 +65,11 @@ var families = []Family{
 	{Name: SimFamily, Probes: gets("/version"), Parse: one(simulator)},
 	// vLLM has no family endpoint of its own: /metrics (vllm:* gauges) or /v1/models
 	// (owned_by) say it is vLLM, and /version is asked to rule out the simulator.
-	{Name: VLLM, Probes: gets("/version", "/metrics", "/v1/models"), Parse: one(vllm)},
+	{Name: VLLM, Probes: gets("/version", "/metrics", "/v1/models"), Parse: one(vllm), Derived: vllmDerived},
 	// SGLang renamed /get_server_info to /server_info; both are asked.
 	{Name: SGLang, Probes: gets("/get_server_info", "/server_info", "/get_model_info"), Parse: one(sglang)},
 	{Name: TGI, Probes: gets("/info"), Parse: one(tgi)},
-	{Name: LlamaCpp, Probes: gets("/props", "/slots", "/metrics"), Parse: one(llamaCpp)},
+	{Name: LlamaCpp, Probes: gets("/props", "/slots", "/metrics"), Parse: one(llamaCpp), Derived: llamaCppDerived},
 	// Ollama serves every model it has pulled: /api/show is asked for the model under test, and
 	// /api/ps (what is loaded now) is only observed.
 	{Name: Ollama, Probes: gets("/api/version", "/api/ps", "/v1/models"), FollowUp: ollamaFollowUp,

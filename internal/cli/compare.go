@@ -62,7 +62,7 @@ before 4 and 6), 1 and 2 as usual.`,
 			return runCompare(st, &c, args[0], args[1])
 		},
 	}
-	cmd.Flags().StringArrayVar(&c.expect, "expect-change", nil, "a condition you meant to change: a `key`, group or last key segment (repeatable)")
+	cmd.Flags().StringArrayVar(&c.expect, "expect-change", nil, "a condition you meant to change: a `key`, group or last key segment, or a comma-separated list of them (repeatable); a setting names the conditions that follow from it")
 	cmd.Flags().Float64Var(&c.threshold, "threshold", 5, "smallest change in percent that counts as improved or regressed")
 	cmd.Flags().Float64Var(&c.tail, "tail-threshold", 0, "the threshold in percent of the p99s, which move more from run to run (0: twice --threshold)")
 	cmd.Flags().StringVar(&c.format, "format", "text", strings.Join(report.CompareFormats(), " | "))
@@ -82,6 +82,9 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 	cand, err := compare.ReadSide(candPath, skipped(st.stderr))
 	if err != nil {
 		return err
+	}
+	if err := compare.CheckExpect(base.Header, cand.Header, c.expect); err != nil {
+		return usageErr("%v", err)
 	}
 	opt.Goodput = base.HasSLO() && cand.HasSLO()
 	res := compare.Compare(base, cand, opt)

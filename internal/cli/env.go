@@ -2,14 +2,17 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"servebench/bench"
+	"servebench/client"
 	"servebench/conditions"
 	"servebench/report"
+	"servebench/runspec"
 )
 
 const envExamples = `  servebench env                                        # this machine only
@@ -30,6 +33,9 @@ value and its source: detected (asked of the server or this machine), declared (
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "text" && format != "json" {
 				return usageErr("--format %q: want text or json", format)
+			}
+			if base, dropped := client.APIBase(c.URL); dropped != "" {
+				fmt.Fprintf(st.stderr, "--url: asking the server at %s: the URL's %s is left out\n", runspec.RedactURL(base), dropped)
 			}
 			cs, err := bench.Conditions(cmd.Context(), c, Version)
 			if err != nil {

@@ -64,6 +64,11 @@ Formats:
 				return err
 			}
 			defer closeAll()
+			if len(ins) == 2 {
+				if err := compare.CheckExpect(ins[0].Header, ins[1].Header, expect); err != nil {
+					return usageErr("%v", err)
+				}
+			}
 			rins := make([]report.Input, len(ins))
 			for i, in := range ins {
 				rins[i] = report.Input{Label: in.Label, Header: in.Header, Records: in.Records(skipped(st.stderr)), Slice: slice}
