@@ -1,0 +1,147 @@
+package compare
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"servebench/metrics"
+	"servebench/sim"
+	"servebench/vtime"
+)
+
+// TestPolicyWellFormed holds DefaultPolicy to what its table promises: unique IDs, each rule
+// with a condition and an effect, constants named once, and the scopes in evaluation order
+// (the runs before the rows, the rows before the verdict).
+func TestPolicyWellFormed(t *testing.T) {
+	p := DefaultPolicy
+	if p.Version == "" {
+		t.Error("no version")
+	}
+	scope := map[string]int{"runs": 0, "row": 1, "verdict": 2}
+	ids, consts, last := map[string]bool{}, map[string]bool{}, 0
+	for _, r := range p.Rules {
+		s, ok := scope[r.Scope]
+		if !ok || s < last || ids[r.ID] || r.Condition == "" || r.Effect == "" {
+			t.Errorf("rule %q: scope %q (after %d), duplicate %v, condition %q, effect %q", r.ID, r.Scope, last, ids[r.ID], r.Condition, r.Effect)
+		}
+		last, ids[r.ID] = s, true
+		for _, c := range r.Constants {
+			if consts[c.Name] || c.Name == "" {
+				t.Errorf("rule %s: constant %q named twice or unnamed", r.ID, c.Name)
+			}
+			consts[c.Name] = true
+		}
+	}
+	t.Logf("policy %s: %d rules, %d constants", p.Version, len(p.Rules), p.Constants())
+}
+
+// checkTrace checks a trace against the policy: every step names a rule of it, the steps
+// are in the policy's order, and the last step that changed something set want.
+func checkTrace(t *testing.T, what string, why []Step, want string) {
+	t.Helper()
+	if len(why) == 0 {
+		t.Errorf("%s: empty trace", what)
+		return
+	}
+	prev, set := -1, ""
+	for _, s := range why {
+		i := DefaultPolicy.Index(s.Rule)
+		if i < 0 {
+			t.Errorf("%s: step of unknown rule %q", what, s.Rule)
+		}
+		if i < prev {
+			t.Errorf("%s: rule %s fired after %s, against the policy's order", what, s.Rule, DefaultPolicy.Rules[prev].ID)
+		}
+		prev = max(prev, i)
+		if s.Changed {
+			set = s.Effect
+		}
+	}
+	if set != want {
+		t.Errorf("%s: last changing step set %q, the result is %q (trace %v)", what, set, want, why)
+	}
+}
+
+// checkResult checks the traces of every row (and of its figures at equal contention) and of
+// the verdict.
+func checkResult(t *testing.T, name string, res *Result) {
+	t.Helper()
+	if res.Policy != DefaultPolicy.Version {
+		t.Errorf("%s: policy %q, want %q", name, res.Policy, DefaultPolicy.Version)
+	}
+	for _, row := range res.Rows {
+		checkTrace(t, name+": "+row.Metric.Name, row.Why, row.Change)
+		if c := row.Contention; c != nil {
+			checkTrace(t, name+": "+c.Row.Metric.Name, c.Row.Why, c.Row.Change)
+			if c.Lone != nil {
+				checkTrace(t, name+": lone "+c.Lone.Metric.Name, c.Lone.Why, c.Lone.Change)
+			}
+		}
+	}
+	checkTrace(t, name+": verdict", res.Why, res.Verdict)
+}
+
+// virtualSide is runs of the engine model in virtual time (package vtime) with a live run's
+// noise, one per seed, as one side's records.
+func virtualSide(t *testing.T, c sim.Config, seeds []uint64) *Side {
+	t.Helper()
+	noise := vtime.Noise{StepJitter: 0.2, StallProb: 0.002, Stall: 50 * time.Millisecond, LateProb: 0.05, Late: 5 * time.Millisecond}
+	var s *Side
+	for run, seed := range seeds {
+		l := vtime.Load{Users: 16, Requests: 480, Warmup: 16, InputTokens: 512, OutputTokens: 64, InputJitter: 0.5, Seed: seed, Noise: noise}
+		c.Seed = int64(seed)
+		res, err := vtime.Run(c, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == nil {
+			s = NewSide(res.Header, metrics.Options{})
+		}
+		for i := range res.Records {
+			r := res.Records[i]
+			r.Run = run
+			s.Add(&r)
+		}
+	}
+	return s
+}
+
+// TestTraceVirtualTime judges A/A and A/B pairs of the engine model in virtual time (A/A at
+// three runs and at one run a side, ITL slower ×1.15 and ×2) and holds every row's and every
+// verdict's trace to the policy: non-empty, in the policy's order, its last changing step
+// the row's change (the verdict). The verdicts themselves are the rest of this package's
+// tests'.
+func TestTraceVirtualTime(t *testing.T) {
+	base := sim.DefaultConfig()
+	slower := func(f float64) sim.Config {
+		c := base
+		c.BWEfficiency /= f
+		return c
+	}
+	cases := []struct {
+		name       string
+		cand       sim.Config
+		base, seed []uint64
+	}{
+		{"A/A 3 runs", base, []uint64{1, 2, 3}, []uint64{4, 5, 6}},
+		{"A/A 3 runs b", base, []uint64{7, 8, 9}, []uint64{10, 11, 12}},
+		{"A/A 1 run", base, []uint64{13}, []uint64{14}},
+		{"A/B ITL x1.15", slower(1.15), []uint64{15, 16, 17}, []uint64{18, 19, 20}},
+		{"A/B ITL x2", slower(2), []uint64{21, 22, 23}, []uint64{24, 25, 26}},
+		{"A/B ITL x2 1 run", slower(2), []uint64{27}, []uint64{28}},
+	}
+	verdicts := map[string]int{}
+	for _, c := range cases {
+		res := Compare(virtualSide(t, base, c.base), virtualSide(t, c.cand, c.seed), Options{Expect: []string{"workload.seed"}})
+		verdicts[res.Verdict]++
+		checkResult(t, c.name, res)
+		if c.name == "A/B ITL x2" && res.Verdict != Regressed {
+			t.Errorf("%s: verdict %s, want regressed", c.name, res.Verdict)
+		}
+		if testing.Verbose() {
+			t.Logf("%s: %s %s %v", c.name, res.Verdict, fmt.Sprint(res.Why), res.Differences)
+		}
+	}
+	t.Logf("verdicts: %v", verdicts)
+}
