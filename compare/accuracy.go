@@ -68,7 +68,7 @@ func (r *Result) compareAnswers(br, cr []metrics.RunSummary) {
 		default:
 			r.warnf("%s: no significant change: %s", f.name, msg)
 		}
-		figs := []Figure{fig("base share", row.Base), fig("candidate share", row.Cand), fig("delta", d), fig("delta_lo", lo), fig("delta_hi", hi)}
+		figs := []Figure{fig("base_share", row.Base), fig("candidate_share", row.Cand), fig("delta", d), fig("delta_lo", lo), fig("delta_hi", hi)}
 		if r.Verdict != was {
 			addStep(&r.Why, RuleAnswers, r.Verdict, true, figs...)
 		} else {

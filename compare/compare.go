@@ -197,7 +197,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 		cc.Put(ccache)
 		bs, _ := cacheShare(br)
 		cs, _ := cacheShare(cr)
-		stepf(&res.Why, RulePrefixCache, []Figure{fig("base cached share", bs), fig("candidate cached share", cs)},
+		stepf(&res.Why, RulePrefixCache, []Figure{fig("base_cached_share", bs), fig("candidate_cached_share", cs)},
 			"%s: base %s, candidate %s", prefixCacheKey, bcache.Value, ccache.Value)
 	}
 	res.Differences = conditions.Diff(bc, cc, opt.Expect)
@@ -237,12 +237,12 @@ func Compare(base, cand *Side, opt Options) *Result {
 	if res.Empty = measuredNothing(br, cr, res.Rows); res.Empty != "" {
 		res.Verdict = MeasuredNothing
 		addStep(&res.Why, RuleMeasuredNothing, MeasuredNothing, true,
-			fig("base completed", float64(completed(br))), fig("candidate completed", float64(completed(cr))), fig("rows", float64(len(res.Rows))))
+			fig("base_completed", float64(completed(br))), fig("candidate_completed", float64(completed(cr))), fig("rows", float64(len(res.Rows))))
 	}
 	res.compareAnswers(br, cr) // accuracy.go
 	if res.Verdict == Inconclusive {
 		res.Decide = decide(res.Rows)
-		stepf(&res.Why, RuleDecide, []Figure{fig("runs per side", float64(res.Decide))}, "runs per side to decide: %s", runsText(res.Decide))
+		stepf(&res.Why, RuleDecide, []Figure{fig("runs_per_side", float64(res.Decide))}, "runs per side to decide: %s", runsText(res.Decide))
 	}
 	if res.Verdict == Improved || res.Verdict == Regressed {
 		res.inconclusiveNote()
@@ -319,7 +319,7 @@ func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 		row := arithRow(m, bv, cv, opt.Alpha)
 		row.Threshold = th
 		row.Why = why
-		stepf(&row.Why, RuleArithmetic, []Figure{fig("base mean", row.Base.Center), fig("candidate mean", row.Cand.Center)}, "arithmetic means: a run is 0")
+		stepf(&row.Why, RuleArithmetic, []Figure{fig("base_mean", row.Base.Center), fig("candidate_mean", row.Cand.Center)}, "arithmetic means: a run is 0")
 		row.judgeStep(row.Threshold)
 		return row
 	}
@@ -343,7 +343,7 @@ func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 	row.judgeStep(th)
 	if m.Tail && oneEach {
 		row.Change = NotJudged
-		addStep(&row.Why, RuleTailOneRun, NotJudged, true, fig("base runs", float64(len(bv))), fig("candidate runs", float64(len(cv))))
+		addStep(&row.Why, RuleTailOneRun, NotJudged, true, fig("base_runs", float64(len(bv))), fig("candidate_runs", float64(len(cv))))
 	}
 	o := opt
 	o.Threshold = th
@@ -510,7 +510,7 @@ func verdict(r *Result) string {
 				n++
 			}
 		}
-		addStep(&r.Why, RuleBlocking, v, true, fig("blocking conditions", float64(n)))
+		addStep(&r.Why, RuleBlocking, v, true, fig("blocking_conditions", float64(n)))
 		return v
 	}
 	count := func(ok func(Row) bool) float64 {

@@ -183,7 +183,7 @@ func (r *Result) disturbedTails(br, cr []metrics.RunSummary) {
 		was := row.Change
 		row.Change = Inconclusive
 		addStep(&row.Why, RuleDisturbedTail, Inconclusive, true, fig("delta", row.Delta), fig("delta_lo", row.DeltaLo), fig("delta_hi", row.DeltaHi),
-			fig("disturbed runs", float64(len(runs))))
+			fig("disturbed_runs", float64(len(runs))))
 		were := "were"
 		if len(runs) == 1 {
 			were = "was"

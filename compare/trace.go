@@ -21,10 +21,10 @@ func (r *Row) explainStep() {
 	r.Change = ch
 	c := r.Contention
 	figs := []Figure{fig("delta_lo", r.DeltaLo), fig("delta_hi", r.DeltaHi),
-		fig("equal contention delta", c.Row.Delta), fig("equal contention lo", c.Row.DeltaLo), fig("equal contention hi", c.Row.DeltaHi),
+		fig("equal_contention_delta", c.Row.Delta), fig("equal_contention_lo", c.Row.DeltaLo), fig("equal_contention_hi", c.Row.DeltaHi),
 		fig("levels", float64(len(c.Levels)))}
 	if c.Lone != nil {
-		figs = append(figs, fig("lone arrivals delta", c.Lone.Delta), fig("lone arrivals lo", c.Lone.DeltaLo), fig("lone arrivals hi", c.Lone.DeltaHi))
+		figs = append(figs, fig("lone_arrivals_delta", c.Lone.Delta), fig("lone_arrivals_lo", c.Lone.DeltaLo), fig("lone_arrivals_hi", c.Lone.DeltaHi))
 	}
 	addStep(&r.Why, rule, ch, true, figs...)
 }
@@ -45,13 +45,13 @@ func (r *Result) holdSteps() {
 		var figs []Figure
 		switch rule {
 		case RuleContentionClears:
-			figs = []Figure{fig("equal contention delta", x.Contention.Row.Delta), fig("equal contention eq_lo", x.Contention.Row.EqLo),
-				fig("equal contention eq_hi", x.Contention.Row.EqHi), fig("levels", float64(len(x.Contention.Levels)))}
+			figs = []Figure{fig("equal_contention_delta", x.Contention.Row.Delta), fig("equal_contention_eq_lo", x.Contention.Row.EqLo),
+				fig("equal_contention_eq_hi", x.Contention.Row.EqHi), fig("levels", float64(len(x.Contention.Levels)))}
 			if l := x.Contention.Lone; l != nil {
-				figs = append(figs, fig("lone arrivals eq_lo", l.EqLo), fig("lone arrivals eq_hi", l.EqHi))
+				figs = append(figs, fig("lone_arrivals_eq_lo", l.EqLo), fig("lone_arrivals_eq_hi", l.EqHi))
 			}
 		case RuleServerSteady:
-			figs = []Figure{fig("server base", x.ServerSteady.Base), fig("server candidate", x.ServerSteady.Cand), fig("threshold", x.Threshold)}
+			figs = []Figure{fig("server_base", x.ServerSteady.Base), fig("server_candidate", x.ServerSteady.Cand), fig("threshold", x.Threshold)}
 		case RuleTailNotMoved:
 			figs = []Figure{fig("p", x.P), fig("p_family", x.FamilyP)}
 		}
@@ -62,7 +62,7 @@ func (r *Result) holdSteps() {
 // disturbedSteps records the runs left out or kept as disturbed, and those briefly disturbed.
 func (r *Result) disturbedSteps() {
 	for _, d := range r.Disturbed {
-		figs := []Figure{fig("disturbed s", d.Seconds), fig("window s", d.Window), fig("share", d.Seconds/d.Window)}
+		figs := []Figure{fig("disturbed_s", d.Seconds), fig("window_s", d.Window), fig("share", d.Seconds/d.Window)}
 		if d.Kept {
 			stepf(&r.Why, RuleDisturbedRuns, figs, "kept %s run %d: fewer than %d runs of the side would remain", d.Side, d.Run+1, minRunsKept)
 			continue
@@ -70,7 +70,7 @@ func (r *Result) disturbedSteps() {
 		stepf(&r.Why, RuleDisturbedRuns, figs, "left out %s run %d from every metric", d.Side, d.Run+1)
 	}
 	for _, d := range r.Brief {
-		stepf(&r.Why, RuleBrieflyDisturbed, []Figure{fig("disturbed s", d.Seconds), fig("window s", d.Window)}, "kept %s run %d, named", d.Side, d.Run+1)
+		stepf(&r.Why, RuleBrieflyDisturbed, []Figure{fig("disturbed_s", d.Seconds), fig("window_s", d.Window)}, "kept %s run %d, named", d.Side, d.Run+1)
 	}
 }
 
