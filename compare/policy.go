@@ -149,7 +149,7 @@ var DefaultPolicy = Policy{
 		{ID: RuleInterval, Scope: "row",
 			Condition: "always: the 1 − alpha interval of cand/base − 1 (two-level t on the log scale; one run a side assumes a run-to-run spread of assumed_run_sd) and its 1 − 2·alpha interval (TOST)",
 			Reads:     []string{"delta", "delta_lo", "delta_hi", "eq_lo", "eq_hi", "p", "threshold"},
-			Effect:    "regressed or improved when the 1 − alpha interval lies wholly beyond the threshold on the worse or better side; \"~\" (not significant) or \"within threshold\" (significant) when the 1 − 2·alpha interval lies inside ±threshold; else inconclusive",
+			Effect:    "regressed or improved when the 1 − alpha interval lies wholly beyond the threshold on the worse or better side; \"~\" (not significant) or \"within threshold\" (significant) when the 1 − 2·alpha interval lies inside ±threshold; else inconclusive; with a threshold of 0 (--threshold 0) any significant change is regressed or improved, any other \"~\"",
 			Constants: []Constant{{"default_threshold", defaultThreshold, "relative change"}, {"default_alpha", defaultAlpha, ""}, {"assumed_run_sd", stat.AssumedRunSD, "log scale"}, {"bootstrap_rounds", defaultRounds, "rounds"}}},
 		{ID: RuleTailOneRun, Scope: "row",
 			Condition: "a tail percentile with one run a side",
