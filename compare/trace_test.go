@@ -2,6 +2,11 @@ package compare
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,4 +149,54 @@ func TestTraceVirtualTime(t *testing.T) {
 		}
 	}
 	t.Logf("verdicts: %v", verdicts)
+}
+
+// TestEveryRuleHasASite: each rule of DefaultPolicy is recorded by some code of this package
+// besides the policy itself, so no rule of the table is one the code never applies; and each
+// rule ID constant is in the policy.
+func TestEveryRuleHasASite(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go") && fi.Name() != "policy.go"
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	for _, p := range pkgs {
+		ast.Inspect(p, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && strings.HasPrefix(id.Name, "Rule") {
+				used[id.Name] = true
+			}
+			return true
+		})
+	}
+	ids := map[string]string{}
+	f, err := parser.ParseFile(fset, "policy.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && strings.HasPrefix(n.Name, "Rule") {
+					ids[strings.Trim(lit.Value, `"`)] = n.Name
+				}
+			}
+		}
+	}
+	if len(ids) != len(DefaultPolicy.Rules) {
+		t.Errorf("%d rule ID constants, %d rules in the policy", len(ids), len(DefaultPolicy.Rules))
+	}
+	for _, r := range DefaultPolicy.Rules {
+		name, ok := ids[r.ID]
+		if !ok || !used[name] {
+			t.Errorf("rule %s (%s): no site records it", r.ID, name)
+		}
+	}
 }
