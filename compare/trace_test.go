@@ -5,7 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -156,15 +156,20 @@ func TestTraceVirtualTime(t *testing.T) {
 // rule ID constant is in the policy.
 func TestEveryRuleHasASite(t *testing.T) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go") && fi.Name() != "policy.go"
-	}, 0)
+	names, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	used := map[string]bool{}
-	for _, p := range pkgs {
-		ast.Inspect(p, func(n ast.Node) bool {
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") || name == "policy.go" {
+			continue
+		}
+		src, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(src, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok && strings.HasPrefix(id.Name, "Rule") {
 				used[id.Name] = true
 			}
