@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -204,4 +205,46 @@ func TestEveryRuleHasASite(t *testing.T) {
 			t.Errorf("rule %s (%s): no site records it", r.ID, name)
 		}
 	}
+}
+
+// TestTraceScenarios holds the traces of this package's other scenarios to the policy (the
+// pairs whose rows contention explains or clears, a prefix cache that blocks, and the
+// generative model's A/A and A/B pairs at one, three and six runs a side) and checks that the
+// rules they exist to exercise fire.
+func TestTraceScenarios(t *testing.T) {
+	fired := map[string]int{}
+	check := func(name string, res *Result) {
+		t.Helper()
+		checkResult(t, name, res)
+		for _, row := range res.Rows {
+			for _, s := range row.Why {
+				fired[s.Rule]++
+			}
+		}
+		for _, s := range res.Why {
+			fired[s.Rule]++
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	base := contentionSide(rng, 20, []float64{0.1, 0.3, 0.2})
+	check("contention same", Compare(base, contentionSide(rng, 20, []float64{0.6, 0.45, 0.15}), Options{}))
+	check("contention slower", Compare(base, contentionSide(rng, 24, []float64{0.2, 0.1, 0.3}), Options{}))
+	rng = rand.New(rand.NewPCG(3, 3))
+	cohorts := cohortSide(rng, 20, 4, []float64{0.06, 0.08, 0.07})
+	check("cohorts", Compare(cohorts, cohortSide(rng, 20, 4, []float64{0, 0, 0}), Options{}))
+	check("prefix cache", Compare(side(20, 1), side(20, 63), Options{}))
+	check("prefix cache expected", Compare(side(20, 1), side(20, 63), Options{Expect: []string{"prefix_cache"}}))
+	rng = rand.New(rand.NewPCG(42, 42))
+	for _, runs := range []int{1, 3, 6} {
+		for _, factor := range []float64{1, 1, 1, 1.1, 2} {
+			check(fmt.Sprintf("model %d runs ×%g", runs, factor), Compare(genSide(rng, defaultModel, runs, 1), genSide(rng, defaultModel, runs, factor), Options{}))
+		}
+	}
+	for _, id := range []string{RuleInterval, RuleTailThreshold, RuleTailOneRun, RuleTailHolm, RuleContention, RuleContentionClears,
+		RulePrefixCache, RuleBlocking, RuleVerdict, RuleHolds} {
+		if fired[id] == 0 {
+			t.Errorf("rule %s never fired in these scenarios", id)
+		}
+	}
+	t.Logf("steps by rule: %v", fired)
 }
