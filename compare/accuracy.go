@@ -53,6 +53,7 @@ func (r *Result) compareAnswers(br, cr []metrics.RunSummary) {
 		r.Answers = append(r.Answers, row)
 		msg := fmt.Sprintf("%s %.1f%% (%d of %d) → %.1f%% (%d of %d): %+.1f points, 95%% interval %+.1f to %+.1f (Newcombe)",
 			f.name, 100*row.Base, bk, bn, 100*row.Cand, ck, cn, 100*d, 100*lo, 100*hi)
+		was := r.Verdict
 		switch row.Change {
 		case Regressed:
 			r.warnf("%s regressed: %s; the candidate answers worse, so it is not an improvement however fast it is", f.name, msg)
@@ -66,6 +67,12 @@ func (r *Result) compareAnswers(br, cr []metrics.RunSummary) {
 			}
 		default:
 			r.warnf("%s: no significant change: %s", f.name, msg)
+		}
+		figs := []Figure{fig("base_share", row.Base), fig("candidate_share", row.Cand), fig("delta", d), fig("delta_lo", lo), fig("delta_hi", hi)}
+		if r.Verdict != was {
+			addStep(&r.Why, RuleAnswers, r.Verdict, true, figs...)
+		} else {
+			stepf(&r.Why, RuleAnswers, figs, "%s %s", f.name, row.Change)
 		}
 	}
 }

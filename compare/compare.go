@@ -61,16 +61,16 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Threshold == 0 {
-		o.Threshold = 0.05
+		o.Threshold = defaultThreshold
 	}
 	if o.Alpha == 0 {
-		o.Alpha = 0.05
+		o.Alpha = defaultAlpha
 	}
 	if o.Rounds == 0 {
-		o.Rounds = 100
+		o.Rounds = defaultRounds
 	}
 	if o.TailThreshold == 0 {
-		o.TailThreshold = 2 * o.Threshold
+		o.TailThreshold = tailThresholdFactor * o.Threshold
 	}
 	return o
 }
@@ -126,6 +126,9 @@ type Row struct {
 	// throughputs), is the metric compared at equal contention (contention.go); nil elsewhere
 	// or when no contention level is common to every run.
 	Contention *Contention
+	// Why are the rules of DefaultPolicy that fired on this row, in policy order, with the
+	// figures they read; the last step that Changed set Change.
+	Why []Step
 }
 
 // Result is a whole comparison.
@@ -168,23 +171,34 @@ type Result struct {
 	// Answers compare the sides' accuracy and valid-answer share (accuracy.go), when both
 	// judged answers; a regressed one makes the verdict Regressed.
 	Answers []AnswerRow
+	// Why are the rules of DefaultPolicy that fired on the runs and the verdict, in policy
+	// order, with the figures they read; the last step that Changed set Verdict. Each row's
+	// own rules are in its Row.Why.
+	Why []Step
+	// Policy is the version of the policy that judged it (DefaultPolicy.Version).
+	Policy string
 }
 
 // Compare judges cand against base.
 func Compare(base, cand *Side, opt Options) *Result {
 	opt = opt.withDefaults()
 	br, cr := base.Runs(), cand.Runs()
-	res := &Result{BaseRuns: len(br), CandRuns: len(cr), Threshold: opt.Threshold, Alpha: opt.Alpha, Method: Method}
+	res := &Result{BaseRuns: len(br), CandRuns: len(cr), Threshold: opt.Threshold, Alpha: opt.Alpha, Method: Method, Policy: DefaultPolicy.Version}
 	// runs whose own health record says the client was disturbed leave before anything is
 	// compared (disturbed.go)
 	br, bd := healthyRuns("base", br)
 	cr, cd := healthyRuns("candidate", cr)
 	res.Disturbed = append(bd, cd...)
 	res.Brief = append(brieflyDisturbed("base", br), brieflyDisturbed("candidate", cr)...)
+	res.disturbedSteps()
 	bc, cc := sideConditions(base), sideConditions(cand)
 	if bcache, ccache, ok := prefixCache(br, cr); ok {
 		bc.Put(bcache)
 		cc.Put(ccache)
+		bs, _ := cacheShare(br)
+		cs, _ := cacheShare(cr)
+		stepf(&res.Why, RulePrefixCache, []Figure{fig("base_cached_share", bs), fig("candidate_cached_share", cs)},
+			"%s: base %s, candidate %s", prefixCacheKey, bcache.Value, ccache.Value)
 	}
 	res.Differences = conditions.Diff(bc, cc, opt.Expect)
 	ms := KeyMetrics
@@ -201,16 +215,18 @@ func Compare(base, cand *Side, opt Options) *Result {
 			if len(br) > 0 && len(cr) > 0 {
 				res.warnf("%s: not compared: it is undefined in every run of a side", m.Name)
 			}
+			stepf(&res.Why, RuleUndefined, nil, "%s not compared", m.Name)
 			continue
 		}
 		row := compareRow(m, bv, cv, opt, one)
 		row.ServerSteady = serverSteady(m, br, cr, row.Threshold)
 		row.Contention = conditioned(m, br, cr, bb, cb, opt, one)
-		row.Change = row.Contention.Explains(row)
+		row.explainStep()
 		res.Rows = append(res.Rows, row)
 	}
 	res.disturbedTails(br, cr)
 	res.tailFamily(opt.Alpha)
+	res.holdSteps()
 	res.count()
 	res.methodWarnings()
 	res.serverNotes()
@@ -220,10 +236,13 @@ func Compare(base, cand *Side, opt Options) *Result {
 	res.Verdict = verdict(res)
 	if res.Empty = measuredNothing(br, cr, res.Rows); res.Empty != "" {
 		res.Verdict = MeasuredNothing
+		addStep(&res.Why, RuleMeasuredNothing, MeasuredNothing, true,
+			fig("base_completed", float64(completed(br))), fig("candidate_completed", float64(completed(cr))), fig("rows", float64(len(res.Rows))))
 	}
 	res.compareAnswers(br, cr) // accuracy.go
 	if res.Verdict == Inconclusive {
 		res.Decide = decide(res.Rows)
+		stepf(&res.Why, RuleDecide, []Figure{fig("runs_per_side", float64(res.Decide))}, "runs per side to decide: %s", runsText(res.Decide))
 	}
 	if res.Verdict == Improved || res.Verdict == Regressed {
 		res.inconclusiveNote()
@@ -234,6 +253,9 @@ func Compare(base, cand *Side, opt Options) *Result {
 	}
 	if res.Verdict != MeasuredNothing && res.Verdict != NotComparable {
 		res.Provisional = provisional(br, cr)
+		if len(res.Provisional) > 0 {
+			stepf(&res.Why, RuleProvisional, []Figure{fig("reasons", float64(len(res.Provisional)))}, "PROVISIONAL: %s", strings.Join(res.Provisional, "; "))
+		}
 	}
 	if cand.Header != nil && cand.Header.Like != nil {
 		res.Changes = cand.Header.Like.Changes
@@ -259,13 +281,6 @@ func (r *Result) count() {
 // run, or whose runs completed no measured request ("" when both did). With both measured,
 // it says so when no key metric could be compared at all.
 func measuredNothing(br, cr []metrics.RunSummary, rows []Row) string {
-	completed := func(rs []metrics.RunSummary) int {
-		n := 0
-		for _, r := range rs {
-			n += r.Summary.Completed
-		}
-		return n
-	}
 	b, c := completed(br) == 0, completed(cr) == 0
 	switch {
 	case b && c:
@@ -280,19 +295,32 @@ func measuredNothing(br, cr []metrics.RunSummary, rows []Row) string {
 	return ""
 }
 
+// completed counts the measured requests that completed in runs.
+func completed(rs []metrics.RunSummary) int {
+	n := 0
+	for _, r := range rs {
+		n += r.Summary.Completed
+	}
+	return n
+}
+
 // compareRow compares one metric's run values and judges the change. Runs that the outlier
 // test marks as disturbed (robust.go) are left out and named in the row; a tail percentile
 // at one run a side is not judged; a metric with a 0 in some run is compared on arithmetic
 // means (arith.go).
 func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 	th := opt.Threshold
+	var why []Step
 	if m.Tail {
 		th = opt.TailThreshold
+		stepf(&why, RuleTailThreshold, []Figure{fig("threshold", th)}, "judged at the tail threshold %g%%", 100*th)
 	}
 	if hasZero(bv) || hasZero(cv) {
 		row := arithRow(m, bv, cv, opt.Alpha)
 		row.Threshold = th
-		row.Change = judge(row, th)
+		row.Why = why
+		stepf(&row.Why, RuleArithmetic, []Figure{fig("base_mean", row.Base.Center), fig("candidate_mean", row.Cand.Center)}, "arithmetic means: a run is 0")
+		row.judgeStep(row.Threshold)
 		return row
 	}
 	// a p99's runs are heavy-tailed by nature (a prefill stall shared by every stream moves
@@ -303,15 +331,19 @@ func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 		bv, cv, out = dropOutliers(bv, cv, opt.Threshold)
 	}
 	r := stat.TwoLevel(logs(bv), logs(cv), opt.Alpha)
+	for _, o := range out {
+		stepf(&why, RuleOutliers, []Figure{fig("run", float64(o.Run+1)), fig("deviation", o.Dev)}, "left out %s run %d", o.Side, o.Run+1)
+	}
 	row := Row{Metric: m, Delta: r.Delta, DeltaLo: r.Lo, DeltaHi: r.Hi, P: r.P, Assumed: r.Assumed,
-		Significant: r.Lo > 0 || r.Hi < 0, Threshold: th, Outliers: out,
+		Significant: r.Lo > 0 || r.Hi < 0, Threshold: th, Outliers: out, Why: why,
 		Base: Estimate{r.Base, r.BaseLo, r.BaseHi, len(bv)},
 		Cand: Estimate{r.Cand, r.CandLo, r.CandHi, len(cv)}}
 	t1 := stat.TQuantile(1-opt.Alpha, r.DF)
 	row.EqLo, row.EqHi = math.Expm1(r.LogDiff-t1*r.SE), math.Expm1(r.LogDiff+t1*r.SE)
-	row.Change = judge(row, th)
+	row.judgeStep(th)
 	if m.Tail && oneEach {
 		row.Change = NotJudged
+		addStep(&row.Why, RuleTailOneRun, NotJudged, true, fig("base_runs", float64(len(bv))), fig("candidate_runs", float64(len(cv))))
 	}
 	o := opt
 	o.Threshold = th
@@ -473,6 +505,35 @@ func judge(r Row, th float64) string {
 // short runs a p99 (the largest of a few requests) straddles any threshold, so a halved ITL
 // read as inconclusive. Such metrics are named instead.
 func verdict(r *Result) string {
+	v := verdictOf(r)
+	if v == NotComparable {
+		n := 0
+		for _, d := range r.Differences {
+			if d.Kind == conditions.KindBlocking {
+				n++
+			}
+		}
+		addStep(&r.Why, RuleBlocking, v, true, fig("blocking_conditions", float64(n)))
+		return v
+	}
+	count := func(ok func(Row) bool) float64 {
+		n := 0
+		for _, row := range r.Rows {
+			if ok(row) {
+				n++
+			}
+		}
+		return float64(n)
+	}
+	addStep(&r.Why, RuleVerdict, v, true, fig("rows", float64(len(r.Rows))),
+		fig("regressed", count(func(x Row) bool { return x.Change == Regressed })),
+		fig("improved", count(func(x Row) bool { return x.Change == Improved })),
+		fig("holding", count(blocks)))
+	return v
+}
+
+// verdictOf is the verdict of verdict, without its step.
+func verdictOf(r *Result) string {
 	for _, d := range r.Differences {
 		if d.Kind == conditions.KindBlocking {
 			return NotComparable
@@ -520,10 +581,25 @@ func verdict(r *Result) string {
 // (FamilyP < Alpha): each tail tested alone at 5% made about one A/A pair in seven hold on
 // some tail by chance.
 func blocks(x Row) bool {
-	if x.Change != Inconclusive || x.Contention.Clears(x) {
-		return false
+	h, _ := hold(x)
+	return h
+}
+
+// hold is blocks with the rule that decided it ("" for a row that is not inconclusive).
+func hold(x Row) (bool, string) {
+	switch {
+	case x.Change != Inconclusive:
+		return false, ""
+	case x.Contention.Clears(x):
+		return false, RuleContentionClears
+	case !x.Metric.Tail:
+		return true, RuleHolds
+	case !x.tailMoved():
+		return false, RuleTailNotMoved
+	case x.ServerSteady != nil:
+		return false, RuleServerSteady
 	}
-	return !x.Metric.Tail || (x.tailMoved() && x.ServerSteady == nil)
+	return true, RuleHolds
 }
 
 // tailMoved says whether a tail row moved significantly once the judged tails are one family.
@@ -549,6 +625,11 @@ func (r *Result) tailFamily(alpha float64) {
 		p := min(1, math.Max(prev, float64(len(idx)-k)*r.Rows[i].P))
 		r.Rows[i].FamilyP, r.Rows[i].moved = p, p < alpha
 		prev = p
+		effect := "moved: p_family below alpha"
+		if p >= alpha {
+			effect = "not moved as a family"
+		}
+		stepf(&r.Rows[i].Why, RuleTailHolm, []Figure{fig("p", r.Rows[i].P), fig("p_family", p), fig("tails", float64(len(idx))), fig("alpha", alpha)}, "%s", effect)
 	}
 }
 
@@ -585,9 +666,9 @@ func cacheShare(rs []metrics.RunSummary) (float64, int64) {
 
 func cacheClass(share float64) string {
 	switch {
-	case share < 0.05:
+	case share < cacheNone:
 		return "none (<5% of prompt tokens cached)"
-	case share <= 0.5:
+	case share <= cacheMost:
 		return "partial (5-50% of prompt tokens cached)"
 	}
 	return "most (>50% of prompt tokens cached)"

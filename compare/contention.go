@@ -50,13 +50,10 @@ import (
 // (identical servers whose runs clustered more on one side were otherwise "regressed +98%" in
 // the test). The figure never decides a change by itself; one that regressed or improved
 // clears nothing, and a note says so.
-const (
-	// minStratum is the fewest requests of a contention level in a run for the level to be
-	// used: a median of fewer moves by a step of the closed loop.
-	minStratum = 10
-	// maxLevel is the top contention level: 3 means "three or more".
-	maxLevel = 3
-)
+//
+// minStratum, the fewest requests of a contention level in a run for the level to be used (a
+// median of fewer moves by a step of the closed loop), maxLevel, the top level ("that many or
+// more"), and minLevels are the policy's (policy.go).
 
 // Contention is a row judged at equal contention.
 type Contention struct {
@@ -90,7 +87,7 @@ func (c *Contention) Clears(plain Row) bool {
 	if c == nil || (plain.Metric.Tail && plain.Significant) {
 		return false
 	}
-	if equivalent(c.Row) && (!plain.Significant || len(c.Levels) >= 2) {
+	if equivalent(c.Row) && (!plain.Significant || len(c.Levels) >= minLevels) {
 		return true
 	}
 	return c.Lone != nil && equivalent(*c.Lone) && !plain.Significant
@@ -117,22 +114,29 @@ func (c *Contention) Clears(plain Row) bool {
 // row, and letting it decide called 5.3% of A/A comparisons in virtual time changed (3 runs a
 // side, 5% run-to-run spread; 4.0% without it; the promise is 5%), even at half the level.
 func (c *Contention) Explains(plain Row) string {
+	ch, _ := c.explain(plain)
+	return ch
+}
+
+// explain is Explains with the rule that made the row inconclusive (RuleContention or
+// RuleLoneArrivals; "" when none did).
+func (c *Contention) explain(plain Row) (string, string) {
 	if c == nil || (plain.Change != Improved && plain.Change != Regressed) {
-		return plain.Change
+		return plain.Change, ""
 	}
 	if c.OneEach {
 		if c.changed() != plain.Change {
-			return Inconclusive
+			return Inconclusive, RuleContention
 		}
-		return plain.Change
+		return plain.Change, ""
 	}
 	eq := c.Row
-	if len(c.Levels) >= 2 && equivalent(eq) {
-		return Inconclusive
+	if len(c.Levels) >= minLevels && equivalent(eq) {
+		return Inconclusive, RuleContention
 	}
 	apart := eq.DeltaHi < plain.DeltaLo || eq.DeltaLo > plain.DeltaHi
 	if eq.Change != plain.Change && apart {
-		return Inconclusive
+		return Inconclusive, RuleContention
 	}
 	// The lone arrivals are the sharper figure: a contended level's figure still moves with
 	// how much of a prefill overlapped, which the users' phase sets. When they show no change
@@ -142,9 +146,9 @@ func (c *Contention) Explains(plain Row) string {
 	// at equal contention +6.6% [+5.4%, +7.8%] (level 1 weighing 19%) and the lone arrivals
 	// +0.1% [−0.5%, +0.7%].
 	if c.Lone != nil && equivalent(*c.Lone) && apart {
-		return Inconclusive
+		return Inconclusive, RuleLoneArrivals
 	}
-	return plain.Change
+	return plain.Change, ""
 }
 
 // changed is the change at equal contention when the standardised figure and, beside it, the

@@ -24,8 +24,8 @@ import (
 // The most disturbed runs leave first, and never below two a side: the rest are kept and named
 // as disturbed. It cannot tell a server that disturbs its own client (one on the same machine
 // that got heavier): then every run of the candidate is disturbed, two stay, and the notes
-// say that their figures hold the client's delays.
-const disturbedShare = 0.25
+// say that their figures hold the client's delays. Its share (disturbedShare) and the runs it
+// keeps (minRunsKept) are the policy's (policy.go).
 
 // DisturbedRun is a run left out of every metric (or kept, see Kept) because its client was
 // disturbed.
@@ -67,7 +67,7 @@ func healthyRuns(side string, runs []metrics.RunSummary) ([]metrics.RunSummary, 
 	slices.SortStableFunc(out, func(a, b DisturbedRun) int { return cmp.Compare(b.Seconds/b.Window, a.Seconds/a.Window) })
 	drop := map[int]bool{}
 	for i := range out {
-		if len(runs)-len(drop) <= 2 {
+		if len(runs)-len(drop) <= minRunsKept {
 			out[i].Kept = true
 			continue
 		}
@@ -182,6 +182,8 @@ func (r *Result) disturbedTails(br, cr []metrics.RunSummary) {
 		}
 		was := row.Change
 		row.Change = Inconclusive
+		addStep(&row.Why, RuleDisturbedTail, Inconclusive, true, fig("delta", row.Delta), fig("delta_lo", row.DeltaLo), fig("delta_hi", row.DeltaHi),
+			fig("disturbed_runs", float64(len(runs))))
 		were := "were"
 		if len(runs) == 1 {
 			were = "was"
@@ -190,10 +192,6 @@ func (r *Result) disturbedTails(br, cr []metrics.RunSummary) {
 			row.Metric.Name, was, 100*row.Delta, 100*row.DeltaLo, 100*row.DeltaHi, strings.Join(runs, ", "), were, serverTailSaw(row.Metric, br, cr))
 	}
 }
-
-// tailPct is the percentile of every tail metric (Metric.Tail): p99, whose value the slowest
-// 1% of a run's requests or gaps set.
-const tailPct = 99
 
 // tailMedian is each tail's median: the same distribution's centre.
 var tailMedian = map[string]string{TTFTp99.Name: TTFTp50.Name, ITLp99.Name: ITLp50.Name, E2Ep99.Name: E2Ep50.Name}

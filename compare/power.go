@@ -15,11 +15,7 @@ import (
 // with the per-run spread the comparison used (the larger of the runs' spread and each run's
 // own sampling noise, so it is not optimistic when the runs agree by chance). It assumes the
 // runs to come will spread as these did; with one run a side the spread is assumed.
-const (
-	powerTarget = 0.8
-	// MaxRuns bounds the runs-per-side figures: beyond it they are reported as "more than".
-	MaxRuns = 40
-)
+// powerTarget and MaxRuns are the policy's (policy.go).
 
 // Power is what a metric's comparison could detect.
 type Power struct {

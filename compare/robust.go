@@ -24,8 +24,8 @@ import (
 // sides). A run must also differ by more than half the threshold, or leaving it out could not
 // matter. At most
 // one run per side is left out, and only from a side of three runs or more (two must remain).
-// The rates measured with this rule over HTTP are in docs/metrics.md.
-const outlierAlpha = 0.025
+// The rates measured with this rule over HTTP are in docs/metrics.md. Its constants
+// (outlierAlpha and the rest) are the policy's (policy.go).
 
 // Outlier is a run left out of a row as disturbed.
 type Outlier struct {
@@ -91,7 +91,7 @@ func meanLogOf(vs []runValue) float64 {
 // outlier is the index of side's outlier run (the other side lends its spread), or −1.
 func outlier(side, other []runValue, threshold float64) int {
 	k, n := len(side), len(side)+len(other)
-	if k < 3 || n < 5 {
+	if k < outlierMinSide || n < outlierMinRuns {
 		return -1
 	}
 	// the other side's most distant run is kept out of the spread too: one disturbed run on
@@ -108,7 +108,7 @@ func outlier(side, other []runValue, threshold float64) int {
 	best, bestT := -1, 0.0
 	for i := range side {
 		e := side[i].Log - meanExcept(side, i)
-		if math.Abs(e) <= math.Log1p(threshold/2) {
+		if math.Abs(e) <= math.Log1p(outlierMinDev*threshold) {
 			continue
 		}
 		// the other runs' spread alone: each run's value already holds its own sampling noise.

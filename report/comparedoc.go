@@ -21,12 +21,13 @@ type cmpDocSides struct {
 	baseName, candName string
 	base, cand         *cmpSide // nil: only the result is known (servebench compare)
 	expect             []string
+	explain            bool // the explain section (compareexplain.go)
 }
 
 // compareDocument builds the document of a comparison.
 func compareDocument(r *compare.Result, s cmpDocSides) *Document {
 	sides := &Section{Name: "compare", Title: "servebench compare: " + cmpHead(r), JSON: compareJSONFields(r, s.baseName, s.candName),
-		Lines: []Line{{"base", fmt.Sprintf("%s (%s)", s.baseName, cmpRuns(r.BaseRuns))}, {"candidate", fmt.Sprintf("%s (%s)", s.candName, cmpRuns(r.CandRuns))}}}
+		Lines: []Line{{"base", fmt.Sprintf("%s (%s)", s.baseName, cmpRuns(r.BaseRuns))}, {"candidate", fmt.Sprintf("%s (%s)", s.candName, cmpRuns(r.CandRuns))}, cmpPolicyLine(r)}}
 	if s.base != nil {
 		if sim := sidesSimulated(s.base, s.cand); sim != "" {
 			sides.Verdicts = append(sides.Verdicts, Verdict{Label: "SIMULATED", Text: sim, Class: "bad"})
@@ -41,6 +42,9 @@ func compareDocument(r *compare.Result, s cmpDocSides) *Document {
 		secs = append(secs, sec)
 	}
 	secs = append(secs, cmpConditionsSection(r.Differences), cmpMetricsSection(r), cmpVerdictSection(r, s))
+	if s.explain {
+		secs = append(secs, cmpExplainSection(r))
+	}
 	if s.base != nil {
 		secs = append(secs, cmpRunsSection(s.base, s.cand))
 	}
@@ -226,6 +230,8 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 		Threshold        float64       `json:"threshold"`
 		Arithmetic       bool          `json:"arithmetic_means,omitempty"`
 		Outliers         []outlierJSON `json:"outlier_runs,omitempty"`
+		// Why are the rules that fired on the row, in the policy's order (compareexplain.go).
+		Why []stepJSON `json:"why"`
 	}
 	finite := func(v float64) *float64 {
 		if math.IsInf(v, 0) || math.IsNaN(v) {
@@ -238,7 +244,7 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 	for _, x := range r.Rows {
 		rw := row{Metric: x.Metric.Name, Unit: x.Metric.Unit, Base: e(x.Base), Cand: e(x.Cand), Delta: x.Delta, P: x.P,
 			DeltaLo: finite(x.DeltaLo), DeltaHi: finite(x.DeltaHi), RunSpreadAssumed: x.Assumed,
-			Significant: x.Significant, Change: x.Change, Threshold: x.Threshold, Arithmetic: x.Arithmetic}
+			Significant: x.Significant, Change: x.Change, Threshold: x.Threshold, Arithmetic: x.Arithmetic, Why: cmpWhyJSON(x.Why)}
 		if x.FamilyP > 0 {
 			rw.PFamily = finite(x.FamilyP)
 		}
@@ -254,9 +260,11 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 		rows = append(rows, rw)
 	}
 	o := &object{}
+	o.set("policy_version", r.Policy)
 	o.set("base", baseName)
 	o.set("candidate", candName)
 	o.set("verdict", r.Verdict)
+	o.set("why", cmpWhyJSON(r.Why)) // the rules that fired on the runs and the verdict
 	o.set("method", r.Method)
 	o.set("threshold", r.Threshold)
 	if r.Verdict == compare.Inconclusive {

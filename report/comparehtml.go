@@ -44,6 +44,10 @@ type cmpHTML struct {
 	Server                                   []cmpServerRow
 	ServerOurs                               string // our figures to set beside the server's (splitServerRows)
 	Changes                                  []string
+	// Policy and Why are the policy's version and the explain section's table: the rules
+	// that fired on each metric and on the verdict, shown on demand (compareexplain.go).
+	Policy string
+	Why    *Table
 }
 
 // cmpSideInfo is one side's line in "what was compared".
@@ -88,6 +92,7 @@ func renderCompareHTML(w io.Writer, ins []Input) error {
 	// the figures of the comparison's document, to the digit; the strips and charts are the page's own
 	doc := compareDocument(r, cmpDocSides{baseName: base.label, candName: cand.label, base: base, cand: cand, expect: ins[0].Compare.Expect})
 	metricCells := sectionNamed(doc, "metrics").Tables[0].Rows
+	p.Policy, p.Why = r.Policy, cmpExplainSection(r).Tables[0]
 	for k, row := range r.Rows {
 		p.Rows = append(p.Rows, cmpHTMLRowOf(row, metricCells[k], metricRunValues(row.Metric, base.runs), metricRunValues(row.Metric, cand.runs)))
 	}

@@ -20,6 +20,7 @@ type compareConfig struct {
 	threshold float64
 	tail      float64
 	format    string
+	explain   bool
 }
 
 func newCompareCmd(st *streams) *cobra.Command {
@@ -66,6 +67,7 @@ before 4 and 6), 1 and 2 as usual.`,
 	cmd.Flags().Float64Var(&c.threshold, "threshold", 5, "smallest change in percent that counts as improved or regressed")
 	cmd.Flags().Float64Var(&c.tail, "tail-threshold", 0, "the threshold in percent of the p99s, which move more from run to run (0: twice --threshold)")
 	cmd.Flags().StringVar(&c.format, "format", "text", strings.Join(report.CompareFormats(), " | "))
+	cmd.Flags().BoolVar(&c.explain, "explain", false, "after the verdict, the rules of the policy that fired on each metric and on the verdict, with their figures (docs/compare-policy.md); JSON carries them always, as why")
 	return cmd
 }
 
@@ -88,7 +90,11 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 	}
 	opt.Goodput = base.HasSLO() && cand.HasSLO()
 	res := compare.Compare(base, cand, opt)
-	if err := report.RenderCompare(st.stdout, c.format, res, basePath, candPath); err != nil {
+	render := report.RenderCompare
+	if c.explain {
+		render = report.RenderCompareExplained
+	}
+	if err := render(st.stdout, c.format, res, basePath, candPath); err != nil {
 		return err
 	}
 	switch report.CompareExit(res) {

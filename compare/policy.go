@@ -1,0 +1,248 @@
+package compare
+
+import (
+	"fmt"
+
+	"servebench/stat"
+)
+
+// The verdict policy as a value: compare's rules in the order they apply, each with the
+// condition it tests, the figures it reads, its effect and its named constants. Every rule
+// site in this package records a Step under its rule's ID (Row.Why, Result.Why), so a verdict
+// can be reproduced by hand from its trace and DefaultPolicy's table (docs/compare-policy.md,
+// generated from this value). A change to a rule or a constant bumps Version.
+
+// Policy is an ordered list of rules.
+type Policy struct {
+	// Version names this set of rules and constants; compare prints it beside every verdict.
+	Version string
+	Rules   []Rule
+}
+
+// Rule is one step of the policy.
+type Rule struct {
+	// ID is the rule's stable short name, the one a trace's Step carries.
+	ID string
+	// Scope is what the rule looks at: "runs" (before any metric), "row" (one metric) or
+	// "verdict" (the whole comparison).
+	Scope string
+	// Condition is what the rule tests, in a sentence.
+	Condition string
+	// Reads are the figures it reads.
+	Reads []string
+	// Effect is what it does when the condition holds, in a sentence.
+	Effect string
+	// Constants are the rule's tuned values.
+	Constants []Constant
+}
+
+// Constant is one named value of a rule.
+type Constant struct {
+	Name  string
+	Value float64
+	Unit  string
+}
+
+// Step is one rule that fired on a row or on the verdict, with the figures it read.
+type Step struct {
+	Rule string
+	// Effect is what the rule did here: where it set the row's change (or the verdict),
+	// exactly the change it set ("regressed", "inconclusive", …), else a short phrase.
+	Effect string
+	// Changed: the step set the row's change or the verdict (to Effect).
+	Changed bool
+	Figures []Figure
+}
+
+// Figure is one figure a step read, by name.
+type Figure struct {
+	Name  string
+	Value float64
+}
+
+// The rules' IDs, in policy order.
+const (
+	RuleDisturbedRuns    = "disturbed-runs-left-out"
+	RuleBrieflyDisturbed = "briefly-disturbed-kept"
+	RulePrefixCache      = "prefix-cache-condition"
+	RuleUndefined        = "metric-undefined"
+	RuleTailThreshold    = "tail-threshold"
+	RuleArithmetic       = "arithmetic-means"
+	RuleOutliers         = "outlier-runs-left-out"
+	RuleInterval         = "interval"
+	RuleTailOneRun       = "tail-one-run"
+	RuleContention       = "contention-explains"
+	RuleLoneArrivals     = "lone-arrivals"
+	RuleDisturbedTail    = "disturbed-tail-by-side"
+	RuleTailHolm         = "tail-holm"
+	RuleContentionClears = "contention-clears"
+	RuleTailNotMoved     = "tail-not-moved"
+	RuleServerSteady     = "server-steady-tail"
+	RuleHolds            = "inconclusive-holds"
+	RuleBlocking         = "blocking-condition"
+	RuleVerdict          = "verdict-from-rows"
+	RuleMeasuredNothing  = "measured-nothing"
+	RuleAnswers          = "answers"
+	RuleDecide           = "runs-to-decide"
+	RuleProvisional      = "provisional"
+)
+
+// The policy's constants. The code reads these names; DefaultPolicy lists them under the rule
+// that uses them, so the table in docs/compare-policy.md is the code's.
+const (
+	disturbedShare      = 0.25 // of a run's window
+	minRunsKept         = 2    // runs a side that disturbed-runs-left-out never goes below
+	cacheNone           = 0.05 // share of prompt tokens cached below which the cache class is "none"
+	cacheMost           = 0.5  // share above which it is "most"
+	defaultThreshold    = 0.05
+	defaultAlpha        = 0.05
+	defaultRounds       = 100
+	tailThresholdFactor = 2  // the tail threshold, when not given, is this times the threshold
+	tailPct             = 99 // the percentile of every tail metric
+	outlierAlpha        = 0.025
+	outlierMinSide      = 3   // runs a side needs for one to be left out
+	outlierMinRuns      = 5   // runs of both sides together
+	outlierMinDev       = 0.5 // of the threshold: a run must differ by more to be left out
+	minStratum          = 10  // requests of a contention level in every run for the level to count
+	maxLevel            = 3   // the top contention level: "3 or more"
+	minLevels           = 2   // levels a figure at equal contention spans to clear a significant move
+	powerTarget         = 0.8
+	// MaxRuns bounds the runs-per-side figures: beyond it they are reported as "more than".
+	MaxRuns = 40
+)
+
+// DefaultPolicy is the policy Compare applies.
+var DefaultPolicy = Policy{
+	Version: "compare-2026.12.1",
+	Rules: []Rule{
+		{ID: RuleDisturbedRuns, Scope: "runs",
+			Condition: "a run's own client health record (record.Quality) marks its load generator disturbed for at least disturbed_share of its measurement window",
+			Reads:     []string{"disturbed seconds", "window seconds"},
+			Effect:    "the run is left out of every metric, the most disturbed first, while at least min_runs_kept runs of its side remain; the others are kept and named as disturbed",
+			Constants: []Constant{{"disturbed_share", disturbedShare, "of the window"}, {"min_runs_kept", minRunsKept, "runs a side"}}},
+		{ID: RuleBrieflyDisturbed, Scope: "runs",
+			Condition: "a run's client health record marks it disturbed for some seconds, but less than disturbed_share of its window",
+			Reads:     []string{"disturbed seconds", "window seconds"},
+			Effect:    "the run is kept in every metric and named in a note"},
+		{ID: RulePrefixCache, Scope: "runs",
+			Condition: "either side's server reported cached prompt tokens",
+			Reads:     []string{"cached prompt tokens / prompt tokens, per side"},
+			Effect:    "the condition measurement.prefix_cache (none below cache_none, most above cache_most, partial between) joins both sides' conditions, so a change of it is a blocking condition unless expected",
+			Constants: []Constant{{"cache_none", cacheNone, "share of prompt tokens"}, {"cache_most", cacheMost, "share of prompt tokens"}}},
+		{ID: RuleUndefined, Scope: "runs",
+			Condition: "a key metric is undefined in every run of a side",
+			Effect:    "the metric is not compared (no row); a note says so"},
+		{ID: RuleTailThreshold, Scope: "row",
+			Condition: "the metric is a tail percentile (p99)",
+			Reads:     []string{"--tail-threshold", "--threshold"},
+			Effect:    "the row is judged at the tail threshold (tail_threshold_factor × --threshold when --tail-threshold is 0)",
+			Constants: []Constant{{"tail_threshold_factor", tailThresholdFactor, "× threshold"}, {"tail_pct", tailPct, "percentile"}}},
+		{ID: RuleArithmetic, Scope: "row",
+			Condition: "a run's value of the metric is 0 (goodput of a run that met no SLO)",
+			Reads:     []string{"run values"},
+			Effect:    "the sides are arithmetic means of their runs and the delta a difference of means over the base's, with a pooled Student-t interval; no run is left out as an outlier"},
+		{ID: RuleOutliers, Scope: "row",
+			Condition: "not a tail and not arithmetic; a side has at least outlier_min_side runs and both together outlier_min_runs; a run's externally studentized residual exceeds Student's t at outlier_alpha/N (Bonferroni, N runs) and it differs from its side's other runs by more than outlier_min_dev × threshold",
+			Reads:     []string{"run values (log)", "their deviation from the side's other runs"},
+			Effect:    "that run (at most one a side) is left out of this metric and named",
+			Constants: []Constant{{"outlier_alpha", outlierAlpha, "family-wise"}, {"outlier_min_side", outlierMinSide, "runs a side"}, {"outlier_min_runs", outlierMinRuns, "runs, both sides"}, {"outlier_min_dev", outlierMinDev, "× threshold"}}},
+		{ID: RuleInterval, Scope: "row",
+			Condition: "always: the 1 − alpha interval of cand/base − 1 (two-level t on the log scale; one run a side assumes a run-to-run spread of assumed_run_sd) and its 1 − 2·alpha interval (TOST)",
+			Reads:     []string{"delta", "delta_lo", "delta_hi", "eq_lo", "eq_hi", "p", "threshold"},
+			Effect:    "regressed or improved when the 1 − alpha interval lies wholly beyond the threshold on the worse or better side; \"~\" (not significant) or \"within threshold\" (significant) when the 1 − 2·alpha interval lies inside ±threshold; else inconclusive; with a threshold of 0 (--threshold 0) any significant change is regressed or improved, any other \"~\"",
+			Constants: []Constant{{"default_threshold", defaultThreshold, "relative change"}, {"default_alpha", defaultAlpha, ""}, {"assumed_run_sd", stat.AssumedRunSD, "log scale"}, {"bootstrap_rounds", defaultRounds, "rounds"}}},
+		{ID: RuleTailOneRun, Scope: "row",
+			Condition: "a tail percentile with one run a side",
+			Effect:    "the row is not judged: shown, left out of the verdict"},
+		{ID: RuleContention, Scope: "row",
+			Condition: "TTFT p50/p99, E2E p50/p99 or a throughput called improved or regressed, with a figure at equal contention (levels with at least min_stratum requests in every run, level max_level meaning that many or more); at one run a side: that figure does not show the same change; else: it spans at least min_levels levels and is equivalent, or it shows another change and its interval lies wholly apart from the row's",
+			Reads:     []string{"the figure at equal contention: delta, interval, change, levels", "the row's interval"},
+			Effect:    "inconclusive: the mix of contention levels, not the server, explains the change",
+			Constants: []Constant{{"min_stratum", minStratum, "requests a level, every run"}, {"max_level", maxLevel, "overlapping requests"}, {"min_levels", minLevels, "levels"}}},
+		{ID: RuleLoneArrivals, Scope: "row",
+			Condition: "a row contention-explains kept as improved or regressed, whose lone arrivals (level 0) alone are equivalent while the figure at equal contention lies wholly apart from the row's interval",
+			Reads:     []string{"the lone arrivals' change", "the figure at equal contention's interval", "the row's interval"},
+			Effect:    "inconclusive"},
+		{ID: RuleDisturbedTail, Scope: "row",
+			Condition: "a tail called improved or regressed whose own median did not make the same change, and the side it got worse on (the candidate for a regression) has a run left out or kept as disturbed, or one briefly disturbed for more than (1 − tail_pct/100) of its window",
+			Reads:     []string{"the tail's and its median's change", "disturbed runs of that side"},
+			Effect:    "inconclusive: the change is not called"},
+		{ID: RuleTailHolm, Scope: "row",
+			Condition: "a judged tail (the family of the tails not tail-one-run)",
+			Reads:     []string{"p of each judged tail"},
+			Effect:    "p_family is its p by Holm's step-down over the family; the tail moved only when p_family < alpha"},
+		{ID: RuleContentionClears, Scope: "row",
+			Condition: "an inconclusive row (not a tail that moved significantly) whose figure at equal contention is equivalent and, where the row moved significantly, spans at least min_levels levels; or whose lone arrivals are equivalent and the row did not move significantly",
+			Reads:     []string{"the figure at equal contention's change and levels", "the lone arrivals' change", "significant"},
+			Effect:    "the row does not hold the verdict"},
+		{ID: RuleTailNotMoved, Scope: "row",
+			Condition: "an inconclusive tail that did not move (tail-holm)",
+			Reads:     []string{"significant", "p_family"},
+			Effect:    "the row does not hold the verdict"},
+		{ID: RuleServerSteady, Scope: "row",
+			Condition: "an inconclusive tail that moved (tail-holm) while the server's own p99 of it, in every run, moved by less than the row's threshold",
+			Reads:     []string{"the server's own p99, median over each side's runs"},
+			Effect:    "the row does not hold the verdict: the client or the network moved it"},
+		{ID: RuleHolds, Scope: "row",
+			Condition: "an inconclusive row that none of the three rules before cleared",
+			Effect:    "the row holds the verdict at inconclusive (unless a row regressed or improved)"},
+		{ID: RuleBlocking, Scope: "verdict",
+			Condition: "a condition classed blocking differs and was not named with --expect-change",
+			Reads:     []string{"condition differences"},
+			Effect:    "not comparable"},
+		{ID: RuleVerdict, Scope: "verdict",
+			Condition: "always (no blocking condition): in this order, no row; a row regressed; a row improved; a row holds (inconclusive-holds)",
+			Reads:     []string{"rows' changes"},
+			Effect:    "measured nothing; regressed; improved; inconclusive; else no significant change"},
+		{ID: RuleMeasuredNothing, Scope: "verdict",
+			Condition: "a side completed no measured request, or no key metric could be compared",
+			Reads:     []string{"completed measured requests per side", "rows"},
+			Effect:    "measured nothing"},
+		{ID: RuleAnswers, Scope: "verdict",
+			Condition: "both sides judged answers: accuracy or valid-answer share, the difference's Newcombe interval at z",
+			Reads:     []string{"right / judged per side", "the difference's interval"},
+			Effect:    "regressed when the interval lies below 0 (unless not comparable or measured nothing); improved when above 0 and the verdict was no significant change",
+			Constants: []Constant{{"z", stat.Z95, "normal quantile (95%)"}}},
+		{ID: RuleDecide, Scope: "verdict",
+			Condition: "the verdict is inconclusive",
+			Reads:     []string{"each inconclusive row's runs to decide"},
+			Effect:    "names the runs per side that would decide every inconclusive row with power_target power at the deltas seen (more than max_runs: unknown)",
+			Constants: []Constant{{"power_target", powerTarget, "power"}, {"max_runs", MaxRuns, "runs a side"}}},
+		{ID: RuleProvisional, Scope: "verdict",
+			Condition: "the verdict is not measured nothing or not comparable, and a side has a run that was not steady, judged INVALID by its validity rules, or carries an invalidating warning",
+			Reads:     []string{"each run's steady-state check, validity and warnings"},
+			Effect:    "the verdict is marked PROVISIONAL with its reasons (exit 9)"},
+	},
+}
+
+// Index is the rule's position in the policy (0 first), −1 when no rule has the ID.
+func (p Policy) Index(id string) int {
+	for i, r := range p.Rules {
+		if r.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Constants counts the policy's named constants.
+func (p Policy) Constants() int {
+	n := 0
+	for _, r := range p.Rules {
+		n += len(r.Constants)
+	}
+	return n
+}
+
+// fig is a named figure of a step.
+func fig(name string, v float64) Figure { return Figure{name, v} }
+
+// addStep appends a step to a trace.
+func addStep(why *[]Step, rule, effect string, changed bool, figs ...Figure) {
+	*why = append(*why, Step{Rule: rule, Effect: effect, Changed: changed, Figures: figs})
+}
+
+// stepf is addStep with a formatted, non-changing effect.
+func stepf(why *[]Step, rule string, figs []Figure, format string, a ...any) {
+	addStep(why, rule, fmt.Sprintf(format, a...), false, figs...)
+}

@@ -1,0 +1,18 @@
+// Command gendoc writes compare's decision table, docs/compare-policy.md, from
+// compare.DefaultPolicy. Run it from the repository root after changing a rule or a
+// constant: go run ./internal/policydoc/gendoc
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"servebench/internal/policydoc"
+)
+
+func main() {
+	if err := policydoc.Write(policydoc.Path); err != nil {
+		fmt.Fprintln(os.Stderr, "gendoc:", err)
+		os.Exit(1)
+	}
+}
