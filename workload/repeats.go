@@ -24,14 +24,21 @@ import (
 // texts share) is not counted: it is the opening metrics allows every request.
 const repeatBlock = 64
 
+// maxRepeatBlocks bounds the index of a large workload (a lazy one holds hundreds of MB of
+// text as recipes): its block doubles until the text fits in about this many blocks, some 40
+// MB of index. A longer block only lets a shorter beginning go uncounted, a smaller share of
+// prompts that long.
+const maxRepeatBlocks = 1 << 20
+
 // Repeats returns, for each request in order, the share of its prompt text (0 to 1) that
 // repeats the beginning of a request before it: the longest prefix it shares with any earlier
 // one, to within a block (repeatBlock). Chat messages are compared as role and content in
 // turn, a request to another LoRA adapter begins apart (a server keys its cache on the
 // adapter), and media are left out. Lazy requests are rebuilt one at a time, so the index, a
-// hash per block, is what stays in memory: O(total text) time, O(text / repeatBlock) memory.
+// hash per block, is what stays in memory: O(total text) time, at most about maxRepeatBlocks
+// hashes.
 func Repeats(reqs []Request) []float64 {
-	x := NewRepeatIndex()
+	x := indexFor(reqs)
 	out := make([]float64, len(reqs))
 	for k := range reqs {
 		out[k] = x.Add(&reqs[k])
@@ -42,6 +49,7 @@ func Repeats(reqs []Request) []float64 {
 // RepeatIndex is Repeats one request at a time: the prefixes of the requests added so far.
 // The zero value is not ready: use NewRepeatIndex.
 type RepeatIndex struct {
+	block  int // bytes a block
 	seed   maphash.Seed
 	blocks map[uint64]int // chained hash of a text's first b blocks → the first request with them
 	whole  map[uint64]int // hash of a whole text → the first request with it
@@ -50,7 +58,30 @@ type RepeatIndex struct {
 
 // NewRepeatIndex returns an empty index.
 func NewRepeatIndex() *RepeatIndex {
-	return &RepeatIndex{seed: maphash.MakeSeed(), blocks: map[uint64]int{}, whole: map[uint64]int{}}
+	return &RepeatIndex{block: repeatBlock, seed: maphash.MakeSeed(), blocks: map[uint64]int{}, whole: map[uint64]int{}}
+}
+
+// indexFor is an empty index whose block suits the text of reqs (maxRepeatBlocks), estimated
+// without rebuilding lazy prompts (TextBytes).
+func indexFor(reqs []Request) *RepeatIndex {
+	x := NewRepeatIndex()
+	text := 0.0
+	for i := range reqs {
+		r := &reqs[i]
+		switch {
+		case r.Lazy():
+			text += TextBytes(1, float64(r.InputTokens))
+		default:
+			text += float64(len(r.Prompt))
+			for _, m := range r.Messages {
+				text += float64(len(m.Content))
+			}
+		}
+	}
+	for text/float64(x.block) > maxRepeatBlocks {
+		x.block *= 2
+	}
+	return x
 }
 
 // Add indexes r and returns the share of its text that begins as an earlier request's did.
@@ -79,17 +110,18 @@ func (x *RepeatIndex) add(r *Request) (matched, n int) {
 	from := -1
 	var h uint64
 	var buf [8]byte
-	for b := 0; (b+1)*repeatBlock <= len(text); b++ {
+	bs := x.block
+	for b := 0; (b+1)*bs <= len(text); b++ {
 		binary.LittleEndian.PutUint64(buf[:], h)
 		var mh maphash.Hash
 		mh.SetSeed(x.seed)
 		mh.Write(buf[:])
-		mh.WriteString(text[b*repeatBlock : (b+1)*repeatBlock])
+		mh.WriteString(text[b*bs : (b+1)*bs])
 		h = mh.Sum64()
 		j, ok := x.blocks[h]
 		switch {
-		case ok && matched == b*repeatBlock:
-			matched, from = (b+1)*repeatBlock, j
+		case ok && matched == b*bs:
+			matched, from = (b+1)*bs, j
 		case !ok:
 			x.blocks[h] = k
 		}
@@ -108,7 +140,7 @@ func (x *RepeatIndex) add(r *Request) (matched, n int) {
 // tokens of that part, counted by tok, over its own; any other keeps its share of the text.
 // Each distinct prefix is counted once, so prefix groups cost one count per group.
 func CountRepeats(ctx context.Context, reqs []Request, tok Tokenizer) ([]float64, error) {
-	x := NewRepeatIndex()
+	x := indexFor(reqs)
 	counted := map[uint64]int{}
 	out := make([]float64, len(reqs))
 	for k := range reqs {

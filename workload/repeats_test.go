@@ -154,3 +154,31 @@ func TestCountRepeats(t *testing.T) {
 		t.Errorf("%d counts, want one per group's prefix", calls)
 	}
 }
+
+// TestRepeatsLargeIndex: a workload of more text than maxRepeatBlocks blocks of 64 bytes is
+// indexed in longer blocks, and a prefix shared by whole blocks still counts.
+func TestRepeatsLargeIndex(t *testing.T) {
+	big := strings.Repeat("x", 70<<20) // 70 MB: blocks of 128 bytes
+	reqs := []Request{{Prompt: big[:1000]}, {Prompt: big[:1000] + "y"}, {Prompt: big}}
+	if x := indexFor(reqs); x.block != 128 {
+		t.Errorf("block %d bytes for 70 MB of text, want 128", x.block)
+	}
+	got := Repeats(reqs)
+	if got[1] != 1000.0/1001 || got[2] != 1000.0/float64(len(big)) {
+		t.Errorf("%v, want the first 1000 bytes repeated", got)
+	}
+}
+
+// BenchmarkRepeatsLazy: a lazy synthetic workload (64 prompts of 20,000 tokens, about 7 MB),
+// each prompt rebuilt from its recipe to be indexed, as a run does before its first request.
+func BenchmarkRepeatsLazy(b *testing.B) {
+	syn := Synthetic{Count: 64, InputTokens: 20000, OutputTokens: 2, Seed: 1, Recipes: true, Lazy: true}
+	reqs, _, err := syn.Generate(b.Context(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(TextBytes(len(reqs), 20000)))
+	for b.Loop() {
+		Repeats(reqs)
+	}
+}
