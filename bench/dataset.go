@@ -18,7 +18,6 @@ import (
 type dataset struct {
 	id       *workload.DatasetID
 	arrivals []int64 // a trace's arrival offsets (ns), for the workload hash
-	reusable float64 // the share of prompt tokens repeated as shared prefixes
 	sessions int     // multi-turn sessions built
 }
 
@@ -152,7 +151,7 @@ func (b *Session) prefixPart(ctx context.Context, tok workload.Tokenizer, chat b
 	}
 	pt.reqs = append(pt.reqs, reqs...)
 	if r == 0 {
-		b.ds = &dataset{reusable: ms.ReusableShare()}
+		b.ds = &dataset{}
 	}
 	return pt, exact && ex, nil
 }
@@ -174,7 +173,6 @@ func (b *Session) traceDataset(t *workload.Trace, err error, r int) (part, bool,
 		as[i] = pacer.Arrival{T: r.At.Seconds(), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
 		b.ds.arrivals[i] = int64(r.At)
 	}
-	b.ds.reusable = t.ReusableShare
 	b.arrivals = as
 	b.lc.Pacer = pacer.NewTrace(as)
 	if b.spec.Requests == 0 && b.spec.Duration == 0 {
@@ -232,7 +230,6 @@ func (b *Session) tooFew(err error) error {
 // describe completes the header's workload fields for a dataset.
 func (d *dataset) describe(b *Session) {
 	w := &b.hdr.Workload
-	w.ReusableShare = d.reusable
 	if d.id != nil {
 		w.Source = d.id.Format
 		w.Dataset = d.id.Format + ":" + filepath.Base(d.id.File)
@@ -297,26 +294,6 @@ func (b *Session) sessionWorkload(ctx context.Context, tok workload.Tokenizer, c
 	}
 	if r == 0 {
 		b.ds.sessions = len(sessions)
-		b.ds.reusable = historyShare(sessions)
 	}
 	return part{reqs: reqs, warm: min(b.plan.warm, len(sessions)), sessions: len(sessions)}, exact && !chat, nil
-}
-
-// historyShare is the share of a multi-turn workload's prompt tokens that repeat an earlier
-// turn of the same session (its user turns and answers, sent again with every later turn):
-// the reuse a prefix cache is meant to find there. Template tokens are left out.
-func historyShare(sessions []workload.Session) float64 {
-	var hist, all float64
-	for _, s := range sessions {
-		h := 0.0
-		for _, t := range s.Turns {
-			hist += h
-			all += h + float64(t.UserTokens)
-			h += float64(t.UserTokens + t.OutputTokens)
-		}
-	}
-	if all == 0 {
-		return 0
-	}
-	return hist / all
 }

@@ -23,11 +23,51 @@ import (
 // for, as is --num-prompts (the runs of a part cycle through its prompts).
 
 // part is the workload of one run: its requests, the first warm of them (sessions, for a
-// multi-turn workload) the warmup's own; sessions counts a multi-turn part's sessions.
+// multi-turn workload) the warmup's own; sessions counts a multi-turn part's sessions;
+// repeats is what each request repeats of those before it (workload.Repeats), set once the
+// part is complete (adapters and media assigned).
 type part struct {
 	reqs     []workload.Request
 	warm     int
 	sessions int
+	repeats  []float64
+}
+
+// withRepeats is pt with what each of its requests repeats by design: the prefix it shares
+// with a request before it in the order the run first sends them (load.Runner.Repeats), in
+// the prompt tokenizer's tokens when the workload was built with it (exact lengths), else as
+// a share of the text.
+func (b *Session) withRepeats(ctx context.Context, pt part) (part, error) {
+	if !b.exact {
+		pt.repeats = workload.Repeats(pt.reqs)
+		return pt, nil
+	}
+	tok, err := b.promptTokenizer(ctx)
+	if err != nil || tok == nil {
+		pt.repeats = workload.Repeats(pt.reqs)
+		return pt, err
+	}
+	pt.repeats, err = workload.CountRepeats(ctx, pt.reqs, tok)
+	if err != nil {
+		return pt, fmt.Errorf("count the repeated prefixes: %s", b.spec.Redact(err.Error()))
+	}
+	return pt, nil
+}
+
+// measuredShare is the share of the part's measured prompt tokens that repeat a request
+// before them, as laid out (record.Workload.ReusableShare).
+func (pt part) measuredShare() float64 {
+	w := pt.warm
+	if pt.sessions > 0 { // warm counts sessions: their turns lie first
+		w = 0
+		for w < len(pt.reqs) && pt.reqs[w].Session <= pt.warm {
+			w++
+		}
+	}
+	if w >= len(pt.reqs) {
+		w = 0
+	}
+	return workload.RepeatedShare(pt.reqs[w:], pt.repeats[w:])
 }
 
 // plan is how many prompts (sessions) one part holds for its warmup and its measured requests,
@@ -172,6 +212,9 @@ func (b *Session) partFor(ctx context.Context, r int) (part, error) {
 		// what buildWorkload gives the up-front parts: the part's adapters and media
 		b.spec.LoRAMix().Assign(pt.reqs, b.spec.Seed, k)
 		if err := b.attachPartMedia(pt.reqs); err != nil {
+			return part{}, err
+		}
+		if pt, err = b.withRepeats(ctx, pt); err != nil {
 			return part{}, err
 		}
 		b.parts = append(b.parts, pt)

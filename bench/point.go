@@ -37,7 +37,7 @@ func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 	if b.exact {
 		promptSrc = record.SourceTokenizer
 	}
-	r := &load.Runner{Backend: be, Workload: pt.reqs, Warm: pt.warm, PromptSource: promptSrc, Sink: b.sink,
+	r := &load.Runner{Backend: be, Workload: pt.reqs, Warm: pt.warm, Repeats: pt.repeats, PromptSource: promptSrc, Sink: b.sink,
 		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel", KernelSends: s.SendClock == "kernel",
 		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}
 	b.withTools(r)      // tools.go

@@ -78,6 +78,11 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	if err := b.attachMedia(); err != nil {
 		return err
 	}
+	for i := range b.parts {
+		if b.parts[i], err = b.withRepeats(ctx, b.parts[i]); err != nil {
+			return err
+		}
+	}
 	var parts []record.Part
 	b.reqs, parts = joinParts(b.parts)
 	if s.SaveWorkload != "" {
@@ -99,6 +104,8 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	b.hdr = b.header(hash)
 	b.hdr.Workload.Parts = parts
 	b.hdr.Workload.Lengths = lengthsOf(b.parts[0].reqs)
+	b.hdr.Workload.ReusableShare = b.parts[0].measuredShare()
+	b.hdr.Workload.RepeatsRecorded = true
 	if b.opt.Sweep == "" {
 		b.hdr.Load = b.loadShape()
 	}

@@ -122,7 +122,7 @@ func (s *state) agentTask(task int, turns []int, sess sessionPick, start int64, 
 		}
 		a.step = k + 1
 		s.inflight.Add(1)
-		s.sendStep(s.r.recordID(i), w, phase, sched, 0, a)
+		s.sendStep(s.r.recordID(i), wi, phase, sched, 0, a)
 	}
 	return true
 }

@@ -131,6 +131,11 @@ type Runner struct {
 	KernelSends bool
 	// Judge, when set, scores every completed request's answer text (answers.go).
 	Judge Judge
+	// Repeats, when set, is each Workload request's share of its prompt that begins as a
+	// request before it in Workload (workload.Repeats), so each record can say what it repeats
+	// by design: its share the first time the run sends it, all of it after (repeated.go).
+	// nil: records say nothing.
+	Repeats []float64
 	// Warm is how many requests at the start of Workload are the warmup's own (whole sessions,
 	// for a multi-turn workload): warmup request k sends Workload[k mod Warm] and measured
 	// request m Workload[Warm + m mod (len−Warm)], so no measured request repeats a warmup
@@ -265,6 +270,7 @@ type state struct {
 	staggerPeriod int64                               // closed loop: the warmup's median request time, ns, once released (drain.go)
 	inflight      sync.WaitGroup
 	clock         clockCount // event stamps, with KernelClock
+	sent          sentSlots  // the workload requests sent so far, with Runner.Repeats (repeated.go)
 }
 
 // pick is a request to send: its index in the run, the workload request it sends, and its
@@ -525,26 +531,27 @@ func (s *state) sleepUntil(timer *time.Timer, due time.Duration) bool {
 // shard's workload request is picked by the record ID (Runner.slot), so a shard's request k
 // is the unsplit run's request k, also when a duration run wraps around the workload.
 func (s *state) send(p pick, sched int64) {
-	s.sendReq(s.r.recordID(p.i), &s.r.Workload[p.slot], p.phase, sched, p.stage)
+	s.sendReq(s.r.recordID(p.i), p.slot, p.phase, sched, p.stage)
 }
 
-// sendReq sends workload request wreq as record id and queues its record; it reports
+// sendReq sends workload request slot as record id and queues its record; it reports
 // whether the request succeeded.
-func (s *state) sendReq(id int, wreq *workload.Request, phase string, sched int64, stage int) bool {
-	return s.sendStep(id, wreq, phase, sched, stage, nil)
+func (s *state) sendReq(id, slot int, phase string, sched int64, stage int) bool {
+	return s.sendStep(id, slot, phase, sched, stage, nil)
 }
 
 // sendStep is sendReq for one step of an agent task (a; nil for any other request): the
 // step's request carries the task's history, and a learns the step's end and tool calls.
-func (s *state) sendStep(id int, wreq *workload.Request, phase string, sched int64, stage int, a *agentStep) bool {
+func (s *state) sendStep(id, slot int, phase string, sched int64, stage int, a *agentStep) bool {
 	defer s.inflight.Done()
+	wreq := &s.r.Workload[slot]
 	if a != nil {
 		wreq = a.request(wreq)
 	}
 	rec := &record.Record{
 		ID: id, Run: s.cfg.Run, Phase: phase, Scheduled: sched, Session: wreq.Session, Turn: wreq.Turn, Stage: stage,
 		InputTokens: wreq.InputTokens, MaxTokens: wreq.OutputTokens, FixedOutput: s.r.Template.FixedOutput,
-		Events: make([]record.Event, 0, wreq.OutputTokens+1),
+		Events: make([]record.Event, 0, wreq.OutputTokens+1), Repeats: s.repeated(slot),
 	}
 	req := s.r.Template
 	req.Request = wreq.Materialize() // a lazy prompt's text lives only while it is sent

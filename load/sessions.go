@@ -70,7 +70,7 @@ func (s *state) sessionLoop(sessions [][]int) (unsent int) {
 				return false
 			}
 			s.inflight.Add(1)
-			s.sendReq(s.r.recordID(i), &s.r.Workload[wi], phase, sched, 0)
+			s.sendReq(s.r.recordID(i), wi, phase, sched, 0)
 		}
 		return true
 	}

@@ -72,12 +72,13 @@ type counts struct {
 	inputTokens, outputTokens           int64
 	errors                              map[string]int
 	promptSrc, outputSrc                map[string]int
-	itlTokenReqs, itlTokenSkipped       int   // requests with / without per-event counts (≥ 2 events)
-	promptMismatch                      int   // server prompt tokens ≠ requested input tokens
-	cachedPrompt                        int64 // prompt tokens the server says it took from its prefix cache
-	cachedReported                      int   // completed requests whose server reported a cached count
-	cachedOf                            int64 // the prompt tokens of those requests
-	cachedBeyond                        int64 // of cachedPrompt, the tokens beyond each request's opening
+	itlTokenReqs, itlTokenSkipped       int     // requests with / without per-event counts (≥ 2 events)
+	promptMismatch                      int     // server prompt tokens ≠ requested input tokens
+	cachedPrompt                        int64   // prompt tokens the server says it took from its prefix cache
+	cachedReported                      int     // completed requests whose server reported a cached count
+	cachedOf                            int64   // the prompt tokens of those requests
+	cachedBeyond                        int64   // of cachedPrompt, the tokens beyond each request's opening
+	repeated                            float64 // prompt tokens that repeat an earlier prompt of the run (Record.Repeats)
 }
 
 // NewAccumulator returns an Accumulator with the given options. Validate them first

@@ -13,6 +13,7 @@ func (a *Accumulator) addTokens(r *record.Record) int {
 	a.n.inputTokens += int64(in)
 	inc(&a.n.outputSrc, osrc)
 	inc(&a.n.promptSrc, psrc)
+	a.n.repeated += r.Repeats * float64(in)
 	// Short outputs: "requests that asked for a fixed output length (ignore_eos / min_tokens)
 	// but got fewer tokens are counted and reported: the workload moved under the measurement."
 	if r.FixedOutput && r.MaxTokens > 0 && out < r.MaxTokens {

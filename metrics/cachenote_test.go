@@ -45,3 +45,27 @@ func TestCacheNotes(t *testing.T) {
 		t.Errorf("15%% cached within the requests' openings: %v", n)
 	}
 }
+
+// TestCacheNoteRepeatsSent: where records say what each prompt repeats of those sent before it
+// (Record.Repeats), the note sets the server's cached share beside that, for any workload (a
+// prompts file here); hits beyond it by more than 5 points are INVALID, with both figures.
+func TestCacheNoteRepeatsSent(t *testing.T) {
+	h := &record.Header{Workload: record.Workload{Source: "groups.jsonl", RepeatsRecorded: true, ReusableShare: 0.2}, Config: map[string]any{"prompts": "groups.jsonl"}}
+	sum := &Summary{InputTokens: 104448, RepeatedPromptTokens: 94208, CachedPromptTokens: 94208, CachedBeyondOpening: 93344, CachedReported: 96, Completed: 96}
+	ws := cacheWarnings(sum, h)
+	got := strings.Join(Texts(ws), "\n")
+	if len(Invalidating(ws)) > 0 || !strings.Contains(got, "the workload repeats 90.2% of its prompt tokens by design; the server served 90.2% from its prefix cache (94208 of 104448)") {
+		t.Errorf("a prompts file whose groups share prefixes, cached as sent:\n%s", got)
+	}
+	sum.CachedPromptTokens, sum.CachedBeyondOpening = 104400, 103500 // the same file again, on a warm cache
+	ws = cacheWarnings(sum, h)
+	got = strings.Join(Texts(ws), "\n")
+	if len(Invalidating(ws)) != 1 || !strings.Contains(got, "served 104400 of 104448 prompt tokens (100%) from its prefix cache, 10 points more than the workload repeats by design (90.2%)") {
+		t.Errorf("the file replayed on a warm cache:\n%s", got)
+	}
+	// a file from before records carried it: the header's share
+	h.Workload.RepeatsRecorded = false
+	if got := strings.Join(Texts(cacheWarnings(sum, h)), "\n"); !strings.Contains(got, "repeats 20.0%") {
+		t.Errorf("a file from before: %s", got)
+	}
+}

@@ -53,6 +53,12 @@ const (
 	slowFirstMin    = 5
 )
 
+// designHit: a hit on a request whose prompt the workload repeats by design for at least this
+// share (Record.Repeats: the same prompt sent again, a long shared prefix) is the workload's,
+// not a replay's. A hit evaluates its prompt hitFactor times faster per token, so it skipped
+// at least 1 − 1/hitFactor of it; the 5 points below it are the cache note's margin.
+const designHit = 1 - 1.0/hitFactor - 0.05
+
 // promptEval is one completed request's prompt evaluation as the server timed it.
 type promptEval struct {
 	id       int
@@ -61,6 +67,7 @@ type promptEval struct {
 	ms       float64 // time the server spent on them
 	input    int     // prompt tokens the workload asked for (0: unknown)
 	stepMS   float64 // the server's decode time per output token (0: unknown)
+	repeats  float64 // the share of the prompt the workload repeats by design (Record.Repeats)
 }
 
 func (e promptEval) perToken() float64 { return e.ms / e.tokens }
@@ -100,7 +107,7 @@ func (c *coldWarmAcc) add(r *record.Record) {
 	}
 	measured := r.Measured()
 	if n, ms := r.Server[ollamaPromptCount], r.Server[ollamaPromptMS]; ms > 0 {
-		e := promptEval{id: r.ID, measured: measured, tokens: n, ms: ms, input: r.InputTokens}
+		e := promptEval{id: r.ID, measured: measured, tokens: n, ms: ms, input: r.InputTokens, repeats: r.Repeats}
 		if out := r.Server[ollamaEvalCount]; out >= 2 {
 			e.stepMS = r.Server[ollamaEvalMS] / out
 		}
@@ -155,10 +162,15 @@ func (a *Accumulator) coldWarmWarnings(s *Summary) []Warning {
 	c := &a.coldWarm
 	var w []Warning
 	hits, hitMS, coldMS := cacheHits(c.evals, append(slices.Clip(c.earlier), c.evals...))
+	designed, beyond := splitHits(hits)
+	measured := measuredEvals(c.evals)
 	switch {
-	case len(hits) > 0:
-		w = append(w, Warning{Level: Invalidates, Text: hitWarning(hits, len(measuredEvals(c.evals)), hitMS, coldMS),
+	case len(beyond) > 0:
+		w = append(w, Warning{Level: Invalidates, Text: hitWarning(beyond, len(measured), hitMS, coldMS, designNote(s, measured)),
 			Action: "send prompts the server has not seen (--nonce fresh, the default, or another --seed), or restart the server before the run"})
+	case len(designed) > 0:
+		w = append(w, warn(Info, "", "Ollama served %d of %d measured requests (%s) from its prompt cache, each one the workload repeats by design: %s",
+			len(designed), len(measured), idList(designed), designNote(s, measured)))
 	case len(c.evals) > 0 && s.CachedReported == 0:
 		w = append(w, warn(Info, "", "Ollama reports no cached prompt tokens; its own prompt-evaluation times show no request %d× faster per token than the run's others of similar length, which rules out cache hits on part of the run but not on all of it (a workload the server saw before this run)", hitFactor))
 	case s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && a.hdr != nil && nativeAPI(a.hdr.Target.API) && s.Streams():
@@ -187,13 +199,43 @@ func measuredEvals(es []promptEval) []promptEval {
 	return out
 }
 
-func hitWarning(hits []promptEval, n int, hitMS, coldMS float64) string {
+// splitHits parts cache hits into those on prompts the workload repeats by design (designHit)
+// and the others.
+func splitHits(hits []promptEval) (designed, beyond []promptEval) {
+	for _, e := range hits {
+		if e.repeats >= designHit {
+			designed = append(designed, e)
+		} else {
+			beyond = append(beyond, e)
+		}
+	}
+	return designed, beyond
+}
+
+// designNote says what the workload repeats by design: its share of the prompt tokens and
+// how many of the measured requests begin mostly as a prompt sent before them.
+func designNote(s *Summary, measured []promptEval) string {
+	n := 0
+	for _, e := range measured {
+		if e.repeats >= designHit {
+			n++
+		}
+	}
+	share := 0.0
+	if s.InputTokens > 0 {
+		share = float64(s.RepeatedPromptTokens) / float64(s.InputTokens)
+	}
+	return fmt.Sprintf("the workload repeats %.1f%% of its prompt tokens by design (%d of %d measured requests send again at least %.0f%% of a prompt sent before them)",
+		100*share, n, len(measured), 100*designHit)
+}
+
+func hitWarning(hits []promptEval, n int, hitMS, coldMS float64, design string) string {
 	how := fmt.Sprintf("they evaluated their prompt at %.3f ms/token or less against %.3f ms/token for cold requests of similar length in this or an earlier run (Ollama's prompt_eval_duration / prompt_eval_count, which counts the whole prompt even on a hit)", hitMS, coldMS)
 	if coldMS == 0 {
 		how = "the server counted under half of the requested prompt tokens as evaluated"
 	}
-	return fmt.Sprintf("Ollama served %d of %d measured requests (%s) from its prompt cache: %s. TTFT measures cache hits, not prefill. A workload replayed on a server that has seen it (run --like, --repeat, a second run with the same --seed) is faster for that reason alone: restart the server, or change --seed, to measure cold prefill",
-		len(hits), n, idList(hits), how)
+	return fmt.Sprintf("Ollama served %d of %d measured requests (%s) from its prompt cache beyond what the workload repeats by design: %s; %s. TTFT measures cache hits, not prefill. A workload replayed on a server that has seen it (run --like, --repeat, a second run with the same --seed) is faster for that reason alone: restart the server, or change --seed, to measure cold prefill",
+		len(hits), n, idList(hits), how, design)
 }
 
 func loadWarning(loads []promptEval) string {

@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"strings"
@@ -207,5 +208,37 @@ func TestNativeCachedUnknown(t *testing.T) {
 	a.Add(ollamaRecord(0, 0, map[string]float64{"timings.cache_n": 0}, 10))
 	if s := a.Summary(); hasWarning(s, "is unknown") {
 		t.Errorf("llamacpp reported cache_n: %q", s.Warnings)
+	}
+}
+
+// TestOllamaHitsByDesign: one prompt sent six times (the recorded cold and cached answers),
+// each later one repeating the first whole (Record.Repeats 1): the five hits are the
+// workload's, a note with both figures, not INVALID. The same hits on prompts sent for the
+// first time (a replay on a warm server) stay INVALID, and the note says what the workload
+// repeats.
+func TestOllamaHitsByDesign(t *testing.T) {
+	cold := ollamaFinal(t, "ollama-0.17.4-generate-cold.ndjson")
+	cached := ollamaFinal(t, "ollama-0.17.4-generate-cached.ndjson")
+	for _, c := range []struct {
+		name    string
+		repeats float64
+		invalid bool
+	}{{"sent again in the run", 1, false}, {"a replay", 0, true}, {"a short shared prefix", 0.5, true}} {
+		var a Accumulator
+		a.SetHeader(&record.Header{Target: record.Target{API: "ollama", Model: "mini"}, Workload: record.Workload{RepeatsRecorded: true}})
+		a.Add(ollamaRecord(0, 0, cold, 240))
+		for id := 1; id < 6; id++ {
+			r := ollamaRecord(id, 0, cached, 12)
+			r.Repeats = c.repeats
+			a.Add(r)
+		}
+		s := a.Summary()
+		if got := len(s.Invalid()) > 0; got != c.invalid {
+			t.Errorf("%s: INVALID %v, want %v: %q", c.name, got, c.invalid, s.Warnings)
+		}
+		want := fmt.Sprintf("the workload repeats %.1f%% of its prompt tokens by design", 100*c.repeats*5/6)
+		if !hasWarning(s, "served 5 of 6 measured requests (ids 1, 2, 3, 4, 5) from its prompt cache") || !hasWarning(s, want) {
+			t.Errorf("%s: the note does not give both figures (%q): %q", c.name, want, s.Warnings)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math"
 	"time"
 
 	"servebench/record"
@@ -55,6 +56,10 @@ type Summary struct {
 	// prefix cache serves an opening on any workload; only what lies beyond it says a prompt
 	// was seen before, and the cache note's threshold is judged on it.
 	CachedBeyondOpening int64
+	// RepeatedPromptTokens is the prompt tokens of the completed measured requests that repeat
+	// the beginning of a prompt sent before them in the run, by design (Record.Repeats of each
+	// times its prompt tokens, rounded): what a prefix cache may serve without a replay.
+	RepeatedPromptTokens int64
 
 	// Window: "from the first sent of a measured request to the last done of a measured
 	// request". WindowStart and WindowEnd are ns since t0.
@@ -181,11 +186,12 @@ func (a *Accumulator) Summary() *Summary {
 		PromptDelta:        a.promptDelta.stat(ps),
 		PromptMismatches:   a.n.promptMismatch,
 		CachedPromptTokens: a.n.cachedPrompt, CachedReported: a.n.cachedReported, CachedBeyondOpening: a.n.cachedBeyond,
-		SLO:              a.opt.SLO,
-		GoodRequests:     a.n.good,
-		Lateness:         a.lateness.stat(ps),
-		ITLTokenRequests: a.n.itlTokenReqs,
-		ITLTokenSkipped:  a.n.itlTokenSkipped,
+		RepeatedPromptTokens: int64(math.Round(a.n.repeated)),
+		SLO:                  a.opt.SLO,
+		GoodRequests:         a.n.good,
+		Lateness:             a.lateness.stat(ps),
+		ITLTokenRequests:     a.n.itlTokenReqs,
+		ITLTokenSkipped:      a.n.itlTokenSkipped,
 	}
 	if s.Measured > 0 {
 		s.FailureRate = float64(s.Failed) / float64(s.Measured)

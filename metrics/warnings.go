@@ -213,22 +213,12 @@ func tokenWarnings(s *Summary, h *record.Header) []Warning {
 }
 
 // cacheWarnings set the prompt tokens the server served from its prefix cache beside the
-// reuse the workload was built for (shared prefixes, a session's history:
-// Workload.ReusableShare), and name reuse it was not built for with an action that removes it.
-// The tool's own runs never cause it (every run, warmup and sweep point sends prompts of its
-// own), so what is left is a replay the user asked for or a server that saw the prompts
-// elsewhere.
+// reuse the workload was built for (repeatedShare), and name reuse it was not built for with
+// an action that removes it. The tool's own runs never cause it (every run, warmup and sweep
+// point sends prompts of its own), so what is left is a replay the user asked for or a server
+// that saw the prompts elsewhere.
 func cacheWarnings(s *Summary, h *record.Header) []Warning {
-	reusable, what := 0.0, "as shared prefixes"
-	if h != nil {
-		reusable = h.Workload.ReusableShare
-		if h.Workload.Source == "answers" {
-			what = "as dataset items sent again (an answers file smaller than the run)"
-		}
-		if strings.HasSuffix(h.Workload.Source, "+sessions") {
-			what = "as session history (each turn sends the conversation so far)"
-		}
-	}
+	reusable, what := repeatedShare(s, h)
 	cached, beyond := 0.0, 0.0
 	if s.InputTokens > 0 {
 		cached = float64(s.CachedPromptTokens) / float64(s.InputTokens)
@@ -237,29 +227,50 @@ func cacheWarnings(s *Summary, h *record.Header) []Warning {
 	var w []Warning
 	switch {
 	case reusable > 0 && s.CachedReported > 0 && s.InputTokens > 0:
-		w = append(w, warn(Info, "", "the workload repeats %.1f%% of its prompt tokens %s; the server reported %.1f%% of prompt tokens cached (%d of %d)",
+		w = append(w, warn(Info, "", "the workload repeats %.1f%% of its prompt tokens by design%s; the server served %.1f%% from its prefix cache (%d of %d)",
 			100*reusable, what, 100*cached, s.CachedPromptTokens, s.InputTokens))
 	case reusable > 0 && s.Completed > 0:
-		w = append(w, warn(Info, "", "the workload repeats %.1f%% of its prompt tokens %s; the server reported no cached tokens, so how much it reused is unknown", 100*reusable, what))
+		w = append(w, warn(Info, "", "the workload repeats %.1f%% of its prompt tokens by design%s; the server reported no cached tokens, so how much it reused is unknown", 100*reusable, what))
 	}
 	// each request's opening (a BOS, a chat template, a common first phrase) is cached on any
 	// workload; warn when what lies beyond the openings passes 5% of prompt tokens more than
 	// the workload itself repeats
 	if s.InputTokens > 0 && beyond > reusable+0.05 {
-		beyond := ""
+		design := ""
 		if reusable > 0 {
-			beyond = fmt.Sprintf(", %.0f points more than the workload repeats", 100*(cached-reusable))
+			design = fmt.Sprintf(", %.0f points more than the workload repeats by design (%.1f%%)", 100*(cached-reusable), 100*reusable)
 		}
 		where, action := cacheAdvice(h)
 		first, _ := s.firstFigure()
 		w = append(w, warn(Invalidates, action, "the server served %d of %d prompt tokens (%.0f%%) from its prefix cache%s: %s measures cache hits, not prefill. %s",
-			s.CachedPromptTokens, s.InputTokens, 100*cached, beyond, first, where))
+			s.CachedPromptTokens, s.InputTokens, 100*cached, design, first, where))
 	}
 	if s.Completed > 0 && s.CachedReported == 0 && !s.Simulated && h != nil && strings.HasPrefix(h.Target.API, "openai") && s.Streams() {
 		w = append(w, warn(Info, "start vLLM with --enable-prompt-tokens-details (usage.prompt_tokens_details.cached_tokens); llama.cpp and SGLang report them by default",
 			"the server reported no cached prompt tokens, so whether TTFT measured prefix-cache hits is unknown (not 0)"))
 	}
 	return w
+}
+
+// repeatedShare is the share of the run's prompt tokens its workload repeats by design, and
+// how ("" or a clause): the prompt tokens of its measured requests that begin as a prompt
+// sent before them in the run (Record.Repeats: shared prefixes, a session's history, a prompt
+// sent again, the warmup's included); for a file from before records carried it, the header's
+// share, computed for shared-prefix groups, traces' hash ids and sessions only.
+func repeatedShare(s *Summary, h *record.Header) (share float64, what string) {
+	if h == nil {
+		return 0, ""
+	}
+	if strings.HasSuffix(h.Workload.Source, "+sessions") {
+		what = ", as session history (each turn sends the conversation so far)"
+	}
+	if !h.Workload.RepeatsRecorded {
+		return h.Workload.ReusableShare, what
+	}
+	if s.InputTokens > 0 {
+		share = float64(s.RepeatedPromptTokens) / float64(s.InputTokens)
+	}
+	return share, what
 }
 
 // clientWarnings say when the load generator, not the server, shaped the figures. TTFT starts

@@ -147,9 +147,13 @@ type Workload struct {
 	// DatasetSHA256 its content hash, so a different file of the same name is told apart.
 	Dataset       string `json:"dataset,omitempty"`
 	DatasetSHA256 string `json:"dataset_sha256,omitempty"`
-	// ReusableShare is the share of prompt tokens the workload itself repeats as shared
-	// prefixes (shared-prefix groups, a trace's hash ids): what a prefix cache could serve.
+	// ReusableShare is the share of one run's prompt tokens the workload itself repeats, as it
+	// is laid out: each measured prompt's longest prefix shared with one before it
+	// (workload.Repeats). What a run sent is in its records (Record.Repeats).
 	ReusableShare float64 `json:"reusable_share,omitempty"`
+	// RepeatsRecorded says every record carries what its prompt repeats (Record.Repeats, absent
+	// when 0); files from before judge cache hits against ReusableShare instead.
+	RepeatsRecorded bool `json:"repeats_recorded,omitempty"`
 	// Lengths are one run's (the first part's) prompt and output lengths; nil before.
 	Lengths *Lengths `json:"lengths,omitempty"`
 	// Parts, when present, lay Requests out run by run: run r of the file sent part r (mod
@@ -247,13 +251,18 @@ type Record struct {
 	Done       int64   `json:"done,omitempty"`        // stream ended
 	Events     []Event `json:"events,omitempty"`      // content events
 
-	InputTokens        int    `json:"input_tokens,omitempty"` // prompt length the workload asked for
-	MaxTokens          int    `json:"max_tokens,omitempty"`   // output length asked for
-	FixedOutput        bool   `json:"fixed_output,omitempty"` // ignore_eos/min_tokens requested
-	PromptTokens       int    `json:"prompt_tokens"`
-	PromptTokensSource string `json:"prompt_tokens_source,omitempty"`
-	OutputTokens       int    `json:"output_tokens"`
-	OutputTokensSource string `json:"output_tokens_source,omitempty"`
+	InputTokens int `json:"input_tokens,omitempty"` // prompt length the workload asked for
+	// Repeats is the share of the prompt (0 to 1) that begins as a prompt sent before it in
+	// this run (its warmup's included): the prefix a cache may serve by design (a shared
+	// prefix, a session's history, a prompt sent again). Absent: none, or a file from before
+	// (Workload.RepeatsRecorded tells them apart).
+	Repeats            float64 `json:"repeats,omitempty"`
+	MaxTokens          int     `json:"max_tokens,omitempty"`   // output length asked for
+	FixedOutput        bool    `json:"fixed_output,omitempty"` // ignore_eos/min_tokens requested
+	PromptTokens       int     `json:"prompt_tokens"`
+	PromptTokensSource string  `json:"prompt_tokens_source,omitempty"`
+	OutputTokens       int     `json:"output_tokens"`
+	OutputTokensSource string  `json:"output_tokens_source,omitempty"`
 	// Reasoning: absent unless the server sent reasoning output (see reasoning.go).
 	ReasoningEvents       int    `json:"reasoning_events,omitempty"`        // content events before the first answer event, all reasoning only
 	FirstAnswer           int64  `json:"first_answer,omitempty"`            // the first answer event's arrival, when ReasoningEvents > 0

@@ -76,8 +76,10 @@ func FuzzMooncake(f *testing.F) {
 		}
 		tr, err := m.Read(context.Background(), bytes.NewReader(data), "m.jsonl", nil)
 		checkOneLine(t, err)
-		if err == nil && (tr.ReusableShare < 0 || tr.ReusableShare > 1) {
-			t.Fatalf("ReusableShare %v", tr.ReusableShare)
+		if err == nil {
+			if got := RepeatedShare(tr.Plain(), Repeats(tr.Plain())); got < 0 || got > 1 {
+				t.Fatalf("repeated share %v", got)
+			}
 		}
 	})
 }

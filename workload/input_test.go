@@ -181,7 +181,8 @@ func TestSharedPrefixBuildsWhatIsSent(t *testing.T) {
 		}
 	}
 	s := SharedPrefix{Groups: 4, PerGroup: 3, PrefixTokens: 10, SuffixTokens: 5, OutputTokens: 2, Order: OrderInterleaved, Count: 4}
-	if got := s.ReusableShare(); got != 0 { // four requests of four groups: nothing reused
-		t.Errorf("ReusableShare = %v, want 0", got)
+	reqs, _, _ := s.Generate(context.Background(), tok)
+	if got := RepeatedShare(reqs, Repeats(reqs)); got != 0 { // four requests of four groups: nothing reused
+		t.Errorf("repeated share %v, want 0", got)
 	}
 }

@@ -80,26 +80,6 @@ func (s *SharedPrefix) size() int {
 	return s.Count
 }
 
-// ReusableShare is the share of prompt tokens a prefix cache can reuse when it holds every
-// prefix: each group's first request computes its prefix and the others reuse it, so
-//
-//	share = (n−d)·P / (n·(P+S))
-//
-// for n requests built, d distinct groups among them, P prefix and S suffix tokens (with
-// every request built, n = G·N and d = G: G·(N−1)·P / (G·N·(P+S))).
-func (s *SharedPrefix) ReusableShare() float64 {
-	keys := s.layout()
-	used := map[int]bool{}
-	for _, k := range keys {
-		used[k/s.PerGroup] = true
-	}
-	n, d, p, q := float64(len(keys)), float64(len(used)), float64(s.PrefixTokens), float64(s.SuffixTokens)
-	if n == 0 {
-		return 0
-	}
-	return (n - d) * p / (n * (p + q))
-}
-
 // layout returns, for each request built, its key k = g·PerGroup + j (request j of group g):
 // the order's first size() requests, computed without building the others.
 func (s *SharedPrefix) layout() []int {

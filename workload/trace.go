@@ -24,11 +24,6 @@ type TracedRequest struct {
 // Trace is a materialised trace: requests in arrival order, IDs 0, 1, ….
 type Trace struct {
 	Requests []TracedRequest
-	// ReusableShare is the share of prompt tokens a prefix cache of unbounded size could reuse:
-	// the tokens of the leading run of a request's blocks that earlier requests already
-	// carried, summed, over all prompt tokens. Only a leading run counts, because a prefix
-	// cache keys each block on everything before it. 0 for traces without blocks.
-	ReusableShare float64
 	// Exact is true when every prompt has exactly its trace length in the tokenizer's tokens.
 	Exact bool
 	// Dropped counts rows that were skipped, not sent (BurstGPT's failed requests, rows of
@@ -198,7 +193,6 @@ func (m *Mooncake) Read(ctx context.Context, r io.Reader, name string, tok Token
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	t.Exact = t.Exact && exact
-	t.ReusableShare = reusableShare(rows, b)
 	return t, nil
 }
 
@@ -317,30 +311,6 @@ func (bt *blockTexts) prompt(ctx context.Context, f *fitter, row *traceRow) (str
 	}
 	tail := drawWords(streamRNG(bt.seed, domainTail, uint64(row.line)), wordsFor(max(last-len(words), 0)))
 	return f.fit(ctx, string(head), append(words, tail...), "", row.in)
-}
-
-// reusableShare is Trace.ReusableShare for rows of blocks of the given size: a block of the
-// leading run already seen counts its tokens (the last one, its cut length).
-func reusableShare(rows []traceRow, block int) float64 {
-	seen := map[int]bool{}
-	reused, total := 0, 0
-	for i := range rows {
-		r := &rows[i]
-		total += r.in
-		for j, id := range r.hashIDs {
-			if !seen[id] {
-				break
-			}
-			reused += min(block, r.in-j*block)
-		}
-		for _, id := range r.hashIDs {
-			seen[id] = true
-		}
-	}
-	if total == 0 {
-		return 0
-	}
-	return float64(reused) / float64(total)
 }
 
 // buildTrace builds every row's prompt in parallel (each depends only on its row and the

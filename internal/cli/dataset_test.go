@@ -89,8 +89,10 @@ func TestSharedPrefixWorkload(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	h, recs := readRecords(t, out)
-	want := 4.0 * 7 * 96 / (4 * 8 * 128) // G·(N−1)·P / (G·N·(P+S))
-	if h.Workload.Source != "shared-prefix" || math.Abs(h.Workload.ReusableShare-want) > 1e-9 || len(recs) != 32 {
+	// G·(N−1)·P / (G·N·(P+S)), to within a token a prompt: the prefix the prompts share is
+	// counted with the server's tokenizer, and may end inside a word
+	want := 4.0 * 7 * 96 / (4 * 8 * 128)
+	if h.Workload.Source != "shared-prefix" || math.Abs(h.Workload.ReusableShare-want) > 1.0/128 || len(recs) != 32 {
 		t.Errorf("workload %+v (want share %.4f), %d records", h.Workload, want, len(recs))
 	}
 	if code, _, _ := runMain(t, "run", "--prefix-groups", "2", "--prefix-tokens", "600"); code != ExitUsage {
@@ -126,10 +128,12 @@ func TestMooncakeTrace(t *testing.T) {
 		late = append(late, float64(r.Dispatched-r.Scheduled))
 	}
 	slices.Sort(late)
-	// the trace's hash-id reuse is what the simulator's prefix cache serves
+	// the trace's hash-id reuse, which its prompts repeat as text, is what the simulator's
+	// prefix cache serves
 	if share := cached / prompt; math.Abs(share-h.Workload.ReusableShare) > 0.02 {
-		t.Errorf("the simulator cached %.3f of prompt tokens; the trace's hash ids imply %.3f", share, h.Workload.ReusableShare)
+		t.Errorf("the simulator cached %.3f of prompt tokens; the prompts repeat %.3f by design", share, h.Workload.ReusableShare)
 	}
+	t.Logf("the simulator cached %.3f of prompt tokens; the prompts repeat %.3f by design", cached/prompt, h.Workload.ReusableShare)
 	// a busy machine wakes timers late: the bound is 2 ms beyond the worst lateness of the
 	// same sleeps taken here, now
 	if p99, ref := late[len(late)*99/100], timerLateness(20, 20*time.Millisecond); p99 > 2e6+2*float64(ref) && !raceDetector {
@@ -179,7 +183,7 @@ func TestSharedPrefixHitsTheSimulatorCache(t *testing.T) {
 	}
 	out, share, withCache := run(false)
 	want := 4.0 * 15 * 512 / (4 * 16 * 640)
-	if math.Abs(share-want) > 0.02 || !strings.Contains(out, "shared prefixes; the server reported") {
+	if math.Abs(share-want) > 0.02 || !strings.Contains(out, "of its prompt tokens by design; the server served") {
 		t.Errorf("cached share %.4f, want %.4f ± 0.02:\n%s", share, want, out)
 	}
 	_, none, without := run(true)
