@@ -136,3 +136,18 @@ func TestCompareExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// The line compare ends with when a side measured nothing reads as English whatever measured
+// nothing: never "the both measured nothing".
+func TestNothingLine(t *testing.T) {
+	for empty, want := range map[string]string{
+		"base":                            "the base measured nothing: no completed measured request",
+		"candidate":                       "the candidate measured nothing: no completed measured request",
+		"both":                            "neither side measured anything: no completed measured request on either",
+		"no key metric could be compared": "nothing to compare: no key metric could be compared",
+	} {
+		if got := NothingLine(&compare.Result{Verdict: compare.MeasuredNothing, Empty: empty}); got != want {
+			t.Errorf("Empty %q: %q, want %q", empty, got, want)
+		}
+	}
+}

@@ -113,6 +113,18 @@ func CompareExit(r *compare.Result) int {
 	return 0
 }
 
+// NothingLine is the one line compare ends with when the verdict is MeasuredNothing: which
+// side measured nothing, or why no key metric could be compared (Result.Empty).
+func NothingLine(r *compare.Result) string {
+	switch r.Empty {
+	case "base", "candidate":
+		return fmt.Sprintf("the %s measured nothing: no completed measured request", r.Empty)
+	case "both":
+		return "neither side measured anything: no completed measured request on either"
+	}
+	return "nothing to compare: " + r.Empty
+}
+
 // exitLine says what `servebench compare` would exit with, in words.
 func exitLine(r *compare.Result) string {
 	code := CompareExit(r)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -90,7 +91,7 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 	}
 	switch report.CompareExit(res) {
 	case ExitNothing:
-		return codeErr(ExitNothing, fmt.Errorf("the %s measured nothing: no completed measured request", res.Empty))
+		return codeErr(ExitNothing, errors.New(report.NothingLine(res)))
 	case ExitProvisional:
 		return codeErr(ExitProvisional, fmt.Errorf("provisional %s: %s", res.Verdict, strings.Join(res.Provisional, "; ")))
 	}
