@@ -187,7 +187,7 @@ func runInfoOf(i int, label string, h *record.Header, s *metrics.Summary) runInf
 		ri.Start = h.Start.UTC().Format("2006-01-02 15:04:05Z")
 	}
 	wl := h.Workload
-	ri.Workload = fmt.Sprintf("%d requests, %s seed %d, prompt lengths %s", wl.Count, wl.Source, wl.Seed, orDash(wl.PromptLengths))
+	ri.Workload = fmt.Sprintf("%d requests, %s seed %d, prompt lengths %s", wl.Count, wl.Source, wl.Seed, promptLengths(wl.PromptLengths, s))
 	return ri
 }
 

@@ -50,7 +50,7 @@ func headerSection(h *record.Header, s *metrics.Summary) *Section {
 	if h != nil {
 		wl := h.Workload
 		add("workload", "%d requests  hash %s  %s seed %d  prompt lengths %s",
-			wl.Count, short(wl.Hash), wl.Source, wl.Seed, orDash(wl.PromptLengths))
+			wl.Count, short(wl.Hash), wl.Source, wl.Seed, promptLengths(wl.PromptLengths, s))
 		if cfg := loadLine(h); cfg != "" {
 			add("load", "%s", cfg)
 		}
@@ -353,4 +353,23 @@ func footnotes(ws []metrics.Warning) []Footnote {
 		out = append(out, Footnote{Level: w.Level.String(), Class: string(class), Text: w.Text, Action: w.Action})
 	}
 	return out
+}
+
+// promptLengths is how the prompt lengths were obtained ("exact", "approximate"), with the
+// tokens the server adds to every prompt when its count is the sent length plus a constant:
+// llama.cpp counts its BOS (129 of a 128-token prompt), and "exact" alone beside its 129
+// reads as a contradiction. A varying difference is a warning of its own (metrics).
+func promptLengths(how string, s *metrics.Summary) string {
+	how = orDash(how)
+	if s == nil {
+		return how
+	}
+	d := s.PromptDelta
+	if d.N == 0 || d.Min != d.Max || d.Min <= 0 || s.PromptMismatches != d.N {
+		return how
+	}
+	if d.Min == 1 {
+		return how + " (+1 BOS the server adds)"
+	}
+	return fmt.Sprintf("%s (+%.0f tokens the server adds: BOS, chat template)", how, d.Min)
 }
