@@ -228,12 +228,19 @@ func perRunCharts(sides []*cmpSide) []*plot {
 	ttft := cdfPlot("ttft-cdf", "TTFT distribution (CDF), one line per run", "TTFT (ms)", dists(func(s *Series) []float64 { return msVals(&s.ttft) }))
 	itl := cdfPlot("itl-cdf", "ITL (chunk) distribution (CDF), one line per run", "ITL (ms)", dists(func(s *Series) []float64 { return msVals(&s.itlChunk) }))
 	e2e := cdfPlot("e2e-cdf", "E2E latency distribution (CDF), one line per run", "E2E (ms)", dists(e2eVals))
+	var span int64
+	for _, s := range sides {
+		for _, run := range s.runs {
+			span = max(span, s.seriesOf(run.Run).span())
+		}
+	}
+	w := bucketTicks(span)
 	tok := &plot{id: "tokens-time", title: "Output tokens per second, one line per run",
-		note: "each run on its own time axis, from its first measured send (its warmup before 0); tokens per 1 s bucket", xLabel: "time (s since the run's first measured send)", yLabel: "output tokens/s"}
+		note: "each run on its own time axis, from its first measured send (its warmup before 0)" + bucketNote(w), xLabel: "time (s since the run's first measured send)", yLabel: "output tokens/s"}
 	for i, s := range sides {
 		for k, run := range s.runs {
 			se := s.seriesOf(run.Run)
-			pts := se.overTime(se.tokens)
+			pts := se.overTime(se.tokens, w)
 			for _, pt := range pts {
 				tok.x0, tok.x1, tok.y1 = min(tok.x0, pt[0]), max(tok.x1, pt[0]), max(tok.y1, pt[1]*1.1)
 			}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -129,12 +130,17 @@ func requestsSection(h *record.Header, s *metrics.Summary) *Section {
 			statNum(p.BatchSize, p.BatchSize.Max, "%.0f"), statNum(p.PromptTokens, p.PromptTokens.Median, "%.0f"))
 		return at(sec, 0)
 	}
-	peak := dash
+	peak, why := dash, ""
 	if s.PeakOutputTokensPerS != nil {
 		peak = fmt.Sprint(*s.PeakOutputTokensPerS)
+		// the peak is the busiest second; a window shorter than a second has none whole,
+		// and its tokens read below the mean rate
+		if s.Window < time.Second {
+			why = " (the window's tokens: it is under 1 s)"
+		}
 	}
-	add("throughput", "%s req/s   output %s tok/s   total %s tok/s   peak output %s tok/s",
-		optf(s.RequestThroughput, 2), optf(s.OutputThroughput, 1), optf(s.TotalTokenThroughput, 1), peak)
+	add("throughput", "%s req/s   output %s tok/s   total %s tok/s   peak output %s tok/s%s",
+		optf(s.RequestThroughput, 2), optf(s.OutputThroughput, 1), optf(s.TotalTokenThroughput, 1), peak, why)
 	if s.SLO.Any() {
 		add("goodput", "%s req/s   %d of %d met %s", optf(s.RequestGoodput, 2), s.GoodRequests, s.Completed, s.SLO)
 		add("attainment", "%s of measured requests met every SLO (failed ones count as misses)", optPct(s.SLOAttainment))
