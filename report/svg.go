@@ -34,6 +34,10 @@ type mark struct {
 	run    int
 	shade  int // 0: the run's colour; 1 to 100: that share (%) of it mixed into the background
 	dashed bool
+	// step draws a line as steps: each value held until the next point. A gauge scraped
+	// every few seconds is known at its samples only, and a ramp between two of them drew
+	// a queue that grew smoothly where it jumped.
+	step   bool
 	label  string
 	pts    [][2]float64
 	radius float64 // dots: 0 is dotRadius (a sweep's curves draw each point larger)
@@ -138,9 +142,9 @@ func (p *plot) drawMark(b *strings.Builder, m mark) {
 		}
 		b.WriteString("</g>")
 	case markArea:
-		fmt.Fprintf(b, `<path class="area s%d f%d" data-n="%d"%s d="%s"/>`, m.run, m.run, len(m.pts), dash, p.path(m.pts, true))
+		fmt.Fprintf(b, `<path class="area s%d f%d" data-n="%d"%s d="%s"/>`, m.run, m.run, len(m.pts), dash, p.path(m.pts, true, false))
 	default:
-		fmt.Fprintf(b, `<path class="line s%d" data-n="%d"%s d="%s"/>`, m.run, len(m.pts), dash, p.path(m.pts, false))
+		fmt.Fprintf(b, `<path class="line s%d" data-n="%d"%s d="%s"/>`, m.run, len(m.pts), dash, p.path(m.pts, false, m.step))
 	}
 }
 
@@ -167,10 +171,14 @@ func runShade(k, n int) int {
 	return 60 * k / (n - 1)
 }
 
-// path is the SVG path through pts; closed down to the x axis for an area.
-func (p *plot) path(pts [][2]float64, area bool) string {
+// path is the SVG path through pts; closed down to the x axis for an area; with step, each
+// value held until the next point's x.
+func (p *plot) path(pts [][2]float64, area, step bool) string {
 	var b strings.Builder
 	for i, pt := range pts {
+		if step && i > 0 {
+			fmt.Fprintf(&b, "H%.1f", p.sx(pt[0]))
+		}
 		cmd := "L"
 		if i == 0 {
 			cmd = "M"
