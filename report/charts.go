@@ -13,11 +13,11 @@ import (
 // maximum, and the tables the exact figures.
 const clipQ = 0.999
 
-// dist is one drawn distribution: its run (the colour), its shade, a label, whether dashed,
+// dist is one drawn distribution: its run (the colour), its tone, a label, whether dashed,
 // and its sorted values (ms).
 type dist struct {
 	run    int
-	shade  int
+	tone   int
 	label  string
 	dashed bool
 	vals   []float64
@@ -88,7 +88,7 @@ func cdfPlot(id, title, xLabel string, ds []dist) *plot {
 				below++
 			}
 		}
-		p.marks = append(p.marks, mark{kind: markLine, run: d.run, dashed: d.dashed, shade: d.shade, label: label(d), pts: pts})
+		p.marks = append(p.marks, mark{kind: markLine, run: d.run, dashed: d.dashed, tone: d.tone, label: label(d), pts: pts})
 	}
 	if below > 0 {
 		p.note += fmt.Sprintf("; %d %s of 0 ms or less drawn at the left edge", below, cmpPlural(below, "value", "values"))

@@ -213,13 +213,14 @@ func compareCharts(base, cand *cmpSide) []*plot {
 }
 
 // perRunCharts draws the sides' distributions and output over time, one line per run, each
-// run its own shade of its side's colour and its own legend entry.
+// run its own colour of its side's family and its own legend entry.
 func perRunCharts(sides []*cmpSide) []*plot {
 	dists := func(pick func(*Series) []float64) []dist {
 		var out []dist
 		for i, s := range sides {
 			for k, run := range s.runs {
-				out = append(out, dist{run: i, shade: runShade(k, len(s.runs)), label: runLabel(s, k),
+				tone, dashed := runStyle(k)
+				out = append(out, dist{run: i, tone: tone, dashed: dashed, label: runLabel(s, k),
 					vals: pick(s.seriesOf(run.Run))})
 			}
 		}
@@ -244,7 +245,8 @@ func perRunCharts(sides []*cmpSide) []*plot {
 			for _, pt := range pts {
 				tok.x0, tok.x1, tok.y1 = min(tok.x0, pt[0]), max(tok.x1, pt[0]), max(tok.y1, pt[1]*1.1)
 			}
-			tok.marks = append(tok.marks, mark{kind: markLine, run: i, shade: runShade(k, len(s.runs)), label: runLabel(s, k), pts: pts})
+			tone, dashed := runStyle(k)
+			tok.marks = append(tok.marks, mark{kind: markLine, run: i, tone: tone, dashed: dashed, label: runLabel(s, k), pts: pts})
 		}
 	}
 	return []*plot{ttft, itl, e2e, tok}

@@ -229,7 +229,7 @@ func TestComparePageInChromium(t *testing.T) {
 }
 
 // TestComparePageChartsPerRun: on the compare page of 3 + 3 runs (as written; the Chromium
-// test checks the same as rendered) each run is its own line, shade and legend entry, and the
+// test checks the same as rendered) each run is its own line, colour and legend entry, and the
 // latency distributions are drawn on a log axis.
 func TestComparePageChartsPerRun(t *testing.T) {
 	base := synthSide(1, 3, 120, 100, 20, "base", nil)
@@ -248,8 +248,8 @@ var (
 
 // checkRunCharts checks the per-run charts of a page whose sides have the given runs: each
 // chart draws one line per run, has one legend entry per run ("base run 2", or the side's name
-// alone when it has one run) in that line's colour and shade, no two runs of a side share a
-// shade, and the latency CDFs have a log x axis.
+// alone when it has one run) in that line's colour, no two runs of a side share a
+// colour, and the latency CDFs have a log x axis.
 func checkRunCharts(t *testing.T, page string, sides map[string]int) {
 	t.Helper()
 	total := 0
