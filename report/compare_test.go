@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -149,5 +150,28 @@ func TestNothingLine(t *testing.T) {
 		if got := NothingLine(&compare.Result{Verdict: compare.MeasuredNothing, Empty: empty}); got != want {
 			t.Errorf("Empty %q: %q, want %q", empty, got, want)
 		}
+	}
+}
+
+// The same file's interval differs between report (its runs alone) and compare (both sides'
+// spread pooled): each says which it is, so that a reader who sees both knows why.
+func TestIntervalsSayWhatTheyAre(t *testing.T) {
+	res := compare.Compare(fakeSide(3, 20, 20, 0.01), fakeSide(3, 20, 21, 0.01), compare.Options{})
+	var b bytes.Buffer
+	if err := RenderCompare(&b, "text", res, "base.jsonl", "cand.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"[95% CI, run-to-run spread pooled over both sides]", "delta [95% CI of the difference]",
+		"`servebench report` of one file takes it from that file's runs alone, so the two differ"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("compare lacks %q:\n%s", want, b.String())
+		}
+	}
+	rep, err := os.ReadFile("testdata/golden/repeat.text.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rep), "geometric mean of the runs [95% interval from this file's runs alone]") {
+		t.Error("report of a --repeat file does not say its interval is from the file's runs alone")
 	}
 }

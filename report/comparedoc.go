@@ -101,10 +101,16 @@ func cmpMetricsSection(r *compare.Result) *Section {
 		t.Rows = append(t.Rows, []string{row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit), cmpEstimate(row.Cand, row.Metric.Unit),
 			cmpDelta(row), cmpPN(row), cmpPower(row.Power, r.Threshold), strings.TrimSpace(change)})
 	}
-	head := fmt.Sprintf("metrics: geometric mean of run values [%.0f%% CI]; delta [%.0f%% CI] from the runs' spread and each run's requests (two-level t)", ci, ci)
+	head := fmt.Sprintf("metrics: each side's geometric mean of its runs [%.0f%% CI, run-to-run spread pooled over both sides]; delta [%.0f%% CI of the difference] from the runs' spread and each run's requests (two-level t)", ci, ci)
 	return &Section{Name: "metrics", Title: "metrics", Heading: head, Tables: []*Table{t},
-		Notes: []string{fmt.Sprintf("\"~\": no significant difference; threshold %.4g%%", 100*r.Threshold)}}
+		Notes: []string{fmt.Sprintf("\"~\": no significant difference; threshold %.4g%%", 100*r.Threshold), sideIntervalNote}}
 }
+
+// sideIntervalNote says why a side's interval here is not the one `report` gives the same
+// file: both are the geometric mean of its runs, but compare takes the run-to-run spread
+// from both sides together (the spread its delta is tested with), and report from the file's
+// own runs, floored by each run's own sampling spread (compare.Describe).
+const sideIntervalNote = "a side's interval pools both sides' run-to-run spread, as the delta is tested; `servebench report` of one file takes it from that file's runs alone, so the two differ"
 
 // cmpRunsSection is one row per run of each side: repeats as repeats, never pooled.
 func cmpRunsSection(base, cand *cmpSide) *Section {
