@@ -175,3 +175,40 @@ func TestIntervalsSayWhatTheyAre(t *testing.T) {
 		t.Error("report of a --repeat file does not say its interval is from the file's runs alone")
 	}
 }
+
+// The power column stands beside inconclusive rows only, where it says how many runs would
+// decide them; beside rows already decided it added nothing, and with no inconclusive row the
+// column is gone.
+func TestPowerOnlyWhereItInforms(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		base, cand *compare.Side
+		column     bool
+	}{
+		{"decided", fakeSide(6, 20, 20, 0.01), fakeSide(6, 20, 25, 0.01), false},
+		{"one run", fakeSide(1, 20, 20, 0), fakeSide(1, 20, 20.6, 0), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := compare.Compare(c.base, c.cand, compare.Options{Rounds: 300})
+			var b bytes.Buffer
+			if err := RenderCompare(&b, "text", res, "base.jsonl", "cand.jsonl"); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if has := strings.Contains(out, " power\n"); has != c.column {
+				t.Fatalf("power column shown %v, want %v:\n%s", has, c.column, out)
+			}
+			for _, row := range res.Rows {
+				var line string
+				for l := range strings.Lines(out) {
+					if strings.HasPrefix(l, "  "+row.Metric.Name+" ") {
+						line = l
+					}
+				}
+				if got := strings.Contains(line, "for 80%)"); got != (row.Change == compare.Inconclusive) {
+					t.Errorf("%s (%s): power shown %v:\n%s", row.Metric.Name, row.Change, got, line)
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"servebench/compare"
@@ -81,6 +82,18 @@ func cmpConditionsSection(ds []conditions.Difference) *Section {
 	return &Section{Name: "conditions", Title: head, Heading: head, Tables: []*Table{t}}
 }
 
+// powerCol is the power's column in the metrics table.
+const powerCol = 5
+
+// powerInforms says whether a row's power tells the reader anything: only an inconclusive
+// row's does (how many runs would decide it). Beside a row already decided (improved,
+// regressed, equivalent) it was a column of "100% (n≥2 for 80%)" that read as a caveat; it
+// is left out there, and the column with it when no row is inconclusive. --format json keeps
+// every row's power.
+func powerInforms(row compare.Row) bool {
+	return row.Change == compare.Inconclusive && row.Power != nil
+}
+
 // cmpMetricsSection is one row per metric: each side's centre and interval, the delta or
 // "~", p and n, the power at the threshold, and the change when it is not "~".
 func cmpMetricsSection(r *compare.Result) *Section {
@@ -98,8 +111,18 @@ func cmpMetricsSection(r *compare.Result) *Section {
 		for _, o := range row.Outliers {
 			change += fmt.Sprintf(" (%s run %d left out)", cmpSideShort(o.Side), o.Run+1)
 		}
+		power := ""
+		if powerInforms(row) {
+			power = cmpPower(row.Power, r.Threshold)
+		}
 		t.Rows = append(t.Rows, []string{row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit), cmpEstimate(row.Cand, row.Metric.Unit),
-			cmpDelta(row), cmpPN(row), cmpPower(row.Power, r.Threshold), strings.TrimSpace(change)})
+			cmpDelta(row), cmpPN(row), power, strings.TrimSpace(change)})
+	}
+	if !slices.ContainsFunc(r.Rows, powerInforms) {
+		t.Head, t.Note = slices.Delete(t.Head, powerCol, powerCol+1), ""
+		for i := range t.Rows {
+			t.Rows[i] = slices.Delete(t.Rows[i], powerCol, powerCol+1)
+		}
 	}
 	head := fmt.Sprintf("metrics: each side's geometric mean of its runs [%.0f%% CI, run-to-run spread pooled over both sides]; delta [%.0f%% CI of the difference] from the runs' spread and each run's requests (two-level t)", ci, ci)
 	return &Section{Name: "metrics", Title: "metrics", Heading: head, Tables: []*Table{t},

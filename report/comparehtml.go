@@ -34,6 +34,7 @@ type cmpHTML struct {
 	Verdict, VerdictClass, VerdictLine, Exit string
 	Sensitivity, Method, Threshold           string
 	CI                                       int
+	ShowPower                                bool // some row's power informs (powerInforms)
 	Sides                                    []cmpSideInfo
 	Rows                                     []cmpHTMLRow
 	RunHead                                  []string
@@ -88,6 +89,7 @@ func renderCompareHTML(w io.Writer, ins []Input) error {
 	// the figures of the comparison's document, to the digit; the strips and charts are the page's own
 	doc := compareDocument(r, cmpDocSides{baseName: base.label, candName: cand.label, base: base, cand: cand, expect: ins[0].Compare.Expect})
 	metricCells := sectionNamed(doc, "metrics").Tables[0].Rows
+	p.ShowPower = len(sectionNamed(doc, "metrics").Tables[0].Head) > powerCol+1
 	for k, row := range r.Rows {
 		p.Rows = append(p.Rows, cmpHTMLRowOf(row, metricCells[k], metricRunValues(row.Metric, base.runs), metricRunValues(row.Metric, cand.runs)))
 	}
@@ -132,7 +134,11 @@ func cmpHTMLRowOf(row compare.Row, cells []string, bv, cv []runValue) cmpHTMLRow
 	if change == "~" {
 		change = "~ no significant change"
 	}
-	return cmpHTMLRow{Name: cells[0], Base: cells[1], Cand: cells[2], Delta: cells[3], PN: cells[4], Power: cells[5],
+	power := "" // the document leaves the column out when no row's power informs
+	if len(cells) > powerCol+1 {
+		power = cells[powerCol]
+	}
+	return cmpHTMLRow{Name: cells[0], Base: cells[1], Cand: cells[2], Delta: cells[3], PN: cells[4], Power: power,
 		Change: change, Class: changeClass(row.Change), Strip: template.HTML(stripSVG(row, bv, cv))}
 }
 
