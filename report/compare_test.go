@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -210,5 +211,28 @@ func TestPowerOnlyWhereItInforms(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A warning that every run gives with its own figures and level is one note: the worst run's
+// level and words, the runs named, and where it was milder — never one line per run.
+func TestSideWarningsFoldAcrossRuns(t *testing.T) {
+	delay := func(p99 float64, l metrics.Level) metrics.Warning {
+		return metrics.Warning{Level: l, Action: "give servebench more CPU",
+			Text: fmt.Sprintf("servebench's own delay between dispatch and sent is %.2f ms at p99", p99)}
+	}
+	sim := metrics.Warning{Level: metrics.Info, Text: "the target is servebench's built-in simulator"}
+	runs := []metrics.RunSummary{
+		{Run: 0, Summary: &metrics.Summary{Warnings: []metrics.Warning{sim, delay(3.9, metrics.Info)}}},
+		{Run: 1, Summary: &metrics.Summary{Warnings: []metrics.Warning{sim, delay(11.74, metrics.Distorts)}}},
+		{Run: 2, Summary: &metrics.Summary{Warnings: []metrics.Warning{sim, delay(4.2, metrics.Info)}}},
+	}
+	got := sideWarnings(runs)
+	want := []string{
+		"may distort: servebench's own delay between dispatch and sent is 11.74 ms at p99 (every run; the figures are run 2's, the worst; info in runs 1, 3). Next: give servebench more CPU",
+		"info: the target is servebench's built-in simulator (every run)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
