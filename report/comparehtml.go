@@ -15,7 +15,7 @@ import (
 //go:embed compare.tmpl
 var compareTemplate string
 
-var comparePageTmpl = template.Must(template.New("compare").Parse(compareTemplate))
+var comparePageTmpl = template.Must(template.New("compare").Funcs(pageFuncs).Parse(compareTemplate))
 
 // pageStyle is the single-run page's style sheet, which the compare page shares so that both
 // read alike (colours, tables, charts, light and dark).
