@@ -113,6 +113,9 @@ func btoi(b bool) int {
 // is the rule tokenHist.peak documents.
 func oraclePeak(recs []record.Record, start, end, second int64, scale func(int64) int64) int64 {
 	buckets := make([]int64, (scale(end)-scale(start))/second+1)
+	// the last whole second stands in for a partial last bucket
+	span := scale(end) - scale(start) + 1
+	tail, hasTail := int64(0), span > second && span%second != 0
 	for i := range recs {
 		r := &recs[i]
 		if !r.Measured() || !r.OK() {
@@ -121,10 +124,13 @@ func oraclePeak(recs []record.Record, start, end, second int64, scale func(int64
 		for _, e := range r.Events {
 			if t := scale(e.T); t >= scale(start) && t <= scale(end) {
 				buckets[(t-scale(start))/second] += int64(max(e.N, 1))
+				if hasTail && t > scale(end)-second {
+					tail += int64(max(e.N, 1))
+				}
 			}
 		}
 	}
-	return max(0, maxOf(buckets))
+	return max(0, maxOf(buckets), tail)
 }
 
 func maxOf(v []int64) int64 {
@@ -136,15 +142,15 @@ func maxOf(v []int64) int64 {
 }
 
 // boundaryEvent reports whether any event of a completed measured request sits in the first
-// millisecond of a 1 s bucket or in the window end's millisecond, where placing events to
-// the millisecond may move it.
+// millisecond of a 1 s bucket, of the last whole second, or in the window end's millisecond,
+// where placing events to the millisecond may move it.
 func boundaryEvent(recs []record.Record, start, end int64) bool {
 	m0, m1 := floorDiv(start, 1e6), floorDiv(end, 1e6)
 	for i := range recs {
 		if r := &recs[i]; r.Measured() && r.OK() {
 			for _, e := range r.Events {
 				m := floorDiv(e.T, 1e6)
-				if d := m - m0; d >= 0 && d%1000 == 0 || m == m1 {
+				if d := m - m0; d >= 0 && d%1000 == 0 || m == m1 || m == m1-999 {
 					return true
 				}
 			}
@@ -236,5 +242,31 @@ func TestPeakMillisecondRule(t *testing.T) {
 	}
 	if p, ok := h.peak(math.MinInt64, math.MaxInt64); !ok || p != 3*math.MaxInt32 {
 		t.Errorf("peak over all time = %d, want %d", p, 3*int64(math.MaxInt32))
+	}
+}
+
+// A window that is not whole seconds has a partial last bucket, whose count is a fraction
+// of a second's: its last whole second stands in for it, so that a run whose tokens crowd
+// into its end has a peak at or above its mean rate.
+func TestPeakLastWholeSecond(t *testing.T) {
+	var h tokenHist
+	// 2.3 s: 700 tokens a second for 2 s, then 300 tokens in the last 0.3 s (1,000 a second)
+	for i := range int64(2000) {
+		if i%10 == 0 {
+			h.add(i*ms, 7)
+		}
+	}
+	for i := range int64(300) {
+		h.add((2000+i)*ms, 1)
+	}
+	end := 2300*ms - 1
+	p, ok := h.peak(0, end)
+	mean := float64(1700) / 2.3
+	if !ok || p != 300+490 || float64(p) < mean {
+		t.Errorf("peak = %d %v, want 790 (the last whole second: 300 + 0.7 s × 700), not below the mean %.0f", p, ok, mean)
+	}
+	// whole seconds: no extra bucket
+	if p, ok := h.peak(0, 2000*ms-1); !ok || p != 700 {
+		t.Errorf("peak over 2 whole seconds = %d %v, want 700", p, ok)
 	}
 }

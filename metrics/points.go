@@ -168,20 +168,25 @@ func medianOf(v []float64) *float64 {
 // the points given to GroupWarnings, in order).
 type WarningGroup struct {
 	Text   string
-	Level  Level  // the first point's
-	Action string // the first point's
+	Level  Level  // the worst of its points' levels
+	Action string // the worst point's
 	Points []int
 	// Differs is true when the warning's figures differ between its points (e.g. "12 of 40
-	// requests failed" and "3 of 40"): Text is then the first point's.
+	// requests failed" and "3 of 40"): Text is then the worst point's, Shown (the first of
+	// those at the worst level).
 	Differs bool
+	Shown   int
+	// Milder is true when some of its points gave it at a milder level than Level (a
+	// warning whose level follows its figures: "info" at one rate, "may distort" at the next).
+	Milder bool
 }
 
 // figureRE matches the figures of a warning, so that one warning with different figures at
 // different points is said once.
 var figureRE = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
 
-// GroupWarnings says each distinct warning of the points' runs once, with the points it
-// applies to, in order of first appearance. Two warnings are the same when they differ
+// GroupWarnings says each distinct warning of the points' runs once, at the worst level any
+// gave it, with the points it applies to, in order of first appearance. Two warnings are the same when they differ
 // only in their figures; a warning's leading run label ("rate 12 req/s: ...") is left out.
 func GroupWarnings(points []PointSummary) []WarningGroup {
 	var out []WarningGroup
@@ -198,10 +203,18 @@ func GroupWarnings(points []PointSummary) []WarningGroup {
 				if !ok {
 					k = len(out)
 					index[key] = k
-					out = append(out, WarningGroup{Text: w, Level: wn.Level, Action: wn.Action})
+					out = append(out, WarningGroup{Text: w, Level: wn.Level, Action: wn.Action, Shown: i})
 				}
 				g := &out[k]
 				g.Differs = g.Differs || w != g.Text
+				// one warning, said once at its worst level: the first point's level left a
+				// "may distort" at a later point shown as "info"
+				switch {
+				case wn.Level.rank() < g.Level.rank():
+					g.Milder, g.Text, g.Level, g.Action, g.Shown = true, w, wn.Level, wn.Action, i
+				case wn.Level.rank() > g.Level.rank():
+					g.Milder = true
+				}
 				if n := len(g.Points); n == 0 || g.Points[n-1] != i {
 					g.Points = append(g.Points, i)
 				}

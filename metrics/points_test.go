@@ -56,3 +56,21 @@ func TestPointsByLoad(t *testing.T) {
 		t.Errorf("points from the sweep-end line %+v", p)
 	}
 }
+
+// A warning whose level follows its figures ("info" at one point, "may distort" at the next)
+// is one group at its worst level, with the worst point's words.
+func TestGroupWarningsWorstLevel(t *testing.T) {
+	run := func(k int, w Warning) RunSummary {
+		return RunSummary{Run: k, Summary: &Summary{Warnings: []Warning{w}}}
+	}
+	pts := []PointSummary{
+		{Label: "a", Runs: []RunSummary{run(0, Warning{Level: Info, Text: "delay 0.9 ms at p99"})}},
+		{Label: "b", Runs: []RunSummary{run(1, Warning{Level: Distorts, Text: "delay 11.7 ms at p99", Action: "more CPU"})}},
+		{Label: "c", Runs: []RunSummary{run(2, Warning{Level: Info, Text: "delay 1.2 ms at p99"})}},
+	}
+	g := GroupWarnings(pts)
+	if len(g) != 1 || g[0].Level != Distorts || g[0].Text != "delay 11.7 ms at p99" || g[0].Action != "more CPU" ||
+		g[0].Shown != 1 || !g[0].Milder || !g[0].Differs || len(g[0].Points) != 3 {
+		t.Errorf("groups %+v, want one at may distort with point b's words", g)
+	}
+}

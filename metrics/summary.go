@@ -80,8 +80,8 @@ type Summary struct {
 	TotalTokenThroughput *float64 // Σ (prompt + output) tokens / window
 	// PeakOutputTokensPerS is the most tokens in any 1 s bucket aligned to WindowStart, with
 	// events placed to the millisecond: an event in a bucket's first millisecond but earlier
-	// in it than WindowStart is in its millisecond counts in the next bucket (see
-	// tokenHist.peak).
+	// in it than WindowStart is in its millisecond counts in the next bucket; the window's
+	// last whole second stands in for a partial last bucket (see tokenHist.peak).
 	PeakOutputTokensPerS *int64
 	// PeakUnknownEvents is how many events entered the peak as one token each because their
 	// token count was unknown.

@@ -13,11 +13,11 @@ import (
 // maximum, and the tables the exact figures.
 const clipQ = 0.999
 
-// dist is one drawn distribution: its run (the colour), its shade, a label, whether dashed,
+// dist is one drawn distribution: its run (the colour), its tone, a label, whether dashed,
 // and its sorted values (ms).
 type dist struct {
 	run    int
-	shade  int
+	tone   int
 	label  string
 	dashed bool
 	vals   []float64
@@ -88,7 +88,7 @@ func cdfPlot(id, title, xLabel string, ds []dist) *plot {
 				below++
 			}
 		}
-		p.marks = append(p.marks, mark{kind: markLine, run: d.run, dashed: d.dashed, shade: d.shade, label: label(d), pts: pts})
+		p.marks = append(p.marks, mark{kind: markLine, run: d.run, dashed: d.dashed, tone: d.tone, label: label(d), pts: pts})
 	}
 	if below > 0 {
 		p.note += fmt.Sprintf("; %d %s of 0 ms or less drawn at the left edge", below, cmpPlural(below, "value", "values"))
@@ -128,11 +128,17 @@ func drawn(p *plot) int {
 	return n
 }
 
-// timePlot draws a per-second figure of each run over time since its first send.
+// timePlot draws a figure of each run over time since its first send, per second of buckets
+// whose width fits the longest run (bucketTicks).
 func timePlot(id, title, yLabel, note string, runs []Run, values func(*Series) []float64) *plot {
-	p := &plot{id: id, title: title, note: note, xLabel: "time (s since the first measured send)", yLabel: yLabel}
+	var span int64
+	for _, r := range runs {
+		span = max(span, r.Series.span())
+	}
+	w := bucketTicks(span)
+	p := &plot{id: id, title: title, note: note + bucketNote(w), xLabel: "time (s since the first measured send)", yLabel: yLabel}
 	for i, r := range runs {
-		pts := r.Series.overTime(values(r.Series))
+		pts := r.Series.overTime(values(r.Series), w)
 		for _, pt := range pts {
 			p.x0, p.x1, p.y1 = min(p.x0, pt[0]), max(p.x1, pt[0]), max(p.y1, pt[1]*1.1)
 		}
@@ -142,6 +148,11 @@ func timePlot(id, title, yLabel, note string, runs []Run, values func(*Series) [
 		markWindow(p, runs[0].Series)
 	}
 	return p
+}
+
+// bucketNote says how a chart over time bucketed its figures.
+func bucketNote(w int64) string {
+	return fmt.Sprintf("; %s buckets (chosen from the run's length), a partial one at either end taken over the part the run covered (left out under a quarter)", widthWords(w))
 }
 
 // charts returns every chart of the report for runs (one, or base and candidate); a sweep's
@@ -161,9 +172,9 @@ func charts(runs []Run) []*plot {
 		logHistPlot("itl-hist", "ITL histograms: chunk solid, token dashed", "ITL (ms)", itl),
 		timeline(runs, scatterPlot(runs)),
 		timePlot("tokens-time", "Output tokens per second", "output tokens/s",
-			"tokens of completed requests, warmup and cooldown included, per 1 s bucket; the last bucket is partial", runs, func(s *Series) []float64 { return s.tokens }),
+			"tokens of completed requests, warmup and cooldown included", runs, func(s *Series) []float64 { return s.tokens }),
 		timePlot("inflight-time", "Requests in flight", "requests in flight",
-			"mean in flight over each 1 s bucket (sent → done), warmup and cooldown included", runs, (*Series).inFlight),
+			"mean in flight over each bucket (sent → done), warmup and cooldown included", runs, (*Series).inFlight),
 	}
 }
 

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -134,5 +136,103 @@ func TestCompareExitCodes(t *testing.T) {
 		if got := CompareExit(r); got != c.want {
 			t.Errorf("%s, provisional %v: exit %d, want %d", c.verdict, c.provisional, got, c.want)
 		}
+	}
+}
+
+// The line compare ends with when a side measured nothing reads as English whatever measured
+// nothing: never "the both measured nothing".
+func TestNothingLine(t *testing.T) {
+	for empty, want := range map[string]string{
+		"base":                            "the base measured nothing: no completed measured request",
+		"candidate":                       "the candidate measured nothing: no completed measured request",
+		"both":                            "neither side measured anything: no completed measured request on either",
+		"no key metric could be compared": "nothing to compare: no key metric could be compared",
+	} {
+		if got := NothingLine(&compare.Result{Verdict: compare.MeasuredNothing, Empty: empty}); got != want {
+			t.Errorf("Empty %q: %q, want %q", empty, got, want)
+		}
+	}
+}
+
+// The same file's interval differs between report (its runs alone) and compare (both sides'
+// spread pooled): each says which it is, so that a reader who sees both knows why.
+func TestIntervalsSayWhatTheyAre(t *testing.T) {
+	res := compare.Compare(fakeSide(3, 20, 20, 0.01), fakeSide(3, 20, 21, 0.01), compare.Options{})
+	var b bytes.Buffer
+	if err := RenderCompare(&b, "text", res, "base.jsonl", "cand.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"[95% CI, run-to-run spread pooled over both sides]", "delta [95% CI of the difference]",
+		"`servebench report` of one file takes it from that file's runs alone, so the two differ"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("compare lacks %q:\n%s", want, b.String())
+		}
+	}
+	rep, err := os.ReadFile("testdata/golden/repeat.text.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rep), "geometric mean of the runs [95% interval from this file's runs alone]") {
+		t.Error("report of a --repeat file does not say its interval is from the file's runs alone")
+	}
+}
+
+// The power column stands beside inconclusive rows only, where it says how many runs would
+// decide them; beside rows already decided it added nothing, and with no inconclusive row the
+// column is gone.
+func TestPowerOnlyWhereItInforms(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		base, cand *compare.Side
+		column     bool
+	}{
+		{"decided", fakeSide(6, 20, 20, 0.01), fakeSide(6, 20, 25, 0.01), false},
+		{"one run", fakeSide(1, 20, 20, 0), fakeSide(1, 20, 20.6, 0), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := compare.Compare(c.base, c.cand, compare.Options{Rounds: 300})
+			var b bytes.Buffer
+			if err := RenderCompare(&b, "text", res, "base.jsonl", "cand.jsonl"); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if has := strings.Contains(out, " power\n"); has != c.column {
+				t.Fatalf("power column shown %v, want %v:\n%s", has, c.column, out)
+			}
+			for _, row := range res.Rows {
+				var line string
+				for l := range strings.Lines(out) {
+					if strings.HasPrefix(l, "  "+row.Metric.Name+" ") {
+						line = l
+					}
+				}
+				if got := strings.Contains(line, "for 80%)"); got != (row.Change == compare.Inconclusive) {
+					t.Errorf("%s (%s): power shown %v:\n%s", row.Metric.Name, row.Change, got, line)
+				}
+			}
+		})
+	}
+}
+
+// A warning that every run gives with its own figures and level is one note: the worst run's
+// level and words, the runs named, and where it was milder — never one line per run.
+func TestSideWarningsFoldAcrossRuns(t *testing.T) {
+	delay := func(p99 float64, l metrics.Level) metrics.Warning {
+		return metrics.Warning{Level: l, Action: "give servebench more CPU",
+			Text: fmt.Sprintf("servebench's own delay between dispatch and sent is %.2f ms at p99", p99)}
+	}
+	sim := metrics.Warning{Level: metrics.Info, Text: "the target is servebench's built-in simulator"}
+	runs := []metrics.RunSummary{
+		{Run: 0, Summary: &metrics.Summary{Warnings: []metrics.Warning{sim, delay(3.9, metrics.Info)}}},
+		{Run: 1, Summary: &metrics.Summary{Warnings: []metrics.Warning{sim, delay(11.74, metrics.Distorts)}}},
+		{Run: 2, Summary: &metrics.Summary{Warnings: []metrics.Warning{sim, delay(4.2, metrics.Info)}}},
+	}
+	got := sideWarnings(runs)
+	want := []string{
+		"may distort: servebench's own delay between dispatch and sent is 11.74 ms at p99 (every run; the figures are run 2's, the worst; info in runs 1, 3). Next: give servebench more CPU",
+		"info: the target is servebench's built-in simulator (every run)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"servebench/compare"
@@ -85,6 +86,18 @@ func cmpConditionsSection(ds []conditions.Difference) *Section {
 	return &Section{Name: "conditions", Title: head, Heading: head, Tables: []*Table{t}}
 }
 
+// powerCol is the power's column in the metrics table.
+const powerCol = 5
+
+// powerInforms says whether a row's power tells the reader anything: only an inconclusive
+// row's does (how many runs would decide it). Beside a row already decided (improved,
+// regressed, equivalent) it was a column of "100% (n≥2 for 80%)" that read as a caveat; it
+// is left out there, and the column with it when no row is inconclusive. --format json keeps
+// every row's power.
+func powerInforms(row compare.Row) bool {
+	return row.Change == compare.Inconclusive && row.Power != nil
+}
+
 // cmpMetricsSection is one row per metric: each side's centre and interval, the delta or
 // "~", p and n, the power at the threshold, and the change when it is not "~".
 func cmpMetricsSection(r *compare.Result) *Section {
@@ -102,13 +115,29 @@ func cmpMetricsSection(r *compare.Result) *Section {
 		for _, o := range row.Outliers {
 			change += fmt.Sprintf(" (%s run %d left out)", cmpSideShort(o.Side), o.Run+1)
 		}
+		power := ""
+		if powerInforms(row) {
+			power = cmpPower(row.Power, r.Threshold)
+		}
 		t.Rows = append(t.Rows, []string{row.Metric.Name, cmpEstimate(row.Base, row.Metric.Unit), cmpEstimate(row.Cand, row.Metric.Unit),
-			cmpDelta(row), cmpPN(row), cmpPower(row.Power, r.Threshold), strings.TrimSpace(change)})
+			cmpDelta(row), cmpPN(row), power, strings.TrimSpace(change)})
 	}
-	head := fmt.Sprintf("metrics: geometric mean of run values [%.0f%% CI]; delta [%.0f%% CI] from the runs' spread and each run's requests (two-level t)", ci, ci)
+	if !slices.ContainsFunc(r.Rows, powerInforms) {
+		t.Head, t.Note = slices.Delete(t.Head, powerCol, powerCol+1), ""
+		for i := range t.Rows {
+			t.Rows[i] = slices.Delete(t.Rows[i], powerCol, powerCol+1)
+		}
+	}
+	head := fmt.Sprintf("metrics: each side's geometric mean of its runs [%.0f%% CI, run-to-run spread pooled over both sides]; delta [%.0f%% CI of the difference] from the runs' spread and each run's requests (two-level t)", ci, ci)
 	return &Section{Name: "metrics", Title: "metrics", Heading: head, Tables: []*Table{t},
-		Notes: []string{fmt.Sprintf("\"~\": no significant difference; threshold %.4g%%", 100*r.Threshold)}}
+		Notes: []string{fmt.Sprintf("\"~\": no significant difference; threshold %.4g%%", 100*r.Threshold), sideIntervalNote}}
 }
+
+// sideIntervalNote says why a side's interval here is not the one `report` gives the same
+// file: both are the geometric mean of its runs, but compare takes the run-to-run spread
+// from both sides together (the spread its delta is tested with), and report from the file's
+// own runs, floored by each run's own sampling spread (compare.Describe).
+const sideIntervalNote = "a side's interval pools both sides' run-to-run spread, as the delta is tested; `servebench report` of one file takes it from that file's runs alone, so the two differ"
 
 // cmpRunsSection is one row per run of each side: repeats as repeats, never pooled.
 func cmpRunsSection(base, cand *cmpSide) *Section {

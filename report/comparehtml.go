@@ -15,7 +15,7 @@ import (
 //go:embed compare.tmpl
 var compareTemplate string
 
-var comparePageTmpl = template.Must(template.New("compare").Parse(compareTemplate))
+var comparePageTmpl = template.Must(template.New("compare").Funcs(pageFuncs).Parse(compareTemplate))
 
 // pageStyle is the single-run page's style sheet, which the compare page shares so that both
 // read alike (colours, tables, charts, light and dark).
@@ -34,6 +34,7 @@ type cmpHTML struct {
 	Verdict, VerdictClass, VerdictLine, Exit string
 	Sensitivity, Method, Threshold           string
 	CI                                       int
+	ShowPower                                bool // some row's power informs (powerInforms)
 	Sides                                    []cmpSideInfo
 	Rows                                     []cmpHTMLRow
 	RunHead                                  []string
@@ -93,6 +94,7 @@ func renderCompareHTML(w io.Writer, ins []Input) error {
 	doc := compareDocument(r, cmpDocSides{baseName: base.label, candName: cand.label, base: base, cand: cand, expect: ins[0].Compare.Expect})
 	metricCells := sectionNamed(doc, "metrics").Tables[0].Rows
 	p.Policy, p.Why = r.Policy, cmpExplainSection(r).Tables[0]
+	p.ShowPower = len(sectionNamed(doc, "metrics").Tables[0].Head) > powerCol+1
 	for k, row := range r.Rows {
 		p.Rows = append(p.Rows, cmpHTMLRowOf(row, metricCells[k], metricRunValues(row.Metric, base.runs), metricRunValues(row.Metric, cand.runs)))
 	}
@@ -137,7 +139,11 @@ func cmpHTMLRowOf(row compare.Row, cells []string, bv, cv []runValue) cmpHTMLRow
 	if change == "~" {
 		change = "~ no significant change"
 	}
-	return cmpHTMLRow{Name: cells[0], Base: cells[1], Cand: cells[2], Delta: cells[3], PN: cells[4], Power: cells[5],
+	power := "" // the document leaves the column out when no row's power informs
+	if len(cells) > powerCol+1 {
+		power = cells[powerCol]
+	}
+	return cmpHTMLRow{Name: cells[0], Base: cells[1], Cand: cells[2], Delta: cells[3], PN: cells[4], Power: power,
 		Change: change, Class: changeClass(row.Change), Strip: template.HTML(stripSVG(row, bv, cv))}
 }
 
@@ -218,13 +224,14 @@ func compareCharts(base, cand *cmpSide) []*plot {
 }
 
 // perRunCharts draws the sides' distributions and output over time, one line per run, each
-// run its own shade of its side's colour and its own legend entry.
+// run its own colour of its side's family and its own legend entry.
 func perRunCharts(sides []*cmpSide) []*plot {
 	dists := func(pick func(*Series) []float64) []dist {
 		var out []dist
 		for i, s := range sides {
 			for k, run := range s.runs {
-				out = append(out, dist{run: i, shade: runShade(k, len(s.runs)), label: runLabel(s, k),
+				tone, dashed := runStyle(k)
+				out = append(out, dist{run: i, tone: tone, dashed: dashed, label: runLabel(s, k),
 					vals: pick(s.seriesOf(run.Run))})
 			}
 		}
@@ -233,16 +240,24 @@ func perRunCharts(sides []*cmpSide) []*plot {
 	ttft := cdfPlot("ttft-cdf", "TTFT distribution (CDF), one line per run", "TTFT (ms)", dists(func(s *Series) []float64 { return msVals(&s.ttft) }))
 	itl := cdfPlot("itl-cdf", "ITL (chunk) distribution (CDF), one line per run", "ITL (ms)", dists(func(s *Series) []float64 { return msVals(&s.itlChunk) }))
 	e2e := cdfPlot("e2e-cdf", "E2E latency distribution (CDF), one line per run", "E2E (ms)", dists(e2eVals))
+	var span int64
+	for _, s := range sides {
+		for _, run := range s.runs {
+			span = max(span, s.seriesOf(run.Run).span())
+		}
+	}
+	w := bucketTicks(span)
 	tok := &plot{id: "tokens-time", title: "Output tokens per second, one line per run",
-		note: "each run on its own time axis, from its first measured send (its warmup before 0); tokens per 1 s bucket", xLabel: "time (s since the run's first measured send)", yLabel: "output tokens/s"}
+		note: "each run on its own time axis, from its first measured send (its warmup before 0)" + bucketNote(w), xLabel: "time (s since the run's first measured send)", yLabel: "output tokens/s"}
 	for i, s := range sides {
 		for k, run := range s.runs {
 			se := s.seriesOf(run.Run)
-			pts := se.overTime(se.tokens)
+			pts := se.overTime(se.tokens, w)
 			for _, pt := range pts {
 				tok.x0, tok.x1, tok.y1 = min(tok.x0, pt[0]), max(tok.x1, pt[0]), max(tok.y1, pt[1]*1.1)
 			}
-			tok.marks = append(tok.marks, mark{kind: markLine, run: i, shade: runShade(k, len(s.runs)), label: runLabel(s, k), pts: pts})
+			tone, dashed := runStyle(k)
+			tok.marks = append(tok.marks, mark{kind: markLine, run: i, tone: tone, dashed: dashed, label: runLabel(s, k), pts: pts})
 		}
 	}
 	return []*plot{ttft, itl, e2e, tok}

@@ -32,7 +32,19 @@ type Run struct {
 //go:embed html.tmpl
 var htmlTemplate string
 
-var pageTmpl = template.Must(template.New("page").Parse(htmlTemplate))
+var pageTmpl = template.Must(template.New("page").Funcs(pageFuncs).Parse(htmlTemplate))
+
+// pageFuncs are the HTML templates' functions: wrap, for paths, URLs and condition values.
+var pageFuncs = template.FuncMap{"wrap": wrapAtSeparators}
+
+// wrapAtSeparators is s, escaped, with a line-break opportunity after each path separator
+// (spaces and hyphens are ones already): a model path in a narrow cell broke mid-word
+// ("/models/Qw|en2.5-0.5B") where the cell allowed a break anywhere, and a word too long for
+// its cell is still broken (overflow-wrap: break-word), but only as the last resort.
+func wrapAtSeparators(s string) template.HTML {
+	e := template.HTMLEscapeString(s)
+	return template.HTML(strings.NewReplacer("/", "/<wbr>", "\\", "\\<wbr>").Replace(e))
+}
 
 // HTML writes a self-contained HTML report of one run, in reading order: the SIMULATED banner,
 // the verdict block and the warnings, then the sections of its document (the requests and
@@ -187,7 +199,7 @@ func runInfoOf(i int, label string, h *record.Header, s *metrics.Summary) runInf
 		ri.Start = h.Start.UTC().Format("2006-01-02 15:04:05Z")
 	}
 	wl := h.Workload
-	ri.Workload = fmt.Sprintf("%d requests, %s seed %d, prompt lengths %s", wl.Count, wl.Source, wl.Seed, orDash(wl.PromptLengths))
+	ri.Workload = fmt.Sprintf("%d requests, %s seed %d, prompt lengths %s", wl.Count, wl.Source, wl.Seed, promptLengths(wl.PromptLengths, s))
 	return ri
 }
 

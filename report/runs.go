@@ -57,7 +57,7 @@ func runsSections(runs []metrics.RunSummary, ds []compare.Described) []*Section 
 	secs := []*Section{{Name: "runs", Title: "runs", Heading: "runs", Tables: []*Table{t}, JSON: []Field{}}}
 	if rows := describedRows(ds); rows != nil {
 		over := fmt.Sprintf("over the %d runs", len(runs))
-		d := &Table{Head: []string{"metric", "geometric mean of the runs [95% interval]", "run to run"}, Labels: 1}
+		d := &Table{Head: []string{"metric", "geometric mean of the runs [95% interval from this file's runs alone]", "run to run"}, Labels: 1}
 		for _, r := range rows {
 			d.Rows = append(d.Rows, r[:])
 		}

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -16,13 +18,16 @@ const (
 	sampleCap  = 200_000 // distribution values (TTFT, ITL) kept per distribution
 	scatterCap = 3_000   // (send time, E2E) points kept
 	cdfPoints  = 500     // points of a drawn CDF
-	maxBuckets = 1 << 20 // 1 s buckets (12 days): a bogus timestamp cannot exhaust memory
+	maxTicks   = 1 << 22 // ticks (4.8 days): a bogus timestamp cannot exhaust memory
 	second     = int64(1e9)
+	// tick is the time step a Series keeps its figures over time in; a chart groups ticks
+	// into buckets whose width it chooses from the run's length (bucketTicks).
+	tick = int64(100e6)
 )
 
 // Series collects, record by record, what the HTML charts need and nothing more: samples of
 // TTFT and ITL (chunk and token), a sample of (send time, E2E) points, and output tokens and
-// requests in flight per 1 s bucket since t0. Like metrics.Accumulator it keeps no record;
+// request-seconds in flight per 0.1 s tick since t0. Like metrics.Accumulator it keeps no record;
 // its distributions count only measured requests (latencies of completed ones), but its
 // figures over time count every request, warmup and cooldown too (tokens of completed ones,
 // spans of every sent one), because they load the server: a chart that left them out read 0
@@ -32,8 +37,8 @@ type Series struct {
 	points                   [][2]float64 // (sent ns, E2E ns), a uniform sample
 	pointsSeen               int
 	firstSent                int64
-	tokens                   []float64 // output tokens per bucket
-	flightFull, flightPart   []float64 // in-flight: difference array of whole buckets, and partial ones
+	tokens                   []float64 // output tokens per tick
+	flightFull, flightPart   []float64 // in flight: difference array of whole ticks, and parts of ticks (s)
 	rng                      *rand.Rand
 	win                      windowSpan // window.go: the whole run against its measurement window
 	lanes                    *laneSet   // swimlane.go: the last run's requests, for the swim-lane chart
@@ -82,7 +87,7 @@ func (s *Series) addEvents(ev []record.Event) {
 		if i > 0 {
 			s.itlChunk.add(s.rng, float64(e.T-ev[i-1].T), sampleCap)
 		}
-		if b := e.T / second; e.T >= 0 && b < maxBuckets {
+		if b := e.T / tick; e.T >= 0 && b < maxTicks {
 			s.tokens = grow(s.tokens, int(b))
 			s.tokens[b] += float64(max(e.N, 1))
 		}
@@ -98,47 +103,97 @@ func (s *Series) addEvents(ev []record.Event) {
 	}
 }
 
-// addSpan adds a request in flight over [start, end) to the buckets: a fraction of a bucket
-// at each end, whole buckets in between through a difference array (O(1) per request).
+// addSpan adds a request in flight over [start, end) to the ticks: a fraction of a tick at
+// each end, whole ticks in between through a difference array (O(1) per request).
 func (s *Series) addSpan(start, end int64) {
-	bs, be := start/second, end/second
-	if start < 0 || end < start || be >= maxBuckets {
+	bs, be := start/tick, end/tick
+	if start < 0 || end < start || be >= maxTicks {
 		return
 	}
 	s.flightPart = grow(s.flightPart, int(be))
 	s.flightFull = grow(s.flightFull, int(be)+1)
 	if bs == be {
-		s.flightPart[bs] += float64(end-start) / float64(second)
+		s.flightPart[bs] += float64(end-start) / 1e9
 		return
 	}
-	s.flightPart[bs] += float64((bs+1)*second-start) / float64(second)
-	s.flightPart[be] += float64(end-be*second) / float64(second)
+	s.flightPart[bs] += float64((bs+1)*tick-start) / 1e9
+	s.flightPart[be] += float64(end-be*tick) / 1e9
 	s.flightFull[bs+1]++
 	s.flightFull[be]--
 }
 
-// inFlight returns the mean number of requests in flight in each 1 s bucket since t0.
+// inFlight returns the request-seconds in flight in each tick since t0: over a bucket, their
+// sum over its length is the mean number of requests in flight.
 func (s *Series) inFlight() []float64 {
 	out := make([]float64, len(s.flightPart))
 	full := 0.0
 	for i := range out {
 		full += s.flightFull[i]
-		out[i] = full + s.flightPart[i]
+		out[i] = full*float64(tick)/1e9 + s.flightPart[i]
 	}
 	return out
 }
 
-// overTime returns (seconds since the first measured send, value) points of per-bucket
-// values, each at the middle of its bucket, from the bucket of the run's first send on
-// (warmup included: its x is negative).
-func (s *Series) overTime(v []float64) [][2]float64 {
-	first := s.win.first / second
+// bucketWidths are the widths, in ticks, a chart over time may group its ticks into.
+var bucketWidths = []int64{1, 2, 5, 10, 20, 50, 100, 300, 600, 1200, 3000, 6000, 18000, 36000}
+
+// maxChartPoints is how many buckets a chart over time draws at most: 1 s buckets gave a
+// 2.3 s run three points and a day 86,400.
+const maxChartPoints = 150
+
+// bucketTicks is the bucket width, in ticks, for a chart over runs that span up to span ns:
+// the narrowest that draws at most maxChartPoints buckets.
+func bucketTicks(span int64) int64 {
+	for _, w := range bucketWidths {
+		if span <= maxChartPoints*w*tick {
+			return w
+		}
+	}
+	return bucketWidths[len(bucketWidths)-1]
+}
+
+// span is the run's length, from its first send (warmup included) to its last done.
+func (s *Series) span() int64 {
+	if !s.win.seen {
+		return 0
+	}
+	return s.win.end - s.win.first
+}
+
+// overTime returns (seconds since the first measured send, rate) points, one a bucket of w
+// ticks from the run's first send (warmup included: its x is negative) to its last done: the
+// bucket's sum of v over the part of it the run covered, in seconds, at that part's middle. A
+// run's first and last buckets are partial, and a partial bucket counted as a whole one
+// plunged at the end of every chart; one covered for under a quarter is left out (a few
+// events over a sliver of time would read as a burst).
+func (s *Series) overTime(v []float64, w int64) [][2]float64 {
+	if !s.win.seen || w <= 0 {
+		return nil
+	}
+	start, end := max(s.win.first, 0), s.win.end
 	var pts [][2]float64
-	for b := max(first, 0); b < int64(len(v)); b++ {
-		x := float64(b*second+second/2-s.firstSent) / 1e9
-		pts = append(pts, [2]float64{x, v[b]})
+	for g := start / tick * tick; g < end; g += w * tick {
+		lo, hi := max(g, start), min(g+w*tick, end)
+		if 4*(hi-lo) < w*tick {
+			continue
+		}
+		sum := 0.0
+		for b := g / tick; b < g/tick+w && b < int64(len(v)); b++ {
+			sum += v[b]
+		}
+		x := float64((lo+hi)/2-s.firstSent) / 1e9
+		pts = append(pts, [2]float64{x, sum / (float64(hi-lo) / 1e9)})
 	}
 	return pts
+}
+
+// widthWords is a bucket width in words: "0.1 s", "1 s", "5 min".
+func widthWords(w int64) string {
+	d := w * tick
+	if d >= 60*second && d%(60*second) == 0 {
+		return fmt.Sprintf("%d min", d/(60*second))
+	}
+	return strconv.FormatFloat(float64(d)/1e9, 'g', -1, 64) + " s"
 }
 
 // scatter returns (seconds since the first send, E2E ms) points.

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -50,7 +51,7 @@ func headerSection(h *record.Header, s *metrics.Summary) *Section {
 	if h != nil {
 		wl := h.Workload
 		add("workload", "%d requests  hash %s  %s seed %d  prompt lengths %s",
-			wl.Count, short(wl.Hash), wl.Source, wl.Seed, orDash(wl.PromptLengths))
+			wl.Count, short(wl.Hash), wl.Source, wl.Seed, promptLengths(wl.PromptLengths, s))
 		if cfg := loadLine(h); cfg != "" {
 			add("load", "%s", cfg)
 		}
@@ -129,12 +130,17 @@ func requestsSection(h *record.Header, s *metrics.Summary) *Section {
 			statNum(p.BatchSize, p.BatchSize.Max, "%.0f"), statNum(p.PromptTokens, p.PromptTokens.Median, "%.0f"))
 		return at(sec, 0)
 	}
-	peak := dash
+	peak, why := dash, ""
 	if s.PeakOutputTokensPerS != nil {
 		peak = fmt.Sprint(*s.PeakOutputTokensPerS)
+		// the peak is the busiest second; a window shorter than a second has none whole,
+		// and its tokens read below the mean rate
+		if s.Window < time.Second {
+			why = " (the window's tokens: it is under 1 s)"
+		}
 	}
-	add("throughput", "%s req/s   output %s tok/s   total %s tok/s   peak output %s tok/s",
-		optf(s.RequestThroughput, 2), optf(s.OutputThroughput, 1), optf(s.TotalTokenThroughput, 1), peak)
+	add("throughput", "%s req/s   output %s tok/s   total %s tok/s   peak output %s tok/s%s",
+		optf(s.RequestThroughput, 2), optf(s.OutputThroughput, 1), optf(s.TotalTokenThroughput, 1), peak, why)
 	if s.SLO.Any() {
 		add("goodput", "%s req/s   %d of %d met %s", optf(s.RequestGoodput, 2), s.GoodRequests, s.Completed, s.SLO)
 		add("attainment", "%s of measured requests met every SLO (failed ones count as misses)", optPct(s.SLOAttainment))
@@ -353,4 +359,23 @@ func footnotes(ws []metrics.Warning) []Footnote {
 		out = append(out, Footnote{Level: w.Level.String(), Class: string(class), Text: w.Text, Action: w.Action})
 	}
 	return out
+}
+
+// promptLengths is how the prompt lengths were obtained ("exact", "approximate"), with the
+// tokens the server adds to every prompt when its count is the sent length plus a constant:
+// llama.cpp counts its BOS (129 of a 128-token prompt), and "exact" alone beside its 129
+// reads as a contradiction. A varying difference is a warning of its own (metrics).
+func promptLengths(how string, s *metrics.Summary) string {
+	how = orDash(how)
+	if s == nil {
+		return how
+	}
+	d := s.PromptDelta
+	if d.N == 0 || d.Min != d.Max || d.Min <= 0 || s.PromptMismatches != d.N {
+		return how
+	}
+	if d.Min == 1 {
+		return how + " (+1 BOS the server adds)"
+	}
+	return fmt.Sprintf("%s (+%.0f tokens the server adds: BOS, chat template)", how, d.Min)
 }

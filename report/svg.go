@@ -32,8 +32,12 @@ const (
 type mark struct {
 	kind   int
 	run    int
-	shade  int // 0: the run's colour; 1 to 100: that share (%) of it mixed into the background
+	tone   int // 0: the side's colour; 1 to runTones−1: another of its side's family (runStyle)
 	dashed bool
+	// step draws a line as steps: each value held until the next point. A gauge scraped
+	// every few seconds is known at its samples only, and a ramp between two of them drew
+	// a queue that grew smoothly where it jumped.
+	step   bool
 	label  string
 	pts    [][2]float64
 	radius float64 // dots: 0 is dotRadius (a sweep's curves draw each point larger)
@@ -138,39 +142,45 @@ func (p *plot) drawMark(b *strings.Builder, m mark) {
 		}
 		b.WriteString("</g>")
 	case markArea:
-		fmt.Fprintf(b, `<path class="area s%d f%d" data-n="%d"%s d="%s"/>`, m.run, m.run, len(m.pts), dash, p.path(m.pts, true))
+		fmt.Fprintf(b, `<path class="area s%d f%d" data-n="%d"%s d="%s"/>`, m.run, m.run, len(m.pts), dash, p.path(m.pts, true, false))
 	default:
-		fmt.Fprintf(b, `<path class="line s%d" data-n="%d"%s d="%s"/>`, m.run, len(m.pts), dash, p.path(m.pts, false))
+		fmt.Fprintf(b, `<path class="line s%d" data-n="%d"%s d="%s"/>`, m.run, len(m.pts), dash, p.path(m.pts, false, m.step))
 	}
 }
 
-// style is the attribute that gives a shaded mark its tone of the run's colour: the colour
-// mixed into the page's background, so that the runs of one side stay one hue (light and
-// dark themes alike) and each run has its own tone and legend entry.
+// style is the attribute that gives a mark of tone > 0 its colour: one of its side's family
+// (--c0-1 …, cool hues for the base, warm ones for the candidate, in the page's light and dark
+// themes), so that each run of a side has its own hue and legend entry and the sides stay
+// apart.
 func (m mark) style() string {
-	if m.shade <= 0 || m.shade >= 100 {
+	if m.tone <= 0 || m.tone >= runTones {
 		return ""
 	}
-	c := fmt.Sprintf("color-mix(in srgb, var(--c%d) %d%%, var(--bg))", m.run, 100-m.shade)
+	c := fmt.Sprintf("var(--c%d-%d)", m.run, m.tone)
 	if m.kind == markLine {
 		return fmt.Sprintf(` style="stroke:%s"`, c)
 	}
 	return fmt.Sprintf(` style="stroke:%s;fill:%s"`, c, c)
 }
 
-// runShade is the shade of run k of n of one side: the first in the side's full colour, the
-// last mixed 60% into the background, the others evenly between.
-func runShade(k, n int) int {
-	if n <= 1 {
-		return 0
-	}
-	return 60 * k / (n - 1)
+// runTones is how many colours each side's family has (html.tmpl: --cN and --cN-1 … -3).
+const runTones = 4
+
+// runStyle is the tone of run k of a side, and whether it is dashed: the side's colours in
+// turn, dashed from the fifth run on. Shades of one hue (its colour mixed into the
+// background) were tried first: three runs of a side read as one.
+func runStyle(k int) (tone int, dashed bool) {
+	return k % runTones, (k/runTones)%2 == 1
 }
 
-// path is the SVG path through pts; closed down to the x axis for an area.
-func (p *plot) path(pts [][2]float64, area bool) string {
+// path is the SVG path through pts; closed down to the x axis for an area; with step, each
+// value held until the next point's x.
+func (p *plot) path(pts [][2]float64, area, step bool) string {
 	var b strings.Builder
 	for i, pt := range pts {
+		if step && i > 0 {
+			fmt.Fprintf(&b, "H%.1f", p.sx(pt[0]))
+		}
 		cmd := "L"
 		if i == 0 {
 			cmd = "M"

@@ -155,8 +155,13 @@ func (v *sweepView) warnings() []metrics.Warning {
 			where = strings.Join(names, "; ")
 		}
 		text := g.Text
-		if g.Differs {
-			text += " (figures of " + v.points[g.Points[0]].Label + "; they differ by point)"
+		switch {
+		case g.Differs && g.Milder:
+			text += " (figures of " + v.points[g.Shown].Label + ", the worst; they differ by point, and the level with them)"
+		case g.Differs:
+			text += " (figures of " + v.points[g.Shown].Label + "; they differ by point)"
+		case g.Milder:
+			text += " (the worst point's level; milder at others)"
 		}
 		out = append(out, metrics.Warning{Level: g.Level, Text: where + ": " + text, Action: g.Action})
 	}

@@ -159,9 +159,9 @@ func sweepCharts(runs []Run) []*plot {
 	return append(pointCharts(runs),
 		timeline(runs, scatterPlot(runs)),
 		timePlot("tokens-time", "Output tokens per second, the points one after another", "output tokens/s",
-			"completed requests' tokens per 1 s bucket over the whole sweep", runs, func(s *Series) []float64 { return s.tokens }),
+			"completed requests' tokens over the whole sweep", runs, func(s *Series) []float64 { return s.tokens }),
 		timePlot("inflight-time", "Requests in flight, the points one after another", "requests in flight",
-			fmt.Sprintf("mean in flight over each 1 s bucket (sent → done), over the whole sweep of %d points", pointsOf(runs)), runs, (*Series).inFlight))
+			fmt.Sprintf("mean in flight over each bucket (sent → done), over the whole sweep of %d points", pointsOf(runs)), runs, (*Series).inFlight))
 }
 
 func pointsOf(runs []Run) int {

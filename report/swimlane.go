@@ -18,8 +18,9 @@ import (
 //
 //	queue    due → sent: the client's own delay (lateness of the sender, connection set-up,
 //	         writing the request), where a concurrency cap or a late open loop hides latency
-//	prefill  sent → first content event: the server's queue and prefill (a tick marks the
-//	         response headers)
+//	server queue + prefill  sent → first content event: the server's own queue and its
+//	         prefill, which the client cannot tell apart (a tick marks the response headers;
+//	         llama.cpp sends them when a slot takes the request)
 //	decode   first content event → end of the stream
 //
 // A failed request is one red bar from its send to its failure. On a session's lane the gap
@@ -119,7 +120,12 @@ const (
 
 var (
 	segClass = [...]string{"sl-q", "sl-p", "sl-d"}
-	segName  = [...]string{"queue", "prefill", "decode"}
+	// segName names the OTLP spans (otlp.go), which tracing tools key on.
+	segName = [...]string{"queue", "prefill", "decode"}
+	// segWords are the phases in the chart's legend and tooltips: from sent to the first
+	// token a request also waits in the server's queue, and a loaded server's long "prefill"
+	// bars were its queue.
+	segWords = [...]string{"client queue", "server queue + prefill", "decode"}
 )
 
 type seg struct {
@@ -159,7 +165,7 @@ func (q *laneReq) title() string {
 		b.WriteString(", not measured (warmup or cooldown)")
 	}
 	for _, s := range q.segs() {
-		fmt.Fprintf(&b, "; %s %s", segName[s.kind], durText(s.b-s.a))
+		fmt.Fprintf(&b, "; %s %s", segWords[s.kind], durText(s.b-s.a))
 	}
 	if q.errClass != "" {
 		b.WriteString(" (" + q.errClass + ")")
@@ -391,8 +397,8 @@ func swimlaneHTML(run int, set *laneSet) string {
 	fmt.Fprintf(&b, `<div class="sl" id="swimlane-%d" data-requests="%d">`, run, len(reqs))
 	laneGroup(&b, &css, name+"v", "sl-views", []string{
 		fmt.Sprintf("lanes (%d)", len(rows)), fmt.Sprintf("one lane per request (%d)", len(reqs))})
-	b.WriteString(`<div class="sl-legend"><i style="background:var(--muted);opacity:.55"></i>queue (due → sent)` +
-		`<i style="background:#d4a72c"></i>prefill (sent → first token)<i style="background:var(--c0)"></i>decode` +
+	b.WriteString(`<div class="sl-legend"><i style="background:var(--muted);opacity:.55"></i>client queue (due → sent)` +
+		`<i style="background:#d4a72c"></i>server queue + prefill (sent → first token; tick: headers)<i style="background:var(--c0)"></i>decode` +
 		`<i style="background:#cf222e"></i>failed`)
 	if sessions {
 		b.WriteString(`<i style="height:0;border-top:1px dashed var(--frame)"></i>between turns (think or tool time)`)

@@ -239,3 +239,22 @@ func TestSwimlaneSessions(t *testing.T) {
 		t.Error("the per-request view does not label lanes by session and turn, or the legend lacks the gaps")
 	}
 }
+
+// From sent to the first token a request also waits in the server's queue: the chart's
+// legend and tooltips call that phase the server's queue and prefill, never "prefill" alone,
+// and the client's own delay its client queue.
+func TestSwimlanePhaseWords(t *testing.T) {
+	var page bytes.Buffer
+	if err := HTMLRuns(&page, []Run{swimRun(closedLoop(4, 30, 3, 0, 0, 0), "words")}); err != nil {
+		t.Fatal(err)
+	}
+	lanes := page.String()[strings.Index(page.String(), `<div class="sl" `):]
+	for _, want := range []string{"server queue + prefill (sent → first token; tick: headers)", "client queue (due → sent)", "; server queue + prefill "} {
+		if !strings.Contains(lanes, want) {
+			t.Errorf("the swim-lane chart lacks %q", want)
+		}
+	}
+	if regexp.MustCompile(`[;>] ?prefill`).MatchString(lanes) {
+		t.Error(`the swim-lane chart still calls a phase "prefill" alone`)
+	}
+}

@@ -63,7 +63,8 @@ func timeline(runs []Run, scatter *plot) *plot {
 					label = r.Label + " " + c.label
 				}
 				drawn += len(pts)
-				p.marks = append(p.marks, mark{kind: markLine, run: i, dashed: c.dashed, label: label, pts: pts})
+				// a scraped gauge is known at its samples: each holds until the next
+				p.marks = append(p.marks, mark{kind: markLine, run: i, dashed: c.dashed, step: true, label: label, pts: pts})
 			}
 		}
 		if drawn > 0 {
@@ -76,7 +77,7 @@ func timeline(runs []Run, scatter *plot) *plot {
 	scatter.w, scatter.below = wideW, panels
 	scatter.xLabel = ""
 	scatter.title = "E2E latency per request against send time, and the server on the same time axis"
-	scatter.note += fmt.Sprintf("; below, the server's own samples over the run (%d %s; queue: waiting solid, running dashed)", len(panels), cmpPlural(len(panels), "panel", "panels"))
+	scatter.note += fmt.Sprintf("; below, the server's own samples over the run (%d %s, each sample held until the next scrape; queue: waiting solid, running dashed)", len(panels), cmpPlural(len(panels), "panel", "panels"))
 	scatter.x1 = xMax
 	for _, p := range panels {
 		p.x1 = xMax

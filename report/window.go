@@ -39,7 +39,7 @@ func (s *Series) noteSpan(sent, end int64, measured bool) {
 // one token, as in addEvents).
 func (s *Series) addTokens(ev []record.Event) {
 	for _, e := range ev {
-		if b := e.T / second; e.T >= 0 && b < maxBuckets {
+		if b := e.T / tick; e.T >= 0 && b < maxTicks {
 			s.tokens = grow(s.tokens, int(b))
 			s.tokens[b] += float64(max(e.N, 1))
 		}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -32,7 +33,13 @@ func TestChartsOverTimeShowWarmup(t *testing.T) {
 		t.Errorf("%d TTFT values, want the 12 measured", len(s.ttft.vals))
 	}
 	p := timePlot("tokens-time", "tokens", "tok/s", "note", []Run{{Label: "run", Series: &s}}, func(s *Series) []float64 { return s.tokens })
-	if p.x0 > -1.9 || p.marks[0].pts[0][0] > -1.4 || p.marks[0].pts[0][1] == 0 {
+	warm := 0.0
+	for _, pt := range p.marks[0].pts {
+		if pt[0] < -1.4 {
+			warm += pt[1]
+		}
+	}
+	if p.x0 > -1.9 || p.marks[0].pts[0][0] > -1.4 || warm == 0 {
 		t.Errorf("axis from %g, first point %v: the warmup's tokens are not drawn before 0", p.x0, p.marks[0].pts[0])
 	}
 	svg := p.svg()
@@ -40,5 +47,38 @@ func TestChartsOverTimeShowWarmup(t *testing.T) {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the chart lacks %s", want)
 		}
+	}
+}
+
+// A 2.3 s run at a flat rate is drawn with enough points (not 1 s buckets: three), at a flat
+// rate to its end: its last, partial bucket is taken over the time it covered, not as a whole
+// bucket that plunges.
+func TestChartsOverTimeShortRun(t *testing.T) {
+	var s Series
+	// 4 users back to back, 230 ms each, one token every 10 ms: 400 tokens/s throughout
+	for u := range 4 {
+		for i := range 10 {
+			sent := 1e9 + int64(i)*230e6 + int64(u)
+			r := record.Record{ID: u*10 + i, Phase: record.PhaseMeasure, Scheduled: sent, Dispatched: sent, Sent: sent, Status: 200,
+				OutputTokens: 23, OutputTokensSource: record.SourceServer}
+			for k := range 23 {
+				r.Events = append(r.Events, record.Event{T: sent + int64(k+1)*10e6 - 5e6, N: 1})
+			}
+			r.FirstEvent, r.Done = r.Events[0].T, sent+230e6
+			s.Add(&r)
+		}
+	}
+	p := timePlot("tokens-time", "tokens", "tok/s", "note", []Run{{Label: "run", Series: &s}}, func(s *Series) []float64 { return s.tokens })
+	pts := p.marks[0].pts
+	if len(pts) < 15 {
+		t.Fatalf("%d points for a 2.3 s run, want 15 or more: %v", len(pts), pts)
+	}
+	for _, pt := range pts {
+		if math.Abs(pt[1]-400) > 40 {
+			t.Errorf("point %v: want 400 tok/s ± 10%% (a flat rate), all: %v", pt, pts)
+		}
+	}
+	if !strings.Contains(p.note, "0.1 s buckets") {
+		t.Errorf("note %q does not name the bucket width", p.note)
 	}
 }

@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,11 +54,12 @@ inside it is equivalent; one whose interval straddles it is inconclusive, with t
 side that would decide it. The verdict is improved, regressed, inconclusive, no significant
 change, not comparable or measured nothing, and names how many metrics decided it and which
 did not; a side
-that was not steady or invalid makes it PROVISIONAL.
+that was not steady or invalid makes it PROVISIONAL. A file compared with itself (one path
+twice, or two files of identical records) has no change by construction: a usage error.
 
 Exit codes: 0 no regression, 4 regressed, 5 not comparable, 6 inconclusive, 8 a side measured
 nothing (every request failed or was warmup), 9 provisional (a side not steady or invalid;
-before 4 and 6), 1 and 2 as usual.`,
+before 4 and 6), 1 and 2 as usual (2 also for a file compared with itself).`,
 		Example: compareExamples,
 		Args:    twoFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,6 +83,10 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if same := sameRecords(basePath, candPath); same != "" {
+		return usageErr("%s and %s %s: compared with itself a run has no change by construction; compare a candidate run with its baseline (run it again with run --like %s)",
+			basePath, candPath, same, basePath)
+	}
 	base, err := compare.ReadSide(basePath, skipped(st.stderr))
 	if err != nil {
 		return err
@@ -99,7 +109,7 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 	}
 	switch report.CompareExit(res) {
 	case ExitNothing:
-		return codeErr(ExitNothing, fmt.Errorf("the %s measured nothing: no completed measured request", res.Empty))
+		return codeErr(ExitNothing, errors.New(report.NothingLine(res)))
 	case ExitProvisional:
 		return codeErr(ExitProvisional, fmt.Errorf("provisional %s: %s", res.Verdict, strings.Join(res.Provisional, "; ")))
 	}
@@ -112,4 +122,44 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 		return codeErr(ExitInconclusive, fmt.Errorf("inconclusive: more runs per side would decide it"))
 	}
 	return nil
+}
+
+// sameRecords says whether the two paths are one file ("are the same file") or two files of
+// identical bytes ("hold identical records"): either way every figure is equal by construction,
+// and the statistics would only report noise in their own resampling. "" otherwise, and when
+// a file cannot be read (ReadSide then names the error).
+func sameRecords(a, b string) string {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	switch {
+	case errA != nil || errB != nil || sa.Size() != sb.Size():
+		return ""
+	case os.SameFile(sa, sb):
+		return "are the same file"
+	}
+	fa, err := os.Open(a)
+	if err != nil {
+		return ""
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return ""
+	}
+	defer fb.Close()
+	ra, rb := bufio.NewReaderSize(fa, 1<<16), bufio.NewReaderSize(fb, 1<<16)
+	pa, pb := make([]byte, 1<<16), make([]byte, 1<<16)
+	for {
+		na, ea := io.ReadFull(ra, pa)
+		nb, eb := io.ReadFull(rb, pb)
+		if na != nb || !bytes.Equal(pa[:na], pb[:nb]) {
+			return ""
+		}
+		if ea != nil || eb != nil {
+			if (ea == io.EOF || ea == io.ErrUnexpectedEOF) && ea == eb {
+				return "hold identical records"
+			}
+			return ""
+		}
+	}
 }

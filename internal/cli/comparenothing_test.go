@@ -13,7 +13,7 @@ import (
 
 // compare never passes a side that measured nothing: over real HTTP, a candidate whose every
 // request failed and one whose every request was warmup are "MEASURED NOTHING" with exit 8,
-// never "no significant change"; the base compared with itself is not.
+// never "no significant change"; the base compared with itself is a usage error.
 func TestCompareMeasuredNothing(t *testing.T) {
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, 5*time.Millisecond })
 	dir := t.TempDir()
@@ -42,8 +42,16 @@ func TestCompareMeasuredNothing(t *testing.T) {
 			t.Errorf("%s vs base, json: exit %d:\n%s", cand, code, out)
 		}
 	}
-	if code, out, _ := runMain(t, "compare", p("base.jsonl"), p("base.jsonl")); code == ExitNothing || !strings.Contains(out, "metrics decided") {
-		t.Errorf("base vs itself: exit %d:\n%s", code, out)
+	// a file compared with itself, by one path or by a copy, is a usage error that says so,
+	// never a verdict (the resampling's noise called "inconclusive")
+	if err := os.WriteFile(p("copy.jsonl"), []byte(readFile(t, p("base.jsonl"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for cand, want := range map[string]string{"base.jsonl": "are the same file", "copy.jsonl": "hold identical records"} {
+		code, out, errs := runMain(t, "compare", p("base.jsonl"), p(cand))
+		if code != ExitUsage || !strings.Contains(errs, want) || !strings.Contains(errs, "no change by construction") || out != "" {
+			t.Errorf("base vs %s: exit %d, want %d and %q:\n%s%s", cand, code, ExitUsage, want, out, errs)
+		}
 	}
 }
 
