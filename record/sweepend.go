@@ -48,6 +48,11 @@ type SweepEnd struct {
 	// (all nil): a point its warnings invalidate (SweepPoint.Invalid), whose figures any of
 	// them could rest on.
 	Withheld string `json:"withheld,omitempty"`
+	// Unordered, when set, says why the points of --auto cannot be ordered by load: its
+	// maximum-throughput point completed clearly fewer requests per second than its
+	// synchronous point, so the machine or the server changed between them. The sweep is
+	// INVALID: Withheld says so too, and the conclusions are withheld.
+	Unordered string `json:"unordered,omitempty"`
 }
 
 // SweepPoint is one load of a sweep and the figures its conclusions rest on. With --repeat,

@@ -241,6 +241,9 @@ func withheldFindings(e *record.SweepEnd) []string {
 	if e.SLO != "" {
 		what = "saturation knee, peak throughput, max goodput and SLO load"
 	}
+	if e.Unordered != "" {
+		return append(out, fmt.Sprintf("%s: withheld (they rest on the points' order by load): sweep again on a quiet machine, with nothing else sending to the server", what))
+	}
 	return append(out, fmt.Sprintf("%s: withheld (they compare every point, and an INVALID point's figures are not the server's): fix what its notes say and sweep again", what))
 }
 

@@ -4,6 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"servebench/sim"
 )
 
 // TestSweepRepeatAndReport: sweep --repeat 2 over three points writes six runs, two per
@@ -52,4 +55,44 @@ func TestSweepRepeatAndReport(t *testing.T) {
 			t.Errorf("report's sweep table is not what sweep printed:\n%s\n---\n%s", out, rep)
 		}
 	}
+}
+
+// TestSweepAutoUnorderedIsInvalid: an --auto sweep against a simulator of 2 slots that
+// throttles every step 5× from 1.3 s after its first on: the synchronous point (16 requests
+// of 8 tokens, about 0.9 s) runs before it, the maximum-throughput point's measured requests
+// after it, as on a machine that turned busy between them. Its maximum throughput is below
+// the synchronous one, so the sweep is INVALID with the reason, its knee withheld, and exits
+// 7; before, it printed the knee at the synchronous point and exited 0.
+func TestSweepAutoUnorderedIsInvalid(t *testing.T) {
+	url := startSimURL(t, func(c *sim.Config) {
+		c.MaxNumSeqs, c.ThrottleAfter, c.ThrottleFactor = 2, 1300*time.Millisecond, 5
+	})
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	code, out, errs := runMain(t, "sweep", "-q", "--url", url, "--auto", "--points", "0",
+		"--requests", "16", "--input-tokens", "16", "--output-tokens", "8", "-o", p)
+	h, _ := readRecords(t, p)
+	logQuality(t, h)
+	if code != ExitInvalid {
+		t.Fatalf("exit %d, want %d (INVALID):\n%s\n%s", code, ExitInvalid, out, errs)
+	}
+	e := h.SweepEnd
+	if e == nil || e.Unordered == "" || e.Knee != nil {
+		t.Fatalf("sweep end %+v: want unordered, no knee", e)
+	}
+	for _, want := range []string{"INVALID sweep: the points cannot be ordered by load", "saturation knee and peak throughput: withheld"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sweep printed no %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "INVALID sweep") {
+		t.Errorf("stderr lacks the INVALID line: %s", errs)
+	}
+}
+
+// startSimURL starts a simulator in model mode (the engine model, where throttling acts)
+// configured by mod, and returns its URL.
+func startSimURL(t *testing.T, mod func(*sim.Config)) string {
+	t.Helper()
+	_, url := startSimServer(t, mod)
+	return url
 }
