@@ -60,8 +60,8 @@ var repeatMetrics = []repeatMetric{
 // measured over HTTP.
 func RepeatCheck(runs []RunSummary) *Warning {
 	var parts []string
-	var first *repeatMetric // the first metric that disagrees: the cause is read from it
-	for _, m := range repeatMetrics {
+	first := -1 // the first metric that disagrees: the cause is read from it
+	for k, m := range repeatMetrics {
 		var lo, hi *RunSummary
 		var meds []float64
 		for i := range runs {
@@ -91,8 +91,8 @@ func RepeatCheck(runs []RunSummary) *Warning {
 		}
 		parts = append(parts, fmt.Sprintf("%s %s ms (run %d is %.0f%% above run %d, and their medians' 95%% intervals, [%s, %s] and [%s, %s] ms, do not overlap)",
 			m.name, msList(meds), hi.Run+1, 100*(hv/lv-1), lo.Run+1, grouped(hiv.Lo/1e6), grouped(hiv.Hi/1e6), grouped(liv.Lo/1e6), grouped(liv.Hi/1e6)))
-		if first == nil {
-			first = &m
+		if first < 0 {
+			first = k
 		}
 	}
 	if parts == nil {
@@ -102,17 +102,18 @@ func RepeatCheck(runs []RunSummary) *Warning {
 	if rates := rateList(runs); rates != "" {
 		text += "; request throughput " + rates + " req/s"
 	}
-	text += "; " + repeatCause(runs, *first)
+	text += "; " + repeatCause(runs, repeatMetrics[first])
 	return &Warning{Level: Distorts, Text: text,
 		Action: "the runs measured different conditions, not one server's noise: rerun with nothing else running on the machine or sending to the server, and a longer --warmup if the first runs were the slow ones; compare reads this spread as run-to-run noise"}
 }
 
 func loMed(r *RunSummary, m repeatMetric) float64 { v, _ := m.stat(r.Summary); return v }
 
-// repeatCause is the likely cause of runs that disagree on metric m: which runs were slower
-// than the fastest beyond both its interval and repeatGap, the first runs (a warming machine
-// or server, a load that ended), the last (a load that started, a server that slowed), or
-// some in between (a disturbance); then what the client saw of its machine in each run (its
+// repeatCause is the likely cause of runs that disagree on metric m: a trend over three or
+// more runs (each faster than the one before: a warming machine or server, a load that
+// ended; each slower: a load that grew, a server that slowed), else which runs were slower
+// than the fastest beyond both its interval and repeatGap: the first, the last, or some in
+// between (a disturbance); then what the client saw of its machine in each run (its
 // load average, its own disturbance).
 func repeatCause(runs []RunSummary, m repeatMetric) string {
 	var fast *RunSummary
@@ -146,8 +147,25 @@ func repeatCause(runs []RunSummary, m repeatMetric) string {
 		were, them = "was", "it"
 	}
 	contiguous := slow[len(slow)-1]-slow[0] == len(slow)-1
+	var meds []float64 // in run order
+	for _, r := range runs {
+		if r.Summary != nil {
+			if v, iv := m.stat(r.Summary); iv.OK {
+				meds = append(meds, v)
+			}
+		}
+	}
+	up, down := len(meds) >= 3, len(meds) >= 3
+	for i := 1; i < len(meds); i++ {
+		up = up && meds[i] > meds[i-1]
+		down = down && meds[i] < meds[i-1]
+	}
 	var cause string
 	switch {
+	case down:
+		cause = "each run was faster than the one before: the machine or the server was warming up, or another load was ending"
+	case up:
+		cause = "each run was slower than the one before: another load was growing beside the runs, or the server slowed (throttling, a cache filling)"
 	case contiguous && slow[0] == 0:
 		cause = fmt.Sprintf("%s (the first) %s slower than the rest: the machine or the server was warming up, or another load ended during the repeat", which, were)
 	case contiguous && slow[len(slow)-1] == len(runs)-1:

@@ -26,13 +26,18 @@ func TestRepeatCheck(t *testing.T) {
 		t.Fatal("runs 1,050, 810, 612 ms with intervals ±20–40 ms agree")
 	}
 	for _, want := range []string{"the 3 runs disagree beyond their own noise: E2E p50 1,050, 810, 612 ms (run 1 is 72% above run 3",
-		"request throughput 12.3, 19.6, 24.7 req/s", "runs 1–2 (the first) were slower than the rest: the machine or the server was warming up", "load average (1 min) was 3.1, 2.0, 0.8 in runs 1–3"} {
+		"request throughput 12.3, 19.6, 24.7 req/s", "each run was faster than the one before: the machine or the server was warming up", "load average (1 min) was 3.1, 2.0, 0.8 in runs 1–3"} {
 		if !strings.Contains(w.Text, want) {
 			t.Errorf("warning lacks %q:\n%s", want, w.Text)
 		}
 	}
 	if w.Level != Distorts || strings.Contains(w.Text, "TTFT p50") {
 		t.Errorf("level %v, TTFT (50 ms in every run) named: %s", w.Level, w.Text)
+	}
+	// the first two slow, the third fast, no trend: the slow runs named
+	w = RepeatCheck([]RunSummary{repeatRun(0, 900, 20, 4, 0), repeatRun(1, 910, 20, 4, 0), repeatRun(2, 600, 20, 5, 0)})
+	if w == nil || !strings.Contains(w.Text, "runs 1–2 (the first) were slower than the rest: the machine or the server was warming up") {
+		t.Errorf("two slow first runs: %v", w)
 	}
 	// the slow run in the middle: no trend, that run named
 	w = RepeatCheck([]RunSummary{repeatRun(0, 600, 20, 5, 0.5), repeatRun(1, 900, 20, 4, 2.5), repeatRun(2, 610, 20, 5, 0.5)})
