@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"servebench/metrics"
@@ -224,6 +225,7 @@ func sweepFindings(e *record.SweepEnd) []string {
 	} else {
 		out = append(out, "saturation knee: none (no point completed a request)")
 	}
+	out = append(out, serverRateFindings(e)...)
 	if e.SLO == "" {
 		return out
 	}
@@ -231,6 +233,28 @@ func sweepFindings(e *record.SweepEnd) []string {
 		out = append(out, fmt.Sprintf("max goodput: %s (%s req/s meeting %s)", pointName(g), optf(g.RequestGoodput, 2), e.SLO))
 	}
 	return append(out, sloFindings(e)...)
+}
+
+// serverRateFindings set the maximum-throughput point's request throughput beside the
+// server's own completion rate, where its counters gave one (SweepPoint.ServerThroughput):
+// with one request per user the point's window is a few seconds of fill, full batches and
+// drain, and the two may part.
+func serverRateFindings(e *record.SweepEnd) []string {
+	var out []string
+	for i := range e.Points {
+		p := &e.Points[i]
+		if !strings.HasPrefix(p.Label, "throughput (") || p.ServerThroughput == nil || p.RequestThroughput == nil || *p.ServerThroughput <= 0 {
+			continue
+		}
+		d := *p.RequestThroughput / *p.ServerThroughput - 1
+		f := fmt.Sprintf("maximum throughput: %s, %.2f req/s completed over its window (first sent → last done); the server's own counter, %.2f req/s between its scrapes inside the window (output tokens ÷ tokens per request): %+.1f%%",
+			pointName(p), *p.RequestThroughput, *p.ServerThroughput, 100*d)
+		if math.Abs(d) > 0.15 {
+			f += "; more than 15% apart: the window's fill and drain, or a server that changed within the point, part them — quote both"
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // withheldFindings say that the sweep's conclusions are withheld, and why: a point its

@@ -53,9 +53,20 @@ func (sw *sweeper) concludeSLO(interrupted bool, slo metrics.SLO) *record.SweepE
 // lowest attainment (a point meets the SLOs when every run did).
 func sweepPoint(p *pointRun) record.SweepPoint {
 	return record.SweepPoint{Label: p.ps.Label, Runs: p.ps.RunIndexes(), Concurrency: p.pt.users, Rate: p.pt.rate,
-		Offered: offered(p), RequestThroughput: p.ps.Median(throughput),
+		Offered: offered(p), RequestThroughput: p.ps.Median(throughput), ServerThroughput: p.ps.Median(serverThroughput),
 		RequestGoodput: p.ps.Median(func(s *metrics.Summary) *float64 { return s.RequestGoodput }),
 		SLOAttainment:  p.ps.Attainment(), Invalid: invalidReason(p.ps.Runs), Poor: p.ps.Poor()}
+}
+
+// serverThroughput is a run's completion rate by the server's own counter (its output
+// tokens per second inside the window, metrics.Server.GenerationRate, over the run's output
+// tokens per completed request); nil where it has none.
+func serverThroughput(s *metrics.Summary) *float64 {
+	if s.Server == nil || s.Server.GenerationRate == nil || s.OutputTokens <= 0 || s.Completed == 0 {
+		return nil
+	}
+	v := *s.Server.GenerationRate * float64(s.Completed) / float64(s.OutputTokens)
+	return &v
 }
 
 // invalidReason is why the warnings of one of runs invalidate it ("" when none do).

@@ -96,3 +96,31 @@ func startSimURL(t *testing.T, mod func(*sim.Config)) string {
 	_, url := startSimServer(t, mod)
 	return url
 }
+
+// TestSweepMaxPointBesideServerRate: the maximum-throughput point of an --auto sweep against
+// a simulator of 4 slots, its /metrics scraped every 50 ms, states the server's own
+// completion rate (its generation counter between its scrapes inside the window) beside
+// servebench's, and the two agree within 15%.
+func TestSweepMaxPointBesideServerRate(t *testing.T) {
+	url := startSimURL(t, func(c *sim.Config) { c.MaxNumSeqs = 4 })
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	code, out, errs := runMain(t, "sweep", "-q", "--url", url, "--auto", "--points", "0", "--scrape-interval", "50ms",
+		"--requests", "24", "--input-tokens", "64", "--output-tokens", "16", "-o", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	h, _ := readRecords(t, p)
+	logQuality(t, h)
+	pt := h.SweepEnd.Points[len(h.SweepEnd.Points)-1]
+	if !strings.HasPrefix(pt.Label, "throughput (") || pt.ServerThroughput == nil || pt.RequestThroughput == nil {
+		t.Fatalf("throughput point %+v: want the server's rate beside its own", pt)
+	}
+	tool, server := *pt.RequestThroughput, *pt.ServerThroughput
+	t.Logf("throughput point %.2f req/s, the server's counter %.2f req/s", tool, server)
+	if tool < 0.85*server || tool > 1.15*server {
+		t.Errorf("throughput point %.2f req/s, the server's own %.2f: more than 15%% apart", tool, server)
+	}
+	if !strings.Contains(out, "maximum throughput: run 2, throughput (concurrency 24), ") || !strings.Contains(out, "the server's own counter, ") {
+		t.Errorf("sweep does not state both rates:\n%s", out)
+	}
+}
