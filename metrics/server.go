@@ -31,6 +31,14 @@ type Server struct {
 	PrefixQueries    *float64 // vLLM: prompt tokens looked up in the prefix cache
 	PrefixHits       *float64 // of which found cached
 	PrefixHitRate    *float64 // PrefixHits / PrefixQueries over the window
+	// GenerationRate is the server's own output tokens per second inside the window: the
+	// generation counter's increase between the first and the last sample taken inside it,
+	// over the time between them (GenerationSpan, s); nil with fewer than two such samples.
+	// Unlike the bracketing increases above, it covers no time outside the window, so it is
+	// a rate to set beside the window's output throughput (a sweep's maximum-throughput
+	// point, whose window is a few scrape intervals long).
+	GenerationRate *float64
+	GenerationSpan float64
 	// CachedTokens is llama.cpp's llamacpp:prompt_tokens_cached_total increase: prompt tokens
 	// it took from its cache, which its prompt counter (PromptTokens) leaves out. For
 	// llama.cpp PrefixHits is this and PrefixQueries PromptTokens + CachedTokens.
@@ -148,6 +156,7 @@ func ServerDuring(samples []record.Telemetry, start, end int64, reqs []SentTTFT)
 	s.Preemptions = roleCounter(ok, roles.preempt, start, end)
 	s.PromptTokens = roleCounter(ok, roles.prompt, start, end)
 	s.GenerationTokens = roleCounter(ok, roles.gen, start, end)
+	s.GenerationRate, s.GenerationSpan = innerRate(ok, roles.gen, start, end)
 	s.PrefixQueries = roleCounter(ok, roles.queries, start, end)
 	s.PrefixHits = roleCounter(ok, roles.hits, start, end)
 	s.CachedTokens = roleCounter(ok, roles.cached, start, end)
@@ -362,6 +371,30 @@ func roleCounter(ok map[string][]*record.Telemetry, names []string, start, end i
 		}
 	}
 	return nil
+}
+
+// innerRate is the first family of names that a source exposes, as its increase per second
+// between the first and the last of its samples inside [start, end], and the seconds between
+// them; nil with fewer than two samples inside.
+func innerRate(ok map[string][]*record.Telemetry, names []string, start, end int64) (*float64, float64) {
+	for _, src := range sourcesOf(ok) {
+		var in []*record.Telemetry
+		for _, t := range ok[src] {
+			if t.T >= start && t.T <= end {
+				in = append(in, t)
+			}
+		}
+		if len(in) < 2 || in[len(in)-1].T <= in[0].T {
+			continue
+		}
+		span := float64(in[len(in)-1].T-in[0].T) / 1e9
+		for _, name := range names {
+			if d, found := increase(in, name, counterValue); found {
+				return ptr(d / span), span
+			}
+		}
+	}
+	return nil, 0
 }
 
 // roleHist is the first histogram family of names that a source exposes, as quantiles of its

@@ -89,3 +89,22 @@ func TestServerDuringWindow(t *testing.T) {
 		t.Error("no samples: want nil")
 	}
 }
+
+// TestGenerationRateInsideWindow: the server's own output rate over a window [1 s, 4 s] is the
+// generation counter's increase between its samples inside it (t 1.5 s and 3.5 s: 400
+// tokens in 2 s), not over the bracketing samples (t 0 and 5 s, which hold idle time); one
+// sample inside gives none.
+func TestGenerationRateInsideWindow(t *testing.T) {
+	const src = "http://h/metrics"
+	mk := func(ts int64, tokens float64) record.Telemetry {
+		return record.Telemetry{T: ts, Source: src, OK: true, Series: []record.Series{counter("vllm:generation_tokens_total", tokens)}}
+	}
+	samples := []record.Telemetry{mk(0, 0), mk(1.5e9, 100), mk(3.5e9, 500), mk(5e9, 600)}
+	s := ServerDuring(samples, 1e9, 4e9, nil)
+	if s.GenerationRate == nil || *s.GenerationRate != 200 || s.GenerationSpan != 2 || *s.GenerationTokens != 600 {
+		t.Errorf("rate %v over %v s (bracketing increase %v): want 200 tok/s over 2 s", s.GenerationRate, s.GenerationSpan, s.GenerationTokens)
+	}
+	if s := ServerDuring(samples, 1e9, 2e9, nil); s.GenerationRate != nil {
+		t.Errorf("one sample inside gave a rate %v", *s.GenerationRate)
+	}
+}

@@ -124,6 +124,10 @@ type Summary struct {
 	Connect        Stat // DNS + dial + TLS of new connections
 	ClientOverhead Stat // TTFT from dispatch − TTFT = sent − dispatched
 	ClientOwnDelay Stat // ClientOverhead less connection set-up: servebench's own delay
+	// TTFTMedianCI and E2EMedianCI are the distribution-free 95% intervals of the TTFT and
+	// E2E medians (stat.MedianCI), ns: a run's own noise, against which RepeatCheck judges
+	// whether the runs of a --repeat file disagree.
+	TTFTMedianCI, E2EMedianCI Interval
 	// TTFTSplit takes TTFT apart into to-headers, server prefill and the rest, where the
 	// server reports each request's prefill time (ttftsplit.go); nil otherwise.
 	TTFTSplit *TTFTSplit
@@ -254,6 +258,7 @@ func (a *Accumulator) distributions(s *Summary, ps []float64) {
 	s.TTFTDispatch = a.ttftDispatch.stat(ps)
 	s.TTFTFirstEvent = a.ttftFirst.stat(ps)
 	s.E2E = a.e2e.stat(ps)
+	s.TTFTMedianCI, s.E2EMedianCI = medianInterval(a.ttft), medianInterval(a.e2e) // sorted by stat
 	s.E2EQueue = a.e2eQueue.stat(ps)
 	s.StreamTime = a.stream.stat(ps)
 	s.Queue = a.queue.stat(ps)

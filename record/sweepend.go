@@ -48,6 +48,11 @@ type SweepEnd struct {
 	// (all nil): a point its warnings invalidate (SweepPoint.Invalid), whose figures any of
 	// them could rest on.
 	Withheld string `json:"withheld,omitempty"`
+	// Unordered, when set, says why the points of --auto cannot be ordered by load: its
+	// maximum-throughput point completed clearly fewer requests per second than its
+	// synchronous point, so the machine or the server changed between them. The sweep is
+	// INVALID: Withheld says so too, and the conclusions are withheld.
+	Unordered string `json:"unordered,omitempty"`
 }
 
 // SweepPoint is one load of a sweep and the figures its conclusions rest on. With --repeat,
@@ -64,6 +69,13 @@ type SweepPoint struct {
 	RequestThroughput *float64 `json:"request_throughput"`
 	RequestGoodput    *float64 `json:"request_goodput,omitempty"`
 	SLOAttainment     *float64 `json:"slo_attainment,omitempty"`
+	// ServerThroughput is the server's own completion rate at the point, where its /metrics
+	// were scraped: its generation counter's output tokens per second between its samples
+	// inside the window (metrics.Server.GenerationRate) over the point's output tokens per
+	// completed request; nil without two samples inside the window. Beside RequestThroughput
+	// (completed over first sent → last done) it shows whether the window held the server's
+	// rate.
+	ServerThroughput *float64 `json:"server_request_throughput,omitempty"`
 	// Invalid, when set, is why the point's warnings invalidate it (a run of it served its
 	// prompts from the prefix cache, measured nothing, or failed every request).
 	Invalid string `json:"invalid,omitempty"`

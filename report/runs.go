@@ -35,8 +35,12 @@ var runFigures = []struct {
 }
 
 // lastRunNote says whose summary follows the run table.
-func lastRunNote(runs []metrics.RunSummary) string {
-	return fmt.Sprintf("the summary below is run %d's (the last); --format json holds every run under \"runs\", and compare and --format gobench use every run", runs[len(runs)-1].Run+1)
+func lastRunNote(runs []metrics.RunSummary, sweep bool) string {
+	notes := ", its notes every run's" // repeatSummary
+	if sweep {
+		notes = "" // the sweep's table says each point's warnings
+	}
+	return fmt.Sprintf("the summary below is run %d's (the last)%s; --format json holds every run under \"runs\", and compare and --format gobench use every run", runs[len(runs)-1].Run+1, notes)
 }
 
 // runsSections are the sections of a file of several runs, shown before the last run's
@@ -54,7 +58,7 @@ func runsSections(runs []metrics.RunSummary, ds []compare.Described) []*Section 
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	secs := []*Section{{Name: "runs", Title: "runs", Heading: "runs", Tables: []*Table{t}, JSON: []Field{}}}
+	secs := []*Section{{Name: "runs", Title: "runs", Heading: "runs", Verdicts: repeatVerdict(runs), Tables: []*Table{t}, JSON: []Field{}}}
 	if rows := describedRows(ds); rows != nil {
 		over := fmt.Sprintf("over the %d runs", len(runs))
 		d := &Table{Head: []string{"metric", "geometric mean of the runs [95% interval from this file's runs alone]", "run to run"}, Labels: 1}
@@ -64,6 +68,32 @@ func runsSections(runs []metrics.RunSummary, ds []compare.Described) []*Section 
 		secs = append(secs, &Section{Name: "over-runs", Title: over, Heading: over, Tables: []*Table{d}, JSON: []Field{}})
 	}
 	return secs
+}
+
+// repeatVerdict opens the run table of runs that disagree beyond their own noise
+// (metrics.RepeatCheck) with what disagreed; the notes, whose first it is, say why.
+func repeatVerdict(runs []metrics.RunSummary) []Verdict {
+	w := metrics.RepeatCheck(runs)
+	if w == nil {
+		return nil
+	}
+	_, what, _ := strings.Cut(w.Text, ": ")
+	what, _, _ = strings.Cut(what, "; ")
+	return []Verdict{{Label: "agreement", Text: "DISAGREE beyond their own noise: " + what + " (the first note says why)", Class: "bad"}}
+}
+
+// repeatSummary is the summary shown below the run table of a --repeat file: the last run's,
+// with every run's notes (metrics.RepeatNotes: the runs' disagreement first, then each
+// warning once with the runs it applies to), so that its quality and validity read the file,
+// not one run.
+func repeatSummary(h *record.Header, runs []metrics.RunSummary) *metrics.Summary {
+	last := runs[len(runs)-1].Summary
+	if len(runs) < 2 || isSweep(h) || last == nil {
+		return last
+	}
+	s := *last
+	s.Warnings = metrics.RepeatNotes(runs)
+	return &s
 }
 
 // multiDocument is the document shown before the last run's summary of a file of several
@@ -80,7 +110,7 @@ func multiDocument(h *record.Header, runs []metrics.RunSummary, ds []compare.Des
 		return nil
 	}
 	last := secs[len(secs)-1]
-	last.Notes = append(last.Notes, lastRunNote(runs))
+	last.Notes = append(last.Notes, lastRunNote(runs, isSweep(h)))
 	return &Document{Sections: secs}
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"servebench/metrics"
@@ -229,6 +230,7 @@ func sweepFindings(e *record.SweepEnd) []string {
 	} else {
 		out = append(out, "saturation knee: none (no point completed a request)")
 	}
+	out = append(out, serverRateFindings(e)...)
 	if e.SLO == "" {
 		return out
 	}
@@ -238,6 +240,28 @@ func sweepFindings(e *record.SweepEnd) []string {
 	return append(out, sloFindings(e)...)
 }
 
+// serverRateFindings set the maximum-throughput point's request throughput beside the
+// server's own completion rate, where its counters gave one (SweepPoint.ServerThroughput):
+// with one request per user the point's window is a few seconds of fill, full batches and
+// drain, and the two may part.
+func serverRateFindings(e *record.SweepEnd) []string {
+	var out []string
+	for i := range e.Points {
+		p := &e.Points[i]
+		if !strings.HasPrefix(p.Label, "throughput (") || p.ServerThroughput == nil || p.RequestThroughput == nil || *p.ServerThroughput <= 0 {
+			continue
+		}
+		d := *p.RequestThroughput / *p.ServerThroughput - 1
+		f := fmt.Sprintf("maximum throughput: %s, %.2f req/s completed over its window (first sent → last done); the server's own counter, %.2f req/s between its scrapes inside the window (output tokens ÷ tokens per request): %+.1f%%",
+			pointName(p), *p.RequestThroughput, *p.ServerThroughput, 100*d)
+		if math.Abs(d) > 0.15 {
+			f += "; more than 15% apart: the window's fill and drain, or a server that changed within the point, part them — quote both"
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // withheldFindings say that the sweep's conclusions are withheld, and why: a point its
 // warnings invalidate could move any of them.
 func withheldFindings(e *record.SweepEnd) []string {
@@ -245,6 +269,9 @@ func withheldFindings(e *record.SweepEnd) []string {
 	what := "saturation knee and peak throughput"
 	if e.SLO != "" {
 		what = "saturation knee, peak throughput, max goodput and SLO load"
+	}
+	if e.Unordered != "" {
+		return append(out, fmt.Sprintf("%s: withheld (they rest on the points' order by load): sweep again on a quiet machine, with nothing else sending to the server", what))
 	}
 	return append(out, fmt.Sprintf("%s: withheld (they compare every point, and an INVALID point's figures are not the server's): fix what its notes say and sweep again", what))
 }

@@ -261,5 +261,5 @@ func withRunTable(w io.Writer, in Input, format string, render func(*strings.Bui
 			return err
 		}
 	}
-	return summary(w, in.Header, runs[len(runs)-1].Summary)
+	return summary(w, in.Header, repeatSummary(in.Header, runs))
 }

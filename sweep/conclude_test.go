@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"strings"
 	"testing"
 
 	"servebench/metrics"
@@ -92,3 +93,44 @@ func TestPoorPointIsNoConclusion(t *testing.T) {
 }
 
 func ptrTo(v float64) *float64 { return &v }
+
+// TestUnorderedAutoSweepIsInvalid: an --auto sweep whose maximum-throughput point completed
+// fewer requests per second than its synchronous point (a busy machine between them) cannot
+// be ordered by load: it is INVALID with the reason and its knee is withheld; within
+// orderShare (a one-slot server, noise) it stands.
+func TestUnorderedAutoSweepIsInvalid(t *testing.T) {
+	sweepOf := func(sync, peak float64) *sweeper {
+		sw := &sweeper{c: &Config{Auto: true}}
+		for i, p := range []struct {
+			pt point
+			tp float64
+		}{{point{users: 1, kind: "synchronous"}, sync}, {point{users: 40, kind: "throughput"}, peak}} {
+			s := &metrics.Summary{RequestThroughput: ptrTo(p.tp)}
+			sw.pts = append(sw.pts, &pointRun{pt: p.pt, ps: metrics.PointSummary{Label: p.pt.label(), Concurrency: p.pt.users, Runs: []metrics.RunSummary{{Run: i, Summary: s}}}})
+		}
+		return sw
+	}
+	e := sweepOf(19.6, 12.3).concludeSLO(false, metrics.SLO{})
+	if e.Unordered == "" || e.Withheld == "" || e.Knee != nil || e.PeakThroughput != nil {
+		t.Fatalf("max 12.3 below synchronous 19.6: unordered %q, withheld %q, knee %+v", e.Unordered, e.Withheld, e.Knee)
+	}
+	for _, want := range []string{"cannot be ordered", "12.3 req/s", "19.6 req/s", "37% below"} {
+		if !strings.Contains(e.Withheld, want) {
+			t.Errorf("withheld %q lacks %q", e.Withheld, want)
+		}
+	}
+	for _, c := range []struct{ sync, peak float64 }{{10, 9.5}, {10, 40}} {
+		if e := sweepOf(c.sync, c.peak).concludeSLO(false, metrics.SLO{}); e.Unordered != "" || e.Withheld != "" || e.Knee == nil {
+			t.Errorf("synchronous %v, max %v: unordered %q, withheld %q, knee %+v; want it to stand", c.sync, c.peak, e.Unordered, e.Withheld, e.Knee)
+		}
+	}
+	// a list sweep has no synchronous point to order against: fewer req/s at more users is overload
+	sw := sweepOf(19.6, 12.3)
+	for _, p := range sw.pts {
+		p.pt.kind = ""
+	}
+	sw.c.Auto = false
+	if e := sw.concludeSLO(false, metrics.SLO{}); e.Unordered != "" {
+		t.Errorf("list sweep called unordered: %q", e.Unordered)
+	}
+}

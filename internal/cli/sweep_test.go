@@ -4,6 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"servebench/sim"
 )
 
 // TestSweepRepeatAndReport: sweep --repeat 2 over three points writes six runs, two per
@@ -51,5 +54,73 @@ func TestSweepRepeatAndReport(t *testing.T) {
 		if format == "text" && !strings.HasPrefix(rep, out) {
 			t.Errorf("report's sweep table is not what sweep printed:\n%s\n---\n%s", out, rep)
 		}
+	}
+}
+
+// TestSweepAutoUnorderedIsInvalid: an --auto sweep against a simulator of 2 slots that
+// throttles every step 5× from 1.3 s after its first on: the synchronous point (16 requests
+// of 8 tokens, about 0.9 s) runs before it, the maximum-throughput point's measured requests
+// after it, as on a machine that turned busy between them. Its maximum throughput is below
+// the synchronous one, so the sweep is INVALID with the reason, its knee withheld, and exits
+// 7; before, it printed the knee at the synchronous point and exited 0.
+func TestSweepAutoUnorderedIsInvalid(t *testing.T) {
+	url := startSimURL(t, func(c *sim.Config) {
+		c.MaxNumSeqs, c.ThrottleAfter, c.ThrottleFactor = 2, 1300*time.Millisecond, 5
+	})
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	code, out, errs := runMain(t, "sweep", "-q", "--url", url, "--auto", "--points", "0",
+		"--requests", "16", "--input-tokens", "16", "--output-tokens", "8", "-o", p)
+	h, _ := readRecords(t, p)
+	logQuality(t, h)
+	if code != ExitInvalid {
+		t.Fatalf("exit %d, want %d (INVALID):\n%s\n%s", code, ExitInvalid, out, errs)
+	}
+	e := h.SweepEnd
+	if e == nil || e.Unordered == "" || e.Knee != nil {
+		t.Fatalf("sweep end %+v: want unordered, no knee", e)
+	}
+	for _, want := range []string{"INVALID sweep: the points cannot be ordered by load", "saturation knee and peak throughput: withheld"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sweep printed no %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "INVALID sweep") {
+		t.Errorf("stderr lacks the INVALID line: %s", errs)
+	}
+}
+
+// startSimURL starts a simulator in model mode (the engine model, where throttling acts)
+// configured by mod, and returns its URL.
+func startSimURL(t *testing.T, mod func(*sim.Config)) string {
+	t.Helper()
+	_, url := startSimServer(t, mod)
+	return url
+}
+
+// TestSweepMaxPointBesideServerRate: the maximum-throughput point of an --auto sweep against
+// a simulator of 4 slots, its /metrics scraped every 50 ms, states the server's own
+// completion rate (its generation counter between its scrapes inside the window) beside
+// servebench's, and the two agree within 15%.
+func TestSweepMaxPointBesideServerRate(t *testing.T) {
+	url := startSimURL(t, func(c *sim.Config) { c.MaxNumSeqs = 4 })
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	code, out, errs := runMain(t, "sweep", "-q", "--url", url, "--auto", "--points", "0", "--scrape-interval", "50ms",
+		"--requests", "24", "--input-tokens", "64", "--output-tokens", "16", "-o", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	h, _ := readRecords(t, p)
+	logQuality(t, h)
+	pt := h.SweepEnd.Points[len(h.SweepEnd.Points)-1]
+	if !strings.HasPrefix(pt.Label, "throughput (") || pt.ServerThroughput == nil || pt.RequestThroughput == nil {
+		t.Fatalf("throughput point %+v: want the server's rate beside its own", pt)
+	}
+	tool, server := *pt.RequestThroughput, *pt.ServerThroughput
+	t.Logf("throughput point %.2f req/s, the server's counter %.2f req/s", tool, server)
+	if tool < 0.85*server || tool > 1.15*server {
+		t.Errorf("throughput point %.2f req/s, the server's own %.2f: more than 15%% apart", tool, server)
+	}
+	if !strings.Contains(out, "maximum throughput: run 2, throughput (concurrency 24), ") || !strings.Contains(out, "the server's own counter, ") {
+		t.Errorf("sweep does not state both rates:\n%s", out)
 	}
 }
