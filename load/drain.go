@@ -53,10 +53,26 @@ func (s *state) drainChan() <-chan struct{} {
 // midWait returns the channel warmup request i waits on: the first request of the warmup's
 // second half waits for the first half to drain, or nil (take holds s.mu).
 func (s *state) midWait(i int) <-chan struct{} {
-	if i == 0 || i != s.cfg.Warmup/2 || s.warmOut == 0 || !s.rampsWarmup() {
+	if i == 0 || i != s.midpoint() || s.warmOut == 0 || !s.rampsWarmup() {
 		return nil
 	}
 	return s.drainChan()
+}
+
+// midpoint is the index of the warmup's first request after its halfway drain. The second
+// half must be N requests long for its ramp to reach the N users in flight the measured
+// ramp will reach: the half, from a warmup of 2N or more (the default, whose second half
+// is the length-spanning twins); the last N of a shorter one; and of a warmup of N or fewer
+// (a sweep's point warms with one request per user) all but the first, which reaches N−1,
+// the same batch-size bucket as N unless N−1 is a power of two. Halved, a warmup of N
+// reached N/2 in flight, and against `servebench sim --lazy-compile` every measured
+// request of a one-per-user run waited on the compile of the batch of N.
+func (s *state) midpoint() int {
+	w, n := s.cfg.Warmup, s.cfg.Concurrency
+	if w >= 2*n {
+		return w / 2
+	}
+	return max(1, w-n)
 }
 
 // rampsWarmup reports whether the warmup drains halfway: a closed loop of several users

@@ -112,6 +112,24 @@ func TestFewPerUserStartsSpread(t *testing.T) {
 	}
 }
 
+// TestMidpoint: the warmup's second half is N requests where the warmup has them, so its
+// ramp reaches the N users in flight the measured ramp reaches.
+func TestMidpoint(t *testing.T) {
+	for _, tc := range []struct{ users, warmup, want int }{
+		{8, 16, 8}, // the default: the twins
+		{8, 24, 12},
+		{8, 12, 4},
+		{8, 8, 1}, // a sweep's point: all but the first
+		{8, 4, 1},
+		{8, 2, 1},
+	} {
+		s := &state{cfg: Config{Concurrency: tc.users, Warmup: tc.warmup}}
+		if got := s.midpoint(); got != tc.want {
+			t.Errorf("%d users, warmup %d: midpoint %d, want %d", tc.users, tc.warmup, got, tc.want)
+		}
+	}
+}
+
 // TestSpreadPeriod: one request time with four measured requests per user or more, or a
 // timed run; with fewer, in proportion, so the ramp is the same share of the window.
 func TestSpreadPeriod(t *testing.T) {
