@@ -68,6 +68,9 @@ func (s *state) midWait(i int) <-chan struct{} {
 // reached N/2 in flight, and against `servebench sim --lazy-compile` every measured
 // request of a one-per-user run waited on the compile of the batch of N.
 func (s *state) midpoint() int {
+	if s.cfg.WarmupAuto {
+		return s.warm.tail // 0 (no drain) until warming stopped
+	}
 	w, n := s.cfg.Warmup, s.cfg.Concurrency
 	if w >= 2*n {
 		return w / 2
@@ -75,12 +78,13 @@ func (s *state) midpoint() int {
 	return max(1, w-n)
 }
 
-// rampsWarmup reports whether the warmup drains halfway: a closed loop of several users
-// with a fixed warmup of two requests or more, whose measured phase starts staggered.
+// rampsWarmup reports whether the warmup drains before a second part that starts as the
+// measured phase will: a closed loop of several users with a fixed warmup of two requests
+// or more, or a judged one (its tail, warmup.go).
 func (s *state) rampsWarmup() bool {
 	c := &s.cfg
-	return c.Pacer == nil && !c.NoWarmupDrain && !c.WarmupAuto && len(c.Stages) == 0 &&
-		c.Concurrency > 1 && c.Warmup >= 2
+	return c.Pacer == nil && !c.NoWarmupDrain && len(c.Stages) == 0 &&
+		c.Concurrency > 1 && (c.WarmupAuto || c.Warmup >= 2)
 }
 
 // warmEnded counts a closed loop's warmup request as ended and, at the last one, releases

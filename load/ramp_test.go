@@ -51,7 +51,7 @@ func TestWarmupRampsLikeTheMeasuredPhase(t *testing.T) {
 
 // TestWhichWarmupsRamp: only a closed loop of several users with a fixed warmup drains
 // halfway, however few measured requests each user has (a sweep's throughput point sends
-// one): its measured phase starts staggered too.
+// one): its measured phase starts staggered too. A judged warmup drains before its tail.
 func TestWhichWarmupsRamp(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -63,7 +63,7 @@ func TestWhichWarmupsRamp(t *testing.T) {
 		{"one request per user", Config{Concurrency: 40, Warmup: 40, Requests: 40}, true},
 		{"one user", Config{Concurrency: 1, Warmup: 2, Requests: 200}, false},
 		{"one warmup request", Config{Concurrency: 8, Warmup: 1, Requests: 200}, false},
-		{"warmup auto", Config{Concurrency: 8, WarmupAuto: true, Requests: 200}, false},
+		{"warmup auto (its tail)", Config{Concurrency: 8, WarmupAuto: true, Requests: 200}, true},
 		{"no drain (selftest)", Config{Concurrency: 8, Warmup: 16, Requests: 200, NoWarmupDrain: true}, false},
 		{"stages", Config{Concurrency: 8, Warmup: 16, Duration: time.Second, Stages: []record.Stage{{Users: 8, Duration: int64(time.Second)}}}, false},
 	} {
@@ -149,5 +149,55 @@ func TestSpreadPeriod(t *testing.T) {
 		if got := spreadPeriod(&tc.c, T); got != tc.want {
 			t.Errorf("%d users, %d requests, duration %v: period %d, want %d", tc.c.Concurrency, tc.c.Requests, tc.c.Duration, got, tc.want)
 		}
+	}
+}
+
+// TestWarmupAutoEndsWithARamp: once warming stops, N more warmup requests go out after the
+// warmup drained, spread as the measured phase's first requests will be, and the measured
+// phase waits for them to drain in turn.
+func TestWarmupAutoEndsWithARamp(t *testing.T) {
+	be := &fakeBackend{gap: 2 * time.Millisecond}
+	c := &collector{}
+	r := newRunner(be, c, 5)
+	const users = 4
+	var out Outcome
+	r.OnEnd = func(o Outcome) { out = o }
+	cfg := Config{Concurrency: users, WarmupAuto: true, WarmupMin: users, WarmupMax: 3 * users, Requests: 4 * users}
+	if err := r.Run(context.Background(), context.Background(), time.Now(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	warm := map[int]*record.Record{}
+	var measured []int64
+	for _, rec := range c.recs {
+		if rec.Phase == record.PhaseWarmup {
+			warm[rec.ID] = rec
+		} else {
+			measured = append(measured, rec.Sent)
+		}
+	}
+	n := out.WarmupRequests
+	if len(warm) != n || n < users+users || out.WarmupStop == "" {
+		t.Fatalf("%d warmup records, warmup %d (%s), want the judged part and a tail of %d", len(warm), n, out.WarmupStop, users)
+	}
+	var judgedEnd, tailEnd int64
+	var tail, tailE2E []int64
+	for id, rec := range warm {
+		if id < n-users {
+			judgedEnd = max(judgedEnd, rec.Done)
+			continue
+		}
+		tail = append(tail, rec.Sent)
+		tailE2E = append(tailE2E, rec.Done-rec.Sent)
+		tailEnd = max(tailEnd, rec.Done)
+	}
+	slices.Sort(tail)
+	if tail[0] < judgedEnd {
+		t.Errorf("the warmup's tail began at %d ns, before the judged warmup drained at %d ns", tail[0], judgedEnd)
+	}
+	if span, least := tail[users-1]-tail[0], spreadPeriod(&cfg, slices.Min(tailE2E))/4; span < least {
+		t.Errorf("the tail's sends span %d ns, want at least %d (spread as the measured start)", span, least)
+	}
+	if first := slices.Min(measured); first < tailEnd {
+		t.Errorf("the first measured request went at %d ns, before the tail drained at %d ns", first, tailEnd)
 	}
 }
