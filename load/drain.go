@@ -44,11 +44,12 @@ func (s *state) drainChan() <-chan struct{} {
 // The measured phase opens with that ramp from one user in flight to N, and each batch size
 // on the way is a shape a lazily compiling server meets for the first time unless the
 // warmup met it. The drain at the warmup's end passes the batch sizes downwards only while
-// requests end one step apart: against `servebench sim --lazy-compile 500ms`, 8 users, 200 requests
-// (seed 3), the warmup's drain went from 4 in flight to none, the measured ramp's second
-// request compiled batch size 2, and three measured requests were cold in a run called
-// "steady … quality good". The second half is the warmup's length-spanning twins (bench),
-// so they are admitted one at a time beside requests that decode, as measured ones are.
+// requests end one step apart: against `servebench sim --lazy-compile 500ms`, 8 users, 200
+// requests (seed 3), the warmup's drain went from 4 in flight to none, the measured ramp's
+// second request compiled batch size 2, and three measured requests were cold in a run
+// called "steady … quality good". The second half is the warmup's length-spanning twins
+// (bench), so they are admitted one at a time beside requests that decode, as measured ones
+// are.
 
 // midWait returns the channel warmup request i waits on: the first request of the warmup's
 // second half waits for the first half to drain, or nil (take holds s.mu).
@@ -65,8 +66,8 @@ func (s *state) midWait(i int) <-chan struct{} {
 // is the length-spanning twins); the last N of a shorter one; and of a warmup of N or fewer
 // (a sweep's point warms with one request per user) all but the first, which reaches N−1,
 // the same batch-size bucket as N unless N−1 is a power of two. Halved, a warmup of N
-// reached N/2 in flight, and against `servebench sim --lazy-compile` every measured
-// request of a one-per-user run waited on the compile of the batch of N.
+// reached N/2 in flight, and a one-per-user run's measured requests met the batch of N
+// first (docs/metrics.md "The default warmup and servers that compile per shape").
 func (s *state) midpoint() int {
 	if s.cfg.WarmupAuto {
 		return s.warm.tail // 0 (no drain) until warming stopped

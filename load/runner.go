@@ -264,7 +264,7 @@ type state struct {
 	warmE2E       []int64                             // closed loop: each warmup request's send-to-end time, ns (drain.go)
 	sessions      bool                                // multi-turn sessions (sessions.go): no drain, no ramped warmup
 	released      int                                 // closed loop: users released from the drain so far (drain.go)
-	staggerPeriod int64                               // closed loop: the warmup's median request time, ns, once released (drain.go)
+	staggerPeriod int64                               // closed loop: the stagger period, ns, once released (spreadPeriod, drain.go)
 	inflight      sync.WaitGroup
 	clock         clockCount // event stamps, with KernelClock
 }

@@ -27,7 +27,7 @@ import (
 // by its own mutex (the judge, fed by take and by the records writer).
 type autoWarm struct {
 	done  bool // warming stopped
-	tail  int  // the index of the tail's first request (see tailOf), once done; 0: no tail
+	tail  int  // the index of the tail's first request once done (warmupCount); 0: no tail
 	end   int  // the first measured request's index
 	why   string
 	start int64 // ns since t0 of the first warmup request
