@@ -206,6 +206,7 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 	unsent := 0
 	switch {
 	case sessionsOf(r.Workload) != nil:
+		st.sessions = true
 		unsent = st.sessionLoop(sessionsOf(r.Workload))
 	case cfg.Pacer == nil:
 		st.closedLoop()
@@ -266,8 +267,9 @@ type state struct {
 	warmOut       int                                 // closed loop: warmup requests in flight (drain.go)
 	drained       chan struct{}                       // closed loop: closed when warmOut falls to 0 with users waiting
 	warmE2E       []int64                             // closed loop: each warmup request's send-to-end time, ns (drain.go)
+	sessions      bool                                // multi-turn sessions (sessions.go): no drain, no ramped warmup
 	released      int                                 // closed loop: users released from the drain so far (drain.go)
-	staggerPeriod int64                               // closed loop: the warmup's median request time, ns, once released (drain.go)
+	staggerPeriod int64                               // closed loop: the stagger period, ns, once released (spreadPeriod, drain.go)
 	inflight      sync.WaitGroup
 	clock         clockCount // event stamps, with KernelClock
 	sent          sentSlots  // the workload requests sent so far, with Runner.Repeats (repeated.go)

@@ -27,6 +27,7 @@ import (
 // by its own mutex (the judge, fed by take and by the records writer).
 type autoWarm struct {
 	done  bool // warming stopped
+	tail  int  // the index of the tail's first request once done (warmupCount); 0: no tail
 	end   int  // the first measured request's index
 	why   string
 	start int64 // ns since t0 of the first warmup request
@@ -80,16 +81,29 @@ func (s *state) warmupCount(now int64) int {
 	case i < s.cfg.WarmupMin:
 		return math.MaxInt
 	case settled:
-		w.done, w.end, w.why = true, i, "converged"
+		w.why = "converged"
 	case s.cfg.WarmupMax > 0 && i >= s.cfg.WarmupMax:
-		w.done, w.end, w.why = true, i, "max requests"
+		w.why = "max requests"
 	case s.cfg.WarmupTimeout > 0 && now-w.start >= int64(s.cfg.WarmupTimeout):
-		w.done, w.end, w.why = true, i, "max time"
+		w.why = "max time"
 	default:
 		return math.MaxInt
 	}
+	w.done, w.end = true, i
+	if s.rampsWarmup() && !s.sessions {
+		w.tail, w.end = i, i+s.cfg.Concurrency
+	}
 	return w.end
 }
+
+// A judged warmup ends with a tail that starts as the measured phase will. Warming keeps
+// every user busy, so the server never meets the ramp from one user in flight to N that a
+// closed loop's measured phase starts with after the drain (drain.go): each batch size on
+// the way is a shape a server that compiles or captures per shape meets first in the
+// measured window (docs/metrics.md "Warmup"). So once the judge says warm (or a cap ends warming), the warmup
+// drains, and N more warmup requests go out as the measured ones will, spread over the
+// stagger period (midWait at the tail's first index); then it drains again and measuring
+// begins. It costs about two request times, which the run-end line's warmup count includes.
 
 // sentWarmup tells the judge that warmup request i goes out at now (take holds s.mu).
 func (s *state) sentWarmup(i int, now int64) {

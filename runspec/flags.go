@@ -55,7 +55,7 @@ func BindFlags(fs *pflag.FlagSet, s *Spec) {
 	fs.IntVar(&s.Requests, "requests", s.Requests, "measured requests (default 200 unless --duration)")
 	fs.DurationVar(&s.Duration, "duration", s.Duration, "send measured requests for this long")
 	fs.Var(&warmupValue{s}, "warmup", "warmup requests, discarded from statistics; 0: none; auto: warm until ITL stops moving over three windows of time (default: two per closed-loop user, all at once and then one by one with twins of the shortest and longest measured prompts, so a server that compiles per shape is warm for every one the run meets; one per --max-concurrency slot; or one second of arrivals); the first measured request of a closed loop waits until the warmup has drained")
-	fs.IntVar(&s.WarmupMax, "warmup-max", s.WarmupMax, "--warmup auto: at most this many warmup requests")
+	fs.IntVar(&s.WarmupMax, "warmup-max", s.WarmupMax, "--warmup auto: at most this many warmup requests before its tail (a closed loop of several users then sends one more per user, ramped as its measured phase will start)")
 	fs.DurationVar(&s.WarmupTimeout, "warmup-timeout", s.WarmupTimeout, "--warmup auto: warm at most this long")
 	fs.Float64Var(&s.WarmupTolerance, "warmup-tolerance", s.WarmupTolerance, "--warmup auto: how close (a share) the last three warmup windows' ITL must be, with no trend across them")
 	fs.StringVar(&s.Shard, "shard", s.Shard, "run shard i of n of the workload (request k goes to shard k mod n; users and rate are divided by n); merge with servebench report")

@@ -2,6 +2,7 @@ package selftest
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -147,42 +148,117 @@ func readTruth(path string) (*truth, error) {
 }
 
 // rowsOf reads the records file and the truth log back and computes one row per point (run).
-// Events/s count every request of the point; timestamp errors only measured ones. A client
-// event is paired with the truth event of the same request id and the same index among its
-// content events; a request whose counts differ is left unpaired.
+// Events/s count every request of the point; timestamp errors only measured ones.
 func rowsOf(records, truthPath string, t0 time.Time, c *Config, itl time.Duration) ([]Point, error) {
-	tr, err := readTruth(truthPath)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(records)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rd, err := record.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
 	acc := make([]pointAcc, len(c.Points))
-	wall0 := t0.UnixNano()
-	var rec record.Record
-	for {
-		if err := rd.Read(&rec); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, err
-		}
+	err := pairRecords(records, truthPath, func(rec *record.Record, tr *truth, id string) {
 		if rec.Run >= 0 && rec.Run < len(acc) {
-			id := load.RequestID(rec.Run, rec.ID)
-			acc[rec.Run].add(&rec, tr.events[id], tr.began[id], tr.read[id], tr.arrived[id], wall0)
+			acc[rec.Run].add(rec, tr.events[id], tr.began[id], tr.read[id], tr.arrived[id], t0.UnixNano())
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	rows := make([]Point, len(c.Points))
 	for i, n := range c.Points {
 		rows[i] = acc[i].row(itl, n)
 	}
 	return rows, nil
+}
+
+// pairRecords reads the truth log and calls pair with every record of the records file and
+// its request id (load.RequestID), the key of its truth. A client event is paired with the
+// truth event of the same request id and the same index among its content events (pointAcc);
+// a request whose counts differ is left unpaired.
+func pairRecords(records, truthPath string, pair func(*record.Record, *truth, string)) error {
+	tr, err := readTruth(truthPath)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(records)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd, err := record.NewReader(f)
+	if err != nil {
+		return err
+	}
+	var rec record.Record
+	for {
+		if err := rd.Read(&rec); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		pair(&rec, tr, load.RequestID(rec.Run, rec.ID))
+	}
+}
+
+// Accuracy is how far a run's measured figures are from a simulator's truth, in ms: its
+// measured requests paired with the truth log by request id, as the selftest pairs them.
+type Accuracy struct {
+	// Measured requests in the file; TTFTPaired of them paired for TTFT.
+	Measured, TTFTPaired int
+	// TTFT: client TTFT (first content event − sent) − the simulator's (first content event
+	// written − request read). ITL: |client ITL − simulator ITL| over consecutive events.
+	// Event: client arrival − simulator write, per content event.
+	TTFT, ITL, Event []float64
+	// Late is the client's send lateness, sent − scheduled. SendErr is how late the request
+	// really was beyond that: the simulator's kernel receive time of its first bytes (its read
+	// where unknown) − the client's sent stamp, so Late + SendErr is the lateness the server
+	// saw.
+	Late, SendErr []float64
+}
+
+// PairAccuracy pairs the measured requests of a records file (every run in it) with the
+// truth log of the simulator that served them (`servebench sim --truth`), on the file's own
+// t0 (its header's start); the slices are sorted.
+func PairAccuracy(records, truthPath string) (*Accuracy, error) {
+	t0, err := fileStart(records)
+	if err != nil {
+		return nil, err
+	}
+	var a pointAcc
+	out := &Accuracy{}
+	wall0 := t0.UnixNano()
+	err = pairRecords(records, truthPath, func(rec *record.Record, tr *truth, id string) {
+		if !rec.Measured() {
+			return
+		}
+		out.Measured++
+		a.add(rec, tr.events[id], tr.began[id], tr.read[id], tr.arrived[id], wall0)
+		if rec.Sent == 0 {
+			return
+		}
+		out.Late = append(out.Late, float64(rec.Sent-rec.Scheduled)/1e6)
+		if at := cmp.Or(tr.arrived[id], tr.read[id]); at != 0 {
+			out.SendErr = append(out.SendErr, float64(at-(wall0+rec.Sent))/1e6)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.TTFTPaired = len(a.ttftErrs)
+	out.TTFT, out.ITL, out.Event = a.ttftErrs, a.itlErrs, a.errs
+	for _, xs := range [][]float64{out.TTFT, out.ITL, out.Event, out.Late, out.SendErr} {
+		slices.Sort(xs)
+	}
+	return out, nil
+}
+
+// fileStart is the wall-clock t0 in a records file's header.
+func fileStart(records string) (time.Time, error) {
+	f, err := os.Open(records)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	rd, err := record.NewReader(f)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return rd.Header().Start, nil
 }
 
 // pointAcc gathers one point's figures from its records.

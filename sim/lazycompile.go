@@ -53,14 +53,19 @@ func (sc *startupCost) compile(seqs, prefill int) time.Duration {
 	return sc.lazy.compile(seqs, prefill)
 }
 
-// logCompile keeps a compiling step's span for Phases.
-func (sc *startupCost) logCompile(start, end time.Time) {
-	sc.phases.compiles.add(Compile{Start: start, End: end})
+// logCompile keeps a compiling step's span and shape for Phases.
+func (sc *startupCost) logCompile(start, end time.Time, seqs, prefill int) {
+	sc.phases.compiles.add(Compile{Start: start, End: end, Seqs: seqs, Prefill: prefill})
 }
 
 // Compile is one engine step that paid a lazy compilation: its start and end on the engine's
-// schedule. A request in flight across it was served by a cold engine.
-type Compile struct{ Start, End time.Time }
+// schedule, and its shape: Seqs sequences, Prefill prompt tokens computed. A request in
+// flight across it was served by a cold engine. Its batch-size bucket was the new one when
+// no earlier compile's Seqs fell in that bucket (every first use of a bucket compiles).
+type Compile struct {
+	Start, End    time.Time
+	Seqs, Prefill int
+}
 
 // compileLog is the compiling steps, read by Phases while the engine appends. There are at
 // most two per bucket, so it stays small.

@@ -126,7 +126,7 @@ func modelStep(s *scheduler, cost *startupCost, start time.Time) (time.Duration,
 	if c := cost.compile(s.stepSeqs, s.stepPrefill); c > 0 {
 		d += c
 		ph.compiled = true
-		cost.logCompile(start, start.Add(d))
+		cost.logCompile(start, start.Add(d), s.stepSeqs, s.stepPrefill)
 	}
 	return d, ph
 }

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+	"math"
+	"math/bits"
 	"path/filepath"
 	"testing"
 	"time"
@@ -46,4 +49,49 @@ func TestDefaultWarmupEndsLazyCompilation(t *testing.T) {
 		}
 	}
 	t.Logf("%d warmup requests, %d compiles, %d cold measured requests", warm, len(compiles), cold)
+}
+
+// TestWarmupAutoMeetsTheMeasuredRamp: --warmup auto keeps every user busy, so the ramp from
+// one user in flight to N with which the measured phase starts after the drain met batch
+// sizes the judged warmup never ran, and against a simulator that compiles each new batch
+// size on first use (at --cold-start's cost per shape) the measured phase's first requests
+// ran while the engine compiled. The warmup's tail now ramps as the measured phase will: no
+// batch-size bucket is new after measuring began. (A prefill length is left out: two prompts
+// admitted in one step once users send their second requests is a shape of the steady state
+// that the judged warmup, whose users run in step, may not have met, and no ramp covers it.)
+func TestWarmupAutoMeetsTheMeasuredRamp(t *testing.T) {
+	const users = 8
+	bucket := func(v int) int { return bits.Len(uint(min(v, 512) - 1)) } // as the simulator rounds
+	for seed := range 2 {
+		srv, url := startSimServer(t, func(c *sim.Config) { c.LazyCompile = 30 * time.Millisecond })
+		p := filepath.Join(t.TempDir(), "r.jsonl")
+		code, _, errs := runMain(t, "run", "-q", "--url", url, "--concurrency", fmt.Sprint(users), "--requests", "64",
+			"--warmup", "auto", "--input-tokens", "128", "--output-tokens", "32", "--seed", fmt.Sprint(seed+1), "-o", p)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		h, recs := readRecords(t, p)
+		compiles := srv.Phases().Compiles
+		if len(compiles) == 0 {
+			t.Fatal("the simulator compiled nothing: the test checks nothing")
+		}
+		var first int64 = math.MaxInt64
+		for i := range recs {
+			if recs[i].Measured() {
+				first = min(first, recs[i].Sent)
+			}
+		}
+		measuring := h.Start.Add(time.Duration(first))
+		seen := map[int]bool{}
+		for _, c := range compiles {
+			if b := bucket(c.Seqs); !seen[b] {
+				seen[b] = true
+				if c.End.After(measuring) {
+					t.Errorf("seed %d: the engine compiled batch size %d at %v, %v after measuring began",
+						seed+1, c.Seqs, c.Start.Format("15:04:05.000"), c.Start.Sub(measuring))
+				}
+			}
+		}
+		t.Logf("seed %d: %d warmup requests (%s), %d compiles", seed+1, h.Ends[0].WarmupRequests, h.Ends[0].WarmupStop, len(compiles))
+	}
 }
