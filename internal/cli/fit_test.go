@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"servebench/selftest"
 )
 
 // TestHelpSpeaksWords: no Go type name in any command's --help.
@@ -61,10 +63,16 @@ func TestCompletion(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash here")
 	}
+	// servebench on the PATH is this test binary, which TestMain runs as the command when
+	// selftest.ChildEnv is set (no second build of the binary)
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "servebench")
-	if out, err := exec.Command("go", "build", "-o", exe, "servebench/cmd/servebench").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v: %s", err, out)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(self, exe); err != nil {
+		t.Skipf("no symbolic link here: %v", err)
 	}
 	// the generated script, sourced by bash, completes --api's values
 	// (bash-completion's _get_comp_words_by_ref, which the script uses, shimmed for a bare bash)
@@ -74,7 +82,7 @@ COMP_WORDS=(servebench run --api open); COMP_CWORD=3; COMP_LINE="servebench run 
 __start_servebench servebench open run
 printf '%s\n' "${COMPREPLY[@]}"`
 	cmd := exec.Command(bash, "-c", script)
-	cmd.Env = append(os.Environ(), "SB="+exe, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "SB="+exe, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), selftest.ChildEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "openai-completions") || !strings.Contains(string(out), "openai-chat") {
 		t.Errorf("bash completion of --api open: %v: %q", err, out)

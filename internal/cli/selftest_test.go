@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"testing"
@@ -16,9 +14,11 @@ import (
 // selftest.ChildEnv set, the binary runs Main on its arguments instead of the tests.
 func TestMain(m *testing.M) {
 	if os.Getenv(selftest.ChildEnv) != "" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		// re-executed as servebench itself (selftest's simulator, the signal tests): the
+		// command's own two-stage stop, as in cmd/servebench
+		ctx, release := StopOnSignals()
 		code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-		stop()
+		release()
 		os.Exit(code)
 	}
 	os.Exit(m.Run())
