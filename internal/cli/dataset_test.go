@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"servebench/internal/peertest"
 	"servebench/metrics"
 	"servebench/sim"
 	"servebench/stat"
@@ -253,7 +252,7 @@ func TestMultiTurnSessions(t *testing.T) {
 // prompt tokens llama.cpp's per-slot prompt cache served (timings.cache_n), summarised beside
 // the workload's reusable share.
 func TestDatasetsAgainstLlamaCpp(t *testing.T) {
-	url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "8192")
+	url := llamaTiny2(t)
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "sharegpt.json")
 	writeShareGPT(t, ds, 200)

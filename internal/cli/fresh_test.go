@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"servebench/internal/peertest"
 	"servebench/record"
 	"servebench/sim"
 )
@@ -118,7 +117,7 @@ func TestFreshPromptsSimulator(t *testing.T) {
 // TestFreshPromptsLlamaCpp is the same against the real llama.cpp peer (mini.gguf, 4 slots):
 // llama.cpp reuses a slot's cached prompt prefix (timings.cache_n) whenever a prompt repeats.
 func TestFreshPromptsLlamaCpp(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192")
+	url := llamaMini4(t)
 	checkFresh(t, freshRuns(t, url, "--output-tokens", "4"))
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"servebench/internal/peertest"
 	"servebench/sim"
 )
 
@@ -73,7 +72,7 @@ func TestInvocationsFreshSimulator(t *testing.T) {
 // TestInvocationsFreshLlamaCpp: against the llama.cpp peer (mini.gguf, 4 slots), whose slots
 // keep their last prompt and reuse its prefix (timings.cache_n).
 func TestInvocationsFreshLlamaCpp(t *testing.T) {
-	checkInvocations(t, func() string { return peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192") })
+	checkInvocations(t, func() string { return llamaMini4(t) })
 }
 
 // TestLikeNonce: --like replays the baseline's exact prompts (same hash, same recipe, its

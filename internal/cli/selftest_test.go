@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"servebench/internal/peertest"
 	"servebench/selftest"
 )
 
@@ -21,7 +22,9 @@ func TestMain(m *testing.M) {
 		release()
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	peertest.StopShared()
+	os.Exit(code)
 }
 
 // selftestRun runs selftest with args and returns its JSON rows.
