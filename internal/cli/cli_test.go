@@ -129,6 +129,7 @@ func TestRunAgainstSimulatorAndReportMatches(t *testing.T) {
 }
 
 func TestWorkloadHashAndReplay(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	run := func(name string, extra ...string) *record.Header {
@@ -162,6 +163,7 @@ func TestWorkloadHashAndReplay(t *testing.T) {
 }
 
 func TestConfigFileAndFlagOverride(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
@@ -184,6 +186,7 @@ func TestConfigFileAndFlagOverride(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("{\"prompt\":\"a\"}\n{oops\n"), 0o644)
@@ -227,6 +230,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestSecretsNeverWritten(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-SECRET-4242"
 	url := startSim(t, nil)
 	dir := t.TempDir()
@@ -252,6 +256,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 }
 
 func TestReportSkipsBadLines(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "8", "--output-tokens", "2", "--requests", "4", "--concurrency", "1", "-o", p); code != 0 {
@@ -272,6 +277,7 @@ func TestReportSkipsBadLines(t *testing.T) {
 // TestExitCodesDoNotGuessFromMessages checks that a tool error whose message happens to
 // contain words of cobra's usage errors ("accepts", "invalid argument") stays exit 1.
 func TestExitCodesDoNotGuessFromMessages(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "accepts invalid argument")
 	if code, _, e := runMain(t, "report", filepath.Join(dir, "x.jsonl")); code != ExitError {
 		t.Errorf("missing file in a folder named like a usage error: exit %d (%s), want %d", code, e, ExitError)

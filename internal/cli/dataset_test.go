@@ -39,6 +39,7 @@ func writeShareGPT(t *testing.T, path string, n int) {
 // length is the dataset's answer length in tokens, the workload hash is the same across two
 // runs, and --like replays it exactly.
 func TestShareGPTDataset(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "sharegpt.json")
@@ -80,6 +81,7 @@ func TestShareGPTDataset(t *testing.T) {
 // TestSharedPrefixWorkload: G groups sharing P-token prefixes; the header records the
 // reusable share the workload implies.
 func TestSharedPrefixWorkload(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	out := filepath.Join(t.TempDir(), "sp.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--prefix-groups", "4", "--prefix-tokens", "96", "--input-tokens", "128",
@@ -154,6 +156,7 @@ func TestMooncakeTrace(t *testing.T) {
 // the roofline predicts (±15%, at least ±3 ms): one user, so each request is alone on the engine, and its
 // prefill step is 640 new tokens without the cache, 128 over 512 cached with it.
 func TestSharedPrefixHitsTheSimulatorCache(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var srv *sim.Server
 	run := func(noCache bool) (string, float64, float64) {

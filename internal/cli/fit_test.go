@@ -13,6 +13,7 @@ import (
 
 // TestHelpSpeaksWords: no Go type name in any command's --help.
 func TestHelpSpeaksWords(t *testing.T) {
+	t.Parallel()
 	goTypes := regexp.MustCompile(`--[a-z-]+ (float64Slice|durationSlice|FaultList|stringArray|intSlice|float64|int64)\b`)
 	for _, c := range []string{"run", "sweep", "sim", "env", "compare", "report", "selftest"} {
 		_, out, _ := runMain(t, c, "--help")
@@ -27,6 +28,7 @@ func TestHelpSpeaksWords(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	if code, out, _ := runMain(t, "version"); code != 0 || !strings.HasPrefix(out, "servebench "+Version) {
 		t.Errorf("version: exit %d: %q", code, out)
 	}
@@ -41,6 +43,7 @@ func TestVersion(t *testing.T) {
 // TestCompletion: enumerated flags complete with their values, through cobra's __complete
 // (what every shell's script calls) and through the bash script itself.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want []string

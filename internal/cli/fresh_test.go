@@ -110,6 +110,7 @@ func checkFresh(t *testing.T, got map[string]map[int]cachedShare) {
 // measured run of --warmup auto, --repeat 3 or a sweep is served from the cache its warmup or
 // an earlier run filled, while shared prefixes and session history are reused.
 func TestFreshPromptsSimulator(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 })
 	checkFresh(t, freshRuns(t, url, "--output-tokens", "4"))
 }
@@ -126,6 +127,7 @@ func TestFreshPromptsLlamaCpp(t *testing.T) {
 // every record names its session (session ids count from 1: a session 0 lost its id to
 // omitempty).
 func TestSessionsCountedWhole(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 })
 	out := filepath.Join(t.TempDir(), "s.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--turns", "3", "--requests", "5", "--warmup", "2", "--concurrency", "2",
@@ -170,6 +172,7 @@ func TestSessionsCountedWhole(t *testing.T) {
 // mean rate, its lengths a distribution, in text, Markdown and HTML and in gobench's
 // condition lines; a ramp is not "0 users (closed loop)".
 func TestLoadLineTraceAndRamp(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 })
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "mooncake.jsonl")
@@ -224,6 +227,7 @@ func TestLoadLineTraceAndRamp(t *testing.T) {
 // TestRepeatPartsReplayed: each --repeat run sends prompts of its own; the header embeds every
 // run's (and --save-workload saves them), and --like replays them run by run with the same hash.
 func TestRepeatPartsReplayed(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	base, cand, saved := filepath.Join(dir, "base.jsonl"), filepath.Join(dir, "cand.jsonl"), filepath.Join(dir, "w.jsonl")
@@ -263,6 +267,7 @@ func TestRepeatPartsReplayed(t *testing.T) {
 // TestFlushCacheRefused: --flush-cache against a server without SGLang's /flush_cache is a tool
 // error in one line, before any request is measured.
 func TestFlushCacheRefused(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--flush-cache", "--requests", "2", "--concurrency", "1",
 		"--input-tokens", "8", "--output-tokens", "2", "-o", filepath.Join(t.TempDir(), "f.jsonl"))

@@ -21,6 +21,7 @@ import (
 // a generous bound; and the inputs that are valid but odd (a BOM, a huge block size, a
 // million groups for three requests) run.
 func TestHostileInputs(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	dir := t.TempDir()
 	file := func(name, content string) string {
@@ -136,6 +137,7 @@ func oneError(stderr string) string {
 // TestDatasetFromPipe: a dataset is read once, hashed while parsed, so a pipe (what
 // `--dataset sharegpt:<(cat f)` gives) works and the header's sha256 is the file's.
 func TestDatasetFromPipe(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "sharegpt.json")
@@ -167,6 +169,7 @@ func TestDatasetFromPipe(t *testing.T) {
 // context) still ends the run at once, with one line and exit 130, and a writer that comes
 // later finds nobody blocked.
 func TestFIFOWithoutWriterStopsOnCtrlC(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	for _, flag := range []string{"--dataset", "--prompts", "--trace", "--config"} {

@@ -66,6 +66,7 @@ func checkInvocations(t *testing.T, url func() string) {
 
 // TestInvocationsFreshSimulator: against the simulator's prefix cache.
 func TestInvocationsFreshSimulator(t *testing.T) {
+	t.Parallel()
 	checkInvocations(t, func() string { return startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 }) })
 }
 
@@ -79,6 +80,7 @@ func TestInvocationsFreshLlamaCpp(t *testing.T) {
 // nonce recorded) unless given --nonce fresh, which sends text of its own at the baseline's
 // lengths; compare calls both comparable; --nonce HEX rebuilds that invocation's text.
 func TestLikeNonce(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 })
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n+".jsonl") }
@@ -131,6 +133,7 @@ func TestLikeNonce(t *testing.T) {
 // no knee or peak as a conclusion, says why, records them withheld and exits 7; the first,
 // like any sweep of prompts of its own, concludes and exits 0.
 func TestInvalidSweepWithholds(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 })
 	dir := t.TempDir()
 	args := func(out string) []string {

@@ -20,6 +20,7 @@ import (
 // built up front (it used to build 3 × 10⁸ prompts first). The later runs' prompts are fresh
 // ones, and --lora-modules reaches them as it reaches the first run's.
 func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
+	t.Parallel()
 	_, url := startSimServer(t, func(c *sim.Config) {
 		c.TTFT, c.ITL = time.Millisecond, time.Millisecond
 		c.Adapters = sim.LoRAList{"a1", "a2"}

@@ -20,6 +20,7 @@ import (
 // prefills happen to line up or not. The bound (3 ms or 25%) is for a machine at load
 // average 10; on an idle one the p50s agree within 0.3 ms (TTFT) and 0.02 ms (ITL).
 func TestResponsesMatchesChat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sums := map[string]map[string]any{}
 	for _, api := range []string{"openai-chat", "openai-responses"} {
@@ -62,6 +63,7 @@ func TestResponsesMatchesChat(t *testing.T) {
 // a real run with --api openai-responses, end as the documented class with the server's words
 // and the events received before the failure kept; the run goes on.
 func TestResponsesFaultsThroughRun(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	const n = 2
 	for _, tc := range []struct{ fault, class, msg string }{

@@ -83,6 +83,7 @@ func wait(t *testing.T, cmd *exec.Cmd) int {
 // TestFirstSIGINTFinishesInFlight: the first Ctrl-C stops sending, lets the requests in
 // flight finish, prints the partial summary and exits 0 with a valid records file.
 func TestFirstSIGINTFinishesInFlight(t *testing.T) {
+	t.Parallel()
 	cmd, p, out, errb := startRun(t)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -107,6 +108,7 @@ func TestFirstSIGINTFinishesInFlight(t *testing.T) {
 // TestSecondSIGINTCancels: a second Ctrl-C cancels the requests in flight, which are
 // recorded as cancelled, and the records file is still valid.
 func TestSecondSIGINTCancels(t *testing.T) {
+	t.Parallel()
 	cmd, p, out, errb := startRun(t)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	time.Sleep(100 * time.Millisecond)
