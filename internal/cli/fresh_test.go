@@ -55,10 +55,10 @@ func freshRuns(t *testing.T, url string, common ...string) map[string]map[int]ca
 		name string
 		args []string
 	}{
-		{"warmup-auto", []string{"run", "--warmup", "auto", "--warmup-max", "24", "--requests", "40", "--concurrency", "4"}},
-		{"repeat-3", []string{"run", "--repeat", "3", "--requests", "20", "--concurrency", "4"}},
-		{"sweep-3", []string{"sweep", "--concurrency", "1,2,4", "--requests", "16"}},
-		{"shared-prefix", []string{"run", "--prefix-groups", "2", "--prefix-tokens", "96", "--requests", "20", "--concurrency", "4"}},
+		{"warmup-auto", []string{"run", "--warmup", "auto", "--warmup-max", "24", "--requests", "16", "--concurrency", "4"}},
+		{"repeat-3", []string{"run", "--repeat", "3", "--requests", "8", "--concurrency", "4"}},
+		{"sweep-3", []string{"sweep", "--concurrency", "1,2,4", "--requests", "8"}},
+		{"shared-prefix", []string{"run", "--prefix-groups", "2", "--prefix-tokens", "96", "--requests", "8", "--concurrency", "4"}},
 		{"sessions", []string{"run", "--turns", "3", "--requests", "6", "--concurrency", "2", "--input-tokens", "64"}},
 	} {
 		path := filepath.Join(dir, c.name+".jsonl")

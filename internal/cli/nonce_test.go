@@ -21,9 +21,9 @@ func invocations(t *testing.T, url string, extra ...string) map[string]map[int]c
 		name string
 		args []string
 	}{
-		{"repeat-3", []string{"run", "--repeat", "3", "--requests", "16", "--concurrency", "4"}},
-		{"sweep", []string{"sweep", "--concurrency", "1,2,4", "--requests", "16"}},
-		{"run", []string{"run", "--requests", "16", "--concurrency", "4"}},
+		{"repeat-3", []string{"run", "--repeat", "3", "--requests", "8", "--concurrency", "4"}},
+		{"sweep", []string{"sweep", "--concurrency", "1,2,4", "--requests", "8"}},
+		{"run", []string{"run", "--requests", "8", "--concurrency", "4"}},
 	} {
 		path := filepath.Join(dir, c.name+".jsonl")
 		args := append(append(slices.Clone(c.args), "-q", "--url", url, "--input-tokens", "128", "--output-tokens", "4", "-o", path), extra...)
