@@ -92,7 +92,7 @@ func TestBadInputBackends(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(tc.args, "-o", filepath.Join(dir, tc.name+".jsonl"))
 			code, _, errs := runMain(t, args...)
-			if code != tc.code || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			if code != tc.code || !strings.Contains(errs, tc.want) || strings.Count(withoutBuildNotice(errs), "\n") > 0 {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q on one line", code, errs, tc.code, tc.want)
 			}
 		})
