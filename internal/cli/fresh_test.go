@@ -215,7 +215,10 @@ func TestLoadLineTraceAndRamp(t *testing.T) {
 		t.Errorf("gobench conditions:\n%s", got)
 	}
 
-	code, stdout, errs = runMain(t, "run", "--url", url, "--ramp", "linear:2..20", "--duration", "1s", "--output-tokens", "2", "-o", filepath.Join(dir, "ramp.jsonl"))
+	// 16-token prompts: a ramp builds prompts for its peak rate (1,000 here), and the load line
+	// is all this checks
+	code, stdout, errs = runMain(t, "run", "--url", url, "--ramp", "linear:2..20", "--duration", "1s", "--input-tokens", "16",
+		"--output-tokens", "2", "-o", filepath.Join(dir, "ramp.jsonl"))
 	if code != 0 {
 		t.Fatalf("ramp: exit %d: %s", code, errs)
 	}
