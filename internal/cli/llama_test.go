@@ -10,9 +10,10 @@ import (
 
 // The llama.cpp servers this package's tests share, one per set of flags, started by the
 // first test that asks and stopped by TestMain (peertest.Shared): a test that needs a fresh
-// server, or other flags, starts its own with peertest.Llama. Their users run one after
-// another (none is parallel), so no test's figures hold another's requests; none of them
-// needs an empty prompt cache, because every invocation draws prompts of its own (nonce).
+// server, or other flags, starts its own with peertest.Llama. No two of a server's users run
+// at once (one of them at most is parallel, and parallel tests start once the others are
+// done), so no test's figures hold another's requests; none of them needs an empty prompt
+// cache, because every invocation draws prompts of its own (nonce).
 
 // llamaMini4 is mini.gguf with 4 slots and /metrics: the load, cache and TTFT-split tests.
 func llamaMini4(t *testing.T) string {

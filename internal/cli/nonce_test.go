@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"servebench/internal/peertest"
 	"servebench/sim"
 )
 
@@ -71,9 +72,12 @@ func TestInvocationsFreshSimulator(t *testing.T) {
 }
 
 // TestInvocationsFreshLlamaCpp: against the llama.cpp peer (mini.gguf, 4 slots), whose slots
-// keep their last prompt and reuse its prefix (timings.cache_n).
+// keep their last prompt and reuse its prefix (timings.cache_n). It runs beside other tests
+// (it judges cache shares, not times), each check on a server of its own: another test's
+// requests on the same slots could evict the prompts the --nonce off check must find.
 func TestInvocationsFreshLlamaCpp(t *testing.T) {
-	checkInvocations(t, func() string { return llamaMini4(t) })
+	t.Parallel()
+	checkInvocations(t, func() string { return peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192") })
 }
 
 // TestLikeNonce: --like replays the baseline's exact prompts (same hash, same recipe, its
