@@ -156,7 +156,6 @@ func TestMooncakeTrace(t *testing.T) {
 // the roofline predicts (±15%, at least ±3 ms): one user, so each request is alone on the engine, and its
 // prefill step is 640 new tokens without the cache, 128 over 512 cached with it.
 func TestSharedPrefixHitsTheSimulatorCache(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	var srv *sim.Server
 	run := func(noCache bool) (string, float64, float64) {

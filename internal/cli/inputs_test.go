@@ -182,8 +182,10 @@ func TestFIFOWithoutWriterStopsOnCtrlC(t *testing.T) {
 			if flag == "--dataset" {
 				val = "sharegpt:" + fifo
 			}
+			// Ctrl-C once the run waits on the FIFO: after the server's readiness and its model
+			// list, which on a busy machine (tests side by side) took more than 300 ms
 			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(300*time.Millisecond, cancel)
+			time.AfterFunc(2*time.Second, cancel)
 			var stdout, stderr bytes.Buffer
 			start := time.Now()
 			code := Main(ctx, []string{"run", "-q", "--url", url, flag, val, "-o", filepath.Join(dir, flag+".jsonl")}, strings.NewReader(""), &stdout, &stderr)

@@ -20,7 +20,6 @@ import (
 // built up front (it used to build 3 × 10⁸ prompts first). The later runs' prompts are fresh
 // ones, and --lora-modules reaches them as it reaches the first run's.
 func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
-	t.Parallel()
 	_, url := startSimServer(t, func(c *sim.Config) {
 		c.TTFT, c.ITL = time.Millisecond, time.Millisecond
 		c.Adapters = sim.LoRAList{"a1", "a2"}
@@ -93,7 +92,8 @@ func startHugeRepeat(t *testing.T, url, p string, extra ...string) *hugeRepeat {
 // waitForRun waits (3 minutes at most) for a record of run r or later; it stops the run and
 // fails the test if none comes. The wait is a guard against a hang, not a bound the tests
 // hold: the 1,000-odd requests before run 256 took more than 60 s under -race at a load
-// average of 20.
+// average of 20. The tests that wait are not parallel: beside seven others the up-front
+// build of 1,024 prompts alone took more than 95 s.
 func (h *hugeRepeat) waitForRun(t *testing.T, r int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)

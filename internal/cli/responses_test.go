@@ -20,7 +20,6 @@ import (
 // prefills happen to line up or not. The bound (3 ms or 25%) is for a machine at load
 // average 10; on an idle one the p50s agree within 0.3 ms (TTFT) and 0.02 ms (ITL).
 func TestResponsesMatchesChat(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	sums := map[string]map[string]any{}
 	for _, api := range []string{"openai-chat", "openai-responses"} {
