@@ -4,15 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"servebench/internal/peertest"
 )
 
 // A real llama.cpp server honours response_format with a grammar: every answer that had room
 // to finish meets the schema, and every answer cut by max_tokens is counted invalid and named.
 // It skips when the server cannot be set up.
 func TestLlamaCppResponseFormat(t *testing.T) {
-	url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "4096")
+	url := llamaTiny2(t)
 	sch := filepath.Join(t.TempDir(), "s.json")
 	if err := os.WriteFile(sch, []byte(`{"type":"object","properties":{"a":{"enum":["x","y"]},"n":{"type":"integer"}},"required":["a","n"],"additionalProperties":false}`), 0o644); err != nil {
 		t.Fatal(err)

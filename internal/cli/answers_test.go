@@ -77,6 +77,7 @@ type recordView struct {
 // 10% invalid answers from the simulator read as 10% ± 3 points over 500
 // requests, every invalid one named in its record; with none broken, none is counted.
 func TestResponseFormatCountsInvalidAnswers(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.InvalidJSON = 0.1; c.TTFT = 0 })
 	s, recs := runAnswers(t, url, "--response-format", "json-schema:"+exampleSchema, "--requests", "500", "--output-tokens", "200", "--slo", "correct")
 	a := s.Answers
@@ -110,6 +111,7 @@ func TestResponseFormatCountsInvalidAnswers(t *testing.T) {
 // goodput with --slo correct counts exactly the right ones; with no error every answer is
 // right, with every one wrong none is.
 func TestAnswersDatasetAccuracyAndGoodput(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.AnswersFile, c.AnswerError = exampleAnswers, 0.2 })
 	s, recs := runAnswers(t, url, "--dataset", "answers:"+exampleAnswers, "--requests", "500", "--slo", "correct,ttft=1h")
 	a := s.Answers
@@ -145,6 +147,7 @@ func TestAnswersDatasetAccuracyAndGoodput(t *testing.T) {
 // compare treats accuracy as a key metric: a candidate that answers worse regressed, whatever
 // its latencies; the same server under another seed does not.
 func TestCompareJudgesAccuracy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(name string, share float64, seed int64) string {
 		url := startSim(t, func(c *sim.Config) { c.AnswersFile, c.AnswerError, c.Seed = exampleAnswers, share, seed })
@@ -166,6 +169,7 @@ func TestCompareJudgesAccuracy(t *testing.T) {
 }
 
 func TestAnswersUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	noKey := filepath.Join(dir, "nokey.jsonl")
 	badSchema := filepath.Join(dir, "bad.json")

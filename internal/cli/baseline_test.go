@@ -100,6 +100,7 @@ func TestBaselineCompareSimulator(t *testing.T) {
 
 // TestEnvSimulator checks env against a live simulator: detected, declared and unknown.
 func TestEnvSimulator(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	code, out, errs := runMain(t, "env", "--url", url, "--condition", "gpu.driver=none")
 	if code != 0 {
@@ -179,6 +180,7 @@ func TestEmbedPromptsOff(t *testing.T) {
 // --cache-salt per-run gives every run its own random cache_salt, beside the user's extra
 // body; the simulator accepts it, and the setting is a recorded condition.
 func TestCacheSaltPerRun(t *testing.T) {
+	t.Parallel()
 	c := runspec.Default()
 	c.CacheSalt, c.ExtraBody = "per-run", `{"priority": 1}`
 	a, err := c.RunSampling()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,16 @@ func startSimServer(t *testing.T, mod func(*sim.Config)) (*sim.Server, string) {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, url
+}
+
+// buildNotice is the progress line of a workload that takes more than 5 s to build.
+var buildNotice = regexp.MustCompile(`(?m)^building the workload: \S+ so far \(Ctrl-C stops\)\n`)
+
+// withoutBuildNotice is stderr without the build's progress lines, trimmed: on a busy machine
+// (tests run side by side) a workload built before a bad input is found can take more than
+// 5 s, and its progress line is not part of the one-line error the checks hold.
+func withoutBuildNotice(stderr string) string {
+	return strings.TrimSpace(buildNotice.ReplaceAllString(stderr, ""))
 }
 
 // logQuality logs the client's own health in each run of h (its run-end lines): what to
@@ -129,6 +140,7 @@ func TestRunAgainstSimulatorAndReportMatches(t *testing.T) {
 }
 
 func TestWorkloadHashAndReplay(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	run := func(name string, extra ...string) *record.Header {
@@ -162,6 +174,7 @@ func TestWorkloadHashAndReplay(t *testing.T) {
 }
 
 func TestConfigFileAndFlagOverride(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
@@ -184,6 +197,7 @@ func TestConfigFileAndFlagOverride(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("{\"prompt\":\"a\"}\n{oops\n"), 0o644)
@@ -227,6 +241,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestSecretsNeverWritten(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-SECRET-4242"
 	url := startSim(t, nil)
 	dir := t.TempDir()
@@ -252,6 +267,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 }
 
 func TestReportSkipsBadLines(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "8", "--output-tokens", "2", "--requests", "4", "--concurrency", "1", "-o", p); code != 0 {
@@ -272,6 +288,7 @@ func TestReportSkipsBadLines(t *testing.T) {
 // TestExitCodesDoNotGuessFromMessages checks that a tool error whose message happens to
 // contain words of cobra's usage errors ("accepts", "invalid argument") stays exit 1.
 func TestExitCodesDoNotGuessFromMessages(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "accepts invalid argument")
 	if code, _, e := runMain(t, "report", filepath.Join(dir, "x.jsonl")); code != ExitError {
 		t.Errorf("missing file in a folder named like a usage error: exit %d (%s), want %d", code, e, ExitError)

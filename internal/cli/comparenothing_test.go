@@ -15,6 +15,7 @@ import (
 // request failed and one whose every request was warmup are "MEASURED NOTHING" with exit 8,
 // never "no significant change"; the base compared with itself is a usage error.
 func TestCompareMeasuredNothing(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, 5*time.Millisecond })
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
@@ -58,6 +59,7 @@ func TestCompareMeasuredNothing(t *testing.T) {
 // A candidate run whose requests all missed the SLO has goodput 0, and that 0 is in its
 // goodput figure (an arithmetic mean), not dropped: compare calls goodput regressed.
 func TestCompareZeroGoodputStaysIn(t *testing.T) {
+	t.Parallel()
 	fixed := func(itl time.Duration) func(*sim.Config) {
 		return func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, itl }
 	}

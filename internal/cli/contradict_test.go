@@ -13,6 +13,7 @@ import (
 // two answer events but reports reasoning_tokens 1000 of completion_tokens 3 gets a note with
 // the figures, and its records keep the server's counts as sent.
 func TestServerCountsThatContradictTheStream(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/models":

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"servebench/internal/peertest"
 	"servebench/metrics"
 	"servebench/sim"
 	"servebench/stat"
@@ -40,6 +39,7 @@ func writeShareGPT(t *testing.T, path string, n int) {
 // length is the dataset's answer length in tokens, the workload hash is the same across two
 // runs, and --like replays it exactly.
 func TestShareGPTDataset(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "sharegpt.json")
@@ -81,6 +81,7 @@ func TestShareGPTDataset(t *testing.T) {
 // TestSharedPrefixWorkload: G groups sharing P-token prefixes; the header records the
 // reusable share the workload implies.
 func TestSharedPrefixWorkload(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	out := filepath.Join(t.TempDir(), "sp.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--prefix-groups", "4", "--prefix-tokens", "96", "--input-tokens", "128",
@@ -257,7 +258,7 @@ func TestMultiTurnSessions(t *testing.T) {
 // prompt tokens llama.cpp's per-slot prompt cache served (timings.cache_n), summarised beside
 // the workload's reusable share.
 func TestDatasetsAgainstLlamaCpp(t *testing.T) {
-	url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "8192")
+	url := llamaTiny2(t)
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "sharegpt.json")
 	writeShareGPT(t, ds, 200)

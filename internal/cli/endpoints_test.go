@@ -68,6 +68,7 @@ func checkPooling(t *testing.T, recs []record.Record, out string, batch, n int) 
 // the server's counts, embeddings and rerank send batches whose prompt tokens the server
 // counts, and their summaries show latency and input throughput, no TTFT or ITL.
 func TestSimEndpoints(t *testing.T) {
+	t.Parallel()
 	_, url := startSimServer(t, func(c *sim.Config) {})
 	t.Run("anthropic-messages", func(t *testing.T) {
 		recs, out := endpointRun(t, url, "--api", "anthropic-messages", "--requests", "12", "--concurrency", "3",
@@ -105,6 +106,7 @@ func TestSimEndpoints(t *testing.T) {
 
 // TestEndpointUsage: a batch size that means nothing is a usage error before any request.
 func TestEndpointUsage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		msg  string
@@ -172,6 +174,7 @@ func TestLlamaCppEndpoints(t *testing.T) {
 // that echoes it back in its errors does not get it into the records or the output, as
 // with Authorization.
 func TestAnthropicKeyRedacted(t *testing.T) {
+	t.Parallel()
 	const key = "sk-ant-endpoints-0123456789"
 	seen := make(chan string, 64)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

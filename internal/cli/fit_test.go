@@ -7,10 +7,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"servebench/selftest"
 )
 
 // TestHelpSpeaksWords: no Go type name in any command's --help.
 func TestHelpSpeaksWords(t *testing.T) {
+	t.Parallel()
 	goTypes := regexp.MustCompile(`--[a-z-]+ (float64Slice|durationSlice|FaultList|stringArray|intSlice|float64|int64)\b`)
 	for _, c := range []string{"run", "sweep", "sim", "env", "compare", "report", "selftest"} {
 		_, out, _ := runMain(t, c, "--help")
@@ -25,6 +28,7 @@ func TestHelpSpeaksWords(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	if code, out, _ := runMain(t, "version"); code != 0 || !strings.HasPrefix(out, "servebench "+Version) {
 		t.Errorf("version: exit %d: %q", code, out)
 	}
@@ -39,6 +43,7 @@ func TestVersion(t *testing.T) {
 // TestCompletion: enumerated flags complete with their values, through cobra's __complete
 // (what every shell's script calls) and through the bash script itself.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -61,10 +66,16 @@ func TestCompletion(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash here")
 	}
+	// servebench on the PATH is this test binary, which TestMain runs as the command when
+	// selftest.ChildEnv is set (no second build of the binary)
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "servebench")
-	if out, err := exec.Command("go", "build", "-o", exe, "servebench/cmd/servebench").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v: %s", err, out)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(self, exe); err != nil {
+		t.Skipf("no symbolic link here: %v", err)
 	}
 	// the generated script, sourced by bash, completes --api's values
 	// (bash-completion's _get_comp_words_by_ref, which the script uses, shimmed for a bare bash)
@@ -74,7 +85,7 @@ COMP_WORDS=(servebench run --api open); COMP_CWORD=3; COMP_LINE="servebench run 
 __start_servebench servebench open run
 printf '%s\n' "${COMPREPLY[@]}"`
 	cmd := exec.Command(bash, "-c", script)
-	cmd.Env = append(os.Environ(), "SB="+exe, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "SB="+exe, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), selftest.ChildEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "openai-completions") || !strings.Contains(string(out), "openai-chat") {
 		t.Errorf("bash completion of --api open: %v: %q", err, out)

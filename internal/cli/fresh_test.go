@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"servebench/internal/peertest"
 	"servebench/record"
 	"servebench/sim"
 )
@@ -56,10 +55,10 @@ func freshRuns(t *testing.T, url string, common ...string) map[string]map[int]ca
 		name string
 		args []string
 	}{
-		{"warmup-auto", []string{"run", "--warmup", "auto", "--warmup-max", "24", "--requests", "40", "--concurrency", "4"}},
-		{"repeat-3", []string{"run", "--repeat", "3", "--requests", "20", "--concurrency", "4"}},
-		{"sweep-3", []string{"sweep", "--concurrency", "1,2,4", "--requests", "16"}},
-		{"shared-prefix", []string{"run", "--prefix-groups", "2", "--prefix-tokens", "96", "--requests", "20", "--concurrency", "4"}},
+		{"warmup-auto", []string{"run", "--warmup", "auto", "--warmup-max", "24", "--requests", "16", "--concurrency", "4"}},
+		{"repeat-3", []string{"run", "--repeat", "3", "--requests", "8", "--concurrency", "4"}},
+		{"sweep-3", []string{"sweep", "--concurrency", "1,2,4", "--requests", "8"}},
+		{"shared-prefix", []string{"run", "--prefix-groups", "2", "--prefix-tokens", "96", "--requests", "8", "--concurrency", "4"}},
 		{"sessions", []string{"run", "--turns", "3", "--requests", "6", "--concurrency", "2", "--input-tokens", "64"}},
 	} {
 		path := filepath.Join(dir, c.name+".jsonl")
@@ -111,14 +110,18 @@ func checkFresh(t *testing.T, got map[string]map[int]cachedShare) {
 // measured run of --warmup auto, --repeat 3 or a sweep is served from the cache its warmup or
 // an earlier run filled, while shared prefixes and session history are reused.
 func TestFreshPromptsSimulator(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 })
 	checkFresh(t, freshRuns(t, url, "--output-tokens", "4"))
 }
 
 // TestFreshPromptsLlamaCpp is the same against the real llama.cpp peer (mini.gguf, 4 slots):
 // llama.cpp reuses a slot's cached prompt prefix (timings.cache_n) whenever a prompt repeats.
+// It runs beside other tests (it judges cache shares, not times); the shared server's other
+// users are not parallel, so they are done before it starts.
 func TestFreshPromptsLlamaCpp(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192")
+	t.Parallel()
+	url := llamaMini4(t)
 	checkFresh(t, freshRuns(t, url, "--output-tokens", "4"))
 }
 
@@ -127,6 +130,7 @@ func TestFreshPromptsLlamaCpp(t *testing.T) {
 // every record names its session (session ids count from 1: a session 0 lost its id to
 // omitempty).
 func TestSessionsCountedWhole(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 })
 	out := filepath.Join(t.TempDir(), "s.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--turns", "3", "--requests", "5", "--warmup", "2", "--concurrency", "2",
@@ -171,6 +175,7 @@ func TestSessionsCountedWhole(t *testing.T) {
 // mean rate, its lengths a distribution, in text, Markdown and HTML and in gobench's
 // condition lines; a ramp is not "0 users (closed loop)".
 func TestLoadLineTraceAndRamp(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 })
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "mooncake.jsonl")
@@ -213,7 +218,10 @@ func TestLoadLineTraceAndRamp(t *testing.T) {
 		t.Errorf("gobench conditions:\n%s", got)
 	}
 
-	code, stdout, errs = runMain(t, "run", "--url", url, "--ramp", "linear:2..20", "--duration", "1s", "--output-tokens", "2", "-o", filepath.Join(dir, "ramp.jsonl"))
+	// 16-token prompts: a ramp builds prompts for its peak rate (1,000 here), and the load line
+	// is all this checks
+	code, stdout, errs = runMain(t, "run", "--url", url, "--ramp", "linear:2..20", "--duration", "1s", "--input-tokens", "16",
+		"--output-tokens", "2", "-o", filepath.Join(dir, "ramp.jsonl"))
 	if code != 0 {
 		t.Fatalf("ramp: exit %d: %s", code, errs)
 	}
@@ -225,6 +233,7 @@ func TestLoadLineTraceAndRamp(t *testing.T) {
 // TestRepeatPartsReplayed: each --repeat run sends prompts of its own; the header embeds every
 // run's (and --save-workload saves them), and --like replays them run by run with the same hash.
 func TestRepeatPartsReplayed(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	base, cand, saved := filepath.Join(dir, "base.jsonl"), filepath.Join(dir, "cand.jsonl"), filepath.Join(dir, "w.jsonl")
@@ -264,6 +273,7 @@ func TestRepeatPartsReplayed(t *testing.T) {
 // TestFlushCacheRefused: --flush-cache against a server without SGLang's /flush_cache is a tool
 // error in one line, before any request is measured.
 func TestFlushCacheRefused(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--flush-cache", "--requests", "2", "--concurrency", "1",
 		"--input-tokens", "8", "--output-tokens", "2", "-o", filepath.Join(t.TempDir(), "f.jsonl"))

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"servebench/conditions"
-	"servebench/internal/peertest"
 	"servebench/record"
 )
 
@@ -17,7 +16,7 @@ import (
 // enforced power limit was lowered from 700 to 400 W between the runs: compare exits 5
 // naming gpu.power_limit, and compares the pair when the change is expected.
 func TestPowerLimitNotComparable(t *testing.T) {
-	url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "2048")
+	url := llamaTiny2(t)
 	dir := t.TempDir()
 	src, err := filepath.Abs("../../bench/testdata/nvidia-smi-h200")
 	if err != nil {

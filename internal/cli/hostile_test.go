@@ -57,6 +57,7 @@ func (o hostileOut) noSecrets(t *testing.T, secrets ...string) {
 // server sends, each request gets its documented class and the server's words, the records
 // file stays valid, the exit code says whether anything succeeded, and no secret is written.
 func TestHostileServers(t *testing.T) {
+	t.Parallel()
 	srv := hostile.Start()
 	defer srv.Close()
 	short := []string{"--idle-timeout", "300ms"}
@@ -135,6 +136,7 @@ func TestHostileServers(t *testing.T) {
 // TestHostileURLPassword: the password of a --url with user information is sent (as Basic
 // authorization) but never written, not even when the server echoes it back decoded.
 func TestHostileURLPassword(t *testing.T) {
+	t.Parallel()
 	const pw = "pw-SECRET"
 	srv := hostile.Start()
 	defer srv.Close()

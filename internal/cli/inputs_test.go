@@ -21,6 +21,7 @@ import (
 // a generous bound; and the inputs that are valid but odd (a BOM, a huge block size, a
 // million groups for three requests) run.
 func TestHostileInputs(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	dir := t.TempDir()
 	file := func(name, content string) string {
@@ -136,6 +137,7 @@ func oneError(stderr string) string {
 // TestDatasetFromPipe: a dataset is read once, hashed while parsed, so a pipe (what
 // `--dataset sharegpt:<(cat f)` gives) works and the header's sha256 is the file's.
 func TestDatasetFromPipe(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "sharegpt.json")
@@ -167,6 +169,7 @@ func TestDatasetFromPipe(t *testing.T) {
 // context) still ends the run at once, with one line and exit 130, and a writer that comes
 // later finds nobody blocked.
 func TestFIFOWithoutWriterStopsOnCtrlC(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	for _, flag := range []string{"--dataset", "--prompts", "--trace", "--config"} {
@@ -179,8 +182,10 @@ func TestFIFOWithoutWriterStopsOnCtrlC(t *testing.T) {
 			if flag == "--dataset" {
 				val = "sharegpt:" + fifo
 			}
+			// Ctrl-C once the run waits on the FIFO: after the server's readiness and its model
+			// list, which on a busy machine (tests side by side) took more than 300 ms
 			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(300*time.Millisecond, cancel)
+			time.AfterFunc(2*time.Second, cancel)
 			var stdout, stderr bytes.Buffer
 			start := time.Now()
 			code := Main(ctx, []string{"run", "-q", "--url", url, flag, val, "-o", filepath.Join(dir, flag+".jsonl")}, strings.NewReader(""), &stdout, &stderr)

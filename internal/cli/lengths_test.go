@@ -13,6 +13,7 @@ import (
 // simulator tokenizes, so they are exact), its hash covers them, the header keeps the spec,
 // and --like replays the same workload.
 func TestLengthDistributions(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "lengths.csv")
@@ -62,6 +63,7 @@ func TestLengthDistributions(t *testing.T) {
 }
 
 func TestLengthSpecsRefused(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--input-dist", "normal:512"},
 		{"--output-dist", "uniform:1,2"},

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"testing"
 
-	"servebench/internal/peertest"
 	"servebench/record"
 )
 
@@ -15,7 +14,7 @@ import (
 // per-event counts from the token ids, and at concurrency 1 the client's TPOT within 25% of
 // timings.predicted_per_token_ms (median over requests).
 func TestLlamaCppNative(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "1", "-c", "4096")
+	url := llamaMini1(t)
 	const in, out = 64, 48
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--api", "auto", "--input-tokens", "64", "--output-tokens", "48",

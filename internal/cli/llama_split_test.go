@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"servebench/internal/peertest"
 )
 
 // TestLlamaCppTTFTSplitAndNotes runs the default workload shape against the llama.cpp peer
@@ -17,7 +15,7 @@ import (
 // level, none of them a false alarm (a BOS-token cache hit, a client bottleneck, an empty ITL
 // (token), HTTP/2). Skips without the peer.
 func TestLlamaCppTTFTSplitAndNotes(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192", "--metrics")
+	url := llamaMini4(t)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "r.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "128", "--output-tokens", "32",

@@ -8,10 +8,32 @@ import (
 	"servebench/internal/peertest"
 )
 
+// The llama.cpp servers this package's tests share, one per set of flags, started by the
+// first test that asks and stopped by TestMain (peertest.Shared): a test that needs a fresh
+// server, or other flags, starts its own with peertest.Llama. No two of a server's users run
+// at once (one of them at most is parallel, and parallel tests start once the others are
+// done), so no test's figures hold another's requests; none of them needs an empty prompt
+// cache, because every invocation draws prompts of its own (nonce).
+
+// llamaMini4 is mini.gguf with 4 slots and /metrics: the load, cache and TTFT-split tests.
+func llamaMini4(t *testing.T) string {
+	return peertest.Shared(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192", "--metrics")
+}
+
+// llamaMini1 is mini.gguf with one slot: the tests that hold TPOT to the server's timings.
+func llamaMini1(t *testing.T) string {
+	return peertest.Shared(t, "mini.gguf", "-t", "1", "-np", "1", "-c", "4096")
+}
+
+// llamaTiny2 is tiny.gguf with 2 slots of 4,096 tokens: protocol and workload tests.
+func llamaTiny2(t *testing.T) string {
+	return peertest.Shared(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "8192")
+}
+
 // TestLlamaCppEndToEnd runs servebench against a real llama.cpp server (../shared/peers):
 // both OpenAI APIs, 20 requests at concurrency 4. It skips when the server cannot be set up.
 func TestLlamaCppEndToEnd(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192")
+	url := llamaMini4(t)
 	const in, out = 96, 32
 	for _, api := range []string{"openai-completions", "openai-chat"} {
 		t.Run(api, func(t *testing.T) {
@@ -57,7 +79,7 @@ func TestLlamaCppEndToEnd(t *testing.T) {
 // TestLlamaCppTPOTMatchesServer checks at concurrency 1 that the client's TPOT agrees with the
 // server's own timings.predicted_per_token_ms within 25%.
 func TestLlamaCppTPOTMatchesServer(t *testing.T) {
-	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "1", "-c", "4096")
+	url := llamaMini1(t)
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "64", "--output-tokens", "64",
 		"--requests", "8", "--concurrency", "1", "-o", p)

@@ -56,6 +56,7 @@ func TestSweepAutoKneeMovesWithMaxNumSeqs(t *testing.T) {
 }
 
 func TestSweepListAndUsage(t *testing.T) {
+	t.Parallel()
 	url := roofline(t, 8)
 	p := filepath.Join(t.TempDir(), "s.jsonl")
 	code, out, errs := runMain(t, "sweep", "-q", "--url", url, "--concurrency", "1,4", "--requests", "6",
@@ -76,6 +77,7 @@ func TestSweepListAndUsage(t *testing.T) {
 
 // TestFailBelowExitCode: --fail-below exits 3 when attainment is lower, 0 when met.
 func TestFailBelowExitCode(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil) // fixed 20 ms TTFT
 	dir := t.TempDir()
 	run := func(slo string) (int, string, string) {
@@ -102,6 +104,7 @@ func TestFailBelowExitCode(t *testing.T) {
 // TestCapShowsQueueTime: an open loop faster than the capped server can serve queues in the
 // client, and the summary shows it and names the cap as the cause.
 func TestCapShowsQueueTime(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, out, errs := runMain(t, "run", "--url", url, "--rate", "200", "--arrival", "constant", "--max-concurrency", "1",
@@ -122,6 +125,7 @@ func TestCapShowsQueueTime(t *testing.T) {
 }
 
 func TestStopRules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	t.Run("max-errors", func(t *testing.T) {
 		url := startSim(t, func(c *sim.Config) { c.FaultRate = 1 })
@@ -213,6 +217,7 @@ func TestSteadyStateWindow(t *testing.T) {
 }
 
 func TestTraceAndRamp(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "t.jsonl")

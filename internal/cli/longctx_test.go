@@ -22,6 +22,7 @@ import (
 // (its prompts embedded as text) replays as it did, and a recipe that does not rebuild its
 // hash is refused with a usage error in one line.
 func TestRecipeLikeRoundTrip(t *testing.T) {
+	t.Parallel()
 	t.Run("text kept", testRecipeLikeRoundTrip)
 	t.Run("lazy", func(t *testing.T) {
 		// every prompt kept as its recipe only, its text rebuilt as it is sent, as 1,000

@@ -17,6 +17,7 @@ import (
 // traffic as weighted, reports per-adapter figures in text, JSON and HTML, records the mix
 // as a condition, and hashes it with the workload.
 func TestLoRAMix(t *testing.T) {
+	t.Parallel()
 	_, url := startSimServer(t, func(c *sim.Config) {
 		c.TTFT, c.ITL = 5*time.Millisecond, time.Millisecond
 		c.Adapters = sim.LoRAList{"a1", "a2", "a3"}
@@ -119,6 +120,7 @@ func TestLoRAMix(t *testing.T) {
 // TestLoRABadInput: a bad mix is a usage error before any request; an adapter the server
 // does not serve fails as vLLM's 404 does, as data.
 func TestLoRABadInput(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--lora-modules", "a1:0"}, {"--lora-modules", "a1,a1"}, {"--lora-modules", "a1:x"},
 		{"--lora-selection", "round-robin"}, {"--lora-modules", "a1", "--lora-selection", "weighted"},
@@ -152,6 +154,7 @@ func TestLoRABadInput(t *testing.T) {
 // TestLoRALike: run --like replays a LoRA mix exactly: the same adapter for every request
 // and the same workload hash.
 func TestLoRALike(t *testing.T) {
+	t.Parallel()
 	_, url := startSimServer(t, func(c *sim.Config) {
 		c.TTFT, c.ITL = time.Millisecond, time.Millisecond
 		c.Adapters = sim.LoRAList{"a1", "a2"}

@@ -22,9 +22,9 @@ func invocations(t *testing.T, url string, extra ...string) map[string]map[int]c
 		name string
 		args []string
 	}{
-		{"repeat-3", []string{"run", "--repeat", "3", "--requests", "16", "--concurrency", "4"}},
-		{"sweep", []string{"sweep", "--concurrency", "1,2,4", "--requests", "16"}},
-		{"run", []string{"run", "--requests", "16", "--concurrency", "4"}},
+		{"repeat-3", []string{"run", "--repeat", "3", "--requests", "8", "--concurrency", "4"}},
+		{"sweep", []string{"sweep", "--concurrency", "1,2,4", "--requests", "8"}},
+		{"run", []string{"run", "--requests", "8", "--concurrency", "4"}},
 	} {
 		path := filepath.Join(dir, c.name+".jsonl")
 		args := append(append(slices.Clone(c.args), "-q", "--url", url, "--input-tokens", "128", "--output-tokens", "4", "-o", path), extra...)
@@ -67,12 +67,16 @@ func checkInvocations(t *testing.T, url func() string) {
 
 // TestInvocationsFreshSimulator: against the simulator's prefix cache.
 func TestInvocationsFreshSimulator(t *testing.T) {
+	t.Parallel()
 	checkInvocations(t, func() string { return startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 }) })
 }
 
 // TestInvocationsFreshLlamaCpp: against the llama.cpp peer (mini.gguf, 4 slots), whose slots
-// keep their last prompt and reuse its prefix (timings.cache_n).
+// keep their last prompt and reuse its prefix (timings.cache_n). It runs beside other tests
+// (it judges cache shares, not times), each check on a server of its own: another test's
+// requests on the same slots could evict the prompts the --nonce off check must find.
 func TestInvocationsFreshLlamaCpp(t *testing.T) {
+	t.Parallel()
 	checkInvocations(t, func() string { return peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192") })
 }
 
@@ -80,6 +84,7 @@ func TestInvocationsFreshLlamaCpp(t *testing.T) {
 // nonce recorded) unless given --nonce fresh, which sends text of its own at the baseline's
 // lengths; compare calls both comparable; --nonce HEX rebuilds that invocation's text.
 func TestLikeNonce(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 })
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n+".jsonl") }
@@ -132,6 +137,7 @@ func TestLikeNonce(t *testing.T) {
 // no knee or peak as a conclusion, says why, records them withheld and exits 7; the first,
 // like any sweep of prompts of its own, concludes and exits 0.
 func TestInvalidSweepWithholds(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 })
 	dir := t.TempDir()
 	args := func(out string) []string {

@@ -12,6 +12,7 @@ import (
 // refused by report and compare with exit 2 naming the file and line, never pooled into one
 // run of twice the requests.
 func TestRecordsNotOneRunRefused(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.jsonl")

@@ -54,6 +54,7 @@ func (l *lineLog) String() string {
 // between the wait's later lines (bench.waitingEvery): a first line that waited for a period
 // fails it, a busy machine's slow start does not.
 func TestWaitingLineOnClosedPort(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +95,7 @@ func TestWaitingLineOnClosedPort(t *testing.T) {
 // on the progress line as requests in flight and tokens streamed per second before the first
 // of them completes.
 func TestProgressShowsLifeBeforeCompletions(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 10*time.Millisecond, 10*time.Millisecond })
 	log := &lineLog{start: time.Now(), first: map[string]time.Duration{}}
 	code := Main(context.Background(), []string{"run", "--url", url, "--requests", "2", "--concurrency", "2", "--warmup", "0",

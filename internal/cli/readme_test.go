@@ -3,10 +3,11 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"context"
+	"errors"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -90,6 +91,7 @@ func docPages(t *testing.T) []string {
 // TestReadmeCommandsParse checks that every servebench command in the README and the docs
 // pages names a real subcommand and only real flags, so the pages cannot go stale.
 func TestReadmeCommandsParse(t *testing.T) {
+	t.Parallel()
 	for _, page := range docPages(t) {
 		exs := docExamples(t, page)
 		if filepath.Base(page) == "README.md" && len(exs) < 5 {
@@ -112,6 +114,7 @@ func TestReadmeCommandsParse(t *testing.T) {
 // TestReadmeLayout holds the README to a tour's size and checks that every page it links to
 // exists.
 func TestReadmeLayout(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -153,11 +156,14 @@ func (s *syncBuffer) String() string {
 // TestReadmeTour runs the README's walk as written, command after command in one folder:
 // a servebench command ending in "&" (the simulator) runs in the background until the next
 // one replaces it, 127.0.0.1:8000 becomes a free loopback port, and a command whose comment
-// says "exit N" must exit N (every other one 0).
+// says "exit N" must exit N (every other one 0). Each command is a process of its own (this
+// binary re-executed as servebench) working in the walk's folder, as a reader's would, so
+// the test changes no folder of its own and runs beside the others.
 func TestReadmeTour(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the README's walk takes about two minutes")
 	}
+	t.Parallel()
 	exs := docExamples(t, filepath.Join("..", "..", "README.md"))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -166,11 +172,6 @@ func TestReadmeTour(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	dir := t.TempDir()
-	wd, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
 
 	var stopBG func()
 	defer func() {
@@ -193,14 +194,14 @@ func TestReadmeTour(t *testing.T) {
 			if stopBG != nil {
 				stopBG()
 			}
-			stopBG = startBackground(t, args, addr)
+			stopBG = startBackground(t, dir, args, addr)
 			continue
 		}
 		want := 0
 		if m := exitRe.FindStringSubmatch(ex.comment); m != nil {
 			want, _ = strconv.Atoi(m[1])
 		}
-		code, out, errs := runMain(t, args...)
+		code, out, errs := servebenchIn(t, dir, args...)
 		if code != want {
 			t.Fatalf("README.md:%d: %s: exit %d, want %d\n%s\n%s", ex.line, cmdline, code, want, out, errs)
 		}
@@ -210,38 +211,70 @@ func TestReadmeTour(t *testing.T) {
 		t.Fatalf("the README's walk has only %d commands to run", ran)
 	}
 	for _, f := range []string{"first.jsonl", "base.jsonl", "cand.jsonl", "compare.html", "sweep.html"} {
-		if _, err := os.Stat(f); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the walk did not write %s: %v", f, err)
 		}
 	}
 }
 
-// startBackground runs a servebench command (the simulator) until the returned function
-// stops it, and waits until it answers HTTP on addr.
-func startBackground(t *testing.T, args []string, addr string) (stop func()) {
+// servebenchIn runs servebench with args in dir, as a process of its own, and returns its
+// exit code and output.
+func servebenchIn(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	cmd := servebench(t, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("servebench %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// startBackground runs a servebench command (the simulator) in dir until the returned
+// function stops it (Ctrl-C, as a reader would), and waits until it answers HTTP on addr.
+func startBackground(t *testing.T, dir string, args []string, addr string) (stop func()) {
+	t.Helper()
+	cmd := servebench(t, args...)
+	cmd.Dir = dir
 	var errs syncBuffer
-	done := make(chan int, 1)
+	cmd.Stdout, cmd.Stderr = &errs, &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("servebench %s: %v", strings.Join(args, " "), err)
+	}
+	done := make(chan struct{})
 	go func() {
-		done <- Main(ctx, args, strings.NewReader(""), &errs, &errs)
+		_ = cmd.Wait()
+		close(done)
 	}()
 	stop = func() {
-		cancel()
+		if cmd.Process.Signal(os.Interrupt) == nil {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Second):
+			}
+		}
+		_ = cmd.Process.Kill()
 		<-done
 	}
+	// ours, not another test's server that took the port first: it says it listens there
+	listening := "listening on http://" + addr
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get("http://" + addr + "/v1/models")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK && strings.Contains(errs.String(), listening) {
 				return stop
 			}
 		}
 		select {
-		case code := <-done:
-			t.Fatalf("servebench %s: exit %d before it answered: %s", strings.Join(args, " "), code, errs.String())
+		case <-done:
+			t.Fatalf("servebench %s: exit %d before it answered: %s", strings.Join(args, " "), cmd.ProcessState.ExitCode(), errs.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -257,6 +290,7 @@ func TestReadmeMainJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the README's main job takes about 15 s")
 	}
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -266,12 +300,7 @@ func TestReadmeMainJob(t *testing.T) {
 		t.Error("README's set-up does not start with `go run ./cmd/servebench run`")
 	}
 	dir := t.TempDir()
-	wd, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	code, out, errs := runMain(t, "run")
+	code, out, errs := servebenchIn(t, dir, "run")
 	if code != 0 {
 		t.Fatalf("servebench run: exit %d: %s", code, errs)
 	}

@@ -62,6 +62,7 @@ func TestResponsesMatchesChat(t *testing.T) {
 // a real run with --api openai-responses, end as the documented class with the server's words
 // and the events received before the failure kept; the run goes on.
 func TestResponsesFaultsThroughRun(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	const n = 2
 	for _, tc := range []struct{ fault, class, msg string }{

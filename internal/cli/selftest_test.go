@@ -1,27 +1,44 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
+	"flag"
 	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"testing"
 
+	"servebench/internal/peertest"
 	"servebench/selftest"
 )
 
-// TestMain lets selftest re-execute the test binary as its simulator process: with
-// selftest.ChildEnv set, the binary runs Main on its arguments instead of the tests.
+// TestMain lets the tests re-execute the test binary as servebench (selftest's simulator
+// process, the signal tests, the README's walk): with selftest.ChildEnv set, the binary runs
+// Main on its arguments instead of the tests. It stops the shared llama.cpp servers at the
+// end.
 func TestMain(m *testing.M) {
 	if os.Getenv(selftest.ChildEnv) != "" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		// re-executed as servebench itself: the command's own two-stage stop, as in
+		// cmd/servebench
+		ctx, release := StopOnSignals()
 		code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-		stop()
+		release()
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	// Most tests here wait on simulators that run in real time, not on the CPU: they run side
+	// by side (t.Parallel) beyond the number of cores, unless -parallel says otherwise. A test
+	// that holds a timing to a bound, judges a verdict from real runs, talks to a llama.cpp
+	// server or changes the process's environment or folder is not parallel: those run first,
+	// one at a time, before the parallel ones start.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(8, runtime.GOMAXPROCS(0))))
+	}
+	code := m.Run()
+	peertest.StopShared()
+	os.Exit(code)
 }
 
 // selftestRun runs selftest with args and returns its JSON rows.

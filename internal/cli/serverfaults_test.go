@@ -23,6 +23,7 @@ import (
 // these from fixtures already; this checks them end to end, from the simulator's wire to the
 // records and the summary.
 func TestServerShapedFaultsThroughRun(t *testing.T) {
+	t.Parallel()
 	const n, out = 3, 8
 	for _, tc := range []struct {
 		fault string

@@ -25,6 +25,7 @@ import (
 // mistakes that ratio was there for, a window summed over shards or taken from one, are
 // what the exact window rejects.)
 func TestShardsMergeIntoOneRun(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil) // fixed 20 ms TTFT, 2 ms ITL
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--url", url, "--input-tokens", "32", "--output-tokens", "20",
@@ -121,6 +122,7 @@ func TestShardsMergeIntoOneRun(t *testing.T) {
 }
 
 func TestShardFlagErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"run", "--shard", "3/3"},
 		{"run", "--shard", "x"},
@@ -137,6 +139,7 @@ func TestShardFlagErrors(t *testing.T) {
 // a table of every run, then the last run's summary; report, which reads every request, adds
 // each key metric over the runs with its interval under the table, and nothing else.
 func TestRepeatReportMatchesRun(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, out, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "4",
@@ -162,6 +165,7 @@ var overRunsRE = regexp.MustCompile(`\nover the \d+ runs\n(  [^\n]*\n)+`)
 // TestShardsSendExactlyTheUnsplitRequests checks uneven splits: warmup 1, 4 measured requests
 // and 3 shards must send requests 0..4 once each, with the unsplit run's prompts and phases.
 func TestShardsSendExactlyTheUnsplitRequests(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--url", url, "--input-tokens", "8", "--output-tokens", "2",
@@ -197,6 +201,7 @@ func TestShardsSendExactlyTheUnsplitRequests(t *testing.T) {
 // TestMergedShardsKeepRunsApart checks that shards of a --repeat run are merged run by run,
 // with every shard's run-end lines (here, the stop reason of a --max-errors rule).
 func TestMergedShardsKeepRunsApart(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	for i := range 2 {

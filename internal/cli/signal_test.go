@@ -7,55 +7,40 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"servebench/record"
+	"servebench/selftest"
 	"servebench/sim"
 )
 
-var built struct {
-	sync.Once
-	path string
-	err  error
+// servebench returns a command that runs servebench with args: this test binary,
+// re-executed as the command by TestMain (the child runs Main behind StopOnSignals, the
+// wiring cmd/servebench uses), so no second binary is built.
+func servebench(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), selftest.ChildEnv+"=1")
+	return cmd
 }
 
-// binary builds cmd/servebench once per test process: the two-stage stop lives in main's
-// signal handling, so it is tested on the real process.
-func binary(t *testing.T) string {
+// startRun starts `servebench run` against a slow simulator (each request streams for about
+// a second) and returns once at least one record is on disk. The two-stage stop lives in the
+// command's signal handling, so it is tested on a real process.
+func startRun(t *testing.T) (*exec.Cmd, string, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("SIGINT is not deliverable to a process on Windows")
 	}
-	built.Do(func() {
-		dir, err := os.MkdirTemp("", "servebench-bin")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "servebench")
-		out, err := exec.Command("go", "build", "-o", built.path, "../../cmd/servebench").CombinedOutput()
-		if err != nil {
-			built.err = err
-			t.Logf("%s", out)
-		}
-	})
-	if built.err != nil {
-		t.Fatalf("go build: %v", built.err)
-	}
-	return built.path
-}
-
-// startRun starts `servebench run` against a slow simulator (each request streams for about
-// a second) and returns once at least one record is on disk.
-func startRun(t *testing.T) (*exec.Cmd, string, *bytes.Buffer, *bytes.Buffer) {
-	t.Helper()
-	bin := binary(t)
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, 25*time.Millisecond })
 	p := filepath.Join(t.TempDir(), "r.jsonl")
-	cmd := exec.Command(bin, "run", "--url", url, "--input-tokens", "16", "--output-tokens", "40",
+	cmd := servebench(t, "run", "--url", url, "--input-tokens", "16", "--output-tokens", "40",
 		"--requests", "500", "--concurrency", "2", "--warmup", "0", "-o", p)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -98,6 +83,7 @@ func wait(t *testing.T, cmd *exec.Cmd) int {
 // TestFirstSIGINTFinishesInFlight: the first Ctrl-C stops sending, lets the requests in
 // flight finish, prints the partial summary and exits 0 with a valid records file.
 func TestFirstSIGINTFinishesInFlight(t *testing.T) {
+	t.Parallel()
 	cmd, p, out, errb := startRun(t)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -122,6 +108,7 @@ func TestFirstSIGINTFinishesInFlight(t *testing.T) {
 // TestSecondSIGINTCancels: a second Ctrl-C cancels the requests in flight, which are
 // recorded as cancelled, and the records file is still valid.
 func TestSecondSIGINTCancels(t *testing.T) {
+	t.Parallel()
 	cmd, p, out, errb := startRun(t)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	time.Sleep(100 * time.Millisecond)

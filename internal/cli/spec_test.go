@@ -18,6 +18,7 @@ import (
 // that cannot be a server's, is exit 2 with one line naming the flag, before any request
 // reaches the server (a counting server stands where the benchmark would go).
 func TestBadValuesAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer srv.Close()
@@ -65,6 +66,7 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 // output that is an input is refused and the input left byte-identical, and a write that
 // fails is an error naming the path.
 func TestOutputsLoseNothing(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.jsonl")
@@ -114,6 +116,7 @@ func TestOutputsLoseNothing(t *testing.T) {
 // duration it now has, the warmup derived anew), and compare calls the runs not comparable
 // unless the load change is expected.
 func TestLikeChangesLoadShape(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	dir := t.TempDir()
 	closed, open := filepath.Join(dir, "closed.jsonl"), filepath.Join(dir, "open.jsonl")

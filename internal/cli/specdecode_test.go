@@ -17,6 +17,7 @@ import (
 // gives an acceptance rate within 1% of the configured one, the mean accepted length, and
 // ITL per token beside ITL per chunk, in text and JSON.
 func TestSpecDecodeAcceptance(t *testing.T) {
+	t.Parallel()
 	const alpha = 0.7
 	_, url := startSimServer(t, func(c *sim.Config) {
 		c.TTFT, c.ITL = 5*time.Millisecond, 2*time.Millisecond

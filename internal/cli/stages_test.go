@@ -86,6 +86,7 @@ func TestStagesPerStageFigures(t *testing.T) {
 // TestStagesRate: rate stages are an open loop whose requests fall in the stage of their
 // scheduled time, each stage sending about its rate × duration.
 func TestStagesRate(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--stages", "10rpsx1s,40rpsx1s", "--arrival", "constant",
@@ -110,6 +111,7 @@ func TestStagesRate(t *testing.T) {
 }
 
 func TestStagesRefused(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--stages", "8"},
 		{"--stages", "0x1s"},

@@ -22,6 +22,7 @@ import (
 // far apart as their instants, and the merged report states that skew, as information when
 // they started together and as a warning 2 s apart.
 func TestStartAtAlignsShards(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "8",
@@ -126,6 +127,7 @@ type warning struct{ Level, Text string }
 // TestStartAtRefused: a --start-at that is no time, is past, or is more than 24 h ahead is a
 // usage error of one line, before any request (no records file).
 func TestStartAtRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, v := range []string{"soon", "+0s", time.Now().Add(-time.Second).UTC().Format(time.RFC3339), "+25h",
 		time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)} {
@@ -143,6 +145,7 @@ func TestStartAtRefused(t *testing.T) {
 // TestStartAtWaitInterrupted: Ctrl-C while a run waits for --start-at ends it at once with
 // the interrupted code, leaving no records file (nothing was measured).
 func TestStartAtWaitInterrupted(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -14,6 +14,7 @@ import (
 // printed them, in text, JSON, Markdown and HTML. Before, --repeat was accepted and ignored
 // (three runs), and report printed no knee, goodput or SLO load.
 func TestSweepRepeatAndReport(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil) // fixed 20 ms TTFT
 	p := filepath.Join(t.TempDir(), "s.jsonl")
 	code, out, errs := runMain(t, "sweep", "-q", "--url", url, "--concurrency", "1,2,4", "--repeat", "2",

@@ -24,6 +24,7 @@ import (
 // error status on each failed one), its phases as children, and one span per session; the
 // page must draw every record on the swim-lane chart, on as many lanes as users.
 func TestTimelineOverHTTP(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) {
 		c.Faults = sim.FaultList{{Fault: sim.Fault{Kind: sim.FaultHTTP503}, P: 0.1}}
 	})

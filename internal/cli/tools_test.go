@@ -21,6 +21,7 @@ import (
 // its first piece stamped, and the calls the simulator broke counted as invalid: the share
 // lies near 30% and every invalid one names its violation.
 func TestToolCallsAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	_, url := startSimServer(t, func(c *sim.Config) {
 		c.TTFT, c.ITL, c.Tools.CallInvalid = 20*time.Millisecond, 2*time.Millisecond, 0.3
 	})
@@ -233,6 +234,7 @@ func TestToolCallsLlamaCpp(t *testing.T) {
 // TestToolFlagsUsage: meaningless tool and agent settings are usage errors (exit 2), one
 // line, before any request (no server is given: the built-in simulator would start first).
 func TestToolFlagsUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`[{"type": "function", "function": {"name": "f", "parameters": {"type": 7}}}]`), 0o644); err != nil {

@@ -63,6 +63,69 @@ func setup(dir string) error {
 // requests of 48 tokens took 19.9 s at -t 2 and 1.0 s at -t 1 (25 against 608 output tok/s).
 func Llama(t testing.TB, model string, args ...string) string {
 	t.Helper()
+	dir := llamaDir(t)
+	s, err := startLlamaRetry(dir, model, args)
+	if err != nil {
+		notServing(t, err)
+	}
+	t.Cleanup(s.stop)
+	return s.url
+}
+
+// Shared is Llama for a server that outlives the test: one server per model and argument
+// list in this test process, started by the first test that asks for it and reused by every
+// later one, so a package's tests load each model once. The package's TestMain must call
+// StopShared after m.Run. A test that uses it must not depend on the server being fresh (its
+// slots and prompt cache hold earlier tests' prompts, its /metrics counters their requests),
+// and should not run in parallel with another user of the same server whose figures it
+// judges.
+func Shared(t testing.TB, model string, args ...string) string {
+	t.Helper()
+	dir := llamaDir(t)
+	key := strings.Join(append([]string{model}, args...), " ")
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if s, ok := shared.servers[key]; ok {
+		if s.err != nil {
+			notServing(t, s.err)
+		}
+		return s.url
+	}
+	s, err := startLlamaRetry(dir, model, args)
+	if err != nil {
+		s = &llamaServer{err: err}
+	}
+	if shared.servers == nil {
+		shared.servers = map[string]*llamaServer{}
+	}
+	shared.servers[key] = s
+	if err != nil {
+		notServing(t, err)
+	}
+	return s.url
+}
+
+// shared holds the servers of Shared, by model and arguments.
+var shared struct {
+	mu      sync.Mutex
+	servers map[string]*llamaServer
+}
+
+// StopShared stops every server Shared started in this test process.
+func StopShared() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	for key, s := range shared.servers {
+		if s.stop != nil {
+			s.stop()
+		}
+		delete(shared.servers, key)
+	}
+}
+
+// llamaDir is the shared peers folder with llama-server set up, or skips t.
+func llamaDir(t testing.TB) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("llama.cpp server: skipped in -short mode")
 	}
@@ -73,51 +136,82 @@ func Llama(t testing.TB, model string, args ...string) string {
 	if err := setup(dir); err != nil {
 		t.Skipf("llama.cpp server not available here: %v", err)
 	}
-	// The port is free when chosen but not reserved: another test's server may take it before
-	// llama-server binds it (llama-server then exits, and that server answers /health). So
-	// the server must be ours — llama's /props answers — or it is started again on another port.
+	return dir
+}
+
+// errNoStart is a llama-server that could not even be started: the test skips.
+var errNoStart = errors.New("llama.cpp server did not start")
+
+// notServing fails t for a server that was set up but does not serve, and skips it for
+// one that could not be started.
+func notServing(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, errNoStart) {
+		t.Skip(err)
+	}
+	t.Fatalf("llama.cpp server set up but not serving: %v", err)
+}
+
+// llamaServer is a started llama-server: its URL and how to stop it (or why it did not start).
+type llamaServer struct {
+	url  string
+	stop func()
+	err  error
+}
+
+// startLlamaRetry starts llama-server, up to three times. The port is free when chosen but
+// not reserved: another test's server may take it before llama-server binds it (llama-server
+// then exits, and that server answers /health). So the server must be ours — llama's /props
+// answers — or it is started again on another port.
+func startLlamaRetry(dir, model string, args []string) (*llamaServer, error) {
 	var last error
 	for range 3 {
-		url, err := startLlama(t, dir, model, args)
-		if err == nil {
-			return url
+		s, err := startLlama(dir, model, args)
+		if err == nil || errors.Is(err, errNoStart) {
+			return s, err
 		}
 		last = err
 	}
-	t.Fatalf("llama.cpp server set up but not serving: %v", last)
-	return ""
+	return nil, last
 }
 
 // startLlama starts llama-server on a free port and waits until it serves its own /props.
-func startLlama(t testing.TB, dir, model string, args []string) (string, error) {
+func startLlama(dir, model string, args []string) (*llamaServer, error) {
 	port, err := freePort()
 	if err != nil {
-		return "", fmt.Errorf("free port: %w", err)
+		return nil, fmt.Errorf("free port: %w", err)
 	}
 	full := append([]string{filepath.Join(dir, "llama-server.sh"), "run", filepath.Join(dir, "models", model),
 		"--host", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)
 	cmd := exec.Command("sh", full...)
-	logf, _ := os.CreateTemp(t.TempDir(), "llama-*.log")
+	cmd.SysProcAttr = dieWithParent()
+	logf, err := os.CreateTemp("", "servebench-llama-*.log")
+	if err != nil {
+		return nil, err
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
-		t.Skipf("llama.cpp server did not start: %v", err)
+		logf.Close()
+		os.Remove(logf.Name())
+		return nil, fmt.Errorf("%w: %v", errNoStart, err)
 	}
 	stop := func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+		logf.Close()
+		os.Remove(logf.Name())
 	}
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	if err := waitHealth(url, 60*time.Second); err != nil {
-		stop()
 		b, _ := os.ReadFile(logf.Name())
-		return "", fmt.Errorf("not healthy: %w\n%s", err, b)
+		stop()
+		return nil, fmt.Errorf("not healthy: %w\n%s", err, b)
 	}
 	if !isLlama(url) {
 		stop()
-		return "", fmt.Errorf("port %d answered /health but not llama.cpp's /props: another server took it", port)
+		return nil, fmt.Errorf("port %d answered /health but not llama.cpp's /props: another server took it", port)
 	}
-	t.Cleanup(stop)
-	return url, nil
+	return &llamaServer{url: url, stop: stop}, nil
 }
 
 // isLlama says whether the server at url is llama.cpp: its /props has the generation settings.
