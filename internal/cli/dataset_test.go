@@ -283,7 +283,7 @@ func TestDatasetsAgainstLlamaCpp(t *testing.T) {
 	for _, r := range recs {
 		cached += r.Server["timings.cache_n"]
 	}
-	if cached == 0 || !strings.Contains(stdout, "shared prefixes; the server reported") {
+	if cached == 0 || !strings.Contains(stdout, "by design; the server served") {
 		t.Errorf("llama.cpp reported %v cached prompt tokens over %d requests:\n%s", cached, len(recs), stdout)
 	}
 	t.Logf("llama.cpp cached %.0f prompt tokens over %d shared-prefix requests", cached, len(recs))
