@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"servebench/exitcode"
 )
 
 // TestHelpSpeaksWords: no Go type name in any command's --help.
@@ -31,7 +33,7 @@ func TestVersion(t *testing.T) {
 	if code, out, _ := runMain(t, "--version"); code != 0 || !strings.Contains(out, Version) {
 		t.Errorf("--version: exit %d: %q", code, out)
 	}
-	if code, _, _ := runMain(t, "-v"); code != ExitUsage {
+	if code, _, _ := runMain(t, "-v"); code != exitcode.Usage {
 		t.Errorf("-v is not version (most tools read it as verbose): exit %d", code)
 	}
 }
