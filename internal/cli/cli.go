@@ -17,9 +17,6 @@ import (
 	"servebench/runspec"
 )
 
-// Version is servebench's version, set at build time with -ldflags "-X servebench/internal/cli.Version=...".
-var Version = "0.1.0-dev"
-
 // exitError carries an exit code with its one-line message.
 type exitError struct {
 	code int
