@@ -10,7 +10,7 @@ import (
 
 	"servebench/compare"
 	"servebench/exitcode"
-	"servebench/internal/output"
+	"servebench/output"
 	"servebench/record"
 	"servebench/report"
 )

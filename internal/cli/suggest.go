@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"servebench/exitcode"
-	"servebench/internal/suggest"
+	"servebench/suggest"
 )
 
 // suggestDistance is how many edits away a flag may be to be suggested: cobra's own
