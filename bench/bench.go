@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"servebench/client"
-	"servebench/internal/output"
 	"servebench/load"
 	"servebench/load/pacer"
 	"servebench/metrics"
+	"servebench/output"
 	"servebench/record"
 	"servebench/runspec"
 	"servebench/sim"

@@ -561,25 +561,21 @@ func verdictOf(r *Result) string {
 }
 
 // blocks says whether an inconclusive row keeps the verdict from "no significant change": any
-// inconclusive median or rate does; a tail percentile does only when its interval excludes no
-// change (the runs show it moved, not by how much). A p99's run-to-run spread is many times a
-// median's (over HTTP against the simulator, ITL p99 ranged 7.8–31 ms over the runs of one
-// configuration while ITL p50 stayed within 0.5%), so at a few runs a side its interval almost
-// always straddles the threshold; requiring it decided would make identical servers
-// inconclusive nearly every time. The verdict line counts and names such rows.
+// inconclusive median or rate does; a tail percentile does only when it moved (its interval
+// excludes no change with the judged tails taken as one family, FamilyP < Alpha). A p99's
+// run-to-run spread is many times a median's, so at a few runs a side its interval almost
+// always straddles the threshold: requiring it decided would make identical servers
+// inconclusive nearly every time, and testing each tail alone would let chance hold the
+// verdict on some tail. The verdict line counts and names such rows.
 //
-// A significant tail row whose server figure stayed put (ServerSteady) does not block either:
-// the server's own p99 for the same metric says it did not move, so what moved was the client
-// or the network between them (a loaded client reads events late, and every late read is a
-// long gap). The row and a note say so.
+// A significant tail whose server figure stayed put (ServerSteady) does not block either: what
+// moved was the client or the network (a loaded client reads events late, and every late read
+// is a long gap). Nor does an inconclusive median or rate whose figure at equal contention is
+// equivalent (Contention.Clears): its runs spread with the arrivals' clustering.
 //
-// An inconclusive TTFT p50, E2E p50 or throughput whose figure at equal contention is
-// equivalent does not block either (Contention.Clears): its runs spread with the arrivals'
-// clustering.
-//
-// A tail "moved" only when it is significant with the judged tails taken as one family
-// (FamilyP < Alpha): each tail tested alone at 5% made about one A/A pair in seven hold on
-// some tail by chance.
+// The measured spreads and chance rates behind these rules are in docs/metrics.md, "Comparing
+// runs", item "Tail percentiles", kept there because they change with the simulator and the
+// policy.
 func blocks(x Row) bool {
 	h, _ := hold(x)
 	return h

@@ -12,18 +12,16 @@ import (
 
 // Contention: a median latency judged at equal contention.
 //
-// A request's TTFT depends on how many other prompts the server was prefilling beside it: over
-// HTTP against the simulator at the default workload (16 users, 512 in / 128 out), a request
-// whose TTFT interval (sent → first content event) overlapped no other request's had a median
-// TTFT of 20.6–22.2 ms in 119 of 120 runs (the other: a run whose client was disturbed), one
-// overlapping one other 25–35 ms, two 45–50 ms, four 75–90 ms. How
-// many arrivals overlap is the closed loop's phase: users whose requests all take about one
+// A request's TTFT depends on how many other prompts the server was prefilling beside it, and
+// how many arrivals overlap is the closed loop's phase: users whose requests all take about one
 // E2E keep the spacing they fell into, and one late engine step can merge two users for the
-// rest of the run. Runs of one server therefore took TTFT p50 21.0, 21.4, 34, 44 or 57 ms
-// (the share of overlapping arrivals 13% to 77%), the server's own TTFT histogram moving with
-// it: a run-level spread that is the load generator's phase, not the server, and that no
-// number of runs a side makes normal (it takes a few levels). Judging TTFT p50 by its runs'
-// spread alone leaves identical servers "inconclusive" for ever.
+// rest of the run. So runs of one server spread in TTFT p50 with the share of overlapping
+// arrivals, the server's own TTFT histogram moving with it: a run-level spread that is the load
+// generator's phase, not the server, and that no number of runs a side makes normal (it takes
+// a few levels). Judging TTFT p50 by its runs' spread alone leaves identical servers
+// "inconclusive" for ever. The measured figures (the median TTFT per contention level, the
+// runs' p50s and their shares of overlapping arrivals) are in docs/metrics.md, "Comparing
+// runs", item "Contention", kept there because they change with the simulator.
 //
 // So the rows that contention moves (TTFT p50, E2E p50, and the output and request
 // throughput, which in a closed loop are the users over the mean E2E) are also compared at

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"servebench/internal/suggest"
+	"servebench/suggest"
 )
 
 // Derivation declares conditions that follow from one server setting: changing the setting

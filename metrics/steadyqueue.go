@@ -104,15 +104,12 @@ type Transient struct {
 // a trend, the trend tests' to find.
 //
 // The rank-sum test takes requests as independent, and near capacity they are not: the
-// queue makes long excursions, and in the virtual-time matrix an open loop at 90% of
-// capacity had its first 50 measured requests 2.4× slower than the rest, from an excursion
-// like the several later in the same run. So the first N must also be slower, by
-// transientMargin, than every later run of N consecutive requests (slowestBlock): a cold
-// start is the slowest stretch of its run by far, an excursion is one of several. Over
-// HTTP, a margin of 1.25 named 4 of 12 steady 70/30-mix runs (32 users) as transients — the
-// default warmup sends its 32 requests at once, and their 2048-token prefills delay the
-// first 22–44 measured requests 2.4–4× — where 1.5 named 1; 1.5 in turn let one later slow
-// stretch (285 ms against 368) hide 1 of 7 cold starts of 8 users.
+// queue makes long excursions, one of which can make a run's first requests slower than the
+// rest. So the first N must also be slower, by transientMargin, than every later run of N
+// consecutive requests (slowestBlock): a cold start is the slowest stretch of its run by far,
+// an excursion is one of several. A smaller margin named steady runs whose warmup burst
+// delayed their first requests, a larger one let a later slow stretch hide a cold start; the
+// figures that set it are in docs/metrics.md "Steady state" ("Initial transient").
 func (s *steadyAcc) transient() *Transient {
 	var best *Transient
 	for _, m := range []string{"ttft"} {
@@ -128,12 +125,11 @@ func (s *steadyAcc) transient() *Transient {
 		}
 		adj := stat.Adjust(vals, [][]float64{cov}, 1).Xs
 		// MSER's truncation is where the series has settled; the slow start it holds ends
-		// earlier (transientEnd). A cold start that decays over two batches (8 requests at
-		// 368 ms, 7 at 294, then 110) drew truncations of 60-70 of 200 requests, which were
-		// judged too long before they were refined, and the block after the first batch,
-		// still the transient's tail, set the margin: 3 of 7 cold starts were called steady.
-		// So the truncation is refined first, and the margin is taken against the blocks
-		// after the settling point.
+		// earlier (transientEnd). Taken unrefined, a cold start that decays over two batches
+		// drew a truncation far past its end, and the block after the first batch, still the
+		// transient's tail, set the margin, so cold starts were called steady (figures in
+		// docs/metrics.md "Initial transient"). So the truncation is refined first, and the
+		// margin is taken against the blocks after the settling point.
 		settled, ok := stat.MSER(adj, transientBatch)
 		if !ok || settled == 0 {
 			continue

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"servebench/internal/jsonscan"
+	"servebench/jsonscan"
 )
 
 // The fast path of Reader.Read. json.Unmarshal read records at about 16 MB/s (reflection,
@@ -20,7 +20,7 @@ import (
 // repeated field, a number that is not a plain integer where an integer goes, an event that
 // is not exactly [t, n], a null where a list or map goes, very deep nesting. FuzzFastRecord
 // checks that whenever the fast path succeeds, json.Unmarshal agrees. The walker is
-// internal/jsonscan, a standard-library-only leaf shared with the stream decoder.
+// jsonscan, a standard-library-only leaf shared with the stream decoder.
 
 // scanner reads one record line: the shared walker plus this package's fields.
 type scanner struct{ jsonscan.Scanner }

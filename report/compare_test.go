@@ -117,28 +117,6 @@ func TestGoBenchReadByBenchfmt(t *testing.T) {
 	}
 }
 
-// compare's exit codes: not comparable and measured nothing first, then provisional whatever
-// the verdict, then regressed and inconclusive.
-func TestCompareExitCodes(t *testing.T) {
-	for _, c := range []struct {
-		verdict     string
-		provisional bool
-		want        int
-	}{
-		{compare.NoChange, false, 0}, {compare.Improved, false, 0}, {compare.Regressed, false, 4},
-		{compare.NotComparable, true, 5}, {compare.Inconclusive, false, 6}, {compare.MeasuredNothing, true, 8},
-		{compare.Improved, true, 9}, {compare.Regressed, true, 9}, {compare.NoChange, true, 9},
-	} {
-		r := &compare.Result{Verdict: c.verdict}
-		if c.provisional {
-			r.Provisional = []string{"candidate not steady (run 0: ttft rising)"}
-		}
-		if got := CompareExit(r); got != c.want {
-			t.Errorf("%s, provisional %v: exit %d, want %d", c.verdict, c.provisional, got, c.want)
-		}
-	}
-}
-
 // The line compare ends with when a side measured nothing reads as English whatever measured
 // nothing: never "the both measured nothing".
 func TestNothingLine(t *testing.T) {

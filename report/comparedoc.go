@@ -313,7 +313,7 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 		}
 		o.set("server", server)
 	}
-	o.set("exit_code", CompareExit(r)) // Provisional its reasons (exit 9)
+	o.set("exit_code", r.ExitCode()) // Provisional its reasons (exit 9)
 	if len(r.Provisional) > 0 {
 		o.set("provisional", r.Provisional)
 	}

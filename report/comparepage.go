@@ -9,6 +9,7 @@ import (
 
 	"servebench/compare"
 	"servebench/conditions"
+	"servebench/exitcode"
 	"servebench/metrics"
 	"servebench/record"
 )
@@ -92,28 +93,6 @@ func comparison(ins []Input, format string) (base, cand *cmpSide, res *compare.R
 	return base, cand, res, nil
 }
 
-// CompareExit is the exit code `servebench compare` gives a verdict (README "Exit codes"):
-// 5 not comparable, 8 a side measured nothing, 9 provisional (a side not steady or invalid,
-// whatever the verdict), 4 regressed, 6 inconclusive, else 0.
-func CompareExit(r *compare.Result) int {
-	switch r.Verdict {
-	case compare.NotComparable:
-		return 5
-	case compare.MeasuredNothing:
-		return 8
-	}
-	if len(r.Provisional) > 0 {
-		return 9
-	}
-	switch r.Verdict {
-	case compare.Regressed:
-		return 4
-	case compare.Inconclusive:
-		return 6
-	}
-	return 0
-}
-
 // NothingLine is the one line compare ends with when the verdict is MeasuredNothing: which
 // side measured nothing, or why no key metric could be compared (Result.Empty).
 func NothingLine(r *compare.Result) string {
@@ -128,9 +107,10 @@ func NothingLine(r *compare.Result) string {
 
 // exitLine says what `servebench compare` would exit with, in words.
 func exitLine(r *compare.Result) string {
-	code := CompareExit(r)
-	what := map[int]string{0: "no regression", 4: "regressed", 5: "not comparable", 6: "inconclusive",
-		8: "a side measured nothing", 9: "provisional: a side was not steady or invalid"}[code]
+	code := r.ExitCode()
+	what := map[int]string{exitcode.OK: "no regression", exitcode.Regression: "regressed",
+		exitcode.NotComparable: "not comparable", exitcode.Inconclusive: "inconclusive",
+		exitcode.Nothing: "a side measured nothing", exitcode.Provisional: "provisional: a side was not steady or invalid"}[code]
 	return fmt.Sprintf("servebench compare would exit %d (%s)", code, what)
 }
 

@@ -3,7 +3,7 @@ package openai
 import (
 	"bytes"
 
-	"servebench/internal/jsonscan"
+	"servebench/jsonscan"
 )
 
 // The fast path of event decoding. encoding/json costs about 2 µs per chunk (reflection,

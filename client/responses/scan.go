@@ -3,7 +3,7 @@ package responses
 import (
 	"bytes"
 
-	"servebench/internal/jsonscan"
+	"servebench/jsonscan"
 )
 
 // The fast path for the events a stream is made of. encoding/json took 2-11 µs per text

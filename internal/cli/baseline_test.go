@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"servebench/conditions"
+	"servebench/exitcode"
 	"servebench/record"
 	"servebench/runspec"
 	"servebench/sim"
@@ -53,7 +54,7 @@ func TestBaselineCompareSimulator(t *testing.T) {
 	// shared 2-core machine can still differ when other work lands on one of them, so a miss
 	// is measured once more before it counts
 	for attempt := 0; attempt < 2; attempt++ {
-		if code, _, _ := runMain(t, "compare", p("base.jsonl"), p("same.jsonl"), "--threshold", "10"); code == ExitOK || code == ExitInconclusive {
+		if code, _, _ := runMain(t, "compare", p("base.jsonl"), p("same.jsonl"), "--threshold", "10"); code == exitcode.OK || code == exitcode.Inconclusive {
 			break
 		}
 		run("--like", p("base.jsonl"), "--url", url20, "--force", "-o", p("same.jsonl"))
@@ -66,8 +67,8 @@ func TestBaselineCompareSimulator(t *testing.T) {
 		// 10%: p99 of 8 requests is their maximum, which a busy 2-core test machine can move by
 		// more than 5% between two identical runs; the regression case below moves ITL by 25%
 		{[]string{p("base.jsonl"), p("same.jsonl"), "--threshold", "10"}, -2, []string{"n=6"}},
-		{[]string{p("base.jsonl"), p("slow.jsonl")}, ExitRegression, []string{"REGRESSED", "ITL p50", "TPOT p50", "sim.itl"}},
-		{[]string{p("base.jsonl"), p("short.jsonl")}, ExitNotComparable, []string{"NOT COMPARABLE", "workload.output_tokens", "deliberate changes", "--output-tokens 8 → 6"}},
+		{[]string{p("base.jsonl"), p("slow.jsonl")}, exitcode.Regression, []string{"REGRESSED", "ITL p50", "TPOT p50", "sim.itl"}},
+		{[]string{p("base.jsonl"), p("short.jsonl")}, exitcode.NotComparable, []string{"NOT COMPARABLE", "workload.output_tokens", "deliberate changes", "--output-tokens 8 → 6"}},
 		// compared, not refused: a single short run against six is low confidence, and on a
 		// loaded machine its one TTFT sample may well read as a regression, so either verdict
 		// (exit 0 or 4) is right here; what must not happen is "not comparable"
@@ -76,11 +77,11 @@ func TestBaselineCompareSimulator(t *testing.T) {
 		code, out, errs := runMain(t, append([]string{"compare"}, tc.args...)...)
 		switch {
 		case tc.code == -1:
-			if code != ExitOK && code != ExitRegression && code != ExitInconclusive || strings.Contains(out, "NOT COMPARABLE") {
+			if code != exitcode.OK && code != exitcode.Regression && code != exitcode.Inconclusive || strings.Contains(out, "NOT COMPARABLE") {
 				t.Errorf("compare %v: exit %d, want a comparison (0, 4 or 6)\n%s%s", tc.args[1:], code, out, errs)
 			}
 		case tc.code == -2: // the same configuration: never called changed
-			if code != ExitOK && code != ExitInconclusive || strings.Contains(out, "IMPROVED") {
+			if code != exitcode.OK && code != exitcode.Inconclusive || strings.Contains(out, "IMPROVED") {
 				t.Errorf("compare %v: exit %d, want no change or inconclusive\n%s%s", tc.args[1:], code, out, errs)
 			}
 		case code != tc.code:
@@ -111,11 +112,11 @@ func TestEnvSimulator(t *testing.T) {
 			t.Errorf("env output lacks %q:\n%s", w, out)
 		}
 	}
-	if code, _, e := runMain(t, "env", "--url", "http://127.0.0.1:1", "--ready-timeout", "300ms"); code != ExitError || !strings.Contains(e, "http://127.0.0.1:1") {
+	if code, _, e := runMain(t, "env", "--url", "http://127.0.0.1:1", "--ready-timeout", "300ms"); code != exitcode.Error || !strings.Contains(e, "http://127.0.0.1:1") {
 		t.Errorf("env against nothing: exit %d: %s", code, e)
 	}
-	if code, _, _ := runMain(t, "env", "--condition", "novalue"); code != ExitUsage {
-		t.Errorf("--condition without = : exit %d, want %d", code, ExitUsage)
+	if code, _, _ := runMain(t, "env", "--condition", "novalue"); code != exitcode.Usage {
+		t.Errorf("--condition without = : exit %d, want %d", code, exitcode.Usage)
 	}
 }
 
@@ -168,7 +169,7 @@ func TestEmbedPromptsOff(t *testing.T) {
 	run("--prompts", "p.jsonl", "--output-tokens", "4", "--requests", "2", "--concurrency", "1", "--embed-prompts=false", "-o", p("pf.jsonl"))
 	t.Chdir(t.TempDir())
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--like", p("pf.jsonl"), "-o", p("pf2.jsonl"))
-	if code != ExitUsage || !strings.Contains(errs, "kept its prompts out of the records") || !strings.Contains(errs, "give --prompts PATH") {
+	if code != exitcode.Usage || !strings.Contains(errs, "kept its prompts out of the records") || !strings.Contains(errs, "give --prompts PATH") {
 		t.Errorf("--like of a baseline whose prompts file is not found here: exit %d: %s", code, errs)
 	}
 	fh, _ := run("--like", p("pf.jsonl"), "--prompts", prompts, "-o", p("pf3.jsonl"))
@@ -214,10 +215,10 @@ func TestCacheSaltPerRun(t *testing.T) {
 	if v, _ := conditions.Set(hdr.Conditions).Get("sampling.cache_salt"); v.Value != "per-run" {
 		t.Errorf("condition sampling.cache_salt = %q, want per-run", v.Value)
 	}
-	if code, _, _ := runMain(t, "run", "--cache-salt", "always"); code != ExitUsage {
-		t.Errorf("--cache-salt always: exit %d, want %d", code, ExitUsage)
+	if code, _, _ := runMain(t, "run", "--cache-salt", "always"); code != exitcode.Usage {
+		t.Errorf("--cache-salt always: exit %d, want %d", code, exitcode.Usage)
 	}
-	if code, _, errs := runMain(t, "run", "--cache-salt", "per-run", "--api", "ollama"); code != ExitUsage || !strings.Contains(errs, "OpenAI-compatible") {
+	if code, _, errs := runMain(t, "run", "--cache-salt", "per-run", "--api", "ollama"); code != exitcode.Usage || !strings.Contains(errs, "OpenAI-compatible") {
 		t.Errorf("--cache-salt per-run with Ollama: exit %d (%s), want a usage error", code, errs)
 	}
 }

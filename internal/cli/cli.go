@@ -12,29 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"servebench/bench"
+	"servebench/exitcode"
 	"servebench/record"
 	"servebench/runspec"
 )
-
-// Exit codes, documented in README.md.
-const (
-	ExitOK            = 0 // success
-	ExitError         = 1 // tool error: unreachable server, unreadable file, write failure
-	ExitUsage         = 2 // usage error: bad flag, bad config value
-	ExitSLO           = 3 // an SLO gate (--fail-below) was not met
-	ExitRegression    = 4 // compare: the candidate regressed
-	ExitNotComparable = 5 // compare: conditions differ, the runs are not comparable
-	ExitInconclusive  = 6 // compare: a metric's interval straddles the threshold
-	ExitInvalid       = 7 // run or sweep: INVALID under the validity rules (--valid) or by a warning that invalidates a figure
-	ExitNothing       = 8 // compare: a side measured nothing (no completed measured request)
-	ExitProvisional   = 9 // compare: a side was not steady or invalid: the verdict is provisional
-	// ExitInterrupted is Ctrl-C (or SIGTERM) before a run started, while its inputs were read:
-	// nothing was measured. A run stopped once sending has begun ends as it would have.
-	ExitInterrupted = 130
-)
-
-// Version is servebench's version, set at build time with -ldflags "-X servebench/internal/cli.Version=...".
-var Version = "0.1.0-dev"
 
 // exitError carries an exit code with its one-line message.
 type exitError struct {
@@ -47,7 +28,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // usageErr marks err as a usage error (exit 2).
 func usageErr(format string, a ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+	return &exitError{code: exitcode.Usage, err: fmt.Errorf(format, a...)}
 }
 
 // codeErr returns err with an explicit exit code.
@@ -87,11 +68,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return ExitOK
+		return exitcode.OK
 	}
 	fmt.Fprintln(stderr, "servebench: "+oneLine(err.Error()))
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		return ExitInterrupted
+		return exitcode.Interrupted
 	}
 	return exitCode(err)
 }
@@ -107,16 +88,16 @@ func exitCode(err error) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case runspec.IsUsage(err), errors.As(err, &inputs):
-		return ExitUsage
+		return exitcode.Usage
 	case errors.As(err, &gate):
-		return ExitSLO
+		return exitcode.SLO
 	case errors.As(err, &invalid):
-		return ExitInvalid
+		return exitcode.Invalid
 	}
 	if strings.HasPrefix(err.Error(), "unknown command ") {
-		return ExitUsage // cobra's own, before any flag or argument is parsed
+		return exitcode.Usage // cobra's own, before any flag or argument is parsed
 	}
-	return ExitError
+	return exitcode.Error
 }
 
 // usageArgs makes an argument check's failure a usage error (exit 2). Flag errors become
@@ -126,7 +107,7 @@ func exitCode(err error) int {
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return &exitError{code: ExitUsage, err: err}
+			return &exitError{code: exitcode.Usage, err: err}
 		}
 		return nil
 	}

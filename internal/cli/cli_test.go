@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/record"
 	"servebench/sim"
 )
@@ -147,7 +148,7 @@ func TestWorkloadHashAndReplay(t *testing.T) {
 		p := filepath.Join(dir, name)
 		args := append([]string{"run", "-q", "--url", url, "--input-tokens", "32", "--output-tokens", "4", "--requests", "5", "--concurrency", "1", "-o", p}, extra...)
 		// a run that sends text the server saw is INVALID (exit 7) by the cache note
-		if code, _, errs := runMain(t, args...); code != 0 && code != ExitInvalid {
+		if code, _, errs := runMain(t, args...); code != 0 && code != exitcode.Invalid {
 			t.Fatalf("%v: exit %d: %s", extra, code, errs)
 		}
 		h, _ := readRecords(t, p)
@@ -191,7 +192,7 @@ func TestConfigFileAndFlagOverride(t *testing.T) {
 		t.Errorf("%d records, max_tokens %d", len(rs), rs[0].MaxTokens)
 	}
 	os.WriteFile(cfg, []byte("input-tokns: 16\n"), 0o644)
-	if code, _, errs := runMain(t, "run", "--config", cfg); code != ExitUsage || !strings.Contains(errs, "input-tokns") {
+	if code, _, errs := runMain(t, "run", "--config", cfg); code != exitcode.Usage || !strings.Contains(errs, "input-tokns") {
 		t.Errorf("a misspelt config key: exit %d, %q", code, errs)
 	}
 }
@@ -210,19 +211,19 @@ func TestBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"unknown flag", []string{"run", "--no-such-flag"}, ExitUsage, "unknown flag: --no-such-flag"},
-		{"misspelt flag", []string{"run", "--concurency", "3"}, ExitUsage, "did you mean --concurrency?"},
-		{"url without scheme", []string{"run", "--url", "127.0.0.1:8000"}, ExitUsage, "write http://127.0.0.1:8000"},
-		{"compare of one file", []string{"compare", "baseline.jsonl"}, ExitUsage, "compare takes two records files"},
-		{"sharegpt too small", []string{"run", "--url", url, "--dataset", "sharegpt:" + small, "--requests", "10", "-o", filepath.Join(dir, "s.jsonl")}, ExitUsage, "10 measured (--requests) + 32 warmup requests"},
-		{"bad api", []string{"run", "--api", "grpc"}, ExitUsage, `--api "grpc"`},
-		{"rate and concurrency", []string{"run", "--rate", "2", "--concurrency", "3"}, ExitUsage, "exclude each other"},
-		{"bad extra body", []string{"run", "--extra-body", "[1]"}, ExitUsage, "--extra-body"},
-		{"unreachable", []string{"run", "--url", "http://127.0.0.1:1", "--ready-timeout", "300ms", "-o", filepath.Join(dir, "u.jsonl")}, ExitError, "http://127.0.0.1:1"},
-		{"unwritable output", []string{"run", "--url", "http://127.0.0.1:1", "-o", filepath.Join(dir, "no", "such", "dir", "r.jsonl")}, ExitError, "records file"},
-		{"malformed prompts", []string{"run", "--url", url, "--prompts", bad, "-o", filepath.Join(dir, "p.jsonl")}, ExitUsage, "bad.jsonl:2"},
-		{"report of a missing file", []string{"report", filepath.Join(dir, "missing.jsonl")}, ExitError, "missing.jsonl"},
-		{"report of a non-records file", []string{"report", bad}, ExitError, "not a servebench records file"},
+		{"unknown flag", []string{"run", "--no-such-flag"}, exitcode.Usage, "unknown flag: --no-such-flag"},
+		{"misspelt flag", []string{"run", "--concurency", "3"}, exitcode.Usage, "did you mean --concurrency?"},
+		{"url without scheme", []string{"run", "--url", "127.0.0.1:8000"}, exitcode.Usage, "write http://127.0.0.1:8000"},
+		{"compare of one file", []string{"compare", "baseline.jsonl"}, exitcode.Usage, "compare takes two records files"},
+		{"sharegpt too small", []string{"run", "--url", url, "--dataset", "sharegpt:" + small, "--requests", "10", "-o", filepath.Join(dir, "s.jsonl")}, exitcode.Usage, "10 measured (--requests) + 32 warmup requests"},
+		{"bad api", []string{"run", "--api", "grpc"}, exitcode.Usage, `--api "grpc"`},
+		{"rate and concurrency", []string{"run", "--rate", "2", "--concurrency", "3"}, exitcode.Usage, "exclude each other"},
+		{"bad extra body", []string{"run", "--extra-body", "[1]"}, exitcode.Usage, "--extra-body"},
+		{"unreachable", []string{"run", "--url", "http://127.0.0.1:1", "--ready-timeout", "300ms", "-o", filepath.Join(dir, "u.jsonl")}, exitcode.Error, "http://127.0.0.1:1"},
+		{"unwritable output", []string{"run", "--url", "http://127.0.0.1:1", "-o", filepath.Join(dir, "no", "such", "dir", "r.jsonl")}, exitcode.Error, "records file"},
+		{"malformed prompts", []string{"run", "--url", url, "--prompts", bad, "-o", filepath.Join(dir, "p.jsonl")}, exitcode.Usage, "bad.jsonl:2"},
+		{"report of a missing file", []string{"report", filepath.Join(dir, "missing.jsonl")}, exitcode.Error, "missing.jsonl"},
+		{"report of a non-records file", []string{"report", bad}, exitcode.Error, "not a servebench records file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -290,12 +291,12 @@ func TestReportSkipsBadLines(t *testing.T) {
 func TestExitCodesDoNotGuessFromMessages(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "accepts invalid argument")
-	if code, _, e := runMain(t, "report", filepath.Join(dir, "x.jsonl")); code != ExitError {
-		t.Errorf("missing file in a folder named like a usage error: exit %d (%s), want %d", code, e, ExitError)
+	if code, _, e := runMain(t, "report", filepath.Join(dir, "x.jsonl")); code != exitcode.Error {
+		t.Errorf("missing file in a folder named like a usage error: exit %d (%s), want %d", code, e, exitcode.Error)
 	}
 	for _, args := range [][]string{{"report"}, {"compare", "a"}, {"frob"}, {"run", "--nope"}, {"run", "--requests", "x"}} {
-		if code, _, e := runMain(t, args...); code != ExitUsage {
-			t.Errorf("%v: exit %d (%s), want %d", args, code, e, ExitUsage)
+		if code, _, e := runMain(t, args...); code != exitcode.Usage {
+			t.Errorf("%v: exit %d (%s), want %d", args, code, e, exitcode.Usage)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"servebench/compare"
+	"servebench/exitcode"
 	"servebench/report"
 )
 
@@ -77,7 +78,8 @@ before 4 and 6), 1 and 2 as usual (2 also for a file compared with itself).`,
 	return cmd
 }
 
-// runCompare reads both files, compares, prints and maps the verdict to the exit code.
+// runCompare reads both files, compares, prints, and returns the verdict's exit code
+// (compare.Result.ExitCode) with its one-line message.
 func runCompare(st *streams, c *compareConfig, basePath, candPath string) error {
 	opt, err := compare.PercentOptions(c.threshold, c.tail, c.expect)
 	if err != nil {
@@ -107,19 +109,17 @@ func runCompare(st *streams, c *compareConfig, basePath, candPath string) error 
 	if err := render(st.stdout, c.format, res, basePath, candPath); err != nil {
 		return err
 	}
-	switch report.CompareExit(res) {
-	case ExitNothing:
-		return codeErr(ExitNothing, errors.New(report.NothingLine(res)))
-	case ExitProvisional:
-		return codeErr(ExitProvisional, fmt.Errorf("provisional %s: %s", res.Verdict, strings.Join(res.Provisional, "; ")))
-	}
-	switch res.Verdict {
-	case compare.Regressed:
-		return codeErr(ExitRegression, fmt.Errorf("candidate regressed (%s)", res.RegressedMetrics()))
-	case compare.NotComparable:
-		return codeErr(ExitNotComparable, fmt.Errorf("not comparable: conditions differ"))
-	case compare.Inconclusive:
-		return codeErr(ExitInconclusive, fmt.Errorf("inconclusive: more runs per side would decide it"))
+	switch code := res.ExitCode(); code {
+	case exitcode.Nothing:
+		return codeErr(code, errors.New(report.NothingLine(res)))
+	case exitcode.Provisional:
+		return codeErr(code, fmt.Errorf("provisional %s: %s", res.Verdict, strings.Join(res.Provisional, "; ")))
+	case exitcode.Regression:
+		return codeErr(code, fmt.Errorf("candidate regressed (%s)", res.RegressedMetrics()))
+	case exitcode.NotComparable:
+		return codeErr(code, fmt.Errorf("not comparable: conditions differ"))
+	case exitcode.Inconclusive:
+		return codeErr(code, fmt.Errorf("inconclusive: more runs per side would decide it"))
 	}
 	return nil
 }

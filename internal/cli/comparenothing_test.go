@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/sim"
 )
 
@@ -24,8 +25,8 @@ func TestCompareMeasuredNothing(t *testing.T) {
 		t.Fatalf("base run: exit %d: %s", code, errs)
 	}
 	// every request fails: run exits 1 and still writes its records
-	if code, _, errs := runMain(t, append(args, "--header", "X-Sim-Fault=http_500", "-o", p("fail.jsonl"))...); code != ExitError {
-		t.Fatalf("all-failing run: exit %d, want %d: %s", code, ExitError, errs)
+	if code, _, errs := runMain(t, append(args, "--header", "X-Sim-Fault=http_500", "-o", p("fail.jsonl"))...); code != exitcode.Error {
+		t.Fatalf("all-failing run: exit %d, want %d: %s", code, exitcode.Error, errs)
 	}
 	// the same base run with every record marked warmup: a run that measured nothing warm
 	warm := strings.ReplaceAll(readFile(t, p("base.jsonl")), `"phase":"measure"`, `"phase":"warmup"`)
@@ -34,12 +35,12 @@ func TestCompareMeasuredNothing(t *testing.T) {
 	}
 	for _, cand := range []string{"fail.jsonl", "warm.jsonl"} {
 		code, out, errs := runMain(t, "compare", p("base.jsonl"), p(cand))
-		if code != ExitNothing || !strings.Contains(out, "MEASURED NOTHING: the candidate has no completed measured request") ||
+		if code != exitcode.Nothing || !strings.Contains(out, "MEASURED NOTHING: the candidate has no completed measured request") ||
 			strings.Contains(out, "NO SIGNIFICANT CHANGE") {
-			t.Errorf("base vs %s: exit %d, want %d:\n%s%s", cand, code, ExitNothing, out, errs)
+			t.Errorf("base vs %s: exit %d, want %d:\n%s%s", cand, code, exitcode.Nothing, out, errs)
 		}
 		code, out, _ = runMain(t, "compare", p(cand), p("base.jsonl"), "--format", "json")
-		if code != ExitNothing || !strings.Contains(out, `"measured_nothing": "base"`) || !strings.Contains(out, `"exit_code": 8`) {
+		if code != exitcode.Nothing || !strings.Contains(out, `"measured_nothing": "base"`) || !strings.Contains(out, `"exit_code": 8`) {
 			t.Errorf("%s vs base, json: exit %d:\n%s", cand, code, out)
 		}
 	}
@@ -50,8 +51,8 @@ func TestCompareMeasuredNothing(t *testing.T) {
 	}
 	for cand, want := range map[string]string{"base.jsonl": "are the same file", "copy.jsonl": "hold identical records"} {
 		code, out, errs := runMain(t, "compare", p("base.jsonl"), p(cand))
-		if code != ExitUsage || !strings.Contains(errs, want) || !strings.Contains(errs, "no change by construction") || out != "" {
-			t.Errorf("base vs %s: exit %d, want %d and %q:\n%s%s", cand, code, ExitUsage, want, out, errs)
+		if code != exitcode.Usage || !strings.Contains(errs, want) || !strings.Contains(errs, "no change by construction") || out != "" {
+			t.Errorf("base vs %s: exit %d, want %d and %q:\n%s%s", cand, code, exitcode.Usage, want, out, errs)
 		}
 	}
 }
@@ -81,7 +82,7 @@ func TestCompareZeroGoodputStaysIn(t *testing.T) {
 			row = line
 		}
 	}
-	if code != ExitRegression || !strings.Contains(row, "0.000 req/s") || !strings.Contains(row, "arithmetic means") ||
+	if code != exitcode.Regression || !strings.Contains(row, "0.000 req/s") || !strings.Contains(row, "arithmetic means") ||
 		!strings.Contains(row, "regressed") || strings.Contains(out, "goodput: not compared") {
 		t.Errorf("fast vs slow under an SLO only fast meets: exit %d, goodput row %q:\n%s", code, row, out)
 	}

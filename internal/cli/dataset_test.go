@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/metrics"
 	"servebench/sim"
 	"servebench/stat"
@@ -72,7 +73,7 @@ func TestShareGPTDataset(t *testing.T) {
 	os.WriteFile(bad, []byte(`[{"id": "1", "conversations": [{"from": "human", "value": "hi there friend"}, {"from": "gpt"}]},`), 0o644)
 	for _, f := range []string{bad, filepath.Join(dir, "missing.json")} {
 		code, _, errs := runMain(t, "run", "-q", "--url", url, "--dataset", "sharegpt:"+f, "-o", filepath.Join(dir, "bad.jsonl"))
-		if code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, filepath.Base(f)) {
+		if code != exitcode.Usage || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, filepath.Base(f)) {
 			t.Errorf("--dataset %s: exit %d: %q", f, code, errs)
 		}
 	}
@@ -96,7 +97,7 @@ func TestSharedPrefixWorkload(t *testing.T) {
 	if h.Workload.Source != "shared-prefix" || math.Abs(h.Workload.ReusableShare-want) > 1.0/128 || len(recs) != 32 {
 		t.Errorf("workload %+v (want share %.4f), %d records", h.Workload, want, len(recs))
 	}
-	if code, _, _ := runMain(t, "run", "--prefix-groups", "2", "--prefix-tokens", "600"); code != ExitUsage {
+	if code, _, _ := runMain(t, "run", "--prefix-groups", "2", "--prefix-tokens", "600"); code != exitcode.Usage {
 		t.Errorf("--prefix-tokens longer than --input-tokens: exit %d", code)
 	}
 }
@@ -149,7 +150,7 @@ func TestMooncakeTrace(t *testing.T) {
 		}
 	}
 	os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": -3, "output_length": 3}`+"\n"), 0o644)
-	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--dataset", "mooncake:"+trace, "-o", filepath.Join(dir, "bad.jsonl")); code != ExitUsage || !strings.Contains(errs, "mooncake.jsonl:1") {
+	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--dataset", "mooncake:"+trace, "-o", filepath.Join(dir, "bad.jsonl")); code != exitcode.Usage || !strings.Contains(errs, "mooncake.jsonl:1") {
 		t.Errorf("negative length: exit %d: %s", code, errs)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"servebench/exitcode"
 )
 
 // TestExpectChangeKeys: compare checks --expect-change names against the files' conditions
@@ -31,11 +33,11 @@ func TestExpectChangeKeys(t *testing.T) {
 		}
 		return runMain(t, args...)
 	}
-	if code, _, _ := compareExit(); code != ExitNotComparable {
-		t.Errorf("no --expect-change: exit %d, want %d", code, ExitNotComparable)
+	if code, _, _ := compareExit(); code != exitcode.NotComparable {
+		t.Errorf("no --expect-change: exit %d, want %d", code, exitcode.NotComparable)
 	}
 	for _, e := range [][]string{{"np"}, {"batching.max_num_seqs"}, {"server.version,np"}, {"server.version", "server.flag.np"}} {
-		if code, out, errs := compareExit(e...); code == ExitNotComparable || code == ExitUsage {
+		if code, out, errs := compareExit(e...); code == exitcode.NotComparable || code == exitcode.Usage {
 			t.Errorf("--expect-change %q: exit %d:\n%s%s", e, code, out, errs)
 		}
 	}
@@ -45,8 +47,8 @@ func TestExpectChangeKeys(t *testing.T) {
 		"a,b,c":             `--expect-change "a" names no condition of these files; nearest: `,
 	} {
 		code, out, errs := compareExit(e)
-		if code != ExitUsage || !strings.Contains(errs, want) || out != "" {
-			t.Errorf("--expect-change %q: exit %d, stderr %q, stdout %d bytes; want exit %d, %q and nothing on stdout", e, code, errs, len(out), ExitUsage, want)
+		if code != exitcode.Usage || !strings.Contains(errs, want) || out != "" {
+			t.Errorf("--expect-change %q: exit %d, stderr %q, stdout %d bytes; want exit %d, %q and nothing on stdout", e, code, errs, len(out), exitcode.Usage, want)
 		}
 	}
 }

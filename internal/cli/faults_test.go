@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"servebench/exitcode"
 	"servebench/record"
 )
 
@@ -47,7 +48,7 @@ func TestEveryFaultThroughRun(t *testing.T) {
 				"--warmup", "0", "-o", p}, tc.extra...)
 			code, out, errs := runMain(t, args...)
 			// a run in which every request failed is exit 1 with the first failure's message
-			if wantCode := map[bool]int{true: ExitError, false: 0}[tc.class != ""]; code != wantCode || (code != 0 && !strings.Contains(errs, "every request failed; the first: "+tc.class)) {
+			if wantCode := map[bool]int{true: exitcode.Error, false: 0}[tc.class != ""]; code != wantCode || (code != 0 && !strings.Contains(errs, "every request failed; the first: "+tc.class)) {
 				t.Fatalf("exit %d, want %d: %s", code, wantCode, errs)
 			}
 			_, recs := readRecords(t, p) // fails the test on any invalid line
@@ -84,10 +85,10 @@ func TestBadInputBackends(t *testing.T) {
 		code int
 		want string
 	}{
-		{"wrong model", []string{"run", "-q", "--url", url, "--model", "no-such-model", "--requests", "2"}, ExitError, "no-such-model"},
-		{"missing tokenizer file", []string{"run", "--url", url, "--tokenizer", filepath.Join(dir, "none.json")}, ExitUsage, "--tokenizer"},
-		{"unsupported tokenizer", []string{"run", "--url", url, "--tokenizer", badTok}, ExitUsage, `unsupported model "Unigram"`},
-		{"triton without model", []string{"run", "--url", url, "--api", "triton"}, ExitUsage, "--model is required"},
+		{"wrong model", []string{"run", "-q", "--url", url, "--model", "no-such-model", "--requests", "2"}, exitcode.Error, "no-such-model"},
+		{"missing tokenizer file", []string{"run", "--url", url, "--tokenizer", filepath.Join(dir, "none.json")}, exitcode.Usage, "--tokenizer"},
+		{"unsupported tokenizer", []string{"run", "--url", url, "--tokenizer", badTok}, exitcode.Usage, `unsupported model "Unigram"`},
+		{"triton without model", []string{"run", "--url", url, "--api", "triton"}, exitcode.Usage, "--model is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(tc.args, "-o", filepath.Join(dir, tc.name+".jsonl"))

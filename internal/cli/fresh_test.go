@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"servebench/exitcode"
 	"servebench/record"
 	"servebench/sim"
 )
@@ -277,7 +278,7 @@ func TestFlushCacheRefused(t *testing.T) {
 	url := startSim(t, nil)
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--flush-cache", "--requests", "2", "--concurrency", "1",
 		"--input-tokens", "8", "--output-tokens", "2", "-o", filepath.Join(t.TempDir(), "f.jsonl"))
-	if code != ExitError || !strings.Contains(errs, "--flush-cache") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
-		t.Errorf("exit %d, want %d with one line naming --flush-cache: %q", code, ExitError, errs)
+	if code != exitcode.Error || !strings.Contains(errs, "--flush-cache") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Errorf("exit %d, want %d with one line naming --flush-cache: %q", code, exitcode.Error, errs)
 	}
 }

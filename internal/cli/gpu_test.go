@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"servebench/conditions"
+	"servebench/exitcode"
 	"servebench/record"
 )
 
@@ -50,13 +51,13 @@ func TestPowerLimitNotComparable(t *testing.T) {
 		t.Errorf("server process %q, want llama-server's pid and name", proc)
 	}
 	code, out, _ := runMain(t, "compare", p("base.jsonl"), p("low.jsonl"))
-	if code != ExitNotComparable || !strings.Contains(out, "gpu.power_limit") || !strings.Contains(out, "700.00 W") {
-		t.Errorf("compare: exit %d, want %d naming gpu.power_limit:\n%s", code, ExitNotComparable, out)
+	if code != exitcode.NotComparable || !strings.Contains(out, "gpu.power_limit") || !strings.Contains(out, "700.00 W") {
+		t.Errorf("compare: exit %d, want %d naming gpu.power_limit:\n%s", code, exitcode.NotComparable, out)
 	}
 	// the second run repeats the first's prompts, so llama.cpp may serve them from its cache:
 	// that change is named too, to see the power limit's accepted
 	if code, out, _ := runMain(t, "compare", p("base.jsonl"), p("low.jsonl"), "--expect-change", "gpu.power_limit",
-		"--expect-change", "measurement.prefix_cache"); code == ExitNotComparable || code == ExitUsage {
+		"--expect-change", "measurement.prefix_cache"); code == exitcode.NotComparable || code == exitcode.Usage {
 		t.Errorf("compare --expect-change gpu.power_limit: exit %d:\n%s", code, out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/internal/hostile"
 	"servebench/record"
 )
@@ -117,8 +118,8 @@ func TestHostileServers(t *testing.T) {
 				t.Errorf("records %q, want class %q with %q", wrong, tc.class, tc.msg)
 			}
 			// every request failed is exit 1 with the first failure's class; else 0
-			if tc.class != "" && (o.code != ExitError || !strings.Contains(o.stderr, "every request failed; the first: "+tc.class)) {
-				t.Errorf("exit %d, want %d with the first failure: %s", o.code, ExitError, o.stderr)
+			if tc.class != "" && (o.code != exitcode.Error || !strings.Contains(o.stderr, "every request failed; the first: "+tc.class)) {
+				t.Errorf("exit %d, want %d with the first failure: %s", o.code, exitcode.Error, o.stderr)
 			}
 			if tc.class == "" && o.code != 0 {
 				t.Errorf("exit %d, want 0: %s", o.code, o.stderr)
@@ -140,7 +141,7 @@ func TestHostileURLPassword(t *testing.T) {
 	const pw = "pw-SECRET"
 	srv := hostile.Start()
 	defer srv.Close()
-	for mode, code := range map[string]int{hostile.Good: 0, hostile.Echo401: ExitError} {
+	for mode, code := range map[string]int{hostile.Good: 0, hostile.Echo401: exitcode.Error} {
 		t.Run(mode, func(t *testing.T) {
 			base := strings.Replace(srv.URL(mode), "http://", "http://user:"+pw+"@", 1)
 			o := hostileRun(t, base)
@@ -168,8 +169,8 @@ func TestHostileConfigAndEnvSecrets(t *testing.T) {
 	var o hostileOut
 	o.code, o.stdout, o.stderr = runMain(t, "run", "--config", cfg, "--warmup", "0", "--input-tokens", "8",
 		"--output-tokens", "4", "-o", p, "--json", js)
-	if o.code != ExitError {
-		t.Errorf("exit %d, want %d: %s", o.code, ExitError, o.stderr)
+	if o.code != exitcode.Error {
+		t.Errorf("exit %d, want %d: %s", o.code, exitcode.Error, o.stderr)
 	}
 	_, o.recs = readRecords(t, p)
 	for _, r := range o.recs {

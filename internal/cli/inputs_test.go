@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/sim"
 )
 
@@ -47,47 +48,47 @@ func TestHostileInputs(t *testing.T) {
 		code int
 		want string
 	}{
-		{"sharegpt zero", []string{"--dataset", "sharegpt:/dev/zero"}, ExitUsage, "not a JSON array"},
-		{"sharegpt urandom", []string{"--dataset", "sharegpt:/dev/urandom"}, ExitUsage, "/dev/urandom"},
-		{"mooncake zero", []string{"--dataset", "mooncake:/dev/zero"}, ExitUsage, "record too long"},
-		{"prompts zero", []string{"--prompts", "/dev/zero"}, ExitUsage, "zero"},
-		{"trace zero", []string{"--trace", "/dev/zero"}, ExitUsage, "--trace"},
-		{"config zero", []string{"--config", "/dev/zero"}, ExitUsage, "over the 1MiB limit"},
-		{"conditions zero", []string{"--conditions", "/dev/zero"}, ExitUsage, "larger than 1 MiB"},
-		{"tokenizer zero", []string{"--tokenizer", "/dev/zero"}, ExitUsage, "--tokenizer"},
-		{"over --max-input", []string{"--dataset", "sharegpt:" + file("big.json", sharegpt), "--max-input", "100B"}, ExitUsage, "over the 100B limit"},
-		{"bad --max-input", []string{"--max-input", "12 parsecs"}, ExitUsage, "--max-input"},
-		{"empty sharegpt array", []string{"--dataset", "sharegpt:" + file("empty.json", " [ ] ")}, ExitUsage, "no requests"},
-		{"empty mooncake", []string{"--dataset", "mooncake:" + file("empty.jsonl", "")}, ExitUsage, "no requests"},
-		{"blank mooncake", []string{"--dataset", "mooncake:" + file("blank.jsonl", "\n  \n\t\n")}, ExitUsage, "no requests"},
-		{"header-only burstgpt", []string{"--dataset", "burstgpt:" + file("head.csv", "Timestamp,Request tokens,Response tokens\n")}, ExitUsage, "no requests"},
-		{"too few conversations", []string{"--dataset", "sharegpt:" + file("few.json", sharegpt), "--requests", "50"}, ExitUsage, "fewer than the 50 asked for"},
-		{"sharegpt type error", []string{"--dataset", "sharegpt:" + file("type.json", `[{"conversations": "hi"}]`)}, ExitUsage, "want an array, found a JSON string"},
+		{"sharegpt zero", []string{"--dataset", "sharegpt:/dev/zero"}, exitcode.Usage, "not a JSON array"},
+		{"sharegpt urandom", []string{"--dataset", "sharegpt:/dev/urandom"}, exitcode.Usage, "/dev/urandom"},
+		{"mooncake zero", []string{"--dataset", "mooncake:/dev/zero"}, exitcode.Usage, "record too long"},
+		{"prompts zero", []string{"--prompts", "/dev/zero"}, exitcode.Usage, "zero"},
+		{"trace zero", []string{"--trace", "/dev/zero"}, exitcode.Usage, "--trace"},
+		{"config zero", []string{"--config", "/dev/zero"}, exitcode.Usage, "over the 1MiB limit"},
+		{"conditions zero", []string{"--conditions", "/dev/zero"}, exitcode.Usage, "larger than 1 MiB"},
+		{"tokenizer zero", []string{"--tokenizer", "/dev/zero"}, exitcode.Usage, "--tokenizer"},
+		{"over --max-input", []string{"--dataset", "sharegpt:" + file("big.json", sharegpt), "--max-input", "100B"}, exitcode.Usage, "over the 100B limit"},
+		{"bad --max-input", []string{"--max-input", "12 parsecs"}, exitcode.Usage, "--max-input"},
+		{"empty sharegpt array", []string{"--dataset", "sharegpt:" + file("empty.json", " [ ] ")}, exitcode.Usage, "no requests"},
+		{"empty mooncake", []string{"--dataset", "mooncake:" + file("empty.jsonl", "")}, exitcode.Usage, "no requests"},
+		{"blank mooncake", []string{"--dataset", "mooncake:" + file("blank.jsonl", "\n  \n\t\n")}, exitcode.Usage, "no requests"},
+		{"header-only burstgpt", []string{"--dataset", "burstgpt:" + file("head.csv", "Timestamp,Request tokens,Response tokens\n")}, exitcode.Usage, "no requests"},
+		{"too few conversations", []string{"--dataset", "sharegpt:" + file("few.json", sharegpt), "--requests", "50"}, exitcode.Usage, "fewer than the 50 asked for"},
+		{"sharegpt type error", []string{"--dataset", "sharegpt:" + file("type.json", `[{"conversations": "hi"}]`)}, exitcode.Usage, "want an array, found a JSON string"},
 		{"mooncake 1e13 ms", []string{"--dataset", "mooncake:" + file("t13.jsonl",
-			`{"timestamp": 0, "input_length": 20, "output_length": 4}`+"\n"+`{"timestamp": 1e13, "input_length": 20, "output_length": 4}`)}, ExitUsage, `t13.jsonl:2: "timestamp"`},
+			`{"timestamp": 0, "input_length": 20, "output_length": 4}`+"\n"+`{"timestamp": 1e13, "input_length": 20, "output_length": 4}`)}, exitcode.Usage, `t13.jsonl:2: "timestamp"`},
 		{"mooncake 1e300 ms", []string{"--dataset", "mooncake:" + file("t300.jsonl",
-			`{"timestamp": 0, "input_length": 20, "output_length": 4}`+"\n"+`{"timestamp": 1e300, "input_length": 20, "output_length": 4}`)}, ExitUsage, `t300.jsonl:2: "timestamp"`},
-		{"trace 1e13 s", []string{"--trace", file("t.jsonl", `{"t": 0}`+"\n"+`{"t": 1e13}`)}, ExitUsage, "t.jsonl:2"},
+			`{"timestamp": 0, "input_length": 20, "output_length": 4}`+"\n"+`{"timestamp": 1e300, "input_length": 20, "output_length": 4}`)}, exitcode.Usage, `t300.jsonl:2: "timestamp"`},
+		{"trace 1e13 s", []string{"--trace", file("t.jsonl", `{"t": 0}`+"\n"+`{"t": 1e13}`)}, exitcode.Usage, "t.jsonl:2"},
 		{"--block-tokens 2^62", []string{"--dataset", "mooncake:" + file("h3.jsonl", `{"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [1, 2, 3]}`),
-			"--block-tokens", "4611686018427387904"}, ExitUsage, "--block-tokens"},
-		{"--block-tokens 2^40", []string{"--dataset", "mooncake:" + filepath.Join(dir, "h3.jsonl"), "--block-tokens", "1099511627776"}, ExitUsage, "--block-tokens"},
-		{"--input-tokens 2^40", []string{"--input-tokens", "1099511627776"}, ExitUsage, "--input-tokens"},
-		{"--requests overflow", []string{"--requests", "9223372036854775807", "--warmup", "1"}, ExitUsage, "--requests"},
-		{"--temperature Inf", []string{"--temperature", "Inf"}, ExitUsage, "--temperature"},
-		{"--temperature -Inf", []string{"--temperature", "-Inf"}, ExitUsage, "--temperature"},
-		{"--temperature NaN", []string{"--temperature", "NaN"}, ExitUsage, "--temperature"},
-		{"--top-p Inf", []string{"--top-p", "+Inf"}, ExitUsage, "--top-p"},
-		{"--rate NaN", []string{"--rate", "NaN"}, ExitUsage, "--rate"},
-		{"--range-ratio NaN", []string{"--range-ratio", "NaN"}, ExitUsage, "--range-ratio"},
-		{"--burstiness Inf", []string{"--rate", "1", "--burstiness", "Inf"}, ExitUsage, "--burstiness"},
-		{"--warmup-tolerance NaN", []string{"--warmup-tolerance", "NaN"}, ExitUsage, "--warmup-tolerance"},
+			"--block-tokens", "4611686018427387904"}, exitcode.Usage, "--block-tokens"},
+		{"--block-tokens 2^40", []string{"--dataset", "mooncake:" + filepath.Join(dir, "h3.jsonl"), "--block-tokens", "1099511627776"}, exitcode.Usage, "--block-tokens"},
+		{"--input-tokens 2^40", []string{"--input-tokens", "1099511627776"}, exitcode.Usage, "--input-tokens"},
+		{"--requests overflow", []string{"--requests", "9223372036854775807", "--warmup", "1"}, exitcode.Usage, "--requests"},
+		{"--temperature Inf", []string{"--temperature", "Inf"}, exitcode.Usage, "--temperature"},
+		{"--temperature -Inf", []string{"--temperature", "-Inf"}, exitcode.Usage, "--temperature"},
+		{"--temperature NaN", []string{"--temperature", "NaN"}, exitcode.Usage, "--temperature"},
+		{"--top-p Inf", []string{"--top-p", "+Inf"}, exitcode.Usage, "--top-p"},
+		{"--rate NaN", []string{"--rate", "NaN"}, exitcode.Usage, "--rate"},
+		{"--range-ratio NaN", []string{"--range-ratio", "NaN"}, exitcode.Usage, "--range-ratio"},
+		{"--burstiness Inf", []string{"--rate", "1", "--burstiness", "Inf"}, exitcode.Usage, "--burstiness"},
+		{"--warmup-tolerance NaN", []string{"--warmup-tolerance", "NaN"}, exitcode.Usage, "--warmup-tolerance"},
 		// valid, if odd: these run
-		{"burstgpt with a BOM", []string{"--dataset", "burstgpt:" + file("bom.csv", bom+burst)}, ExitOK, ""},
-		{"sharegpt with a BOM", []string{"--dataset", "sharegpt:" + file("bom.json", bom+sharegpt)}, ExitOK, ""},
-		{"mooncake with a BOM", []string{"--dataset", "mooncake:" + file("bom.jsonl", bom+`{"timestamp": 0, "input_length": 20, "output_length": 4}`)}, ExitOK, ""},
+		{"burstgpt with a BOM", []string{"--dataset", "burstgpt:" + file("bom.csv", bom+burst)}, exitcode.OK, ""},
+		{"sharegpt with a BOM", []string{"--dataset", "sharegpt:" + file("bom.json", bom+sharegpt)}, exitcode.OK, ""},
+		{"mooncake with a BOM", []string{"--dataset", "mooncake:" + file("bom.jsonl", bom+`{"timestamp": 0, "input_length": 20, "output_length": 4}`)}, exitcode.OK, ""},
 		{"--block-tokens 16000000", []string{"--dataset", "mooncake:" + file("h1.jsonl", `{"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [7]}`),
-			"--block-tokens", "16000000", "--requests", "1"}, ExitOK, ""},
-		{"a million groups, three requests", []string{"--prefix-groups", "1000000", "--prefix-tokens", "20", "--input-tokens", "40", "--requests", "3"}, ExitOK, ""},
+			"--block-tokens", "16000000", "--requests", "1"}, exitcode.OK, ""},
+		{"a million groups, three requests", []string{"--prefix-groups", "1000000", "--prefix-tokens", "20", "--input-tokens", "40", "--requests", "3"}, exitcode.OK, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -96,7 +97,7 @@ func TestHostileInputs(t *testing.T) {
 			if code != tc.code || !strings.Contains(errs, tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.want)
 			}
-			if tc.code != ExitOK && oneError(errs) == "" {
+			if tc.code != exitcode.OK && oneError(errs) == "" {
 				t.Errorf("not one error line: %q", errs)
 			}
 			for _, bad := range []string{"goroutine ", "panic", "struct {", "[]struct", "float64", "int64"} {
@@ -109,11 +110,11 @@ func TestHostileInputs(t *testing.T) {
 			}
 		})
 	}
-	if code, _, errs := runMain(t, "compare", "--threshold", "NaN", "a.jsonl", "b.jsonl"); code != ExitUsage || !strings.Contains(errs, "--threshold") {
+	if code, _, errs := runMain(t, "compare", "--threshold", "NaN", "a.jsonl", "b.jsonl"); code != exitcode.Usage || !strings.Contains(errs, "--threshold") {
 		t.Errorf("compare --threshold NaN: exit %d: %q", code, errs)
 	}
 	for _, v := range []string{"NaN", "-1", "100"} {
-		if code, _, errs := runMain(t, "report", "--threshold", v, "a.jsonl", "b.jsonl", "--format", "html"); code != ExitUsage || !strings.Contains(errs, "--threshold") {
+		if code, _, errs := runMain(t, "report", "--threshold", v, "a.jsonl", "b.jsonl", "--format", "html"); code != exitcode.Usage || !strings.Contains(errs, "--threshold") {
 			t.Errorf("report --threshold %s: exit %d: %q", v, code, errs)
 		}
 	}
@@ -190,8 +191,8 @@ func TestFIFOWithoutWriterStopsOnCtrlC(t *testing.T) {
 			start := time.Now()
 			code := Main(ctx, []string{"run", "-q", "--url", url, flag, val, "-o", filepath.Join(dir, flag+".jsonl")}, strings.NewReader(""), &stdout, &stderr)
 			errs := stderr.String()
-			if code != ExitInterrupted || !strings.Contains(oneError(errs), "interrupted") {
-				t.Errorf("exit %d, stderr %q; want %d and one line", code, errs, ExitInterrupted)
+			if code != exitcode.Interrupted || !strings.Contains(oneError(errs), "interrupted") {
+				t.Errorf("exit %d, stderr %q; want %d and one line", code, errs, exitcode.Interrupted)
 			}
 			if d := time.Since(start); d > 20*time.Second {
 				t.Errorf("took %v after Ctrl-C", d)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/record"
 	"servebench/sim"
 )
@@ -69,7 +70,7 @@ func TestSweepListAndUsage(t *testing.T) {
 	}
 	for _, args := range [][]string{{"sweep"}, {"sweep", "--auto", "--rate", "1"}, {"sweep", "--concurrency", "0"},
 		{"sweep", "--auto", "--slo", "ttft=1s", "--fail-below", "99%"}} {
-		if code, _, errs := runMain(t, args...); code != ExitUsage {
+		if code, _, errs := runMain(t, args...); code != exitcode.Usage {
 			t.Errorf("%v: exit %d %s", args, code, errs)
 		}
 	}
@@ -89,14 +90,14 @@ func TestFailBelowExitCode(t *testing.T) {
 		t.Errorf("met: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs = run("ttft=1ms")
-	if code != ExitSLO || !strings.Contains(errs, "SLO gate failed: attainment 0.00%") || !strings.Contains(out, "attainment") {
+	if code != exitcode.SLO || !strings.Contains(errs, "SLO gate failed: attainment 0.00%") || !strings.Contains(out, "attainment") {
 		t.Errorf("missed: exit %d\n%s\n%s", code, out, errs)
 	}
 	// the report of the file shows the same SLO figures as the run did
 	if _, rep, _ := runMain(t, "report", filepath.Join(dir, "r.jsonl")); rep != out {
 		t.Errorf("report differs from run:\n%s\n---\n%s", rep, out)
 	}
-	if code, _, _ := runMain(t, "run", "--fail-below", "99%"); code != ExitUsage {
+	if code, _, _ := runMain(t, "run", "--fail-below", "99%"); code != exitcode.Usage {
 		t.Errorf("--fail-below without --slo: exit %d", code)
 	}
 }
@@ -159,7 +160,7 @@ func TestStopRules(t *testing.T) {
 		}
 		span := time.Duration(last - first)
 		// both requests were cancelled, so nothing was measured: INVALID (exit 7)
-		if code != ExitInvalid || cancelled != 2 || h.Ends[0].Stop != "duration" || span > 4*time.Second {
+		if code != exitcode.Invalid || cancelled != 2 || h.Ends[0].Stop != "duration" || span > 4*time.Second {
 			t.Errorf("exit %d, %d cancelled of %d, ends %+v, records span %v: %s", code, cancelled, len(recs), h.Ends, span, errs)
 		}
 	})
@@ -245,7 +246,7 @@ func TestTraceAndRamp(t *testing.T) {
 	if _, recs := readRecords(t, p); code != 0 || len(recs) < 5 || len(recs) > 20 {
 		t.Errorf("ramp: exit %d, %d records (want ≈ 12): %s", code, len(recs), errs)
 	}
-	if code, _, _ := runMain(t, "run", "--ramp", "linear:1..2"); code != ExitUsage {
+	if code, _, _ := runMain(t, "run", "--ramp", "linear:1..2"); code != exitcode.Usage {
 		t.Errorf("--ramp without --duration: exit %d", code)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"servebench/exitcode"
 	"servebench/record"
 	"servebench/runspec"
 	"servebench/workload"
@@ -105,8 +106,8 @@ func testRecipeLikeRoundTrip(t *testing.T) {
 		r["sha256"] = "sha256:" + strings.Repeat("0", 64)
 	})
 	code, errs := run("--like", bad, "-o", p("bad-like.jsonl"))
-	if code != ExitUsage || !strings.Contains(errs, "recipe") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
-		t.Errorf("a recipe that does not match its hash: exit %d, want %d and one line naming the recipe: %q", code, ExitUsage, errs)
+	if code != exitcode.Usage || !strings.Contains(errs, "recipe") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Errorf("a recipe that does not match its hash: exit %d, want %d and one line naming the recipe: %q", code, exitcode.Usage, errs)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/record"
 	"servebench/sim"
 	"servebench/workload"
@@ -230,7 +231,7 @@ func TestMediaBadInput(t *testing.T) {
 	} {
 		args := append([]string{"run", "-q", "--url", url, "--requests", "2", "-o", filepath.Join(dir, "x.jsonl")}, c.args...)
 		code, _, errs := runMain(t, args...)
-		if code != ExitUsage || !strings.Contains(errs, c.want) || strings.Count(withoutBuildNotice(errs), "\n") != 0 {
+		if code != exitcode.Usage || !strings.Contains(errs, c.want) || strings.Count(withoutBuildNotice(errs), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", c.args, code, errs, c.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"servebench/exitcode"
 	"servebench/internal/peertest"
 	"servebench/sim"
 )
@@ -29,7 +30,7 @@ func invocations(t *testing.T, url string, extra ...string) map[string]map[int]c
 		path := filepath.Join(dir, c.name+".jsonl")
 		args := append(append(slices.Clone(c.args), "-q", "--url", url, "--input-tokens", "128", "--output-tokens", "4", "-o", path), extra...)
 		code, _, errs := runMain(t, args...)
-		if code != 0 && code != ExitInvalid {
+		if code != 0 && code != exitcode.Invalid {
 			t.Fatalf("%s: exit %d: %s", c.name, code, errs)
 		}
 		_, recs := readRecords(t, path)
@@ -94,8 +95,8 @@ func TestLikeNonce(t *testing.T) {
 	}
 	// the replay is served from the cache the baseline filled: INVALID, and it says so
 	code, stdout, errs := runMain(t, "run", "--url", url, "--like", p("base"), "-o", p("replay"))
-	if code != ExitInvalid || !strings.Contains(stdout, "valid       INVALID: the server served") || !strings.Contains(stdout, "--nonce fresh") {
-		t.Errorf("replay against the server that saw the baseline: exit %d, want %d, INVALID and --nonce fresh named: %s\n%s", code, ExitInvalid, errs, stdout)
+	if code != exitcode.Invalid || !strings.Contains(stdout, "valid       INVALID: the server served") || !strings.Contains(stdout, "--nonce fresh") {
+		t.Errorf("replay against the server that saw the baseline: exit %d, want %d, INVALID and --nonce fresh named: %s\n%s", code, exitcode.Invalid, errs, stdout)
 	}
 	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--like", p("base"), "--nonce", "fresh", "-o", p("fresh")); code != 0 {
 		t.Fatalf("--like --nonce fresh: exit %d: %s", code, errs)
@@ -116,19 +117,19 @@ func TestLikeNonce(t *testing.T) {
 		t.Errorf("--like --nonce fresh: %.1f%% of prompt tokens from the cache", 100*c.share())
 	}
 	code, stdout, errs = runMain(t, "compare", p("base"), p("fresh"))
-	if code == ExitNotComparable || strings.Contains(stdout, "not comparable") {
+	if code == exitcode.NotComparable || strings.Contains(stdout, "not comparable") {
 		t.Errorf("compare of a baseline and its --nonce fresh run: exit %d, not comparable:\n%s%s", code, stdout, errs)
 	}
 	// the recorded nonce, given back, rebuilds the baseline's text exactly
 	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--nonce", bh.Workload.Nonce, "-o", p("hex"),
-		"--requests", "8", "--concurrency", "2", "--input-tokens", "32", "--output-tokens", "2", "--range-ratio", "0.5"); code != ExitInvalid {
-		t.Errorf("--nonce %s, served from the cache: exit %d, want %d: %s", bh.Workload.Nonce, code, ExitInvalid, errs)
+		"--requests", "8", "--concurrency", "2", "--input-tokens", "32", "--output-tokens", "2", "--range-ratio", "0.5"); code != exitcode.Invalid {
+		t.Errorf("--nonce %s, served from the cache: exit %d, want %d: %s", bh.Workload.Nonce, code, exitcode.Invalid, errs)
 	}
 	if hh, _ := readRecords(t, p("hex")); hh.Workload.Hash != bh.Workload.Hash {
 		t.Errorf("--nonce %s: hash %s, the baseline's %s", bh.Workload.Nonce, hh.Workload.Hash, bh.Workload.Hash)
 	}
-	if code, _, errs := runMain(t, "run", "--nonce", "12345", "--requests", "1"); code != ExitUsage || !strings.Contains(errs, "--nonce") {
-		t.Errorf("--nonce 12345: exit %d, want %d naming --nonce: %s", code, ExitUsage, errs)
+	if code, _, errs := runMain(t, "run", "--nonce", "12345", "--requests", "1"); code != exitcode.Usage || !strings.Contains(errs, "--nonce") {
+		t.Errorf("--nonce 12345: exit %d, want %d naming --nonce: %s", code, exitcode.Usage, errs)
 	}
 }
 
@@ -149,8 +150,8 @@ func TestInvalidSweepWithholds(t *testing.T) {
 		t.Fatalf("first sweep: exit %d, want 0 with a knee: %s\n%s", code, errs, stdout)
 	}
 	code, stdout, errs = runMain(t, args("b.jsonl")...)
-	if code != ExitInvalid {
-		t.Errorf("second sweep: exit %d, want %d: %s", code, ExitInvalid, errs)
+	if code != exitcode.Invalid {
+		t.Errorf("second sweep: exit %d, want %d: %s", code, exitcode.Invalid, errs)
 	}
 	for _, bad := range []string{"saturation knee: run", "max goodput: run", "highest load meeting"} {
 		if strings.Contains(stdout, bad) {

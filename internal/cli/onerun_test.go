@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"servebench/exitcode"
 )
 
 // TestRecordsNotOneRunRefused: a --repeat file (several runs, one header) reads as the runs it
@@ -44,7 +46,7 @@ func TestRecordsNotOneRunRefused(t *testing.T) {
 		}
 		for _, args := range [][]string{{"report", p}, {"report", p, "--format", "json"}, {"compare", a, p}} {
 			code, out, errs := runMain(t, args...)
-			if code != ExitUsage || !strings.Contains(errs, p+": line ") || strings.Count(errs, "\n") != 1 {
+			if code != exitcode.Usage || !strings.Contains(errs, p+": line ") || strings.Count(errs, "\n") != 1 {
 				t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line naming %s and a line", args, code, errs, p)
 			}
 			if strings.Contains(out, "completed") {

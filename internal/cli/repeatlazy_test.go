@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/record"
 	"servebench/sim"
 )
@@ -35,7 +36,7 @@ func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
 	case code := <-done:
 		// the stop may cut the run in progress before its first measured request: that run
 		// measured nothing and is INVALID (exit 7); the runs before it stand
-		if code != 0 && (code != ExitInvalid || !strings.Contains(errs.String(), "no measured requests")) {
+		if code != 0 && (code != exitcode.Invalid || !strings.Contains(errs.String(), "no measured requests")) {
 			t.Fatalf("exit %d: %s", code, errs.String())
 		}
 	case <-time.After(60 * time.Second):

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"servebench/exitcode"
 	"servebench/sim"
 )
 
@@ -74,8 +75,8 @@ func TestRepeatsByDesignValid(t *testing.T) {
 	t.Logf("sent once: by design %.1f%%, served %.1f%%", design, served)
 
 	code, again, _ := runMain(t, args...)
-	if code != ExitInvalid || !strings.Contains(again, "INVALID") {
-		t.Fatalf("the same file again on a warm cache: exit %d, want %d (INVALID)\n%s", code, ExitInvalid, again)
+	if code != exitcode.Invalid || !strings.Contains(again, "INVALID") {
+		t.Fatalf("the same file again on a warm cache: exit %d, want %d (INVALID)\n%s", code, exitcode.Invalid, again)
 	}
 	replay := regexp.MustCompile(`served \d+ of \d+ prompt tokens \((\d+)%\) from its prefix cache, \d+ points more than the workload repeats by design \(([0-9.]+)%\)`).FindStringSubmatch(again)
 	if replay == nil || atof(t, replay[1]) < 99 || atof(t, replay[2]) != design {

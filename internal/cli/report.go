@@ -9,7 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"servebench/compare"
-	"servebench/internal/output"
+	"servebench/exitcode"
+	"servebench/output"
 	"servebench/record"
 	"servebench/report"
 )
@@ -57,7 +58,7 @@ Formats:
 				return usageErr("%v", err)
 			}
 			if err := output.NotInput("-o", out, args...); err != nil {
-				return codeErr(ExitUsage, err)
+				return codeErr(exitcode.Usage, err)
 			}
 			ins, closeAll, err := record.OpenInputs(args, f.Inputs == 2)
 			if err != nil {

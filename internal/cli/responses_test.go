@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"servebench/exitcode"
 	"servebench/record"
 )
 
@@ -77,7 +78,7 @@ func TestResponsesFaultsThroughRun(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "r.jsonl")
 		code, _, errs := runMain(t, "run", "-q", "--url", url, "--api", "openai-responses", "--header", "X-Sim-Fault="+tc.fault,
 			"--input-tokens", "16", "--output-tokens", "8", "--requests", fmt.Sprint(n), "--concurrency", "1", "--warmup", "0", "-o", p)
-		if want := map[bool]int{true: ExitError, false: 0}[tc.class != ""]; code != want {
+		if want := map[bool]int{true: exitcode.Error, false: 0}[tc.class != ""]; code != want {
 			t.Fatalf("%s: exit %d, want %d: %s", tc.fault, code, want, errs)
 		}
 		_, recs := readRecords(t, p)

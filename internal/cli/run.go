@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"servebench/bench"
-	"servebench/internal/output"
 	"servebench/internal/progress"
+	"servebench/output"
 	"servebench/report"
 	"servebench/runspec"
 )

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/load"
 	"servebench/record"
 	"servebench/sim"
@@ -64,7 +65,7 @@ func TestServerShapedFaultsThroughRun(t *testing.T) {
 			code, stdout, errs := runMain(t, "run", "-q", "--url", url, "--api", tc.api,
 				"--input-tokens", "16", "--output-tokens", fmt.Sprint(out), "--requests", fmt.Sprint(n), "--concurrency", "1",
 				"--warmup", "0", "-o", p, "--json", js)
-			wantCode := map[bool]int{true: ExitError, false: 0}[tc.class != ""]
+			wantCode := map[bool]int{true: exitcode.Error, false: 0}[tc.class != ""]
 			if code != wantCode {
 				t.Fatalf("exit %d, want %d: %s\n%s", code, wantCode, errs, stdout)
 			}

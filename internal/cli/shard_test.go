@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/record"
 )
 
@@ -129,7 +130,7 @@ func TestShardFlagErrors(t *testing.T) {
 		{"run", "--shard", "0/4", "--concurrency", "2"},
 		{"run", "--shard", "0/2", "--ramp", "linear:1..4", "--duration", "2s"},
 	} {
-		if code, _, e := runMain(t, args...); code != ExitUsage || !strings.Contains(e, "shard") {
+		if code, _, e := runMain(t, args...); code != exitcode.Usage || !strings.Contains(e, "shard") {
 			t.Errorf("%v: exit %d: %s", args, code, e)
 		}
 	}

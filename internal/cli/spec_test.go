@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/sim"
 )
 
@@ -37,14 +38,14 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 		}
 		code, _, errs := runMain(t, args...)
 		lines := strings.Split(strings.TrimSpace(errs), "\n")
-		if code != ExitUsage || len(lines) != 1 || !strings.Contains(errs, c.flag) {
+		if code != exitcode.Usage || len(lines) != 1 || !strings.Contains(errs, c.flag) {
 			t.Errorf("%s %s: exit %d, stderr %q; want exit 2 and one line naming the flag", c.flag, c.value, code, errs)
 		}
 	}
 	for _, u := range []string{"ftp://127.0.0.1:18730", "ht!tp://:::", "http://", "127.0.0.1:8000", "http://127.0.0.1:99999"} {
 		start := time.Now()
 		code, _, errs := runMain(t, "run", "-q", "--url", u, "-o", out)
-		if code != ExitUsage || !strings.Contains(errs, "--url") || time.Since(start) > 5*time.Second {
+		if code != exitcode.Usage || !strings.Contains(errs, "--url") || time.Since(start) > 5*time.Second {
 			t.Errorf("--url %s: exit %d after %v: %s", u, code, time.Since(start), errs)
 		}
 	}
@@ -76,7 +77,7 @@ func TestOutputsLoseNothing(t *testing.T) {
 	}
 	before, _ := os.ReadFile(a)
 	code, _, errs := runMain(t, append(small, "-o", a)...)
-	if after, _ := os.ReadFile(a); code != ExitUsage || !bytes.Equal(before, after) || !strings.Contains(errs, "--force") {
+	if after, _ := os.ReadFile(a); code != exitcode.Usage || !bytes.Equal(before, after) || !strings.Contains(errs, "--force") {
 		t.Errorf("run -o existing: exit %d (%s), file changed: %v", code, errs, !bytes.Equal(before, after))
 	}
 	if code, _, errs := runMain(t, append(small, "-o", a, "--force")...); code != 0 {
@@ -92,7 +93,7 @@ func TestOutputsLoseNothing(t *testing.T) {
 		append(small, "-o", filepath.Join(dir, "b.jsonl"), "--json", filepath.Join(dir, "b.jsonl")),
 	} {
 		code, _, errs := runMain(t, args...)
-		if after, _ := os.ReadFile(a); code != ExitUsage || !bytes.Equal(before, after) || !strings.Contains(errs, "input") {
+		if after, _ := os.ReadFile(a); code != exitcode.Usage || !bytes.Equal(before, after) || !strings.Contains(errs, "input") {
 			t.Errorf("%v: exit %d (%s), input changed: %v", args[:2], code, errs, !bytes.Equal(before, after))
 		}
 	}
@@ -100,13 +101,13 @@ func TestOutputsLoseNothing(t *testing.T) {
 		for _, args := range [][]string{append(small, "-o", "/dev/full"), append(small, "-o", filepath.Join(dir, "c.jsonl"), "--json", "/dev/full"),
 			{"report", a, "-o", "/dev/full"}} {
 			code, _, errs := runMain(t, args...)
-			if code != ExitError || !strings.Contains(errs, "/dev/full") {
+			if code != exitcode.Error || !strings.Contains(errs, "/dev/full") {
 				t.Errorf("%v -> /dev/full: exit %d: %s", args[:1], code, errs)
 			}
 		}
 	}
 	// an unwritable directory fails before any request is sent
-	if code, _, errs := runMain(t, append(small, "-o", filepath.Join(dir, "no", "such", "dir.jsonl"))...); code != ExitError || !strings.Contains(errs, "records file") {
+	if code, _, errs := runMain(t, append(small, "-o", filepath.Join(dir, "no", "such", "dir.jsonl"))...); code != exitcode.Error || !strings.Contains(errs, "records file") {
 		t.Errorf("unwritable -o: exit %d: %s", code, errs)
 	}
 }
@@ -137,10 +138,10 @@ func TestLikeChangesLoadShape(t *testing.T) {
 	if h.Config["rate"] != 5.0 || h.Config["concurrency"] != nil || len(recs) == 0 || h.Like == nil || len(h.Like.Changes) < 4 {
 		t.Errorf("open-loop replay: config %v, %d records, like %+v", h.Config, len(recs), h.Like)
 	}
-	if code, _, _ := runMain(t, "compare", closed, open); code != ExitNotComparable {
-		t.Errorf("compare closed open: exit %d, want %d (not comparable)", code, ExitNotComparable)
+	if code, _, _ := runMain(t, "compare", closed, open); code != exitcode.NotComparable {
+		t.Errorf("compare closed open: exit %d, want %d (not comparable)", code, exitcode.NotComparable)
 	}
-	if code, out, errs := runMain(t, "compare", closed, open, "--expect-change", "load"); code == ExitNotComparable || code == ExitUsage {
+	if code, out, errs := runMain(t, "compare", closed, open, "--expect-change", "load"); code == exitcode.NotComparable || code == exitcode.Usage {
 		t.Errorf("compare --expect-change load: exit %d: %s %s", code, out, errs)
 	}
 	// a --config file's keys are the user's settings too, and a setting left alone is the
@@ -184,10 +185,10 @@ func TestWarmupAuto(t *testing.T) {
 	if e.WarmupStop != "converged" || e.WarmupRequests < 24 || warm < e.WarmupRequests || len(recs)-warm != 20 || !strings.Contains(errs, "--warmup auto:") {
 		t.Errorf("run end %+v, %d warmup and %d other records: %s", e, warm, len(recs)-warm, errs)
 	}
-	if code, _, _ := runMain(t, "run", "--warmup", "sometimes"); code != ExitUsage {
+	if code, _, _ := runMain(t, "run", "--warmup", "sometimes"); code != exitcode.Usage {
 		t.Errorf("--warmup sometimes: exit %d", code)
 	}
-	if code, _, _ := runMain(t, "run", "--warmup", "auto", "--warmup-max", "0"); code != ExitUsage {
+	if code, _, _ := runMain(t, "run", "--warmup", "auto", "--warmup-max", "0"); code != exitcode.Usage {
 		t.Errorf("--warmup-max 0: exit %d", code)
 	}
 }

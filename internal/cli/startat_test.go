@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"servebench/exitcode"
 )
 
 // TestStartAtAlignsShards runs two shards of one open-loop run concurrently against the
@@ -133,7 +135,7 @@ func TestStartAtRefused(t *testing.T) {
 		time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)} {
 		out := filepath.Join(dir, "r.jsonl")
 		code, _, e := runMain(t, "run", "-q", "--url", "http://127.0.0.1:1", "--start-at", v, "-o", out)
-		if code != ExitUsage || strings.Count(strings.TrimSpace(e), "\n") != 0 || !strings.Contains(e, "--start-at") {
+		if code != exitcode.Usage || strings.Count(strings.TrimSpace(e), "\n") != 0 || !strings.Contains(e, "--start-at") {
 			t.Errorf("--start-at %q: exit %d, stderr %q; want exit 2 and one line", v, code, e)
 		}
 		if _, err := os.Stat(out); err == nil {
@@ -164,8 +166,8 @@ func TestStartAtWaitInterrupted(t *testing.T) {
 		t.Fatalf("exit %d before waiting: %s", code, stderr.String())
 	}
 	code := <-done
-	if code != ExitInterrupted {
-		t.Errorf("exit %d, want %d: %s", code, ExitInterrupted, stderr.String())
+	if code != exitcode.Interrupted {
+		t.Errorf("exit %d, want %d: %s", code, exitcode.Interrupted, stderr.String())
 	}
 	if time.Since(start) > 5*time.Minute {
 		t.Error("the run waited on after Ctrl-C")

@@ -7,7 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"servebench/internal/suggest"
+	"servebench/exitcode"
+	"servebench/suggest"
 )
 
 // suggestDistance is how many edits away a flag may be to be suggested: cobra's own
@@ -25,7 +26,7 @@ func flagError(cmd *cobra.Command, err error) error {
 			err = fmt.Errorf("%s (servebench %s --help lists the flags)", msg, cmd.Name())
 		}
 	}
-	return &exitError{code: ExitUsage, err: err}
+	return &exitError{code: exitcode.Usage, err: err}
 }
 
 // nearestFlag returns the name of cmd's visible flag closest to name within suggestDistance

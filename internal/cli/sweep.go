@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"servebench/exitcode"
 	"servebench/report"
 	"servebench/runspec"
 	"servebench/sweep"
@@ -57,7 +58,7 @@ Every other flag means what it means for run.`,
 					err = perr
 				}
 				if e := res.Header.SweepEnd; err == nil && e != nil && e.Withheld != "" {
-					err = codeErr(ExitInvalid, fmt.Errorf("INVALID sweep, its knee and SLO load withheld: %s", e.Withheld))
+					err = codeErr(exitcode.Invalid, fmt.Errorf("INVALID sweep, its knee and SLO load withheld: %s", e.Withheld))
 				}
 			}
 			return err

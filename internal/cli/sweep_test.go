@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/sim"
 )
 
@@ -73,8 +74,8 @@ func TestSweepAutoUnorderedIsInvalid(t *testing.T) {
 		"--requests", "16", "--input-tokens", "16", "--output-tokens", "8", "-o", p)
 	h, _ := readRecords(t, p)
 	logQuality(t, h)
-	if code != ExitInvalid {
-		t.Fatalf("exit %d, want %d (INVALID):\n%s\n%s", code, ExitInvalid, out, errs)
+	if code != exitcode.Invalid {
+		t.Fatalf("exit %d, want %d (INVALID):\n%s\n%s", code, exitcode.Invalid, out, errs)
 	}
 	e := h.SweepEnd
 	if e == nil || e.Unordered == "" || e.Knee != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/exitcode"
 	"servebench/record"
 	"servebench/sim"
 )
@@ -28,18 +29,18 @@ func TestCompareSimulatorITL10vs20(t *testing.T) {
 	}
 	// --expect-change sim: the simulator's own ITL setting is a recorded condition
 	code, out, _ := runMain(t, "compare", p("itl10.jsonl"), p("itl20.jsonl"), "--expect-change", "sim")
-	if code != ExitRegression || !strings.Contains(out, "REGRESSED") || !strings.Contains(out, "ITL p50") {
-		t.Errorf("10 ms → 20 ms: exit %d, want %d:\n%s", code, ExitRegression, out)
+	if code != exitcode.Regression || !strings.Contains(out, "REGRESSED") || !strings.Contains(out, "ITL p50") {
+		t.Errorf("10 ms → 20 ms: exit %d, want %d:\n%s", code, exitcode.Regression, out)
 	}
 	code, out, _ = runMain(t, "compare", p("itl20.jsonl"), p("itl10.jsonl"), "--expect-change", "sim", "--threshold", "10")
-	if code != ExitOK || !strings.Contains(out, "IMPROVED") {
+	if code != exitcode.OK || !strings.Contains(out, "IMPROVED") {
 		t.Errorf("20 ms → 10 ms: exit %d, want improved (0):\n%s", code, out)
 	}
 	if strings.Contains(out, "∞") || strings.Contains(out, "NaN") {
 		t.Errorf("an interval is not a number:\n%s", out)
 	}
 	code, out, _ = runMain(t, "compare", p("itl10.jsonl"), p("itl10.jsonl"))
-	if code == ExitRegression || strings.Contains(out, "IMPROVED") {
+	if code == exitcode.Regression || strings.Contains(out, "IMPROVED") {
 		t.Errorf("a file against itself: exit %d:\n%s", code, out)
 	}
 }
@@ -53,14 +54,14 @@ func TestValidityAndRepeatAuto(t *testing.T) {
 	out := filepath.Join(dir, "v.jsonl")
 	code, stdout, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "4",
 		"--requests", "40", "--concurrency", "4", "--slo", "ttft=5s@p99", "-o", out)
-	if code != ExitInvalid || !strings.Contains(stdout, "INVALID") || !strings.Contains(stdout, "p99 TTFT needs 419 more requests") {
-		t.Fatalf("40 requests under a p99 rule: exit %d, want %d\n%s%s", code, ExitInvalid, stdout, errs)
+	if code != exitcode.Invalid || !strings.Contains(stdout, "INVALID") || !strings.Contains(stdout, "p99 TTFT needs 419 more requests") {
+		t.Fatalf("40 requests under a p99 rule: exit %d, want %d\n%s%s", code, exitcode.Invalid, stdout, errs)
 	}
 	h, _ := readRecords(t, out)
 	if len(h.Ends) != 1 || h.Ends[0].Validity == nil || h.Ends[0].Validity.Verdict != record.Invalid {
 		t.Errorf("run-end lines: %+v", h.Ends)
 	}
-	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--valid", "nope", "-o", filepath.Join(dir, "x.jsonl")); code != ExitUsage {
+	if code, _, errs := runMain(t, "run", "-q", "--url", url, "--valid", "nope", "-o", filepath.Join(dir, "x.jsonl")); code != exitcode.Usage {
 		t.Errorf("--valid nope: exit %d: %s", code, errs)
 	}
 

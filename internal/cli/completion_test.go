@@ -4,41 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"servebench/selftest"
 )
-
-// TestHelpSpeaksWords: no Go type name in any command's --help.
-func TestHelpSpeaksWords(t *testing.T) {
-	t.Parallel()
-	goTypes := regexp.MustCompile(`--[a-z-]+ (float64Slice|durationSlice|FaultList|stringArray|intSlice|float64|int64)\b`)
-	for _, c := range []string{"run", "sweep", "sim", "env", "compare", "report", "selftest"} {
-		_, out, _ := runMain(t, c, "--help")
-		if m := goTypes.FindAllString(out, -1); len(m) > 0 {
-			t.Errorf("%s --help shows Go types: %v", c, m)
-		}
-	}
-	_, out, _ := runMain(t, "selftest", "--help")
-	if !strings.Contains(out, "--itl durations") {
-		t.Errorf("selftest --help: %s", out)
-	}
-}
-
-func TestVersion(t *testing.T) {
-	t.Parallel()
-	if code, out, _ := runMain(t, "version"); code != 0 || !strings.HasPrefix(out, "servebench "+Version) {
-		t.Errorf("version: exit %d: %q", code, out)
-	}
-	if code, out, _ := runMain(t, "--version"); code != 0 || !strings.Contains(out, Version) {
-		t.Errorf("--version: exit %d: %q", code, out)
-	}
-	if code, _, _ := runMain(t, "-v"); code != ExitUsage {
-		t.Errorf("-v is not version (most tools read it as verbose): exit %d", code)
-	}
-}
 
 // TestCompletion: enumerated flags complete with their values, through cobra's __complete
 // (what every shell's script calls) and through the bash script itself.
