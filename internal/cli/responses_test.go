@@ -19,12 +19,15 @@ import (
 // token totals, and p50 TTFT and ITL that agree. One user at a time keeps the engine's
 // batching out of it: at 8 users, two chat runs alone differ by 30 ms in p50 TTFT, as
 // prefills happen to line up or not. The bound (3 ms or 25%) is for a machine at load
-// average 10; on an idle one the p50s agree within 0.3 ms (TTFT) and 0.02 ms (ITL).
+// average 10; on an idle one the p50s agree within 0.3 ms (TTFT) and 0.02 ms (ITL). Each API
+// runs twice, the two interleaved, and each keeps its lower median: another package's tests
+// on the same two cores can slow one run of the pair by 12 ms in TTFT p50, but not both.
 func TestResponsesMatchesChat(t *testing.T) {
 	dir := t.TempDir()
 	sums := map[string]map[string]any{}
-	for _, api := range []string{"openai-chat", "openai-responses"} {
-		rec, js := filepath.Join(dir, api+".jsonl"), filepath.Join(dir, api+".json")
+	best := map[string]map[string]float64{}
+	for i, api := range []string{"openai-chat", "openai-responses", "openai-chat", "openai-responses"} {
+		rec, js := filepath.Join(dir, fmt.Sprintf("%s-%d.jsonl", api, i)), filepath.Join(dir, fmt.Sprintf("%s-%d.json", api, i))
 		code, _, errs := runMain(t, "run", "-q", "--api", api, "--input-tokens", "256", "--output-tokens", "16",
 			"--requests", "24", "--concurrency", "1", "--warmup", "0", "--seed", "5", "-o", rec, "--json", js)
 		if code != 0 {
@@ -36,6 +39,14 @@ func TestResponsesMatchesChat(t *testing.T) {
 			t.Fatal(err)
 		}
 		sums[api] = s
+		if best[api] == nil {
+			best[api] = map[string]float64{}
+		}
+		for _, k := range []string{"median_ttft_ms", "median_itl_ms"} {
+			if v, _ := s[k].(float64); best[api][k] == 0 || v < best[api][k] {
+				best[api][k] = v
+			}
+		}
 		if hdr, _ := readRecords(t, rec); hdr.Target.API != api || !hdr.Target.Simulated {
 			t.Errorf("%s: header target %+v", api, hdr.Target)
 		}
@@ -50,8 +61,7 @@ func TestResponsesMatchesChat(t *testing.T) {
 		t.Errorf("completed %v, want 24", chat["completed"])
 	}
 	for _, k := range []string{"median_ttft_ms", "median_itl_ms"} {
-		c, _ := chat[k].(float64)
-		r, _ := resp[k].(float64)
+		c, r := best["openai-chat"][k], best["openai-responses"][k]
 		t.Logf("%s: chat %.3f, responses %.3f (Δ %.3f ms)", k, c, r, r-c)
 		if c <= 0 || math.Abs(r-c) > max(3, 0.25*c) {
 			t.Errorf("%s: chat %.3f ms, responses %.3f ms", k, c, r)
