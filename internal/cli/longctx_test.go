@@ -22,8 +22,10 @@ import (
 // same bytes, and the recipe's sha256 is the saved file's), a baseline from before recipes
 // (its prompts embedded as text) replays as it did, and a recipe that does not rebuild its
 // hash is refused with a usage error in one line.
+//
+// Not parallel: its lazy case sets the package variable workload.LazyBytes, which every other
+// run reads (the race detector caught it beside the parallel tests).
 func TestRecipeLikeRoundTrip(t *testing.T) {
-	t.Parallel()
 	t.Run("text kept", testRecipeLikeRoundTrip)
 	t.Run("lazy", func(t *testing.T) {
 		// every prompt kept as its recipe only, its text rebuilt as it is sent, as 1,000
