@@ -60,7 +60,8 @@ func TestRepeatsByDesignValid(t *testing.T) {
 	}
 	file := writePrompts(t, "groups.jsonl", prompts)
 	args := []string{"run", "--url", url, "--prompts", file, "--requests", "96", "--concurrency", "4"}
-	code, first, errs := runMain(t, args...)
+	dir := t.TempDir() // each run its own -o: the default name is by the second, and parallel tests collide on it
+	code, first, errs := runMain(t, append(args, "-o", filepath.Join(dir, "first.jsonl"))...)
 	if code != 0 {
 		t.Fatalf("the prefix-group file, sent once: exit %d, want 0 (VALID)\n%s%s", code, first, errs)
 	}
@@ -74,7 +75,7 @@ func TestRepeatsByDesignValid(t *testing.T) {
 	}
 	t.Logf("sent once: by design %.1f%%, served %.1f%%", design, served)
 
-	code, again, _ := runMain(t, args...)
+	code, again, _ := runMain(t, append(args, "-o", filepath.Join(dir, "again.jsonl"))...)
 	if code != exitcode.Invalid || !strings.Contains(again, "INVALID") {
 		t.Fatalf("the same file again on a warm cache: exit %d, want %d (INVALID)\n%s", code, exitcode.Invalid, again)
 	}
@@ -84,7 +85,8 @@ func TestRepeatsByDesignValid(t *testing.T) {
 	}
 
 	one := writePrompts(t, "one.jsonl", []string{wordsFrom(500000, 200)})
-	code, six, errs := runMain(t, "run", "--url", url, "--prompts", one, "--requests", "6", "--warmup", "0", "--concurrency", "1")
+	code, six, errs := runMain(t, "run", "--url", url, "--prompts", one, "--requests", "6", "--warmup", "0", "--concurrency", "1",
+		"-o", filepath.Join(dir, "six.jsonl"))
 	if code != 0 {
 		t.Fatalf("one prompt sent six times: exit %d, want 0 (VALID)\n%s%s", code, six, errs)
 	}
