@@ -54,9 +54,19 @@ func startSimProcess(ctx context.Context, flags []string) (*simProcess, error) {
 		return nil, fmt.Errorf("selftest: start simulator: %w", err)
 	}
 	p := &simProcess{cmd: cmd}
+	if p.url, err = AwaitListening(ctx, stderr); err == nil {
+		return p, nil
+	}
+	_ = p.stop()
+	return nil, fmt.Errorf("selftest: %w", err)
+}
+
+// AwaitListening reads a starting `servebench sim`'s output until its "listening on URL" line
+// and returns the URL; it keeps reading r afterwards, so the child never blocks on a full pipe.
+func AwaitListening(ctx context.Context, r io.Reader) (string, error) {
 	found := make(chan string, 1)
-	go func() { // read the URL, then keep the pipe drained so the child never blocks on it
-		sc := bufio.NewScanner(stderr)
+	go func() {
+		sc := bufio.NewScanner(r)
 		for sc.Scan() {
 			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
@@ -67,17 +77,14 @@ func startSimProcess(ctx context.Context, flags []string) (*simProcess, error) {
 	select {
 	case u, ok := <-found:
 		if ok {
-			p.url = u
-			return p, nil
+			return u, nil
 		}
-		err = errors.New("simulator exited before listening")
+		return "", errors.New("simulator exited before listening")
 	case <-time.After(30 * time.Second):
-		err = errors.New("simulator did not start within 30s")
+		return "", errors.New("simulator did not start within 30s")
 	case <-ctx.Done():
-		err = ctx.Err()
+		return "", ctx.Err()
 	}
-	_ = p.stop()
-	return nil, fmt.Errorf("selftest: %w", err)
 }
 
 // stop interrupts the simulator (it then flushes its truth log) and waits for it to exit,

@@ -16,7 +16,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -25,7 +24,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -173,8 +171,6 @@ func trial(c *config, bin string, streams, perUser, i int) (string, error) {
 		q(a.Late, 50), q(a.Late, 99), q(a.SendErr, 50), q(a.SendErr, 99), a.TTFTPaired, a.Measured, note), nil
 }
 
-var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
-
 // startSim starts the reference server on a free loopback port and waits for its URL.
 func startSim(ctx context.Context, c *config, truth string) (*exec.Cmd, string, error) {
 	cmd := exec.CommandContext(ctx, c.sim, "sim", "--addr", "127.0.0.1:0", "--seed", "1",
@@ -190,27 +186,13 @@ func startSim(ctx context.Context, c *config, truth string) (*exec.Cmd, string, 
 		pr.Close()
 		return nil, "", fmt.Errorf("start simulator: %w", err)
 	}
-	found := make(chan string, 1)
-	go func() { // then keep the pipe drained so the simulator never blocks on it
-		defer pr.Close()
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-		close(found)
-	}()
-	select {
-	case u, ok := <-found:
-		if ok {
-			return cmd, u, nil
-		}
-	case <-time.After(30 * time.Second):
+	u, err := selftest.AwaitListening(ctx, pr)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, "", err
 	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	return nil, "", errors.New("simulator did not start")
+	return cmd, u, nil
 }
 
 // loadAvg is the one-minute load average, or "?" where /proc has none.
