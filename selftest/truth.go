@@ -216,6 +216,12 @@ type Accuracy struct {
 	// where unknown) − the client's sent stamp, so Late + SendErr is the lateness the server
 	// saw.
 	Late, SendErr []float64
+	// Wire is the client's TTFT − the simulator's counted from the kernel's receive of the
+	// request's first bytes (not its read), so the server's own delay in reading a request it
+	// has received counts on both sides; ReadLag is that delay, read − kernel receive. TTFT −
+	// Wire ≈ ReadLag: where TTFT's error is mostly ReadLag, the reference server was late to
+	// read, and the client's stamps were not what moved.
+	Wire, ReadLag []float64
 }
 
 // PairAccuracy pairs the measured requests of a records file (every run in it) with the
@@ -242,13 +248,16 @@ func PairAccuracy(records, truthPath string) (*Accuracy, error) {
 		if at := cmp.Or(tr.arrived[id], tr.read[id]); at != 0 {
 			out.SendErr = append(out.SendErr, float64(at-(wall0+rec.Sent))/1e6)
 		}
+		if tr.arrived[id] != 0 && tr.read[id] != 0 {
+			out.ReadLag = append(out.ReadLag, float64(tr.read[id]-tr.arrived[id])/1e6)
+		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	out.TTFTPaired = len(a.ttftErrs)
-	out.TTFT, out.ITL, out.Event = a.ttftErrs, a.itlErrs, a.errs
-	for _, xs := range [][]float64{out.TTFT, out.ITL, out.Event, out.Late, out.SendErr} {
+	out.TTFT, out.ITL, out.Event, out.Wire = a.ttftErrs, a.itlErrs, a.errs, a.wireErrs
+	for _, xs := range [][]float64{out.TTFT, out.ITL, out.Event, out.Late, out.SendErr, out.Wire, out.ReadLag} {
 		slices.Sort(xs)
 	}
 	return out, nil
