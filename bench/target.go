@@ -57,6 +57,9 @@ func (b *Session) startTarget(ctx context.Context) error {
 	b.target = client.Target{BaseURL: strings.TrimRight(s.URL, "/"), APIKey: s.APIKey, Header: hdr,
 		HTTP: client.NewHTTPClientClocks(conns, s.Insecure, client.Clocks{Arrivals: s.ArrivalClock == "kernel", Sends: s.SendClock == "kernel"})}
 	if err := client.WaitReadyNotify(ctx, b.target, s.ReadyTimeout, b.waiting()); err != nil {
+		if ctx.Err() != nil { // Ctrl-C while waiting: an interruption, not a server fault
+			return fmt.Errorf("waiting for the server: %w", ctx.Err())
+		}
 		return notReady(err, s)
 	}
 	if err := b.resolveAPI(ctx); err != nil {
@@ -65,6 +68,9 @@ func (b *Session) startTarget(ctx context.Context) error {
 	b.simulated = b.sim != nil || detectSimulator(ctx, b.target)
 	if s.Model == "" {
 		models, err := client.ListModels(ctx, b.target)
+		if ctx.Err() != nil {
+			return fmt.Errorf("listing the server's models: %w", ctx.Err())
+		}
 		if err != nil || len(models) == 0 {
 			msg := "empty list"
 			if err != nil {

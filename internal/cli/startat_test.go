@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -201,4 +204,66 @@ func (w *watchWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.String()
+}
+
+// TestInterruptedBeforeTheRun: Ctrl-C while a run waits for its server (nothing listens yet)
+// or for the server's model list (it holds the request) ends it at once with the interrupted
+// code, not as a server fault.
+func TestInterruptedBeforeTheRun(t *testing.T) {
+	t.Parallel()
+	held := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			select {
+			case held <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done() // a server slow to list its models
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close() // a port nothing listens on
+	for _, c := range []struct {
+		name, url string
+		wait      func(stderr *watchWriter) <-chan struct{}
+	}{
+		{"waiting for the server", closed, func(stderr *watchWriter) <-chan struct{} { return stderr.seen }},
+		{"listing models", srv.URL, func(*watchWriter) <-chan struct{} {
+			ch := make(chan struct{})
+			go func() { <-held; close(ch) }()
+			return ch
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.jsonl")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			stderr := &watchWriter{want: "waiting", seen: make(chan struct{})}
+			seen := c.wait(stderr)
+			done := make(chan int, 1)
+			go func() {
+				done <- Main(ctx, []string{"run", "--url", c.url, "--requests", "4", "--ready-timeout", "10m", "-o", out},
+					strings.NewReader(""), io.Discard, stderr)
+			}()
+			select {
+			case <-seen:
+				cancel() // the first Ctrl-C
+			case code := <-done:
+				t.Fatalf("exit %d before the wait: %s", code, stderr.String())
+			}
+			if code := <-done; code != exitcode.Interrupted {
+				t.Errorf("exit %d, want %d: %s", code, exitcode.Interrupted, stderr.String())
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a records file was left")
+			}
+		})
+	}
 }
