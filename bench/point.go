@@ -40,6 +40,7 @@ func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 	r := &load.Runner{Backend: be, Workload: pt.reqs, Warm: pt.warm, Repeats: pt.repeats, PromptSource: promptSrc, Sink: b.sink,
 		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel", KernelSends: s.SendClock == "kernel",
 		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}
+	r.TraceIDs = b.traceIDs
 	b.withTools(r)      // tools.go
 	r.Judge = b.judge() // answers.go
 	if b.shard.Split() {

@@ -241,6 +241,10 @@ type Record struct {
 	// Adapter is the LoRA adapter the request was sent to (its model field); absent for the
 	// run's model.
 	Adapter string `json:"adapter,omitempty"`
+	// TraceID is the W3C trace id (32 hex digits) of the traceparent header the request
+	// carried: the key that joins the spans a server exported for it (ServerSpans). Absent
+	// when the run sent none (run --no-trace-context) or in a file from before.
+	TraceID string `json:"trace_id,omitempty"`
 
 	Scheduled  int64   `json:"scheduled"`             // intended send time
 	Dispatched int64   `json:"dispatched"`            // handed to the HTTP client

@@ -147,6 +147,9 @@ type Spec struct {
 	ScrapeInterval time.Duration `yaml:"scrape-interval" json:"scrape_interval"`
 	ScrapeAll      bool          `yaml:"scrape-all" json:"scrape_all,omitempty"` // every family, not only those that explain serving
 	NoScrape       bool          `yaml:"no-scrape" json:"no_scrape,omitempty"`
+	// NoTraceContext sends no W3C traceparent header (by default every request carries one,
+	// its trace id in its record, so that server spans can be joined to it).
+	NoTraceContext bool `yaml:"no-trace-context" json:"no_trace_context,omitempty"`
 
 	// arrival profiles, stop rules, steady state and SLOs
 	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
