@@ -103,6 +103,9 @@ type Session struct {
 	tel      *telemetry.Scraper // nil: no server telemetry
 	tools    *toolSet           // the offered tools (tools.go); nil: none
 	traceIDs *spans.IDs         // the requests' trace ids (spans.go); nil: no trace context
+	otlp     *spans.Receiver    // the server's spans (--otlp-listen); nil: none
+	// runTraces are the trace ids of the current run's completed measured requests
+	runTraces []string
 }
 
 // Open prepares a session for the resolved spec s: it refuses outputs that would overwrite an
@@ -267,6 +270,7 @@ func (b *Session) Abort() {
 }
 
 func (b *Session) stopSim() {
+	b.closeSpans()
 	if b.sim != nil {
 		b.sim.Close()
 		b.sim = nil

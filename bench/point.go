@@ -120,6 +120,9 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	if end.StopDetail != "" {
 		b.logf("%s", end.StopDetail)
 	}
+	if serr := b.writeSpans(hard, end.Run); serr != nil && err == nil { // spans.go
+		err = serr
+	}
 	if terr := b.writeTelemetry(end.Run, hard.Err() == nil); terr != nil && err == nil {
 		err = terr
 	}
@@ -157,6 +160,7 @@ func (b *Session) sink(r *record.Record) error {
 	b.pending++
 	b.acc.Add(r)
 	b.check.Add(r)
+	b.addTrace(r) // spans.go
 	if p := b.opt.Progress; p != nil {
 		p.Add(r)
 	}

@@ -95,6 +95,9 @@ type Header struct {
 	// Telemetry are the server's Prometheus samples met so far by the Reader (each run's
 	// are written just before its run-end line). Not part of the header line itself.
 	Telemetry []Telemetry `json:"-"`
+	// Spans are the server-spans lines met so far by the Reader (spans.go). Not part of
+	// the header line itself.
+	Spans []ServerSpans `json:"-"`
 	// Load is the run's load as its resolved spec knew it (nil in a sweep, whose points each
 	// have their own, and in a file from before).
 	Load *Load `json:"load,omitempty"`

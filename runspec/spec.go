@@ -150,6 +150,11 @@ type Spec struct {
 	// NoTraceContext sends no W3C traceparent header (by default every request carries one,
 	// its trace id in its record, so that server spans can be joined to it).
 	NoTraceContext bool `yaml:"no-trace-context" json:"no_trace_context,omitempty"`
+	// OTLPListen is the address of the embedded OTLP trace receiver (package spans); empty:
+	// none. OTLPWait is how long a run waits after its last request for the spans still
+	// missing.
+	OTLPListen string        `yaml:"otlp-listen" json:"otlp_listen,omitempty"`
+	OTLPWait   time.Duration `yaml:"otlp-wait" json:"otlp_wait,omitempty"`
 
 	// arrival profiles, stop rules, steady state and SLOs
 	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
@@ -199,6 +204,7 @@ func Default() Spec {
 		ArrivalClock: "kernel", SendClock: "kernel", EmbedPrompts: true, CacheSalt: "none", Nonce: "fresh",
 		Arrival: "poisson", Burstiness: 1, Grace: 30 * time.Second,
 		WarmupMax: 2000, WarmupTimeout: 5 * time.Minute, WarmupTolerance: 0.1, ScrapeInterval: time.Second,
+		OTLPWait: 10 * time.Second,
 	}
 }
 
