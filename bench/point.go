@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"servebench/client"
@@ -41,6 +42,9 @@ func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel", KernelSends: s.SendClock == "kernel",
 		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}
 	r.TraceIDs = b.traceIDs
+	if s.SessionHeader != "" {
+		r.SessionHeader = http.CanonicalHeaderKey(s.SessionHeader)
+	}
 	b.withTools(r)      // tools.go
 	r.Judge = b.judge() // answers.go
 	if b.shard.Split() {

@@ -6,11 +6,16 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
+	"servebench/conditions"
 	"servebench/load"
 	"servebench/runspec"
 	"servebench/sim"
@@ -104,4 +109,45 @@ func readSpanTruth(t *testing.T, path string) map[string]spanTruth {
 		}
 	}
 	return out
+}
+
+// TestSessionHeader checks that --session-header sends each session's key on every turn,
+// one key per session, nothing on a request of no session, and records the condition.
+func TestSessionHeader(t *testing.T) {
+	c := sim.DefaultConfig()
+	srv, err := sim.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	var mu sync.Mutex
+	keys := map[string]int{} // key → turns seen
+	h := srv.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/completions") {
+			mu.Lock()
+			keys[r.Header.Get("X-Session-Id")]++
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	_, hdr := runTo(t, ts.URL, func(s *runspec.Spec) {
+		s.SessionHeader, s.Turns, s.Requests, s.Concurrency, s.InputTokens, s.OutputTokens = "x-session-id", 3, 4, 2, 32, 4
+	})
+	if len(keys) != 4 || keys[""] != 0 {
+		t.Fatalf("keys seen %v: want 4 sessions' keys, none empty", keys)
+	}
+	for k, n := range keys {
+		if n != 3 {
+			t.Errorf("key %q on %d requests, want 3 turns", k, n)
+		}
+	}
+	found := false
+	for _, c := range conditions.FromHeader(hdr) {
+		found = found || c.Key == "workload.session_header" && c.Value == "x-session-id"
+	}
+	if !found {
+		t.Error("no condition workload.session_header")
+	}
 }

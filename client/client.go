@@ -47,6 +47,9 @@ type Request struct {
 	// before the request is dispatched: nothing per request is computed between the
 	// dispatch stamp and the write.
 	TraceParent string
+	// SessionHeader, when set, is a header that carries SessionKey (the request's session,
+	// for a router that keeps a session on one replica); the user's --header wins.
+	SessionHeader, SessionKey string
 	// ContinuousUsage asks an OpenAI-compatible server for usage on every chunk
 	// (stream_options.continuous_usage_stats, vLLM's extension), which gives per-event token
 	// counts and so ITL (token).

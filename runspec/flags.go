@@ -72,6 +72,7 @@ func BindFlags(fs *pflag.FlagSet, s *Spec) {
 	fs.BoolVar(&s.NoTraceContext, "no-trace-context", s.NoTraceContext, "send no W3C traceparent header (by default every request carries a fresh trace id, kept in its record, that joins the spans the server exports for it)")
 	fs.StringVar(&s.OTLPListen, "otlp-listen", s.OTLPListen, "receive the server's OpenTelemetry spans on `ADDR` (OTLP over HTTP, protobuf or JSON at /v1/traces, and gRPC, on one port; a bare :PORT listens on loopback; standard: 127.0.0.1:4317 and :4318) and join each request's to its record: the server's queue, prefill and decode beside servebench's TTFT")
 	fs.DurationVar(&s.OTLPWait, "otlp-wait", s.OTLPWait, "with --otlp-listen, how long each run waits after its last request for the spans still missing (servers export in batches: vLLM every 5s)")
+	fs.StringVar(&s.SessionHeader, "session-header", s.SessionHeader, "send each multi-turn session's key (<run>-<session>) in header `NAME` on every turn, so a KV-aware router (llm-d, Dynamo) can keep a conversation on one replica; recorded as the condition workload.session_header")
 	fs.BoolVar(&s.NoScrape, "no-scrape", s.NoScrape, "record no server telemetry (by default the server family's /metrics is scraped every --scrape-interval)")
 	fs.StringVar(&s.Ramp, "ramp", s.Ramp, "open loop: rate ramp over --duration, linear:FROM..TO or exp:FROM..TO req/s (arrivals per --arrival)")
 	fs.StringVar(&s.Trace, "trace", s.Trace, `open loop: replay arrivals from a JSONL file of {"t": seconds} lines, optionally with "input_tokens" and "output_tokens"`)

@@ -29,6 +29,9 @@ func (s *Spec) OTLPAddrs() []string {
 
 // validateSpans checks the trace-context and OTLP receiver settings.
 func (s *Spec) validateSpans() error {
+	if h := s.SessionHeader; h != "" && !validHeaderName(h) {
+		return Usagef("--session-header %q: not a header name", h)
+	}
 	if s.OTLPWait < 0 {
 		return Usagef("--otlp-wait %v: want 0 or more", s.OTLPWait)
 	}
@@ -45,4 +48,14 @@ func (s *Spec) validateSpans() error {
 		}
 	}
 	return nil
+}
+
+// validHeaderName reports whether h is an HTTP header name (RFC 9110 token characters).
+func validHeaderName(h string) bool {
+	for _, c := range h {
+		if c > 0x7e || c <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c) {
+			return false
+		}
+	}
+	return h != ""
 }

@@ -155,6 +155,9 @@ type Spec struct {
 	// missing.
 	OTLPListen string        `yaml:"otlp-listen" json:"otlp_listen,omitempty"`
 	OTLPWait   time.Duration `yaml:"otlp-wait" json:"otlp_wait,omitempty"`
+	// SessionHeader names a request header that carries each session's key ("<run>-<session>")
+	// on every turn, as KV-aware routers expect (llm-d, Dynamo); empty: none.
+	SessionHeader string `yaml:"session-header" json:"session_header,omitempty"`
 
 	// arrival profiles, stop rules, steady state and SLOs
 	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
