@@ -176,6 +176,11 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 
 // Validate checks every field and names the flag at fault.
 func (c *Config) Validate() error {
+	if c.OTLPTracesEndpoint != "" {
+		if _, err := tracesURL(c.OTLPTracesEndpoint); err != nil { // otlp.go
+			return err
+		}
+	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("--addr %q: %v", c.Addr, err)
 	}

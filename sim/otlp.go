@@ -47,7 +47,7 @@ func parseTraceParent(h string) (tc traceCtx, ok bool) {
 // finishedSpan is what the exporter needs of one finished request.
 type finishedSpan struct {
 	tc                                  traceCtx
-	id, model                           string
+	id                                  string
 	arrival, end                        time.Time
 	queue, ttft, prefill, decode, infer time.Duration
 	prompt, output, maxTokens           int
