@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"servebench/conditions"
 	"servebench/load"
@@ -24,7 +25,8 @@ import (
 // TestSpansJoinSimTruth runs against a simulator that exports its llm_request spans to the
 // run's receiver, and checks the join against the simulator's truth log: every measured
 // request joined, its span's trace the one the simulator logged for its X-Request-Id, and
-// its queue, prefill and decode equal to the truth within 1 ms at p99.
+// its queue, prefill and decode equal to the truth within 1 ms at p99 — while a hostile
+// exporter sends spans of other traces and garbage to the same receiver.
 func TestSpansJoinSimTruth(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -36,13 +38,37 @@ func TestSpansJoinSimTruth(t *testing.T) {
 	srv, url := simServer(t, func(c *sim.Config) {
 		c.OTLPTracesEndpoint, c.TruthFile = "http://"+addr, truthPath
 	})
+	// a hostile exporter beside the server: spans of other traces, garbage, until the run ends
+	stop, flooded := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(flooded)
+		other := fmt.Sprintf(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"%032x","spanId":"0102030405060708","name":"intruder"}]}]}]}`, 7)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, body := range []string{other, "\xff garbage"} {
+				if resp, err := http.Post("http://"+addr+"/v1/traces", "application/json", strings.NewReader(body)); err == nil {
+					resp.Body.Close()
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	sum, h := runTo(t, url, func(s *runspec.Spec) {
 		s.OTLPListen, s.Requests, s.Concurrency, s.InputTokens, s.OutputTokens = addr, 48, 12, 128, 12
 	})
+	close(stop)
+	<-flooded
 	srv.Close() // flushes the truth log
 	d := sum.Decomposition
 	if d == nil || d.Requests != 48 || d.Joined != 48 || d.Missing != 0 {
 		t.Fatalf("decomposition %+v: want 48 of 48 joined", d)
+	}
+	if d.Other == 0 || d.Rejected == 0 || len(d.OtherNames) != 1 || d.OtherNames[0].Name != "intruder" {
+		t.Errorf("other spans %d %v, rejected %d: want the intruder's counted and the garbage refused", d.Other, d.OtherNames, d.Rejected)
 	}
 	if d.Queue.N != 48 || d.Prefill.N != 48 || d.Decode.N != 48 {
 		t.Errorf("queue, prefill, decode n = %d, %d, %d; want 48", d.Queue.N, d.Prefill.N, d.Decode.N)
