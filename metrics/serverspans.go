@@ -55,9 +55,11 @@ type spanReq struct {
 	sent, first int64
 }
 
-// addTraced keeps a completed request's trace id and stamps for the join at Summary.
+// addTraced keeps a completed request's trace id and stamps for the join at Summary, when
+// the run listened for spans (its config has otlp_listen): every request carries a trace id,
+// and a run without a receiver need not hold them.
 func (a *Accumulator) addTraced(r *record.Record) {
-	if r.TraceID == "" {
+	if r.TraceID == "" || a.hdr == nil || a.hdr.Config["otlp_listen"] == nil {
 		return
 	}
 	if t, ok := ttft(r); ok {
