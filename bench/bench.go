@@ -20,6 +20,7 @@ import (
 	"servebench/record"
 	"servebench/runspec"
 	"servebench/sim"
+	"servebench/spans"
 	"servebench/telemetry"
 	"servebench/validity"
 	"servebench/workload"
@@ -101,6 +102,10 @@ type Session struct {
 	runs     []metrics.RunSummary
 	tel      *telemetry.Scraper // nil: no server telemetry
 	tools    *toolSet           // the offered tools (tools.go); nil: none
+	traceIDs *spans.IDs         // the requests' trace ids (spans.go); nil: no trace context
+	otlp     *spans.Receiver    // the server's spans (--otlp-listen); nil: none
+	// runTraces are the trace ids of the current run's completed measured requests
+	runTraces []string
 }
 
 // Open prepares a session for the resolved spec s: it refuses outputs that would overwrite an
@@ -109,7 +114,7 @@ type Session struct {
 // records the conditions. Nothing is sent to the server's generation endpoints yet.
 func Open(ctx context.Context, s runspec.Spec, opt Options) (*Session, error) {
 	b := &Session{spec: s, opt: opt}
-	steps := []func(context.Context) error{b.openOutput, b.loadTools, b.startTarget, b.prepareLoad, b.buildWorkload, b.recordConditions}
+	steps := []func(context.Context) error{b.openOutput, b.loadTools, b.startTarget, b.openSpans, b.prepareLoad, b.buildWorkload, b.recordConditions}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			b.Abort()
@@ -265,6 +270,7 @@ func (b *Session) Abort() {
 }
 
 func (b *Session) stopSim() {
+	b.closeSpans()
 	if b.sim != nil {
 		b.sim.Close()
 		b.sim = nil

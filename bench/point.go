@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"servebench/client"
@@ -40,6 +41,10 @@ func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 	r := &load.Runner{Backend: be, Workload: pt.reqs, Warm: pt.warm, Repeats: pt.repeats, PromptSource: promptSrc, Sink: b.sink,
 		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel", KernelSends: s.SendClock == "kernel",
 		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}
+	r.TraceIDs = b.traceIDs
+	if s.SessionHeader != "" {
+		r.SessionHeader = http.CanonicalHeaderKey(s.SessionHeader)
+	}
 	b.withTools(r)      // tools.go
 	r.Judge = b.judge() // answers.go
 	if b.shard.Split() {
@@ -119,6 +124,9 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	if end.StopDetail != "" {
 		b.logf("%s", end.StopDetail)
 	}
+	if serr := b.writeSpans(hard, end.Run); serr != nil && err == nil { // spans.go
+		err = serr
+	}
 	if terr := b.writeTelemetry(end.Run, hard.Err() == nil); terr != nil && err == nil {
 		err = terr
 	}
@@ -156,6 +164,7 @@ func (b *Session) sink(r *record.Record) error {
 	b.pending++
 	b.acc.Add(r)
 	b.check.Add(r)
+	b.addTrace(r) // spans.go
 	if p := b.opt.Progress; p != nil {
 		p.Add(r)
 	}

@@ -84,7 +84,7 @@ func runTo(t *testing.T, url string, mod func(*runspec.Spec)) (*metrics.Summary,
 	}
 	acc := metrics.NewAccumulator(mopt)
 	acc.SetHeader(h)
-	lastSent, lastTTFT = map[string]int64{}, map[string]float64{}
+	lastSent, lastTTFT, lastRecs = map[string]int64{}, map[string]float64{}, recs
 	for i := range recs {
 		r := &recs[i]
 		acc.Add(r)
@@ -102,6 +102,8 @@ func runTo(t *testing.T, url string, mod func(*runspec.Spec)) (*metrics.Summary,
 // them with the simulator's truth log; lastTTFT their TTFT (s), measured ones that succeeded.
 var (
 	lastSent map[string]int64
+	// lastRecs are the last runTo's records
+	lastRecs []record.Record
 	lastTTFT map[string]float64
 )
 

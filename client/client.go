@@ -41,6 +41,15 @@ type Request struct {
 	// headers set one): vLLM, SGLang and servebench's simulator adopt it as their own request
 	// id, so a record can be matched with the server's log and with the simulator's truth log.
 	RequestID string
+	// TraceParent, when set, is sent as the W3C traceparent header (unless the target's extra
+	// headers set one), so that a server exporting OpenTelemetry spans continues the
+	// request's trace and its spans can be joined to the record (package spans). It is made
+	// before the request is dispatched: nothing per request is computed between the
+	// dispatch stamp and the write.
+	TraceParent string
+	// SessionHeader, when set, is a header that carries SessionKey (the request's session,
+	// for a router that keeps a session on one replica); the user's --header wins.
+	SessionHeader, SessionKey string
 	// ContinuousUsage asks an OpenAI-compatible server for usage on every chunk
 	// (stream_options.continuous_usage_stats, vLLM's extension), which gives per-event token
 	// counts and so ITL (token).
@@ -60,6 +69,17 @@ const RequestIDHeader = "X-Request-Id"
 func SetRequestID(h http.Header, id string) {
 	if id != "" && h.Get(RequestIDHeader) == "" {
 		h[RequestIDHeader] = []string{id}
+	}
+}
+
+// TraceParentHeader is the header that carries Request.TraceParent.
+const TraceParentHeader = "Traceparent"
+
+// SetHeader sets header name (in canonical form) of h to v, unless v is empty or the
+// user's extra headers already set it (an explicit --header wins).
+func SetHeader(h http.Header, name, v string) {
+	if v != "" && h.Get(name) == "" {
+		h[name] = []string{v}
 	}
 }
 

@@ -79,7 +79,8 @@ func (b *EventBackend) Do(ctx context.Context, req *Request, obs Observer) error
 		return err
 	}
 	x := Exchange{Target: b.Target, Path: b.Path, Body: body, Accept: b.Accept, IdleTimeout: b.IdleTimeout,
-		RequestID: req.RequestID, Read: func(ctx context.Context, r io.Reader, o Observer) error {
+		RequestID: req.RequestID, TraceParent: req.TraceParent,
+		SessionHeader: req.SessionHeader, SessionKey: req.SessionKey, Read: func(ctx context.Context, r io.Reader, o Observer) error {
 			return ReadEvents(ctx, b.Target, b.Frames(r), b.Decoder(), o)
 		}}
 	return x.Do(ctx, obs)

@@ -30,6 +30,9 @@ type Exchange struct {
 	Accept      string        // Accept header, e.g. "text/event-stream"
 	IdleTimeout time.Duration // see IdleTimer; 0 disables it
 	RequestID   string        // sent as X-Request-Id when set (see Request.RequestID)
+	TraceParent string        // sent as traceparent when set (see Request.TraceParent)
+	// SessionHeader carries SessionKey when both are set (see Request.SessionHeader)
+	SessionHeader, SessionKey string
 	// Read reads the response body to the end of the stream, reporting to o. It returns a
 	// *Error for a failed request.
 	Read func(ctx context.Context, body io.Reader, o Observer) error
@@ -48,6 +51,10 @@ func (x *Exchange) Do(ctx context.Context, obs Observer) error {
 	}
 	hreq.Header.Set("Accept", x.Accept)
 	SetRequestID(hreq.Header, x.RequestID)
+	SetHeader(hreq.Header, TraceParentHeader, x.TraceParent)
+	if x.SessionHeader != "" {
+		SetHeader(hreq.Header, x.SessionHeader, x.SessionKey)
+	}
 	// Mark the POST replayable (a zero-length value is not sent on the wire): net/http then
 	// retries it when a kept-alive connection turns out to have been closed by the server
 	// before any answer (llama.cpp closes after every stream, so reusing its connections

@@ -53,6 +53,8 @@ func FromHeader(h *record.Header) Set {
 			strconv.FormatFloat(d.Mean, 'f', 1, 64), strconv.FormatFloat(d.P50, 'f', 1, 64), d.Max))
 	}
 	f.put("workload.fixed_output", c["fixed_output"])
+	// a router that keeps a session on one replica by its key serves it from one cache
+	f.put("workload.session_header", c["session_header"])
 	// files written before the salt existed sent none
 	f.put("sampling.cache_salt", stringOr(c, "cache_salt", "none"))
 	for _, k := range []string{"temperature", "top_p", "extra_body"} {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"servebench/load/pacer"
 	"servebench/record"
 	"servebench/schema"
+	"servebench/spans"
 	"servebench/workload"
 )
 
@@ -125,6 +127,12 @@ type Runner struct {
 	// --arrival-clock kernel): event stamps that had to fall back to the read time are
 	// counted (Outcome.ReadStamps).
 	KernelClock bool
+	// TraceIDs, when set, gives every request a W3C traceparent header, its trace id kept in
+	// its record (Record.TraceID); nil sends none (run --no-trace-context).
+	TraceIDs *spans.IDs
+	// SessionHeader, when set, is the canonical name of the header that carries each
+	// session's key, "<run>-<session>", on every turn (run --session-header).
+	SessionHeader string
 	// KernelSends says the connections were asked for kernel send times (run --send-clock
 	// kernel): send stamps that had to fall back to the write hook are counted
 	// (Outcome.WriteSends).
@@ -561,6 +569,12 @@ func (s *state) sendStep(id, slot int, phase string, sched int64, stage int, a *
 		req.Model, rec.Adapter = wreq.Adapter, wreq.Adapter
 	}
 	req.RequestID = RequestID(rec.Run, rec.ID)
+	if s.r.TraceIDs != nil { // made here, before the dispatch stamp: none of it is timed
+		req.TraceParent, rec.TraceID = s.r.TraceIDs.Next()
+	}
+	if s.r.SessionHeader != "" && wreq.Session > 0 {
+		req.SessionHeader, req.SessionKey = s.r.SessionHeader, strconv.Itoa(rec.Run)+"-"+strconv.Itoa(wreq.Session)
+	}
 	mediaErr := renderMedia(&req, rec)
 	ctx := s.reqCtx
 	if s.cfg.RequestTimeout > 0 {

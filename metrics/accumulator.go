@@ -51,6 +51,9 @@ type Accumulator struct {
 	warmEnd  warmupEnd // the warmup's last end, for the warmup overlap (overlap.go)
 	// split takes TTFT apart where the server reports a prefill time (ttftsplit.go)
 	split splitAcc
+	// traced are the completed requests that carried a trace id, for the join with the
+	// server's spans (serverspans.go)
+	traced []spanReq
 	// groups keeps one Accumulator per value of each per-request key (breakdown.go)
 	groups groupAcc
 	// reason keeps the reasoning-model figures (reasoning.go)
@@ -145,6 +148,7 @@ func (a *Accumulator) Add(r *record.Record) {
 	one := oneTokenEach(r, out, osrc)
 	a.addITL(r, one)
 	a.split.add(r)
+	a.addTraced(r)
 	a.reason.add(r, out)
 	a.answers.add(r)
 	a.steady.add(r, out)

@@ -131,6 +131,9 @@ type Summary struct {
 	// TTFTSplit takes TTFT apart into to-headers, server prefill and the rest, where the
 	// server reports each request's prefill time (ttftsplit.go); nil otherwise.
 	TTFTSplit *TTFTSplit
+	// Decomposition takes TTFT apart by the server's own spans joined to each request
+	// (serverspans.go); nil when the run received none.
+	Decomposition *Decomposition
 	// Reasoning is the time to first output (answer) token, the reasoning and answer token
 	// counts and each phase's ITL (reasoning.go); nil unless a request reasoned.
 	Reasoning *Reasoning
@@ -269,6 +272,7 @@ func (a *Accumulator) distributions(s *Summary, ps []float64) {
 	s.ClientOverhead = a.overhead.stat(ps)
 	s.ClientOwnDelay = a.ownDelay.stat(ps)
 	s.TTFTSplit = a.split.summary(ps)
+	s.Decomposition = a.decomposition()
 	s.Reasoning = a.reason.summary(ps)
 }
 

@@ -239,6 +239,12 @@ func (r *Reader) read(rec *Record) error {
 		if isHeader(b, true) {
 			return &RunError{Line: r.line, Err: errSecondHeader}
 		}
+		if bytes.HasPrefix(b, []byte(spansPrefix)) { // spans.go
+			if err := r.readSpans(b); err != nil {
+				return err
+			}
+			continue
+		}
 		if bytes.HasPrefix(b, []byte(telemetryPrefix)) { // telemetry.go
 			if err := r.readTelemetry(b); err != nil {
 				return err

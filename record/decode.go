@@ -150,6 +150,8 @@ func stringField(key []byte, r *Record) *string {
 		return &r.Error
 	case "adapter":
 		return &r.Adapter
+	case "trace_id":
+		return &r.TraceID
 	case "reasoning_tokens_source":
 		return &r.ReasoningTokensSource
 	case "schema_error":
@@ -175,7 +177,7 @@ func knownBit(key []byte) (uint, bool) {
 var recordKeys = []string{"id", "run", "phase", "shard", "scheduled", "dispatched", "connect", "sent",
 	"headers", "first_event", "done", "events", "input_tokens", "max_tokens", "fixed_output",
 	"prompt_tokens", "prompt_tokens_source", "output_tokens", "output_tokens_source", "status",
-	"error_class", "error", "server", "session", "turn", "stage", "adapter",
+	"error_class", "error", "server", "session", "turn", "stage", "adapter", "trace_id",
 	"reasoning_events", "first_answer", "reasoning_tokens", "reasoning_tokens_source",
 	"images", "image_bytes", "audio_clips", "audio_bytes", "audio_ms",
 	"task", "step", "tool_time", "first_tool_call", "tool_calls", "inputs",

@@ -235,6 +235,15 @@ func (m *MergeReader) Read(rec *Record) error {
 				tl.T += m.shift[m.cur]
 				m.hdr.Telemetry = append(m.hdr.Telemetry, tl)
 			}
+			// and its server spans, joined by trace id, on the merged clock too
+			for _, sl := range src.Spans {
+				sl.Spans = slices.Clone(sl.Spans)
+				for i := range sl.Spans {
+					sl.Spans[i].Start += m.shift[m.cur]
+					sl.Spans[i].End += m.shift[m.cur]
+				}
+				m.hdr.Spans = append(m.hdr.Spans, sl)
+			}
 			m.cur++
 			continue
 		}

@@ -95,6 +95,9 @@ type Header struct {
 	// Telemetry are the server's Prometheus samples met so far by the Reader (each run's
 	// are written just before its run-end line). Not part of the header line itself.
 	Telemetry []Telemetry `json:"-"`
+	// Spans are the server-spans lines met so far by the Reader (spans.go). Not part of
+	// the header line itself.
+	Spans []ServerSpans `json:"-"`
 	// Load is the run's load as its resolved spec knew it (nil in a sweep, whose points each
 	// have their own, and in a file from before).
 	Load *Load `json:"load,omitempty"`
@@ -241,6 +244,10 @@ type Record struct {
 	// Adapter is the LoRA adapter the request was sent to (its model field); absent for the
 	// run's model.
 	Adapter string `json:"adapter,omitempty"`
+	// TraceID is the W3C trace id (32 hex digits) of the traceparent header the request
+	// carried: the key that joins the spans a server exported for it (ServerSpans). Absent
+	// when the run sent none (run --no-trace-context) or in a file from before.
+	TraceID string `json:"trace_id,omitempty"`
 
 	Scheduled  int64   `json:"scheduled"`             // intended send time
 	Dispatched int64   `json:"dispatched"`            // handed to the HTTP client

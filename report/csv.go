@@ -19,7 +19,7 @@ var CSVColumns = []string{
 	"client_overhead_ms", "tpot_ms", "itl_mean_ms", "itl_max_ms", "decode_rate_tok_s",
 	"input_tokens_requested", "prompt_tokens", "prompt_tokens_source", "max_tokens", "fixed_output",
 	"output_tokens", "output_tokens_source", "status", "error_class", "error", "simulated",
-	"ttfo_ms", "reasoning_tokens", "answer_tokens",
+	"ttfo_ms", "reasoning_tokens", "answer_tokens", "trace_id",
 }
 
 // CSV writes one row per request (warmup and failed requests included: filter on phase and
@@ -70,7 +70,8 @@ func csvRow(row []string, r *record.Record, sim string) []string {
 	row = append(row, rate, itoa(r.InputTokens), itoa(m.PromptTokens), m.PromptTokensSource,
 		itoa(r.MaxTokens), strconv.FormatBool(r.FixedOutput), itoa(m.OutputTokens), m.OutputTokensSource,
 		status, r.ErrorClass, r.Error, sim)
-	return csvReasoning(row, m) // reasoning.go
+	row = csvReasoning(row, m) // reasoning.go
+	return append(row, r.TraceID)
 }
 
 // nsMS formats ns as ms, rounded to the whole nanosecond (the resolution of the records), in

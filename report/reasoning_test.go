@@ -98,7 +98,7 @@ func TestReasoningReports(t *testing.T) {
 		"text": {txt.String(), []string{"TTFO (1st answer)", "ITL (reasoning)", "5 of 5 requests reasoned (1 ended before any answer", "reasoning tokens 30"}},
 		"md":   {md.String(), []string{"| TTFO (1st answer) | 4 | 44.00 |", "answer tokens 16"}},
 		"html": {page.String(), []string{"TTFO (1st answer)", "ITL (answer)", "reasoning tokens 30", "ended before any answer"}},
-		"csv":  {csv.String(), []string{",ttfo_ms,reasoning_tokens,answer_tokens\n", ",44,6,4\n", ",,6,0\n"}},
+		"csv":  {csv.String(), []string{",ttfo_ms,reasoning_tokens,answer_tokens,trace_id\n", ",44,6,4,\n", ",,6,0,\n"}},
 	} {
 		for _, w := range c.want {
 			if !strings.Contains(c.out, w) {

@@ -24,6 +24,20 @@ var runsCSVStat = []struct {
 	{"itl", func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }},
 	{"e2el", func(s *metrics.Summary) metrics.Stat { return s.E2E }},
 	{"queue", func(s *metrics.Summary) metrics.Stat { return s.Queue }},
+	{"before_server", func(s *metrics.Summary) metrics.Stat { return decomp(s).BeforeServer }},
+	{"server_queue", func(s *metrics.Summary) metrics.Stat { return decomp(s).Queue }},
+	{"server_prefill", func(s *metrics.Summary) metrics.Stat { return decomp(s).Prefill }},
+	{"server_ttft", func(s *metrics.Summary) metrics.Stat { return decomp(s).ServerTTFT }},
+	{"to_client", func(s *metrics.Summary) metrics.Stat { return decomp(s).ToClient }},
+	{"server_decode", func(s *metrics.Summary) metrics.Stat { return decomp(s).Decode }},
+}
+
+// decomp is the summary's TTFT decomposition, empty (every figure undefined) without one.
+func decomp(s *metrics.Summary) *metrics.Decomposition {
+	if s.Decomposition == nil {
+		return &metrics.Decomposition{}
+	}
+	return s.Decomposition
 }
 
 // runsCSVPcts are the percentiles of each distribution in a row (a summary without one of

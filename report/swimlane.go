@@ -55,6 +55,10 @@ type laneReq struct {
 	tokens             int
 	errClass           string
 	measured           bool
+	trace              string
+	// srv are the server's own phases from its span joined by trace id (spans.go): nil
+	// when the request has none
+	srv *srvPhases
 }
 
 // laneSet keeps the requests of a file's last run (the one its tables show): a later run's
@@ -91,7 +95,7 @@ func (l *laneSet) add(r *record.Record) *laneSet {
 // laneOf returns r's phases, or false when it has no time span at all.
 func laneOf(r *record.Record) (laneReq, bool) {
 	q := laneReq{id: r.ID, session: r.Session, turn: r.Turn, due: r.Scheduled, sent: r.Sent,
-		headers: r.Headers, tokens: r.OutputTokens, errClass: r.ErrorClass, measured: r.Measured()}
+		headers: r.Headers, tokens: r.OutputTokens, errClass: r.ErrorClass, measured: r.Measured(), trace: r.TraceID}
 	if q.due <= 0 {
 		q.due = r.Dispatched
 	}
@@ -116,16 +120,21 @@ const (
 	segQueue = iota
 	segPrefill
 	segDecode
+	// with the server's span joined, sent → first token is drawn as the server saw it:
+	segNet        // before the server saw it, and after its first token until ours
+	segSrvQueue   // the server's queue
+	segSrvPrefill // the server's prefill (and the rest of its TTFT)
 )
 
 var (
-	segClass = [...]string{"sl-q", "sl-p", "sl-d"}
+	segClass = [...]string{"sl-q", "sl-p", "sl-d", "sl-n", "sl-sq", "sl-p"}
 	// segName names the OTLP spans (otlp.go), which tracing tools key on.
-	segName = [...]string{"queue", "prefill", "decode"}
+	segName = [...]string{"queue", "prefill", "decode", "network", "server queue", "server prefill"}
 	// segWords are the phases in the chart's legend and tooltips: from sent to the first
 	// token a request also waits in the server's queue, and a loaded server's long "prefill"
-	// bars were its queue.
-	segWords = [...]string{"client queue", "server queue + prefill", "decode"}
+	// bars were its queue — unless the server's span tells them apart.
+	segWords = [...]string{"client queue", "server queue + prefill", "decode", "network / gateway",
+		"server queue", "server prefill"}
 )
 
 type seg struct {
@@ -146,6 +155,9 @@ func (q *laneReq) segs() []seg {
 		start = q.sent
 	}
 	switch {
+	case q.first > 0 && q.first >= start && q.first <= q.end && q.srv != nil && q.sent > 0:
+		out = append(out, q.srv.segs(start, q.first)...)
+		out = append(out, seg{segDecode, q.first, q.end})
 	case q.first > 0 && q.first >= start && q.first <= q.end:
 		out = append(out, seg{segPrefill, start, q.first}, seg{segDecode, q.first, q.end})
 	default:
@@ -359,6 +371,7 @@ func (v laneView) svg(reqs []laneReq) string {
 // laneCSS styles the chart and makes its radio buttons switch views: a pane shows when the
 // radio button of its group at the same position is checked.
 const laneCSS = `.sl-q{fill:var(--muted);fill-opacity:.55} .sl-p{fill:#d4a72c} .sl-d{fill:var(--c0)} .sl-f{fill:#cf222e}
+.sl-n{fill:#8250df;fill-opacity:.6} .sl-sq{fill:#953800}
 .sl-g{stroke:var(--frame);stroke-width:1;stroke-dasharray:2 2} .sl-h{stroke:var(--fg);stroke-width:1}
 svg.lanes{width:100%;height:auto;display:block} svg.lanes .sl-w{opacity:.4} svg.lanes g.req:hover rect{stroke:var(--fg);stroke-width:.6}
 .sl input[type=radio]{position:absolute;opacity:0;width:1px;height:1px}
@@ -402,6 +415,10 @@ func swimlaneHTML(run int, set *laneSet) string {
 		`<i style="background:#cf222e"></i>failed`)
 	if sessions {
 		b.WriteString(`<i style="height:0;border-top:1px dashed var(--frame)"></i>between turns (think or tool time)`)
+	}
+	if slices.ContainsFunc(reqs, func(q laneReq) bool { return q.srv != nil }) {
+		b.WriteString(`; from the server's spans: <i style="background:#8250df;opacity:.6"></i>network / gateway (sent → server; server's first token → ours)` +
+			`<i style="background:#953800"></i>server queue<i style="background:#d4a72c"></i>server prefill`)
 	}
 	b.WriteString(`<i style="background:var(--muted);opacity:.4"></i>warmup / cooldown (paler)</div><div class="sl-views">`)
 
@@ -470,6 +487,7 @@ func swimlanePlots(runs []Run) []htmlPlot {
 			continue
 		}
 		set := r.Series.lanes
+		set.joinSpans(r.Header) // spans.go
 		title := "Timeline: every request on the run's time axis"
 		if len(runs) > 1 {
 			title += " — " + r.Label

@@ -30,11 +30,11 @@ type Base struct {
 // to reach it (the same server may move; a new one is the point of a comparison), where to
 // write, and what the user declares about this run.
 var OwnKeys = []string{"url", "model", "api-key", "header", "ready-timeout", "insecure", "output", "json",
-	"quiet", "force", "like", "condition", "conditions", "config", "save-workload", "max-input"}
+	"quiet", "force", "like", "condition", "conditions", "config", "save-workload", "max-input", "otlp-listen"}
 
 // quietKeys are taken from the baseline like any setting, but a different value is not a
 // change of what is measured, so it is not listed as one.
-var quietKeys = []string{"embed-prompts"}
+var quietKeys = []string{"embed-prompts", "otlp-wait"}
 
 // WorkloadKeys change the prompts themselves: when one of them changes, the workload is built
 // anew from the merged settings instead of replayed.

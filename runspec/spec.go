@@ -147,6 +147,17 @@ type Spec struct {
 	ScrapeInterval time.Duration `yaml:"scrape-interval" json:"scrape_interval"`
 	ScrapeAll      bool          `yaml:"scrape-all" json:"scrape_all,omitempty"` // every family, not only those that explain serving
 	NoScrape       bool          `yaml:"no-scrape" json:"no_scrape,omitempty"`
+	// NoTraceContext sends no W3C traceparent header (by default every request carries one,
+	// its trace id in its record, so that server spans can be joined to it).
+	NoTraceContext bool `yaml:"no-trace-context" json:"no_trace_context,omitempty"`
+	// OTLPListen is the address of the embedded OTLP trace receiver (package spans); empty:
+	// none. OTLPWait is how long a run waits after its last request for the spans still
+	// missing.
+	OTLPListen string        `yaml:"otlp-listen" json:"otlp_listen,omitempty"`
+	OTLPWait   time.Duration `yaml:"otlp-wait" json:"otlp_wait,omitempty"`
+	// SessionHeader names a request header that carries each session's key ("<run>-<session>")
+	// on every turn, as KV-aware routers expect (llm-d, Dynamo); empty: none.
+	SessionHeader string `yaml:"session-header" json:"session_header,omitempty"`
 
 	// arrival profiles, stop rules, steady state and SLOs
 	Ramp             string        `yaml:"ramp" json:"ramp,omitempty"`
@@ -196,6 +207,7 @@ func Default() Spec {
 		ArrivalClock: "kernel", SendClock: "kernel", EmbedPrompts: true, CacheSalt: "none", Nonce: "fresh",
 		Arrival: "poisson", Burstiness: 1, Grace: 30 * time.Second,
 		WarmupMax: 2000, WarmupTimeout: 5 * time.Minute, WarmupTolerance: 0.1, ScrapeInterval: time.Second,
+		OTLPWait: 10 * time.Second,
 	}
 }
 

@@ -225,6 +225,9 @@ func (s *Spec) validateModes() error {
 	if err := s.validateScrape(); err != nil {
 		return err
 	}
+	if err := s.validateSpans(); err != nil { // spans.go
+		return err
+	}
 	switch s.CacheSalt {
 	case "", "none":
 	case "per-run":

@@ -70,6 +70,9 @@ type Config struct {
 	Faults    FaultList // specific faults with their shares (--fault KIND=P, repeatable)
 
 	TruthFile string // JSONL ground-truth log of every event written; empty = none
+	// OTLPTracesEndpoint is where each finished request's llm_request span is posted
+	// (OTLP/HTTP protobuf, otlp.go); empty = none.
+	OTLPTracesEndpoint string
 
 	// Reasoning (reasoning.go): the first ReasoningTokens output tokens of each chat request
 	// are reasoning, sent in the delta field ReasoningField ("" = "reasoning").
@@ -162,6 +165,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.Float64Var(&c.FaultRate, "fault-rate", c.FaultRate, "share of requests given one random fault")
 	fs.Var(&c.Faults, "fault", "KIND=P or KIND:ARG=P, repeatable; kinds: "+strings.Join(FaultKinds, ", "))
 	fs.StringVar(&c.TruthFile, "truth", c.TruthFile, "write the ground-truth JSONL of every event written to FILE")
+	fs.StringVar(&c.OTLPTracesEndpoint, "otlp-traces-endpoint", c.OTLPTracesEndpoint, "export each finished request's llm_request span, continuing its traceparent, with vLLM's attribute names and the engine's own times, to `URL` (OTLP/HTTP protobuf; /v1/traces when URL has no path); with --truth each span's times are logged as a span line")
 	bindReasoningFlags(fs, c)
 	fs.StringVar(&c.HistogramBuckets, "histogram-buckets", c.HistogramBuckets, "latency histogram buckets on /metrics: vllm (vLLM's bounds) or fine (vLLM's plus 16 per doubling, quantiles within 4.4%)")
 	bindSpecFlags(fs, c)
@@ -172,6 +176,11 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 
 // Validate checks every field and names the flag at fault.
 func (c *Config) Validate() error {
+	if c.OTLPTracesEndpoint != "" {
+		if _, err := tracesURL(c.OTLPTracesEndpoint); err != nil { // otlp.go
+			return err
+		}
+	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("--addr %q: %v", c.Addr, err)
 	}

@@ -18,11 +18,12 @@ import (
 // We use one timer for the whole engine, not one per stream or per token: at 2,000 streams a
 // timer per token would be 100,000 timer wake-ups per second of their own.
 type engine struct {
-	sched    *scheduler   // model mode
-	spec     *specDecoder // speculative decoding; nil = off
-	adapters []string     // LoRA adapter names, for vllm:lora_requests_info
-	cost     *startupCost // model mode with a start-up cost or throttling on; nil otherwise
-	truth    *truthLog    // where phase changes are logged; nil = nowhere
+	sched    *scheduler    // model mode
+	spec     *specDecoder  // speculative decoding; nil = off
+	adapters []string      // LoRA adapter names, for vllm:lora_requests_info
+	cost     *startupCost  // model mode with a start-up cost or throttling on; nil otherwise
+	truth    *truthLog     // where phase changes are logged; nil = nowhere
+	spans    *spanExporter // where finished requests' spans go (otlp.go); nil = nowhere
 	fixed    *fixedClock
 	stats    *simStats
 	lag      lagRecorder
@@ -231,6 +232,7 @@ func (e *engine) releaseOne(q *seq, at time.Time) {
 	q.released.Store(int64(q.generated))
 	if q.generated >= q.target {
 		q.finished.Store(true)
+		e.finishSpan(q, at) // otlp.go
 	}
 	q.wake()
 }

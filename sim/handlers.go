@@ -187,6 +187,11 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, id string, arriva
 		q.chunk = fault.Count
 	}
 	q.lora = p.lora
+	if s.eng.spans != nil { // otlp.go
+		if tc, ok := parseTraceParent(r.Header.Get("traceparent")); ok {
+			q.trace = &tc
+		}
+	}
 	if s.eng.spec != nil { // one event per step: the step's accepted drafts and its sampled token
 		q.chunk = 1 + s.eng.spec.k
 	}

@@ -18,6 +18,7 @@ type seq struct {
 	arrival  time.Time
 	hasher   blockHasher // prefix cache: the prompt's block hashes, extended as tokens are generated (size 0: off)
 	times    reqTimes    // engine times behind vLLM's per-request histograms
+	trace    *traceCtx   // the request's traceparent (otlp.go); nil: none, or no exporter
 
 	// Engine-owned state.
 	generated     int

@@ -109,6 +109,13 @@ func New(c Config) (*Server, error) {
 	s.describe = s.buildDescribe()
 	s.eng = newEngine(&s.cfg, s.model, s.stats)
 	s.eng.truth = s.truthLog
+	if c.OTLPTracesEndpoint != "" {
+		u, err := tracesURL(c.OTLPTracesEndpoint)
+		if err != nil {
+			return nil, err
+		}
+		s.eng.spans = newSpanExporter(u, s.modelName)
+	}
 	s.eng.start()
 	s.mux = s.routes()
 	return s, nil
@@ -157,6 +164,9 @@ func (s *Server) Close() error {
 		errs = append(errs, srv.Close())
 	}
 	s.eng.close()
+	if s.eng.spans != nil { // after the engine: no span comes after this
+		s.eng.spans.close()
+	}
 	if s.truthLog != nil {
 		errs = append(errs, s.truthLog.close())
 	}

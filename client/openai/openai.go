@@ -64,7 +64,8 @@ func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observ
 	// timer, a replayable POST for servers that close kept-alive connections after every
 	// stream (llama.cpp), failure classes, and draining after [DONE] for connection reuse
 	x := client.Exchange{Target: b.target, Path: b.path, Body: body, Accept: "text/event-stream",
-		IdleTimeout: b.IdleTimeout, RequestID: req.RequestID, Read: b.stream}
+		IdleTimeout: b.IdleTimeout, RequestID: req.RequestID, TraceParent: req.TraceParent,
+		SessionHeader: req.SessionHeader, SessionKey: req.SessionKey, Read: b.stream}
 	return x.Do(ctx, obs)
 }
 

@@ -84,7 +84,8 @@ func (b *Backend) Do(ctx context.Context, req *client.Request, obs client.Observ
 		inputs-- // the query is not a document (rerankBody: one piece is both)
 	}
 	x := client.Exchange{Target: b.target, Path: b.path, Body: body, Accept: "application/json", IdleTimeout: b.IdleTimeout,
-		RequestID: req.RequestID, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
+		RequestID: req.RequestID, TraceParent: req.TraceParent,
+		SessionHeader: req.SessionHeader, SessionKey: req.SessionKey, Read: func(ctx context.Context, r io.Reader, o client.Observer) error {
 			client.ReportInputs(o, inputs)
 			data, err := io.ReadAll(io.LimitReader(r, b.maxBody+1))
 			if err != nil {
