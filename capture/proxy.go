@@ -117,6 +117,12 @@ func New(cfg Config, rec *Recorder) (*Proxy, error) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(cfg.Upstream)
 			pr.Out.Host = cfg.Upstream.Host
+			if _, ok := pr.Out.Header["Idempotency-Key"]; !ok && pr.Out.GetBody != nil {
+				// a key present but empty is not sent; it lets net/http send the request
+				// again on a fresh connection when the server had closed the kept-alive one
+				// it was written to (llama.cpp does between requests), as a client would
+				pr.Out.Header["Idempotency-Key"] = nil
+			}
 		},
 		// every write is flushed at once: an SSE event reaches the client as the server sent it
 		FlushInterval: -1,
@@ -139,6 +145,12 @@ func New(cfg Config, rec *Recorder) (*Proxy, error) {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api := apiOf(r.Method, r.URL.Path)
 	if api == "" {
+		if r.ContentLength > 0 && r.ContentLength <= 1<<20 {
+			// a small body (a tokenize call) is kept so that it can be sent again
+			if body, err := io.ReadAll(r.Body); err == nil {
+				rewindable(r, body)
+			}
+		}
 		p.rp.ServeHTTP(w, r)
 		return
 	}
@@ -162,8 +174,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ex := &exchange{}
 	if len(body) <= maxBody {
-		// the body was read whole: the upstream gets it from memory, with its length
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		// the body was read whole: the upstream gets it from memory, with its length (a
+		// reader over the incoming body, read again while the answer streams, cut 2-6% of
+		// streams under load)
+		rewindable(r, body)
 	} else {
 		r.Body = struct {
 			io.Reader
@@ -196,6 +210,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer func() { <-p.slots }()
 		p.count(seq, at, api, body, header, ex)
 	}()
+}
+
+// rewindable makes r send body from memory, and send it again where net/http retries.
+func rewindable(r *http.Request, body []byte) {
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 }
 
 // count builds a request's line once its answer has passed: counting the prompt may ask the

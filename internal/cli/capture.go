@@ -59,15 +59,15 @@ replays it (with the same --block-tokens). Ctrl-C stops and keeps every request 
 
 // runCapture proxies until ctx ends, then writes what it captured.
 func runCapture(ctx context.Context, std *streams, f *captureFlags) error {
-	cfg, err := f.config(std.stderr)
-	if err != nil {
-		return err
-	}
 	if f.out == "" {
 		f.out = "servebench-capture-" + time.Now().UTC().Format("20060102T150405Z") + ".jsonl"
 	}
 	if err := output.NotInput("-o", f.out, f.tokenizer); err != nil {
 		return usageErr("%v", err)
+	}
+	cfg, err := f.config(std.stderr)
+	if err != nil {
+		return err
 	}
 	file, err := output.Create(f.out, output.Options{Replace: f.force})
 	if errors.Is(err, output.ErrExists) {
