@@ -62,8 +62,9 @@ func (s *Spec) validateReuse() error {
 	if err != nil {
 		return Usage(err)
 	}
-	// a --like run carries its baseline's resolved prefix; any other is the user's and clashes
-	if s.PrefixTokens != 0 && s.PrefixTokens != p {
+	// a --like run carries its baseline's resolved prefix, which Resolve lays out anew; only
+	// the user's own clashes
+	if s.IsSet("prefix-tokens") && s.PrefixTokens != p {
 		return Usagef("--reuse sets --prefix-tokens (%d here): leave --prefix-tokens out", p)
 	}
 	return nil
