@@ -174,9 +174,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ex := &exchange{}
 	if len(body) <= maxBody {
-		// the body was read whole: the upstream gets it from memory, with its length (a
-		// reader over the incoming body, read again while the answer streams, cut 2-6% of
-		// streams under load)
+		// the body was read whole: the upstream gets it from memory, with its length (we
+		// tried a reader that went on to the incoming body: read again while the answer
+		// streamed, it cut some streams under load)
 		rewindable(r, body)
 	} else {
 		r.Body = struct {
