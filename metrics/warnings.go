@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -232,6 +233,7 @@ func cacheWarnings(s *Summary, h *record.Header) []Warning {
 	case reusable > 0 && s.Completed > 0:
 		w = append(w, warn(Info, "", "the workload repeats %.1f%% of its prompt tokens by design%s; the server reported no cached tokens, so how much it reused is unknown", 100*reusable, what))
 	}
+	w = append(w, reuseCheck(s, h, reusable, cached)...)
 	// each request's opening (a BOS, a chat template, a common first phrase) is cached on any
 	// workload; warn when what lies beyond the openings passes 5% of prompt tokens more than
 	// the workload itself repeats
@@ -250,6 +252,61 @@ func cacheWarnings(s *Summary, h *record.Header) []Warning {
 			"the server reported no cached prompt tokens, so whether TTFT measured prefix-cache hits is unknown (not 0)"))
 	}
 	return w
+}
+
+// reuseGap is how far apart, in points, the reuse a run set (--reuse), the share its workload
+// repeats by design and the share the server served from its cache may be and still agree.
+const reuseGap = 0.05
+
+// reuseCheck sets the reuse the run set (--reuse) against the share its workload repeats by
+// design (reusable) and the share the server served from its cache (cached): within reuseGap
+// of each other it says so; beyond, it says which side moved — the workload (its share is not
+// the one set) or the server (its cache served less, or more, than the workload repeats).
+func reuseCheck(s *Summary, h *record.Header, reusable, cached float64) []Warning {
+	set, ok := reuseSet(h)
+	switch {
+	case !ok || s.Completed == 0 || s.InputTokens == 0:
+		return nil
+	case s.CachedReported == 0:
+		return []Warning{warn(Info, "start vLLM with --enable-prompt-tokens-details; llama.cpp and SGLang report them by default",
+			"--reuse %.0f%% is not checked: the server reported no cached tokens", 100*set)}
+	}
+	figures := fmt.Sprintf("--reuse %.0f%%: the workload repeats %.1f%% of its prompt tokens by design, the server served %.1f%% from its prefix cache",
+		100*set, 100*reusable, 100*cached)
+	var moved []string
+	if d := reusable - set; math.Abs(d) > reuseGap {
+		moved = append(moved, fmt.Sprintf("the workload moved: it repeats %.0f points %s than set (the lengths or the count it was laid out for changed)", 100*math.Abs(d), moreLess(d)))
+	}
+	switch d := cached - reusable; {
+	case d < -reuseGap:
+		moved = append(moved, fmt.Sprintf("the server moved: it served %.0f points less than the workload repeats (its cache is off, too small for the prefixes in flight, or evicted them)", -100*d))
+	case d > reuseGap:
+		moved = append(moved, fmt.Sprintf("the server moved: it served %.0f points more than the workload repeats (it had seen these prompts before)", 100*d))
+	}
+	if len(moved) == 0 {
+		return []Warning{warn(Info, "", "%s: within %.0f points, as set", figures, 100*reuseGap)}
+	}
+	return []Warning{warn(Distorts, "", "%s: %s", figures, strings.Join(moved, "; "))}
+}
+
+func moreLess(d float64) string {
+	if d > 0 {
+		return "more"
+	}
+	return "less"
+}
+
+// reuseSet is the reuse the run's configuration set (--reuse), if it set one.
+func reuseSet(h *record.Header) (float64, bool) {
+	if h == nil || h.Config == nil {
+		return 0, false
+	}
+	v, ok := h.Config["reuse"].(string)
+	if !ok || v == "" {
+		return 0, false
+	}
+	share, err := ParseShare("--reuse", v)
+	return share, err == nil
 }
 
 // repeatedShare is the share of the run's prompt tokens its workload repeats by design, and

@@ -56,6 +56,9 @@ func (s *Spec) validateDataset() error {
 	default:
 		return Usagef("--prefix-order %q: want interleaved, grouped or shuffled", s.PrefixOrder)
 	}
+	if s.Reuse != "" {
+		return s.validateReuse()
+	}
 	if s.PrefixGroups == 0 && !s.IsSet("prefix-groups") {
 		if s.PrefixTokens != 0 {
 			return Usagef("--prefix-tokens needs --prefix-groups")

@@ -41,6 +41,7 @@ func BindFlags(fs *pflag.FlagSet, s *Spec) {
 	fs.IntVar(&s.BlockTokens, "block-tokens", s.BlockTokens, "--dataset mooncake: tokens per hash-id block (default 512, Mooncake's)")
 	fs.IntVar(&s.PrefixGroups, "prefix-groups", s.PrefixGroups, "shared-prefix workload: the prompts fall into this many groups sharing their first --prefix-tokens tokens (each group's own prefix; the rest of --input-tokens is each request's own)")
 	fs.IntVar(&s.PrefixTokens, "prefix-tokens", s.PrefixTokens, "shared-prefix workload: tokens of the prefix a group shares")
+	fs.StringVar(&s.Reuse, "reuse", s.Reuse, "share of the measured prompt tokens reusable by design, e.g. 50%: a shared-prefix workload (--prefix-groups, 1 unless set) whose --prefix-tokens give that share; the run checks the server's cached share against it")
 	fs.IntVar(&s.Turns, "turns", s.Turns, "multi-turn sessions of this many turns: each turn --input-tokens new user tokens and an --output-tokens answer, the whole history sent again each turn (with --dataset sharegpt: its conversations, at most this many turns); --requests and --warmup count sessions (each measured session runs to its last turn; the warmup's sessions are its own), --concurrency counts sessions, --rate starts them")
 	fs.StringVar(&s.ThinkTime, "think-time", s.ThinkTime, "sessions: pause before each next turn, fixed (2s) or exponential of that mean (exp:2s)")
 	fs.StringVar(&s.PrefixOrder, "prefix-order", s.PrefixOrder, "shared-prefix workload: send the groups interleaved (default), grouped or shuffled")

@@ -39,7 +39,7 @@ var quietKeys = []string{"embed-prompts", "otlp-wait"}
 // WorkloadKeys change the prompts themselves: when one of them changes, the workload is built
 // anew from the merged settings instead of replayed.
 var WorkloadKeys = []string{"input-tokens", "output-tokens", "range-ratio", "input-dist", "output-dist", "lengths", "prompts", "num-prompts", "seed", "api", "trace",
-	"dataset", "block-tokens", "prefix-groups", "prefix-tokens", "prefix-order", "turns", "nonce", "agent-steps"}
+	"dataset", "block-tokens", "prefix-groups", "prefix-tokens", "prefix-order", "reuse", "turns", "nonce", "agent-steps"}
 
 // derivedKeys are filled in by Resolve when the user did not set them: a baseline's value of
 // one of them is taken only when the baseline's user set it, so that another load shape gets

@@ -37,6 +37,7 @@ func (s Spec) Resolve() Spec {
 	if r.Requests == 0 && r.Duration == 0 && r.Trace == "" && !r.TraceDataset() {
 		r.Requests = DefaultRequests // a trace without --requests replays every arrival
 	}
+	r.resolveReuse() // reuse.go: the prefix groups and tokens that give the share
 	if !r.IsSet("warmup") {
 		r.Warmup = r.DefaultWarmup()
 	}

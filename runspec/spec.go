@@ -63,6 +63,11 @@ type Spec struct {
 	PrefixGroups int    `yaml:"prefix-groups" json:"prefix_groups,omitempty"`
 	PrefixTokens int    `yaml:"prefix-tokens" json:"prefix_tokens,omitempty"`
 	PrefixOrder  string `yaml:"prefix-order" json:"prefix_order,omitempty"`
+	// Reuse, when set ("50%" or 0.5), is the share of the measured prompt tokens the workload
+	// repeats by design: Resolve makes the run a shared-prefix workload (PrefixGroups, 1
+	// unless set, and the PrefixTokens that give this share; reuse.go), and the run checks
+	// the server's cached share against it.
+	Reuse string `yaml:"reuse" json:"reuse,omitempty"`
 	// Turns > 1 makes multi-turn sessions of that many turns (each turn --input-tokens new
 	// user tokens and --output-tokens answer tokens, the history sent again each turn; with
 	// --dataset sharegpt, the conversations' own turns, at most Turns); ThinkTime is the pause
