@@ -20,6 +20,8 @@ func BindFlags(fs *pflag.FlagSet, s *Spec) {
 	fs.StringVar(&s.APIKey, "api-key", s.APIKey, "API key sent as a Bearer token (as x-api-key for --api anthropic-messages; default $OPENAI_API_KEY); never written anywhere")
 	fs.StringArrayVar(&s.Headers, "header", s.Headers, "extra request header `K=V` (repeatable)")
 	fs.DurationVar(&s.ReadyTimeout, "ready-timeout", s.ReadyTimeout, "how long to wait for the server to answer before the run")
+	fs.StringVar(&s.ServerCmd, "server-cmd", s.ServerCmd, "start the server with this command line (run directly, no shell), {port} for a free loopback port (then --url follows from it), and stop it at the end; recorded, so run --like starts it again (docs/sweeps.md)")
+	fs.StringArrayVar(&s.ServerEnv, "server-env", s.ServerEnv, "--server-cmd: `K=V` added to the server's environment (repeatable; credential-like names recorded redacted)")
 	fs.BoolVar(&s.Insecure, "insecure", s.Insecure, "skip TLS certificate verification")
 	fs.StringVar(&s.Tokenizer, "tokenizer", s.Tokenizer, "Hugging Face tokenizer.json for exact prompt lengths (default: the server's tokenize endpoint)")
 	fs.IntVar(&s.InputTokens, "input-tokens", s.InputTokens, "synthetic prompt length in tokens")
