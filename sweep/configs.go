@@ -100,18 +100,33 @@ func runConfig(ctx, hard context.Context, s runspec.Spec, c *Config, sv Servers,
 	opt.Observed = append(append([]record.Condition{}, opt.Observed...), bench.ReadyObserved(srv))
 	res, err := Run(sctx, hard, s, c, opt)
 	cancel()
+	if err != nil {
+		// an error met when the server had just gone (connection refused) is its death,
+		// which its process's reaper may not have seen yet
+		select {
+		case <-srv.Done():
+		case <-time.After(time.Second):
+		}
+	}
 	dead := srv.Exited()
 	srv.Stop(sv.Grace)
 	if res != nil {
 		cr.Records = res.Output
 	}
-	if dead != "" {
-		f := &launch.Failure{Stage: "run", What: dead, Log: cr.Log, Tail: launch.Tail(cr.Log, 12)}
-		cr.Failure, cr.FailureStage = f.Error(), f.Stage
-		logf(opt.Log, "%s: FAILED: %s", progress, f.Error())
-		return cr, res, f
+	var f *launch.Failure
+	switch {
+	case dead != "":
+		f = &launch.Failure{Stage: "run", What: dead, Log: cr.Log, Tail: launch.Tail(cr.Log, 12)}
+	case err != nil && !runspec.IsUsage(err) && ctx.Err() == nil:
+		// this configuration's server answered, then failed the run (an endpoint it lacks, a
+		// file it could not write): the next configuration may do better
+		f = &launch.Failure{Stage: "run", What: err.Error(), Log: cr.Log, Tail: launch.Tail(cr.Log, 12)}
+	default:
+		return cr, res, err
 	}
-	return cr, res, err
+	cr.Failure, cr.FailureStage = f.Error(), f.Stage
+	logf(opt.Log, "%s: FAILED: %s", progress, f.Error())
+	return cr, res, f
 }
 
 func logf(w io.Writer, format string, a ...any) {
