@@ -153,11 +153,3 @@ func (e *SweepEnd) check(ends []RunEnd) error {
 	}
 	return nil
 }
-
-// FirstMissLabel is the label of the lightest point that missed the SLOs, "" for none.
-func (e *SweepEnd) FirstMissLabel() string {
-	if e.FirstMiss == nil {
-		return ""
-	}
-	return e.FirstMiss.Label
-}

@@ -26,7 +26,7 @@ func answerOf(subject string, e *record.SweepEnd, pts []metrics.PointSummary) st
 			throughputWords(p), e.SLO, pctWords(e.TargetAttainment), limitWords(e, pts), sureWords(e, pts))
 	case e.SLO != "" && e.FirstMiss != nil:
 		return fmt.Sprintf("%s serves no tested load within %s for %s of requests: the lightest, %s, reached %s; %s", subject,
-			e.SLO, pctWords(e.TargetAttainment), e.FirstMissLabel(), pct1(e.FirstMiss.SLOAttainment), sureWords(e, pts))
+			e.SLO, pctWords(e.TargetAttainment), loadWords(e.FirstMiss), attainmentOf(e.FirstMiss, pts), sureWords(e, pts))
 	case e.Knee != nil:
 		p := pointNamed(pts, e.Knee.Label)
 		return fmt.Sprintf("%s saturates at %s (%s), %.0f%% of its peak %.2f req/s; no --slo given, so no load within objectives is named; %s",
@@ -61,6 +61,15 @@ func throughputWords(p *metrics.PointSummary) string {
 	return fmt.Sprintf("%s req/s, %s output tok/s", optf(p.Median(reqTput), 2), optf(p.Median(outTput), 0))
 }
 
+// attainmentOf is a point's SLO attainment as its row in the table shows it (the lowest of
+// its runs), or as the sweep-end line recorded it where the file holds no such row.
+func attainmentOf(sp *record.SweepPoint, pts []metrics.PointSummary) string {
+	if p := pointNamed(pts, sp.Label); p != nil {
+		return pct1(p.Attainment())
+	}
+	return pct1(sp.SLOAttainment)
+}
+
 func pctWords(share float64) string { return fmt.Sprintf("%.4g%%", 100*share) }
 
 // limitWords say what stops the next heavier load: the server's own figures at the first
@@ -70,7 +79,7 @@ func limitWords(e *record.SweepEnd, pts []metrics.PointSummary) string {
 	if e.FirstMiss == nil {
 		return "every tested load met them, so the limit lies beyond the heaviest"
 	}
-	miss := fmt.Sprintf("the next load, %s, reached %s", loadWords(e.FirstMiss), pct1(e.FirstMiss.SLOAttainment))
+	miss := fmt.Sprintf("the next load, %s, reached %s", loadWords(e.FirstMiss), attainmentOf(e.FirstMiss, pts))
 	p := pointNamed(pts, e.FirstMiss.Label)
 	if p == nil || len(p.Runs) == 0 || p.Runs[0].Summary.Server == nil {
 		return miss + " (no server figures to say why: --scrape the server's /metrics)"

@@ -24,6 +24,9 @@ type Servers struct {
 	Grace    time.Duration
 }
 
+// IndexSuffix ends the name of a configuration sweep's index: STEM.configs.json.
+const IndexSuffix = ".configs.json"
+
 // Stem is the name that a configuration sweep's files share: -o without .jsonl.
 func Stem(out string) string { return strings.TrimSuffix(out, ".jsonl") }
 
@@ -53,7 +56,7 @@ func RunConfigs(ctx, hard context.Context, s runspec.Spec, c *Config, sv Servers
 			break
 		}
 	}
-	werr := output.WriteFile(stem+".configs.json", nil, func(w io.Writer) error {
+	werr := output.WriteFile(stem+IndexSuffix, nil, func(w io.Writer) error {
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
 		return e.Encode(idx)

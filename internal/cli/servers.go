@@ -2,13 +2,18 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"servebench/bench"
 	"servebench/exitcode"
 	"servebench/launch"
+	"servebench/output"
 	"servebench/record"
 	"servebench/report"
 	"servebench/runspec"
@@ -58,6 +63,9 @@ func serverConfigs(s *runspec.Spec, flags []string, file string, grace time.Dura
 // stopped in turn, then the configurations side by side. A configuration that failed is
 // exit 1 once the others have run.
 func configSweep(ctx context.Context, std *streams, s runspec.Spec, c *sweep.Config, sv sweep.Servers) error {
+	if s.Output == "" {
+		s.Output = bench.DefaultOutput() // named here, so that the index's name can be said
+	}
 	idx, results, err := sweep.RunConfigs(ctx, hardStop(ctx), s, c, sv, benchOptions(std, &s))
 	if idx == nil {
 		return err
@@ -70,6 +78,10 @@ func configSweep(ctx context.Context, std *streams, s runspec.Spec, c *sweep.Con
 	}
 	if perr := report.ConfigSweep(std.stdout, idx, sweeps); err == nil {
 		err = perr
+	}
+	if !s.Quiet {
+		p := sweep.Stem(s.Output) + sweep.IndexSuffix
+		fmt.Fprintf(std.stderr, "configurations: %s (servebench report it, -o page.html for the page)\n", p)
 	}
 	var failed []string
 	for _, cr := range idx.Configs {
@@ -107,4 +119,37 @@ func runServer(ctx context.Context, std *streams, s runspec.Spec, like *runspec.
 		err = codeErr(exitcode.Error, &launch.Failure{Stage: "run", What: dead, Log: logPath, Tail: launch.Tail(logPath, 12)})
 	}
 	return err
+}
+
+// reportConfigs is `servebench report STEM.configs.json`: every configuration's records file
+// read again (each path as recorded, else beside the index), and the report written in format.
+func reportConfigs(st *streams, path, format, out string) error {
+	if format != "text" && format != "md" && format != "html" {
+		return usageErr("--format %s: a configuration sweep's report is text, md or html (its index, %s, is its JSON)", format, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var idx record.ConfigSweep
+	if err := json.Unmarshal(b, &idx); err != nil || idx.Configs == nil {
+		return usageErr("%s: not the index of a configuration sweep (sweep --server-cmd writes STEM.configs.json): %v", path, err)
+	}
+	ins := make([]report.Input, len(idx.Configs))
+	for i, c := range idx.Configs {
+		if c.Records == "" {
+			continue
+		}
+		p := c.Records
+		if _, err := os.Stat(p); err != nil && !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(path), filepath.Base(p))
+		}
+		in, closeIn, err := record.OpenInputs([]string{p}, false)
+		if err != nil {
+			return fmt.Errorf("configuration %s: %w", c.Name, err)
+		}
+		defer closeIn()
+		ins[i] = report.Input{Label: c.Name, Header: in[0].Header, Records: in[0].Records(skipped(st.stderr))}
+	}
+	return output.WriteFile(out, st.stdout, func(w io.Writer) error { return report.RenderConfigSweep(w, format, &idx, ins) })
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -101,6 +102,20 @@ func TestConfigSweepStartsEachServer(t *testing.T) {
 	}
 	if regexp.MustCompile(`(?m)^  dies .*frontier$`).MatchString(out) || (diedWithPoints && !strings.Contains(out, "left out: its server died during the run")) {
 		t.Errorf("the dead server's points are on the frontier:\n%s", out)
+	}
+	// report of the index prints what sweep printed, and the page opens with the same answer
+	index := filepath.Join(dir, "s.configs.json")
+	if code, rep, errs := runMain(t, "report", index); code != 0 || rep != out {
+		t.Errorf("report of the index: exit %d %s; differs from what sweep printed:\n%s\n---\n%s", code, errs, rep, out)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	answer := strings.TrimSpace(strings.TrimPrefix(first, "answer"))
+	if code, page, errs := runMain(t, "report", index, "--format", "html"); code != 0 ||
+		!strings.Contains(page, `<main>`+"\n"+`<p class="answer" id="answer"><b>Answer:</b> `+html.EscapeString(answer)+`</p>`) {
+		t.Errorf("the page does not open with the answer %q: exit %d %s", answer, code, errs)
+	}
+	if code, _, errs := runMain(t, "report", index, "--format", "csv"); code != 2 {
+		t.Errorf("report --format csv of the index: exit %d, want 2: %s", code, errs)
 	}
 	code, cmp, _ := runMain(t, "compare", filepath.Join(dir, "s.seqs1.jsonl"), filepath.Join(dir, "s.seqs4.jsonl"))
 	if code != 5 || !strings.Contains(cmp, "launch.flag.max-num-seqs") {
