@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"html"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -205,4 +206,42 @@ func TestConfigSweepLlamaSlots(t *testing.T) {
 	if code != 5 || !regexp.MustCompile(`launch\.flag\.np +1 +4`).MatchString(cmp) {
 		t.Errorf("compare of -np 1 and -np 4: exit %d, want 5 naming launch.flag.np:\n%s", code, cmp)
 	}
+}
+
+// TestQuickFindsLlama: quick looks at the ports it is given in order, finds the llama.cpp
+// server on the second, names it and its model, and answers in one sentence; with nothing
+// listening it says where it looked.
+func TestQuickFindsLlama(t *testing.T) {
+	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "2", "-c", "4096")
+	port := url[strings.LastIndex(url, ":")+1:]
+	closed := strconv.Itoa(freeTCPPort(t))
+	start := time.Now()
+	code, out, errs := runMain(t, "quick", "--probe", "vLLM="+closed, "--probe", "llama.cpp="+port, "--concurrency", "1,2",
+		"--point-duration", "1s", "-o", filepath.Join(t.TempDir(), "q.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	took := time.Since(start)
+	if !strings.Contains(errs, "found a server at "+url+", the usual port of llama.cpp; it speaks llamacpp") || !strings.Contains(errs, "model ") {
+		t.Errorf("quick does not name the server and its model:\n%s", errs)
+	}
+	if !strings.HasPrefix(out, "answer      this server serves ") && !strings.HasPrefix(out, "answer      this server serves no") {
+		t.Errorf("first line is not the answer:\n%s", out)
+	}
+	t.Logf("quick took %v with 1 s points", took)
+	code, _, errs = runMain(t, "quick", "--probe", "vLLM="+closed)
+	if code != 1 || !strings.Contains(errs, "no server answers on loopback at vLLM "+closed) {
+		t.Errorf("nothing listening: exit %d: %s", code, errs)
+	}
+}
+
+// freeTCPPort is a loopback port nothing listens on.
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
