@@ -171,12 +171,13 @@ func frontierSection(vs []configView) *Section {
 			Note: "tok/s per user: the median request's (output tokens − 1) / (E2E − TTFT), medians over a point's runs; frontier: no other point is higher on both"}}}
 }
 
-// pickConfig is the index of the configuration serving the highest load within the SLOs
-// (the highest SLO load's request throughput); without SLOs, the highest peak throughput;
-// -1 when none qualifies. An INVALID sweep, or a configuration whose server failed, is never
-// picked.
+// pickConfig is the index of the configuration serving the highest load within the SLOs:
+// the most users (or the highest rate) of its SLO load, and of two at the same load the one
+// completing more requests per second; without SLOs, the highest peak throughput; -1 when none
+// qualifies. An INVALID sweep, or a configuration whose server failed, is never picked.
 func pickConfig(vs []configView) int {
-	best, bestV := -1, 0.0
+	best := -1
+	var bestLoad, bestRate float64
 	slo := false
 	for _, v := range vs {
 		slo = slo || (v.end != nil && v.end.SLO != "")
@@ -185,14 +186,20 @@ func pickConfig(vs []configView) int {
 		if v.end == nil || v.end.Withheld != "" || v.run.Failure != "" {
 			continue
 		}
-		var f *float64
-		if slo && v.end.SLOLoad != nil {
-			f = v.end.SLOLoad.RequestThroughput
-		} else if !slo {
-			f = v.end.PeakThroughput
+		var load float64
+		var rate *float64
+		switch {
+		case slo && v.end.SLOLoad != nil:
+			p := v.end.SLOLoad
+			load, rate = float64(p.Concurrency)+p.Rate, p.RequestThroughput
+		case !slo:
+			rate = v.end.PeakThroughput
 		}
-		if f != nil && (best < 0 || *f > bestV) {
-			best, bestV = i, *f
+		if rate == nil {
+			continue
+		}
+		if best < 0 || load > bestLoad || (load == bestLoad && *rate > bestRate) {
+			best, bestLoad, bestRate = i, load, *rate
 		}
 	}
 	return best
