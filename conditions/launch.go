@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"servebench/launch"
+	"servebench/shellwords"
 )
 
 // Keys of a server that servebench started itself (run or sweep --server-cmd).
@@ -32,7 +32,7 @@ func launchConditions(f *facts, c map[string]any) {
 		return
 	}
 	f.put(LaunchCommand, cmd)
-	words, err := launch.Words(cmd)
+	words, err := shellwords.Split(cmd)
 	if err == nil && len(words) > 0 {
 		f.put(LaunchProgram, words[0])
 		flags, args := Flags(words[1:])

@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"servebench/shellwords"
 )
 
 // Config is one server configuration: a name and what differs from the template.
@@ -45,7 +47,7 @@ func ParseConfig(s string) (Config, error) {
 	if !ok || name == "" || strings.ContainsAny(name, " \t/") {
 		return Config{}, fmt.Errorf("--server-config %q: want NAME: FLAGS, e.g. \"np4: -np 4\"", s)
 	}
-	words, err := Words(rest)
+	words, err := shellwords.Split(rest)
 	if err != nil {
 		return Config{}, fmt.Errorf("--server-config %q: %v", s, err)
 	}
@@ -90,7 +92,7 @@ func LoadFile(path string) ([]Config, error) {
 		switch fc.Args.Kind {
 		case 0:
 		case yaml.ScalarNode:
-			if c.Args, err = Words(fc.Args.Value); err != nil {
+			if c.Args, err = shellwords.Split(fc.Args.Value); err != nil {
 				return nil, fmt.Errorf("--server-configs %s: %s: %v", path, c.Name, err)
 			}
 		case yaml.SequenceNode:
@@ -133,7 +135,7 @@ func CheckNames(cs []Config) error {
 // at {args}, or after the template's. The {port} placeholder stays, so that the command is
 // the same condition whichever port a start is given.
 func Expand(template string, c Config) (string, error) {
-	tw, err := Words(template)
+	tw, err := shellwords.Split(template)
 	if err != nil {
 		return "", fmt.Errorf("--server-cmd: %v", err)
 	}
@@ -152,75 +154,12 @@ func Expand(template string, c Config) (string, error) {
 	if !placed {
 		out = append(out, c.Args...)
 	}
-	return Join(out), nil
-}
-
-// Join writes words as one command line that Words reads back, quoting where needed.
-func Join(words []string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		if w != "" && !strings.ContainsAny(w, " \t\n'\"\\$`;&|<>()*?[]#~") {
-			q[i] = w
-			continue
-		}
-		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
-}
-
-// Words splits a command line as a POSIX shell does its words: blanks separate, single quotes
-// keep everything, double quotes keep all but \" and \\, a backslash escapes the next byte.
-// No expansion happens: the command is run directly, never by a shell.
-func Words(s string) ([]string, error) {
-	var out []string
-	var cur strings.Builder
-	in, quote := false, byte(0)
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case quote == '\'':
-			if ch == '\'' {
-				quote = 0
-			} else {
-				cur.WriteByte(ch)
-			}
-		case quote == '"':
-			if ch == '"' {
-				quote = 0
-			} else if ch == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
-				i++
-				cur.WriteByte(s[i])
-			} else {
-				cur.WriteByte(ch)
-			}
-		case ch == '\'' || ch == '"':
-			quote, in = ch, true
-		case ch == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			in = true
-		case ch == ' ' || ch == '\t' || ch == '\n':
-			if in {
-				out, in = append(out, cur.String()), false
-				cur.Reset()
-			}
-		default:
-			cur.WriteByte(ch)
-			in = true
-		}
-	}
-	if quote != 0 {
-		return nil, fmt.Errorf("unclosed %c quote", quote)
-	}
-	if in {
-		out = append(out, cur.String())
-	}
-	return out, nil
+	return shellwords.Join(out), nil
 }
 
 // Argv is the command to execute for command line cmd on port: its words, {port} replaced.
 func Argv(cmd string, port int) ([]string, error) {
-	w, err := Words(cmd)
+	w, err := shellwords.Split(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("--server-cmd: %v", err)
 	}

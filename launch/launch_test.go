@@ -13,28 +13,6 @@ import (
 	"time"
 )
 
-func TestWordsAndJoin(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []string
-	}{
-		{`llama-server -m "my model.gguf" -np 4`, []string{"llama-server", "-m", "my model.gguf", "-np", "4"}},
-		{`a 'b c' d\ e "f\"g" ''`, []string{"a", "b c", "d e", `f"g`, ""}},
-		{"  ", nil},
-	} {
-		got, err := Words(tc.in)
-		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("Words(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-		if back, _ := Words(Join(got)); !slices.Equal(back, tc.want) {
-			t.Errorf("Words(Join(%q)) = %q", got, back)
-		}
-	}
-	if _, err := Words(`a "b`); err == nil {
-		t.Error(`Words("a \"b") = nil error, want the unclosed quote`)
-	}
-}
-
 func TestParseConfigAndExpand(t *testing.T) {
 	c, err := ParseConfig("p4: OLLAMA_NUM_PARALLEL=4 -np 4 --flash-attn")
 	if err != nil || c.Name != "p4" || !slices.Equal(c.Env, []string{"OLLAMA_NUM_PARALLEL=4"}) || !slices.Equal(c.Args, []string{"-np", "4", "--flash-attn"}) {

@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"servebench/launch"
+	"servebench/shellwords"
 )
 
 // example is one servebench command line from a code block of a Markdown page.
@@ -62,7 +62,7 @@ func docExamples(t *testing.T, path string) []example {
 			continue
 		}
 		// words as a shell reads them: a quoted --server-cmd is one argument
-		fields, err := launch.Words(cur)
+		fields, err := shellwords.Split(cur)
 		if err != nil {
 			fields = strings.Fields(cur)
 		}
