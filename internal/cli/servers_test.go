@@ -245,3 +245,32 @@ func freeTCPPort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// TestRunServerCmdLike: run --server-cmd starts, measures and stops one server, records its
+// command and environment (a credential-like value redacted, never written), and run --like
+// of that file starts the same command again.
+func TestRunServerCmdLike(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base, cand := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	code, _, errs := runMain(t, "run", "--server-cmd", selfSim(t)+" --ttft 10ms --itl 2ms", "--server-env", selftest.ChildEnv+"=1",
+		"--server-env", "HF_TOKEN=hf_secret_value", "--requests", "8", "--concurrency", "2", "--input-tokens", "16", "--output-tokens", "4", "-o", base)
+	if code != 0 || !strings.Contains(errs, "server ready after") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, _ := os.ReadFile(base)
+	if strings.Contains(string(b), "hf_secret_value") || !strings.Contains(string(b), `"HF_TOKEN=REDACTED"`) {
+		t.Errorf("the records hold the secret, or no redacted HF_TOKEN")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.server.log")); err != nil {
+		t.Errorf("no server log beside the records: %v", err)
+	}
+	code, _, errs = runMain(t, "run", "--like", base, "-o", cand)
+	if code != 0 || !strings.Contains(errs, "server ready after") {
+		t.Fatalf("run --like: exit %d: %s", code, errs)
+	}
+	h, _ := readRecords(t, cand)
+	if cmd, _ := h.Config["server_cmd"].(string); !strings.HasSuffix(cmd, " sim --addr 127.0.0.1:{port} --seed 1 --ttft 10ms --itl 2ms") {
+		t.Errorf("run --like recorded server_cmd %q", cmd)
+	}
+}
