@@ -48,8 +48,9 @@ type Spec struct {
 	// CacheSalt is none or per-run: a fresh cache_salt in every request body of each run,
 	// so that a repeat or replay cannot reuse the prefix cache of an earlier one (vLLM).
 	CacheSalt string `yaml:"cache-salt" json:"cache_salt"`
-	// FlushCache empties an SGLang server's prefix cache (POST /flush_cache) before every
-	// run of the file, so that no repeat or sweep point is served from an earlier one's.
+	// FlushCache empties the server's prefix cache (SGLang's POST /flush_cache, vLLM's POST
+	// /reset_prefix_cache) before every run of the file, so that no repeat or sweep point is
+	// served from an earlier one's.
 	FlushCache bool `yaml:"flush-cache" json:"flush_cache,omitempty"`
 	// Nonce is how generated prompt text differs between invocations: fresh (a nonce drawn
 	// at start and recorded in the header, so no invocation sends another's text), off (the
