@@ -79,7 +79,8 @@ func configSweepSections(idx *record.ConfigSweep, sweeps []SweepInput) []*Sectio
 		if v.in.Header != nil {
 			cs := sweepSections(v.in.Header, v.in.Runs)
 			for _, c := range cs {
-				c.Attached = true
+				// one page holds every configuration's sweep: names (HTML ids) and titles of its own
+				c.Attached, c.Name, c.Title = true, v.run.Name+"-"+c.Name, v.run.Name+": "+c.Title
 			}
 			secs = append(secs, cs...)
 		}

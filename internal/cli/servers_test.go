@@ -114,6 +114,14 @@ func TestConfigSweepStartsEachServer(t *testing.T) {
 	if code, page, errs := runMain(t, "report", index, "--format", "html"); code != 0 ||
 		!strings.Contains(page, `<main>`+"\n"+`<p class="answer" id="answer"><b>Answer:</b> `+html.EscapeString(answer)+`</p>`) {
 		t.Errorf("the page does not open with the answer %q: exit %d %s", answer, code, errs)
+	} else {
+		ids := map[string]bool{}
+		for _, m := range regexp.MustCompile(` id="([^"]+)"`).FindAllStringSubmatch(page, -1) {
+			if ids[m[1]] {
+				t.Errorf("the page has two elements with id %q", m[1])
+			}
+			ids[m[1]] = true
+		}
 	}
 	if code, _, errs := runMain(t, "report", index, "--format", "csv"); code != 2 {
 		t.Errorf("report --format csv of the index: exit %d, want 2: %s", code, errs)
