@@ -57,6 +57,14 @@ type Options struct {
 	// WarmPrompts, when set, is how many prompts (sessions) each run keeps for its warmup in
 	// place of --warmup: a sweep's points warm with as many requests as they have users.
 	WarmPrompts int
+	// Observed are figures of the moment recorded beside the server's own (the time a server
+	// that servebench started took to become ready).
+	Observed []record.Condition
+}
+
+// DefaultOutput is the records file of a run given no -o: named for the time it started.
+func DefaultOutput() string {
+	return "servebench-" + time.Now().UTC().Format("20060102T150405Z") + ".jsonl"
 }
 
 // Session is one records file being made: its target, workload and header, and the runs
@@ -159,7 +167,7 @@ func (b *Session) Output() string { return b.spec.Output }
 func (b *Session) openOutput(context.Context) error {
 	s := &b.spec
 	if s.Output == "" {
-		s.Output = "servebench-" + time.Now().UTC().Format("20060102T150405Z") + ".jsonl"
+		s.Output = DefaultOutput()
 	}
 	_, dataset := s.DatasetOf()
 	inputs := []string{s.Like, s.Prompts, s.Trace, s.Tokenizer, s.ConditionsFile, dataset}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"servebench/client"
-	"servebench/client/sglang"
 	"servebench/load"
 	"servebench/metrics"
 	"servebench/record"
@@ -67,10 +66,11 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	}
 	lc.Run = end.Run
 	if b.spec.FlushCache {
-		if err := sglang.FlushCache(ctx, b.target); err != nil {
+		how, err := client.ResetPrefixCache(ctx, b.target)
+		if err != nil {
 			return nil, fmt.Errorf("--flush-cache: %s", b.spec.Redact(err.Error()))
 		}
-		b.logf("--flush-cache: the server's prefix cache was emptied before run %d", end.Run+1)
+		b.logf("--flush-cache: the server's prefix cache was emptied (%s) before run %d", how, end.Run+1)
 	}
 	// the run's first server sample, before its first request (the first run's was taken in
 	// Begin, before t0)

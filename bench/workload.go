@@ -322,6 +322,9 @@ func (b *Session) recordConditions(ctx context.Context) error {
 	// the server's load state when asked is an observation of the run, kept apart from the
 	// conditions, so that a run started cold compares with one started warm
 	detected, observed := conditions.SplitObserved(capture.Detect(ctx, b.target, b.spec.Model))
+	for _, o := range b.opt.Observed {
+		observed.Put(o)
+	}
 	b.hdr.Conditions = conditions.Complete(conditions.Merge(conditions.FromHeader(b.hdr), capture.Host(b.opt.Version), detected, declared))
 	if len(observed) > 0 {
 		observed.Sort()

@@ -38,7 +38,7 @@ var infoGroups = []string{"client.", "sim.", ObservedPrefix}
 // (they were declared because they must stay fixed). Only the client side and the simulator's
 // speed parameters are informative.
 func Blocking(key string) bool {
-	if key == WorkloadNonce {
+	if key == WorkloadNonce || key == LaunchCommand {
 		return false
 	}
 	for _, g := range infoGroups {

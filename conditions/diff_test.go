@@ -3,6 +3,7 @@ package conditions
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"servebench/record"
@@ -92,5 +93,30 @@ func TestCacheSaltDoesNotExplainTheHash(t *testing.T) {
 		if d.Kind != want {
 			t.Errorf("%s: kind %q, want %q", d.Key, d.Kind, want)
 		}
+	}
+}
+
+func TestLaunchConditionsNameTheFlag(t *testing.T) {
+	h := func(cmd string, env ...any) *record.Header {
+		return &record.Header{Config: map[string]any{"server_cmd": cmd, "server_env": env}}
+	}
+	a := FromHeader(h("llama-server -m mini.gguf --port {port} -np 1 --metrics", "A=1"))
+	b := FromHeader(h("llama-server -m mini.gguf --port {port} -np 4 --metrics", "A=2"))
+	if a.Value("launch.flag.np") != "1" || a.Value("launch.flag.metrics") != "true" || a.Value("launch.flag.m") != "mini.gguf" ||
+		a.Value("launch.program") != "llama-server" || a.Value("launch.env.A") != "1" {
+		t.Fatalf("conditions: %+v", a)
+	}
+	ds := Diff(a, b, nil)
+	var keys []string
+	for _, d := range ds {
+		keys = append(keys, d.Key+":"+d.Kind)
+	}
+	want := []string{"launch.command:info", "launch.env.A:blocking", "launch.flag.np:blocking"}
+	if strings.Join(keys, " ") != strings.Join(want, " ") {
+		t.Errorf("Diff = %v, want %v", keys, want)
+	}
+	if flags, rest := Flags([]string{"sim", "--x=1", "-n", "-1", "--x", "2", "model"}); len(flags) != 2 || flags[0] != [2]string{"x", "1,2"} ||
+		flags[1] != [2]string{"n", "-1"} || strings.Join(rest, " ") != "sim model" {
+		t.Errorf("Flags = %v, %v", flags, rest)
 	}
 }

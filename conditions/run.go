@@ -61,6 +61,7 @@ func FromHeader(h *record.Header) Set {
 		f.put("sampling."+k, stringOr(c, k, "server default"))
 	}
 	loadConditions(&f, c, h.Load)
+	launchConditions(&f, c)
 	// how events were stamped (client.Arrivals); files written before the kernel's receive
 	// times were used were stamped at the read
 	f.put("measurement.arrival_clock", stringOr(c, "arrival_clock", "read"))

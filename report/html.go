@@ -118,12 +118,13 @@ type page struct {
 	Repeats    *repeatsBlock // a --repeat file's runs (repeats.go)
 }
 
-// sweepBlock is one sweep's per-point table, its note and its conclusions.
+// sweepBlock is one sweep's per-point table, its note and its conclusions, and the answer
+// in one sentence that opens the page.
 type sweepBlock struct {
-	Label, Class, Unit string
-	Head               []string
-	Rows               [][]string
-	Findings           []string
+	Label, Class, Unit, Answer string
+	Head                       []string
+	Rows                       [][]string
+	Findings                   []string
 }
 
 type runInfo struct {

@@ -193,6 +193,9 @@ func sweepSections(h *record.Header, runs []metrics.RunSummary) []*Section {
 		Footnotes: footnotes(v.warnings()), // numbered as the table's notes column numbers them
 		JSON:      []Field{{"sweep_points", v.jsonPoints()}, {"sweep_warnings", v.jsonWarnings()}, {"sweep_end", v.end}, {"sweep_findings", findings}},
 	}
+	// the answer opens the report: for a newcomer, the one line worth reading (answer.go)
+	answer := &Section{Name: "sweep-answer", Title: "answer", Lines: []Line{{Label: "answer", Text: answerOf("this server", v.end, v.points)}},
+		JSON: []Field{{"sweep_answer", answerOf("this server", v.end, v.points)}}}
 	concl := &Section{Name: "sweep-findings", Title: "sweep findings", JSON: []Field{}}
 	for i, f := range findings {
 		label := ""
@@ -201,7 +204,7 @@ func sweepSections(h *record.Header, runs []metrics.RunSummary) []*Section {
 		}
 		concl.Lines = append(concl.Lines, Line{Label: label, Text: f})
 	}
-	return []*Section{points, concl}
+	return []*Section{answer, points, concl}
 }
 
 // sweepFindings are the sweep's conclusions in words, from its sweep-end line; one line
@@ -424,7 +427,8 @@ func sweepBlockOf(i int, r Run) sweepBlock {
 		notes := rows[k][n-1]
 		rows[k] = append(rows[k][:n-1:n-1], fmt.Sprintf("%.2f", offeredRate(p)), optf(p.MedianPct(userRate, 50), 1), notes)
 	}
-	return sweepBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Unit: v.unitNote(), Head: head, Rows: rows, Findings: sweepFindings(v.end)}
+	return sweepBlock{Label: r.Label, Class: fmt.Sprintf("c%d", i), Unit: v.unitNote(), Head: head, Rows: rows, Findings: sweepFindings(v.end),
+		Answer: answerOf("this server", v.end, v.points)}
 }
 
 // sweepLoad is a sweep's load in the load line: its mode and points ("sweep over rate (5

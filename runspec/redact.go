@@ -3,6 +3,7 @@ package runspec
 import (
 	"encoding/base64"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,19 @@ func RedactHeaderArg(h string) string {
 		return k + "=" + Redacted
 	}
 	return h
+}
+
+// RedactEnv redacts the value of each K=V environment setting whose name carries credentials
+// (HF_TOKEN, OPENAI_API_KEY), as a header's.
+func RedactEnv(env []string) []string {
+	if env == nil {
+		return nil
+	}
+	out := make([]string, len(env))
+	for i, kv := range env {
+		out[i] = RedactHeaderArg(kv)
+	}
+	return out
 }
 
 // RedactHeaders redacts every credential-bearing K=V header argument.
@@ -85,7 +99,7 @@ func (s *Spec) Secrets() []string {
 			out = append(out, n)
 		}
 	}
-	for _, h := range s.Headers {
+	for _, h := range append(slices.Clone(s.Headers), s.ServerEnv...) {
 		if k, v, ok := strings.Cut(h, "="); ok && SecretHeader(k) && len(v) > 3 {
 			out = append(out, v, strings.TrimPrefix(v, "Bearer "))
 		}

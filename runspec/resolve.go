@@ -170,6 +170,7 @@ func (s *Spec) Record() map[string]any {
 	c := s.clone()
 	c.Headers = RedactHeaders(s.Headers)
 	c.URL = RedactURL(s.URL)
+	c.ServerEnv = RedactEnv(s.ServerEnv)
 	b, _ := json.Marshal(c)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)

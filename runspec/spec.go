@@ -25,6 +25,15 @@ type Spec struct {
 	ReadyTimeout time.Duration `yaml:"ready-timeout" json:"ready_timeout"`
 	Insecure     bool          `yaml:"insecure" json:"insecure,omitempty"`
 	Tokenizer    string        `yaml:"tokenizer" json:"tokenizer,omitempty"` // local tokenizer.json
+	// ServerCmd is the server's command line when servebench starts the server itself
+	// (package launch): {port} stands for a free loopback port, and the URL follows from it
+	// when --url is not given. It is recorded, so run --like starts the same server again.
+	ServerCmd string `yaml:"server-cmd" json:"server_cmd,omitempty"`
+	// ServerEnv are K=V settings of the started server's environment (recorded with the
+	// values of credential-like names redacted).
+	ServerEnv []string `yaml:"server-env" json:"server_env,omitempty"`
+	// ServerConfig names the configuration of a sweep over server configurations.
+	ServerConfig string `yaml:"server-config-name" json:"server_config,omitempty"`
 
 	// workload
 	InputTokens  int     `yaml:"input-tokens" json:"input_tokens"`
@@ -39,8 +48,9 @@ type Spec struct {
 	// CacheSalt is none or per-run: a fresh cache_salt in every request body of each run,
 	// so that a repeat or replay cannot reuse the prefix cache of an earlier one (vLLM).
 	CacheSalt string `yaml:"cache-salt" json:"cache_salt"`
-	// FlushCache empties an SGLang server's prefix cache (POST /flush_cache) before every
-	// run of the file, so that no repeat or sweep point is served from an earlier one's.
+	// FlushCache empties the server's prefix cache (SGLang's POST /flush_cache, vLLM's POST
+	// /reset_prefix_cache) before every run of the file, so that no repeat or sweep point is
+	// served from an earlier one's.
 	FlushCache bool `yaml:"flush-cache" json:"flush_cache,omitempty"`
 	// Nonce is how generated prompt text differs between invocations: fresh (a nonce drawn
 	// at start and recorded in the header, so no invocation sends another's text), off (the
@@ -257,6 +267,7 @@ func (s *Spec) SetKeys() []string { return slices.Sorted(maps.Keys(s.set)) }
 func (s Spec) clone() Spec {
 	s.set = maps.Clone(s.set)
 	s.Headers, s.SLO, s.Conditions = slices.Clone(s.Headers), slices.Clone(s.SLO), slices.Clone(s.Conditions)
+	s.ServerEnv = slices.Clone(s.ServerEnv)
 	return s
 }
 

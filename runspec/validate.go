@@ -59,8 +59,36 @@ func (s *Spec) validateTarget() error {
 	if s.ReadyTimeout <= 0 {
 		return Usagef("--ready-timeout %v: want a positive duration", s.ReadyTimeout)
 	}
+	if err := s.validateServer(); err != nil {
+		return err
+	}
 	_, err := ParseHeaders(s.Headers)
 	return err
+}
+
+// validateServer checks --server-cmd and --server-env: the URL either follows from the
+// command's {port} or is given with --url, never both.
+func (s *Spec) validateServer() error {
+	for _, kv := range s.ServerEnv {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsAny(k, " \t") {
+			return Usagef("--server-env %q: want K=V", RedactHeaderArg(kv))
+		}
+	}
+	port := strings.Contains(s.ServerCmd, "{port}")
+	// a sweep's template may leave the port to each configuration's words, checked with them
+	args := strings.Contains(s.ServerCmd, "{args}")
+	switch {
+	case s.ServerCmd == "" && len(s.ServerEnv) > 0:
+		return Usagef("--server-env is the environment of --server-cmd: give the command too")
+	case s.ServerCmd == "":
+	case strings.TrimSpace(s.ServerCmd) == "":
+		return Usagef("--server-cmd is empty")
+	case port && s.URL != "":
+		return Usagef("--server-cmd has {port}, a port of servebench's choice, and --url names one: leave --url out, or write the port into both")
+	case !port && !args && s.URL == "":
+		return Usagef("--server-cmd: write {port} where the server takes its port (e.g. --port {port}), or give --url where it listens")
+	}
+	return nil
 }
 
 func unwrapURLError(err error) error {

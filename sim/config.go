@@ -26,6 +26,9 @@ type Config struct {
 	GPUMemoryUtilization float64 // share of device memory the engine may use (vLLM's default 0.9)
 	BlockSize            int     // KV-cache block size in tokens, the prefix cache's unit; 0 = DefaultBlockSize
 	NoPrefixCache        bool    // turn off the prefix cache (vLLM --no-enable-prefix-caching); fixed mode has none
+	// DevMode serves vLLM's development endpoint POST /reset_prefix_cache, as vLLM does with
+	// VLLM_SERVER_DEV_MODE=1 (without it the endpoint is not found, as in vLLM).
+	DevMode bool
 
 	StepOverhead    time.Duration // fixed CPU/launch cost of every engine step
 	BWEfficiency    float64       // achieved share of peak memory bandwidth
@@ -139,6 +142,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.Float64Var(&c.GPUMemoryUtilization, "gpu-memory-utilization", c.GPUMemoryUtilization, "share of device memory the engine may use")
 	fs.IntVar(&c.BlockSize, "block-size", c.BlockSize, "KV-cache block size in tokens, the prefix cache's unit (0 = 16)")
 	fs.BoolVar(&c.NoPrefixCache, "no-prefix-cache", c.NoPrefixCache, "turn off the prefix cache (on by default, as in vLLM)")
+	fs.BoolVar(&c.DevMode, "dev-mode", c.DevMode, "serve POST /reset_prefix_cache (empties the prefix cache's free blocks), as vLLM does with VLLM_SERVER_DEV_MODE=1")
 	fs.DurationVar(&c.StepOverhead, "step-overhead", c.StepOverhead, "fixed cost of every engine step")
 	fs.Float64Var(&c.BWEfficiency, "bw-efficiency", c.BWEfficiency, "achieved share of peak memory bandwidth")
 	fs.Float64Var(&c.FlopsEfficiency, "flops-efficiency", c.FlopsEfficiency, "achieved share of peak FLOPs")

@@ -94,6 +94,13 @@ func (e *engine) add(q *seq, cancel <-chan struct{}) error {
 
 // accept takes a newly submitted sequence into the engine's own state.
 func (e *engine) accept(q *seq) {
+	if q.reset != nil {
+		if e.sched != nil {
+			e.sched.resetPrefixCache()
+		}
+		close(q.reset)
+		return
+	}
 	if e.fixed != nil {
 		e.fixed.add(q)
 		e.stats.running.Store(int64(len(e.fixed.h)))

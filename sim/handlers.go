@@ -29,6 +29,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET /dcgm/metrics", s.handleDCGM)
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
+	if s.cfg.DevMode {
+		mux.HandleFunc("POST /reset_prefix_cache", s.handleResetPrefixCache)
+	}
 	return mux
 }
 
@@ -322,4 +325,22 @@ func (s *Server) waitTokens(ctx context.Context, q *seq) (released int, finished
 	// guarantees released is final.
 	fin := q.finished.Load()
 	return int(q.released.Load()), fin, true
+}
+
+// handleResetPrefixCache empties the prefix cache of every free block, as vLLM's development
+// endpoint does: the engine loop does it between steps (it owns the cache), and the answer
+// waits for it.
+func (s *Server) handleResetPrefixCache(w http.ResponseWriter, r *http.Request) {
+	q := &seq{reset: make(chan struct{})}
+	if err := s.eng.add(q, r.Context().Done()); err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	select {
+	case <-q.reset:
+		w.WriteHeader(http.StatusOK)
+	case <-r.Context().Done():
+	case <-s.eng.done:
+		http.Error(w, "server stopping", http.StatusServiceUnavailable)
+	}
 }

@@ -9,6 +9,9 @@ import (
 // seq is one request inside the engine. The engine goroutine owns the plain fields; the
 // stream handler reads only the atomics and the notify channel.
 type seq struct {
+	// reset, when not nil, makes this no sequence but a request to empty the prefix cache:
+	// the engine closes it when done (POST /reset_prefix_cache)
+	reset    chan struct{}
 	id       string
 	prompt   int    // prompt tokens
 	target   int    // output tokens to generate (max_tokens, or fewer at a seeded EOS)
@@ -268,6 +271,13 @@ func (s *scheduler) compactRunning() {
 	}
 	clear(s.running[len(kept):])
 	s.running = kept
+}
+
+// resetPrefixCache evicts every free cached block (those no running sequence holds).
+func (s *scheduler) resetPrefixCache() {
+	for s.cache != nil && s.cache.evict() {
+		s.kvUsed -= s.m.blockSize
+	}
 }
 
 // makeRoom reports whether n more tokens fit in the KV cache, first evicting free cached

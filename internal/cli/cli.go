@@ -141,7 +141,7 @@ With no --url, servebench run benchmarks its built-in simulated server.`,
 	}
 	root.AddCommand(newRunCmd(std), newReportCmd(std), newSimCmd(std))
 	root.AddCommand(newEnvCmd(std), newCompareCmd(std))
-	root.AddCommand(newSweepCmd(std), newSelftestCmd(std), newVersionCmd(std), newCaptureCmd(std))
+	root.AddCommand(newSweepCmd(std), newQuickCmd(std), newSelftestCmd(std), newVersionCmd(std), newCaptureCmd(std))
 	versionFlag(root)
 	wordTypes(root)
 	completeValues(root)

@@ -282,3 +282,16 @@ func TestFlushCacheRefused(t *testing.T) {
 		t.Errorf("exit %d, want %d with one line naming --flush-cache: %q", code, exitcode.Error, errs)
 	}
 }
+
+// TestFlushCacheVLLM: --flush-cache empties a server that has vLLM's POST /reset_prefix_cache
+// (the simulator in --dev-mode, as vLLM with VLLM_SERVER_DEV_MODE=1) before every run, and
+// says by which endpoint.
+func TestFlushCacheVLLM(t *testing.T) {
+	t.Parallel()
+	url := startSim(t, func(c *sim.Config) { c.DevMode = true })
+	code, _, errs := runMain(t, "run", "--url", url, "--flush-cache", "--repeat", "2", "--requests", "2", "--concurrency", "1",
+		"--input-tokens", "8", "--output-tokens", "2", "-o", filepath.Join(t.TempDir(), "f.jsonl"))
+	if code != 0 || !strings.Contains(errs, "--flush-cache: the server's prefix cache was emptied (POST /reset_prefix_cache) before run 2") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"servebench/shellwords"
 )
 
 // example is one servebench command line from a code block of a Markdown page.
@@ -59,7 +61,11 @@ func docExamples(t *testing.T, path string) []example {
 		if strings.HasSuffix(strings.TrimSpace(line), "\\") {
 			continue
 		}
-		fields := strings.Fields(cur)
+		// words as a shell reads them: a quoted --server-cmd is one argument
+		fields, err := shellwords.Split(cur)
+		if err != nil {
+			fields = strings.Fields(cur)
+		}
 		ex := example{comment: strings.TrimSpace(comment), line: start}
 		cur, comment = "", ""
 		if len(fields) == 0 || fields[0] != "servebench" {
@@ -173,6 +179,17 @@ func TestReadmeTour(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	dir := t.TempDir()
+	// the walk's sweep --server-cmd starts `servebench sim` by name: this test binary, on the
+	// PATH as servebench (TestMain runs it as the command, ChildEnv being in its environment)
+	bin := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(self, filepath.Join(bin, "servebench")); err != nil {
+		t.Skipf("no symbolic link here: %v", err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 
 	var stopBG func()
 	defer func() {
@@ -211,7 +228,7 @@ func TestReadmeTour(t *testing.T) {
 	if ran < 5 {
 		t.Fatalf("the README's walk has only %d commands to run", ran)
 	}
-	for _, f := range []string{"first.jsonl", "base.jsonl", "cand.jsonl", "compare.html", "sweep.html"} {
+	for _, f := range []string{"first.jsonl", "base.jsonl", "cand.jsonl", "compare.html", "sweep.html", "tune.configs.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the walk did not write %s: %v", f, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"servebench/output"
 	"servebench/record"
 	"servebench/report"
+	"servebench/sweep"
 )
 
 const reportExamples = `  servebench report baseline.jsonl                 # the summary again, from the records alone
@@ -25,7 +26,8 @@ const reportExamples = `  servebench report baseline.jsonl                 # the
   servebench report base.jsonl cand.jsonl --format html -o cmp.html  # compare page: verdict first
   servebench report base.jsonl cand.jsonl --format md              # the same, for a PR comment
   servebench report base.jsonl cand.jsonl -o cmp.html --threshold 3 --expect-change server.version
-  servebench report shard-*.jsonl                  # the shards of one split run, merged`
+  servebench report shard-*.jsonl                  # the shards of one split run, merged
+  servebench report np.configs.json -o np.html     # a sweep over server configurations`
 
 func newReportCmd(st *streams) *cobra.Command {
 	var format, out string
@@ -38,7 +40,9 @@ func newReportCmd(st *streams) *cobra.Command {
 		Long: `Summarise a records file. Several files are merged when they are the shard files of one
 split run (run --shard i/n): same workload and configuration, every shard present. With
 --format html or md, two files that are not shards are base and candidate: the page states
-compare's verdict first, then every metric and every run of both.
+compare's verdict first, then every metric and every run of both. The index of a sweep over
+server configurations (STEM.configs.json, sweep --server-cmd) reports every configuration's
+sweep, side by side, with the frontier and the pick (text, md or html).
 Without --format, the extension of -o chooses it (run.html: html), else text.
 
 Formats:
@@ -59,6 +63,9 @@ Formats:
 			}
 			if err := output.NotInput("-o", out, args...); err != nil {
 				return codeErr(exitcode.Usage, err)
+			}
+			if len(args) == 1 && strings.HasSuffix(args[0], sweep.IndexSuffix) {
+				return reportConfigs(st, args[0], f.Name, out) // servers.go
 			}
 			ins, closeAll, err := record.OpenInputs(args, f.Inputs == 2)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"servebench/bench"
 	"servebench/internal/progress"
 	"servebench/output"
+	"servebench/record"
 	"servebench/report"
 	"servebench/runspec"
 )
@@ -63,8 +64,17 @@ func benchOptions(std *streams, s *runspec.Spec) bench.Options {
 // runRun is `servebench run`: the run, then its summary (the same code as `servebench
 // report`), --json, and the SLO gate.
 func runRun(ctx context.Context, std *streams, s runspec.Spec, like *runspec.Base) error {
+	if s.ServerCmd != "" {
+		return runServer(ctx, std, s, like) // servers.go
+	}
+	return runBench(ctx, std, s, like, nil)
+}
+
+// runBench is runRun against a server that answers at s.URL (or the simulator), with the
+// observations of how it was started.
+func runBench(ctx context.Context, std *streams, s runspec.Spec, like *runspec.Base, observed []record.Condition) error {
 	opt := benchOptions(std, &s)
-	opt.Like = like
+	opt.Like, opt.Observed = like, observed
 	res, err := bench.Run(ctx, hardStop(ctx), s, opt)
 	if res == nil {
 		return err

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"time"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -27,6 +29,9 @@ const sweepExamples = `  # closed loop at each concurrency, one records file wit
 func newSweepCmd(std *streams) *cobra.Command {
 	flags := runspec.Default()
 	sc := sweep.Default()
+	var servers []string
+	var serversFile string
+	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Run the same workload at several loads and find the saturation knee",
@@ -51,6 +56,13 @@ Every other flag means what it means for run.`,
 				return err
 			}
 			ctx := cmd.Context()
+			if s.ServerCmd != "" || len(servers) > 0 || serversFile != "" {
+				sv, err := serverConfigs(&s, servers, serversFile, grace)
+				if err != nil {
+					return err
+				}
+				return configSweep(ctx, std, s, &sc, sv)
+			}
 			res, err := sweep.Run(ctx, hardStop(ctx), s, &sc, benchOptions(std, &s))
 			if res != nil {
 				// the code of `servebench report` on the file, so the two print the same
@@ -79,5 +91,8 @@ Every other flag means what it means for run.`,
 	fs.IntVar(&sc.Points, "points", sc.Points, "--auto: rates between synchronous and maximum throughput (0: none)")
 	fs.IntVar(&sc.Steps, "search-steps", sc.Steps, "--auto with --slo: bisection steps for the highest rate meeting the SLOs (0: no search)")
 	fs.StringVar(&sc.Target, "target-attainment", sc.Target, "--auto with --slo: the SLO attainment a load must keep")
+	fs.StringArrayVar(&servers, "server-config", nil, "with --server-cmd: a server configuration, `\"NAME: FLAGS\"` (leading K=V words its environment), e.g. \"np4: -np 4\"; repeatable: each is started, swept over every point and stopped in turn (docs/sweeps.md)")
+	fs.StringVar(&serversFile, "server-configs", "", "with --server-cmd: YAML list of server configurations, each {name, args, env}")
+	fs.DurationVar(&grace, "server-grace", 10*time.Second, "with --server-cmd: how long a stopped server may take to exit after SIGTERM before it is killed")
 	return cmd
 }

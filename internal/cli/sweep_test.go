@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"html"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -43,10 +45,23 @@ func TestSweepRepeatAndReport(t *testing.T) {
 			t.Errorf("sweep printed no %q:\n%s", f, out)
 		}
 	}
+	// the answer in one sentence opens the report, its figures the table's (answer.go)
+	first, _, _ := strings.Cut(out, "\n")
+	answer := strings.TrimSpace(strings.TrimPrefix(first, "answer"))
+	if !strings.HasPrefix(first, "answer ") || !strings.Contains(answer, "this server serves 4 users at once (") {
+		t.Errorf("first line is not the answer: %q", first)
+	}
+	if m := regexp.MustCompile(`\(([0-9.]+) req/s, ([0-9]+) output tok/s\)`).FindStringSubmatch(answer); m == nil ||
+		!regexp.MustCompile(`(?m)^  5–6 +concurrency 4 +`+regexp.QuoteMeta(m[1])+` +`+m[2]+` `).MatchString(out) {
+		t.Errorf("the answer's figures %q are not the table's row of concurrency 4:\n%s", m, out)
+	}
 	for _, format := range []string{"text", "json", "md", "html"} {
 		code, rep, errs := runMain(t, "report", p, "--format", format)
 		if code != 0 {
 			t.Fatalf("report --format %s: exit %d %s", format, code, errs)
+		}
+		if format == "html" && !strings.Contains(rep, `<p class="answer" id="answer"><b>Answer:</b> `+html.EscapeString(answer)+`</p>`) {
+			t.Errorf("the HTML page does not open with the answer %q", answer)
 		}
 		for _, f := range findings {
 			if !strings.Contains(rep, f) {

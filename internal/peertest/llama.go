@@ -253,3 +253,13 @@ func waitHealth(url string, timeout time.Duration) error {
 		}
 	}
 }
+
+// LlamaCommand is the command line that starts llama-server with the named model on
+// loopback, {port} for its port (launch's placeholder), for a test in which servebench
+// starts the server itself (sweep --server-cmd). The test is skipped when the server cannot
+// be set up.
+func LlamaCommand(t testing.TB, model string) string {
+	t.Helper()
+	dir := llamaDir(t)
+	return fmt.Sprintf("sh %s run %s --host 127.0.0.1 --port {port}", filepath.Join(dir, "llama-server.sh"), filepath.Join(dir, "models", model))
+}
