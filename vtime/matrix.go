@@ -186,8 +186,8 @@ func warm(l *Load, w string) {
 }
 
 // changing is the changing cases of one closed-loop shape, laid over its steady twin: a
-// cold phase over the first third of its steps, throttling ×1.5 from 40% of its time, and
-// a throughput step (×2) from 30%.
+// cold phase over the first third of its steps, throttling ×1.5 from 40% of its measured
+// window, and a throughput step (×2) from 30%.
 func changing(t *testing.T, base sim.Config, users, rpu, in, out int) []Case {
 	// at least 60 requests: fewer are not tested at all (metrics needs 40 inside the region)
 	l := Load{Users: users, Requests: max(users*rpu, 60), Warmup: users, InputTokens: in, OutputTokens: out, InputJitter: 0.5, Seed: uint64(users + out)}
