@@ -97,7 +97,7 @@ func virtualSide(t *testing.T, c sim.Config, seeds []uint64) *Side {
 	for run, seed := range seeds {
 		l := vtime.Load{Users: 16, Requests: 480, Warmup: 16, InputTokens: 512, OutputTokens: 64, InputJitter: 0.5, Seed: seed, Noise: noise}
 		c.Seed = int64(seed)
-		res, err := vtime.Run(c, l)
+		res, err := vtime.Run(t, c, l)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -184,6 +184,8 @@ type Outcome struct {
 	// sent and why warming stopped ("converged", "max requests", "max time"; record.RunEnd).
 	WarmupRequests int
 	WarmupStop     string
+	// WarmupWindows is how many windows the warmup judge closed, with Config.WarmupAuto.
+	WarmupWindows int
 }
 
 // Run sends requests until a stop rule is met or soft is cancelled (first Ctrl-C: stop
@@ -230,6 +232,7 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 		out.Stop, out.StopDetail = st.stopper.why()
 		out.CancelledBy = st.stopper.cancelledBy(hard)
 		out.WarmupRequests, out.WarmupStop = st.warm.result(st)
+		out.WarmupWindows = st.warm.windows()
 		r.OnEnd(out)
 	}
 	return err

@@ -20,8 +20,8 @@ import (
 // sixth of the tolerance per window) — or at the caps, which the run-end line names (and
 // the summary warns of). Requests already in flight when warming stops stay warmup.
 //
-// The judge is pure: the virtual-time driver (package vtime) feeds it the same calls, which
-// is how its stopping point was measured (docs/metrics.md "Warmup").
+// The virtual-time matrix (package vtime) runs this same runner, which is how the judge's
+// stopping point was measured (docs/metrics.md "Warmup").
 
 // autoWarm is the state of an automatic warmup, guarded by state.mu (start, done, end) and
 // by its own mutex (the judge, fed by take and by the records writer).
@@ -140,6 +140,13 @@ func (s *state) observeWarmup(rec *record.Record) {
 		w.settled.Store(true)
 	}
 	w.mu.Unlock()
+}
+
+// windows is how many windows the judge closed.
+func (w *autoWarm) windows() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.judge.Windows()
 }
 
 // result is the warmup's request count and why it stopped, for the run-end line.

@@ -22,7 +22,7 @@ func TestSteadyRampIsNotDrift(t *testing.T) {
 		{Rate: 10, Requests: 200, Warmup: 10, InputTokens: 512, OutputTokens: 256, Seed: 3},
 		{Users: 64, Requests: 640, Warmup: 64, InputTokens: 512, OutputTokens: 128},
 	} {
-		res, err := vtime.Run(sim.DefaultConfig(), l)
+		res, err := vtime.Run(t, sim.DefaultConfig(), l)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@
 //     (White 1997; MSER-5 of White, Cobb & Spratt 2000). Not used by a verdict yet: it needs
 //     the series to be half past its transient before it can say so, later than
 //     WarmupJudge stops.
-//   - WarmupJudge: when a warmup has stopped moving (--warmup auto), fed alike by the live
-//     load runner and the virtual-time driver.
+//   - WarmupJudge: when a warmup has stopped moving (--warmup auto), fed by the load runner,
+//     live or in virtual time (package vtime).
 //   - Median, Mean and MedianSorted: small helpers the others share.
 package stat

@@ -6,9 +6,8 @@ import (
 )
 
 // WarmupJudge decides when a server under load has stopped warming up. It is pure: the
-// load runner feeds it over HTTP and the virtual-time driver (package vtime) feeds it in
-// virtual time, with the same calls, so the rates measured in virtual time are the live
-// method's.
+// load runner feeds it, over HTTP or in virtual time (package vtime runs the same runner),
+// so the rates measured in virtual time are the live method's.
 //
 // Method. Content events are fed as they stream (Event). The windows begin once the
 // minimum is behind: Min warmup requests sent, and as many completed as ever streamed at

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"servebench/metrics"
@@ -49,8 +50,8 @@ type Outcome struct {
 }
 
 // capacity is a closed loop's request rate at max-num-seqs users for outputs of out tokens.
-func capacity(c sim.Config, in, out int) float64 {
-	res, err := Run(c, Load{Users: c.MaxNumSeqs, Requests: 4 * c.MaxNumSeqs, Warmup: c.MaxNumSeqs, InputTokens: in, OutputTokens: out})
+func capacity(t *testing.T, c sim.Config, in, out int) float64 {
+	res, err := Run(t, c, Load{Users: c.MaxNumSeqs, Requests: 4 * c.MaxNumSeqs, Warmup: c.MaxNumSeqs, InputTokens: in, OutputTokens: out})
 	if err != nil {
 		return 0
 	}
@@ -60,7 +61,7 @@ func capacity(c sim.Config, in, out int) float64 {
 
 // Cases builds the matrix: full is the whole one (hundreds of runs, about a minute on two
 // cores), otherwise the reduced one CI runs.
-func Cases(full bool) []Case {
+func Cases(t *testing.T, full bool) []Case {
 	users, rpus, outs := []int{1, 16, 256}, []int{5, 20}, []int{8, 64}
 	rates, reqs, seeds := []float64{0.1, 0.9}, []int{300}, []uint64{1}
 	chUsers, chRPU := []int{4, 64}, []int{20}
@@ -90,7 +91,7 @@ func Cases(full bool) []Case {
 	}
 	caps := map[int]float64{}
 	for _, out := range outs {
-		caps[out] = capacity(base, in, out)
+		caps[out] = capacity(t, base, in, out)
 	}
 	for _, f := range rates {
 		for _, out := range outs {
@@ -112,11 +113,11 @@ func Cases(full bool) []Case {
 				continue
 			}
 			for _, out := range outs {
-				cs = append(cs, changing(base, u, rpu, in, out)...)
+				cs = append(cs, changing(t, base, u, rpu, in, out)...)
 			}
 		}
 	}
-	cs = append(cs, noisy(base, caps, full)...)
+	cs = append(cs, noisy(t, base, caps, full)...)
 	for _, out := range outs {
 		for _, seed := range seeds {
 			l := Load{Rate: 1.5 * caps[out], Requests: 6000, Warmup: 10, InputTokens: in, OutputTokens: out, InputJitter: 0.5, Seed: seed}
@@ -135,13 +136,13 @@ var liveNoise = Noise{StepJitter: 0.2, StallProb: 0.002, Stall: 50 * time.Millis
 // noisy are the shapes of the HTTP matrix (scripts/validate-steady) in virtual time, with
 // realised random arrivals and length mixes per window and liveNoise: steady ones, and
 // throttling and an overload laid over them.
-func noisy(base sim.Config, caps map[int]float64, full bool) []Case {
+func noisy(t *testing.T, base sim.Config, caps map[int]float64, full bool) []Case {
 	seeds := 3
 	if full {
 		seeds = 12
 	}
 	if caps[64] == 0 {
-		caps[64] = capacity(base, 512, 64)
+		caps[64] = capacity(t, base, 512, 64)
 	}
 	var cs []Case
 	for k := range seeds {
@@ -157,7 +158,7 @@ func noisy(base sim.Config, caps map[int]float64, full bool) []Case {
 			Case{Shape: "noisy open 50% of capacity", Sim: base, Load: open, Label: label},
 			Case{Shape: "noisy closed 32 users, 70/30 length mix", Sim: base, Load: mix, Label: label},
 			Case{Shape: "noisy overload (open loop at 130%, 20 s)", Changing: true, Expect: []string{"in_flight"}, Sim: base, Load: over, Label: label})
-		if twin, err := Run(base, lognormal); err == nil {
+		if twin, err := Run(t, base, lognormal); err == nil {
 			thr := base
 			thr.ThrottleAfter, thr.ThrottleFactor = time.Duration(twin.Records[len(twin.Records)-1].Done)/2, 1.5
 			cs = append(cs, Case{Shape: "noisy throttle ×1.5 midway", Changing: true, Expect: []string{"ttft", "itl", "output_throughput"}, Sim: thr, Load: lognormal, Label: label})
@@ -165,7 +166,7 @@ func noisy(base sim.Config, caps map[int]float64, full bool) []Case {
 		// the open loop's throttle: its arrivals keep coming, so throughput holds (75% of the
 		// slower capacity) and the server's slowing shows in TTFT and ITL, which the check
 		// conditions on the schedule's arrivals: a change must survive that
-		if twin, err := Run(base, open); err == nil {
+		if twin, err := Run(t, base, open); err == nil {
 			thr := base
 			thr.ThrottleAfter, thr.ThrottleFactor = time.Duration(twin.Records[len(twin.Records)-1].Done)/2, 1.5
 			cs = append(cs, Case{Shape: "noisy open throttle ×1.5 midway", Changing: true, Expect: []string{"ttft", "itl"}, Sim: thr, Load: open, Label: label})
@@ -185,21 +186,24 @@ func warm(l *Load, w string) {
 }
 
 // changing is the changing cases of one closed-loop shape, laid over its steady twin: a
-// cold phase over the first third of its steps, throttling ×1.5 from 40% of its time, and
-// a throughput step (×2) from 30%.
-func changing(base sim.Config, users, rpu, in, out int) []Case {
+// cold phase over the first third of its steps, throttling ×1.5 from 40% of its measured
+// window, and a throughput step (×2) from 30%.
+func changing(t *testing.T, base sim.Config, users, rpu, in, out int) []Case {
 	// at least 60 requests: fewer are not tested at all (metrics needs 40 inside the region)
 	l := Load{Users: users, Requests: max(users*rpu, 60), Warmup: users, InputTokens: in, OutputTokens: out, InputJitter: 0.5, Seed: uint64(users + out)}
-	twin, err := Run(base, l)
+	twin, err := Run(t, base, l)
 	if err != nil {
 		return nil
 	}
-	dur := time.Duration(twin.Records[len(twin.Records)-1].Done)
+	// the changes are placed in the twin's measured window, which starts after the warmup
+	// and its drains (load/drain.go); the engine's clock starts t0Offset after the records'
+	from := time.Duration(twin.FirstMeasuredSent - t0Offset)
+	dur := time.Duration(twin.Records[len(twin.Records)-1].Done-t0Offset) - from
 	label := fmt.Sprintf("%d users × %d, out %d", users, rpu, out)
 	cold, thr, step := base, base, base
 	cold.ColdSteps, cold.ColdFactor = int(twin.Steps/3), 3
-	thr.ThrottleAfter, thr.ThrottleFactor = dur*4/10, 1.5
-	step.ThrottleAfter, step.ThrottleFactor = dur*3/10, 2
+	thr.ThrottleAfter, thr.ThrottleFactor = from+dur*4/10, 1.5
+	step.ThrottleAfter, step.ThrottleFactor = from+dur*3/10, 2
 	lc := l
 	lc.Warmup = 0 // the cold phase is what a warmup would hide
 	return []Case{
@@ -211,14 +215,14 @@ func changing(base sim.Config, users, rpu, in, out int) []Case {
 }
 
 // RunCases runs every case on all CPUs.
-func RunCases(cs []Case) []Outcome {
+func RunCases(t *testing.T, cs []Case) []Outcome {
 	out := make([]Outcome, len(cs))
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = judge(cs[i])
+				out[i] = judge(t, cs[i])
 			}
 		})
 	}
@@ -231,9 +235,9 @@ func RunCases(cs []Case) []Outcome {
 }
 
 // judge runs one case and reads its verdict from the summary servebench would print.
-func judge(c Case) Outcome {
+func judge(t *testing.T, c Case) Outcome {
 	o := Outcome{Case: c}
-	res, err := Run(c.Sim, c.Load)
+	res, err := Run(t, c.Sim, c.Load)
 	if err != nil {
 		o.Err = err
 		return o

@@ -1,28 +1,43 @@
-// Package vtime runs load against the simulator's engine model in virtual time and writes
-// the records a live run would: a closed loop of N users or an open loop of Poisson
-// arrivals, with warmup (a fixed count or --warmup auto's judge), and no sockets, goroutines
-// or sleeping, so a run of thousands of requests takes milliseconds. It exists to measure
-// servebench's statistical claims (is the steady-state check's false-alarm rate what
-// docs/metrics.md says? does --warmup auto stop when the server is warm?) over hundreds of
-// runs that are steady, or change, by construction (matrix.go).
+// Package vtime runs servebench's load runner (package load, the loop `servebench run`
+// runs) against the simulator's engine model in virtual time and keeps the records it
+// writes: a closed loop of N users or an open loop of Poisson arrivals, with warmup (a fixed
+// count or --warmup auto's judge), and no sockets and no waiting, so a run of thousands of
+// requests takes a fraction of a second. It exists to measure servebench's statistical
+// claims (is the steady-state check's false-alarm rate what docs/metrics.md says? does
+// --warmup auto stop when the server is warm?) over hundreds of runs that are steady, or
+// change, by construction (matrix.go).
 //
-// The records are what servebench run writes against the simulator with no client delays:
-// scheduled = dispatched = sent = headers (the request arrives at the engine when it is
-// sent), one content event per token at the end of the engine step that produced it, done
-// at the last event, token counts from the server. Times are ns since t0, and t0 is 1 ms
-// before the first send (0 is not a valid event time in a record).
+// Virtual time is a testing/synctest bubble: the runner, its timers and its stamps read the
+// time package as in a live run, and the bubble's clock moves only when every goroutine in
+// it waits, to the next timer — the engine's step end, a user's stagger turn, an arrival.
+// So the runner takes no clock of its own: what it reads in a live run is what it reads here.
+// The engine is a client.Backend (server.go), so the records are what servebench run writes
+// against the simulator with no client delays: dispatched = sent = headers (the request
+// arrives at the engine when it is sent), one content event per token batch at the end of
+// the engine step that produced it, done at the last event, token counts from the server.
+// Times are ns since t0, and t0 is 1 ms before the first send (0 is not a valid event time
+// in a record).
 package vtime
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/synctest"
 	"time"
 
+	"servebench/client"
+	"servebench/load"
+	"servebench/load/pacer"
 	"servebench/record"
 	"servebench/sim"
+	"servebench/workload"
 )
 
 // Load is one virtual run's load shape and workload.
@@ -104,6 +119,10 @@ type Result struct {
 	ColdEnd, ThrottleStart int64
 	// FirstMeasuredSent is the first measured request's send time (ns since t0).
 	FirstMeasuredSent int64
+	// WarmupStopSent, with WarmupAuto, is the send time of the first request after the judge
+	// stopped warming: a closed loop's warmup tail (load/warmup.go) when it has one, else the
+	// first measured request.
+	WarmupStopSent int64
 	// WarmupWindows is how many windows the warmup judge closed (WarmupAuto).
 	WarmupWindows int
 	// Steps is the number of engine steps the run took.
@@ -113,8 +132,9 @@ type Result struct {
 // t0Offset keeps every record time above 0.
 const t0Offset = int64(time.Millisecond)
 
-// Run drives c's engine model with l in virtual time.
-func Run(c sim.Config, l Load) (*Result, error) {
+// Run drives c's engine model with l in virtual time, through load.Runner, in a synctest
+// bubble of t's (so only a test can run it; several may run at once).
+func Run(t *testing.T, c sim.Config, l Load) (*Result, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
@@ -122,13 +142,43 @@ func Run(c sim.Config, l Load) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := newDriver(v, l)
-	if err := d.run(); err != nil {
+	var res *Result
+	synctest.Test(t, func(*testing.T) { res, err = run(v, c, l) })
+	if err != nil {
 		return nil, err
 	}
-	res := &Result{Header: header(c, l), Records: d.done, End: d.end(), FirstMeasuredSent: d.firstMeasured,
-		WarmupWindows: d.judge.Windows(),
-		Steps:         v.Steps()}
+	return res, nil
+}
+
+// run is one run inside its bubble: the engine's goroutine serves the runner's requests
+// until the runner is done.
+func run(v *sim.Virtual, c sim.Config, l Load) (*Result, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := newServer(v, l)
+	go srv.serve(ctx)
+	defer func() { cancel(); <-srv.exited }()
+	res := &Result{Header: header(c, l)}
+	var out load.Outcome
+	r := &load.Runner{Backend: srv, Template: client.Request{FixedOutput: true}, Workload: workloadOf(l),
+		Sink:  func(rec *record.Record) error { res.Records = append(res.Records, *rec); return nil },
+		OnEnd: func(o load.Outcome) { out = o }}
+	if err := r.Run(ctx, ctx, srv.base.Add(-time.Duration(t0Offset)), config(l)); err != nil {
+		return nil, err
+	}
+	// records that ended in one instant reach the sink in the order their goroutines ran:
+	// sorted, a run is the same however they were scheduled
+	slices.SortStableFunc(res.Records, func(a, b record.Record) int {
+		return cmp.Or(cmp.Compare(a.Done, b.Done), cmp.Compare(a.ID, b.ID))
+	})
+	res.End = record.RunEnd{Concurrency: l.Users, Rate: l.Rate, Stop: out.Stop, Unsent: out.Unsent,
+		WarmupRequests: out.WarmupRequests, WarmupStop: out.WarmupStop}
+	res.WarmupWindows, res.Steps = out.WarmupWindows, v.Steps()
+	res.FirstMeasuredSent = firstMeasuredSent(res.Records)
+	res.WarmupStopSent = res.FirstMeasuredSent
+	if tail := out.WarmupRequests - l.Users; l.WarmupAuto && l.Users > 1 && out.WarmupStop != "not reached" && tail >= 0 {
+		res.WarmupStopSent = sentOf(res.Records, tail) // the tail is one request per user
+	}
 	if t := v.ColdEnd(); t > 0 {
 		res.ColdEnd = int64(t) + t0Offset
 	}
@@ -136,6 +186,82 @@ func Run(c sim.Config, l Load) (*Result, error) {
 		res.ThrottleStart = int64(t) + t0Offset
 	}
 	return res, nil
+}
+
+// config is l's load shape as `servebench run` sets it: an open loop's schedule starts at
+// t0Offset, as a closed loop's first requests do.
+func config(l Load) load.Config {
+	cfg := load.Config{Concurrency: l.Users, Requests: l.Requests, Warmup: l.Warmup,
+		Offset: time.Duration(t0Offset), WarmupAuto: l.WarmupAuto, WarmupMin: minWarm(l), WarmupMax: maxWarm(l)}
+	if l.Rate > 0 {
+		cfg.Pacer = poisson(l.Rate, l.Seed)
+	}
+	return cfg
+}
+
+// poisson is the open loop's arrival schedule: exponential gaps at rate per second, the
+// first at 0. It is the CLI's --arrival poisson but for its draws (pacer.NewPoisson seeds
+// another stream): the matrix's seeds keep the realised arrivals its rates were measured on.
+func poisson(rate float64, seed uint64) pacer.Func {
+	rng := rand.New(rand.NewPCG(seed, 0xa77))
+	offs := []time.Duration{0}
+	return func(n int) (time.Duration, bool) {
+		for len(offs) <= n {
+			offs = append(offs, offs[len(offs)-1]+time.Duration(rng.ExpFloat64()/rate*1e9))
+		}
+		return offs[n], true
+	}
+}
+
+// minWarm is --warmup auto's floor, one request per slot (runspec.DefaultWarmup).
+func minWarm(l Load) int {
+	if l.Users > 0 {
+		return l.Users
+	}
+	return max(1, int(l.Rate))
+}
+
+func maxWarm(l Load) int {
+	if l.WarmupMax == 0 {
+		return 2000
+	}
+	return l.WarmupMax
+}
+
+// workloadOf is one workload request per request the run can send, its lengths drawn in
+// request order: a fixed warmup and the measured ones, or with WarmupAuto the most it may
+// warm, the warmup's tail of one request per user (load/warmup.go) and the measured ones.
+func workloadOf(l Load) []workload.Request {
+	n := l.Warmup + l.Requests
+	if l.WarmupAuto {
+		n = maxWarm(l) + l.Users + l.Requests
+	}
+	w := make([]workload.Request, n)
+	for i, p := range lengths(l, n) {
+		w[i] = workload.Request{ID: i, InputTokens: p[0], OutputTokens: p[1]}
+	}
+	return w
+}
+
+// sentOf is request id's send time.
+func sentOf(recs []record.Record, id int) int64 {
+	for i := range recs {
+		if recs[i].ID == id {
+			return recs[i].Sent
+		}
+	}
+	return 0
+}
+
+// firstMeasuredSent is the send time of the first measured request (the lowest ID).
+func firstMeasuredSent(recs []record.Record) int64 {
+	id, t := math.MaxInt, int64(0)
+	for i := range recs {
+		if r := &recs[i]; r.Phase == record.PhaseMeasure && r.ID < id {
+			id, t = r.ID, r.Sent
+		}
+	}
+	return t
 }
 
 // Write writes the run as a records file: header, records, run-end line.
@@ -172,17 +298,4 @@ func header(c sim.Config, l Load) *record.Header {
 		Target:   record.Target{URL: "virtual:", API: "openai-completions", Model: c.ModelPreset, Simulated: true},
 		Workload: record.Workload{Source: "synthetic", Count: l.Warmup + l.Requests, Seed: int64(l.Seed)},
 		Config:   cfg}
-}
-
-// poisson is the open loop's arrival schedule: exponential gaps at rate per second.
-type poisson struct {
-	rng  *rand.Rand
-	rate float64
-	next int64 // ns since t0 of the next arrival
-}
-
-func (p *poisson) pop() int64 {
-	t := p.next
-	p.next += int64(p.rng.ExpFloat64() / p.rate * 1e9)
-	return t
 }

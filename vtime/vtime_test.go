@@ -13,7 +13,7 @@ import (
 func TestClosedLoopRecords(t *testing.T) {
 	c := sim.DefaultConfig()
 	start := time.Now()
-	res, err := Run(c, Load{Users: 16, Requests: 200, Warmup: 16, InputTokens: 512, OutputTokens: 128})
+	res, err := Run(t, c, Load{Users: 16, Requests: 200, Warmup: 16, InputTokens: 512, OutputTokens: 128})
 	if err != nil {
 		t.Fatal(err)
 	}
