@@ -109,9 +109,10 @@ func TestPairAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// TTFT (10 − 1) − (10.5 − 2) ms; ITL |10 − 9.5|; late 1 − 0.5; the send 1.5 − 1 ms
+	// TTFT (10 − 1) − (10.5 − 2) ms; ITL |10 − 9.5|; late 1 − 0.5; the send 1.5 − 1 ms; wire
+	// (10 − 1) − (10.5 − 1.5) ms; the read lag 2 − 1.5 ms
 	want := Accuracy{Measured: 1, TTFTPaired: 1, TTFT: []float64{0.5}, ITL: []float64{0.5},
-		Event: []float64{-0.5, 0}, Late: []float64{0.5}, SendErr: []float64{0.5}}
+		Event: []float64{-0.5, 0}, Late: []float64{0.5}, SendErr: []float64{0.5}, Wire: []float64{0}, ReadLag: []float64{0.5}}
 	if !reflect.DeepEqual(*a, want) {
 		t.Errorf("got %+v, want %+v", *a, want)
 	}
