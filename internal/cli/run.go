@@ -69,7 +69,7 @@ func runRun(ctx context.Context, std *streams, s runspec.Spec, like *runspec.Bas
 	if res == nil {
 		return err
 	}
-	if perr := report.Render(std.stdout, "text", report.Input{Header: res.Header, Summaries: res.Runs}); perr != nil && err == nil {
+	if perr := report.Render(std.stdout, "text", report.Input{Header: res.Header, Summaries: res.Runs, Explain: s.Explain}); perr != nil && err == nil {
 		err = perr
 	}
 	if s.JSON != "" {
