@@ -157,8 +157,13 @@ type steadyAcc struct {
 	skip string
 }
 
-// trendSeparation names the trend rule's rank-separation gate for the ablation (skip).
-const trendSeparation = "trend.separation"
+// The gates within rules that the ablation (skip) can leave out alone.
+const (
+	trendSeparation     = "trend.separation"          // shift_min_separation
+	queueGrowth         = "unbounded-queueing.growth" // queue_min_growth and queue_min_added
+	transientRatio      = "initial-transient.ratio"   // transient_min_ratio
+	transientMarginGate = "initial-transient.margin"  // transient_margin
+)
 
 // addLoad keeps any sent request's span (warmup, cooldown and failed ones too).
 func (s *steadyAcc) addLoad(r *record.Record) {

@@ -64,6 +64,15 @@ import (
 // An open loop is left out: its arrivals do not follow the server, so a server that slowed
 // lengthens every TTFT interval against the same arrivals and raises the work by itself;
 // there the realised arrival rate is the covariate (steadyload.go).
+// The users' phase moved (Contention.Moved: named in the notes, and counted by the
+// validation) when the mean level changed by at least contentionMinMove requests and
+// contentionMinRel of the larger. They choose words, never a verdict, so SteadyPolicy does
+// not list them.
+const (
+	contentionMinMove = 0.5
+	contentionMinRel  = 0.25
+)
+
 // Contention is how a closed loop's contention moved over the region the steady check tested,
 // and what TTFT did at equal contention.
 type Contention struct {

@@ -135,10 +135,6 @@ const (
 	// trimMADs is how far from the median, in robust standard deviations, a request's
 	// residual may lie and still take part in withinFit's second fit.
 	trimMADs = 3
-	// The users' phase moved (named, and counted by the validation) when the mean level
-	// changed by at least contentionMinMove requests and contentionMinRel of the larger.
-	contentionMinMove = 0.5
-	contentionMinRel  = 0.25
 )
 
 // SteadyPolicy is the policy the steady-state check applies (steady.go).
@@ -189,7 +185,7 @@ var SteadyPolicy = Policy{
 			Condition: "a closed loop's TTFT drift of which the prefill and decode work in each TTFT interval (within-window least squares, residuals beyond trim_mads robust SDs refitted out) accounts for at least explain_share, while TTFT at equal work moved by less than min_change and does not drift by the trend rule",
 			Reads:     []string{"work's part of the change", "TTFT change at equal contention"},
 			Effect:    "explained by the users' phase: named in a note, not counted",
-			Constants: []Constant{{"trim_mads", trimMADs, "robust SDs"}, {"max_contention_events", maxContentionEvents, "events kept"}, {"contention_min_move", contentionMinMove, "requests (the phase moved)"}, {"contention_min_rel", contentionMinRel, "of the larger level (the phase moved)"}}},
+			Constants: []Constant{{"trim_mads", trimMADs, "robust SDs"}, {"max_contention_events", maxContentionEvents, "events kept"}}},
 		{ID: SteadyClientQueue,
 			Condition: "an open loop's client queue time drifts",
 			Reads:     []string{"change", "p"},

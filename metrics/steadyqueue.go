@@ -58,7 +58,8 @@ func (s *steadyAcc) queueing(rg region) *Queue {
 	}
 	mk := stat.MannKendall(xs)
 	q := &Queue{FromN: xs[0], ToN: xs[len(xs)-1], Windows: len(xs), Seconds: w / 1e9, P: mk.P}
-	if mk.S <= 0 || mk.P >= queueAlpha || q.ToN < queueMinGrowth*q.FromN || q.ToN-q.FromN < queueMinAdded || !stillRising(xs) {
+	grew := q.ToN >= queueMinGrowth*q.FromN && q.ToN-q.FromN >= queueMinAdded
+	if mk.S <= 0 || mk.P >= queueAlpha || (!grew && s.skip != queueGrowth) || !stillRising(xs) {
 		return nil
 	}
 	step(&q.Why, SteadyQueueing, true, "unbounded queueing", fig("from", q.FromN), fig("to", q.ToN), fig("growth", q.ToN/q.FromN), fig("p", q.P), fig("alpha", queueAlpha), fig("last_half_rise", lastHalfRise(xs)))
@@ -130,7 +131,7 @@ func (s *steadyAcc) transient() *Transient {
 		ratio := head / rest
 		p := stat.RankSumGreater(adj[:d], adj[d:])
 		slow := slowestBlock(adj[settled-d:], d)
-		if rest <= 0 || ratio < transientMinRatio || p >= transientAlpha/2 || head < transientMargin*slow {
+		if rest <= 0 || (ratio < transientMinRatio && s.skip != transientRatio) || p >= transientAlpha/2 || (head < transientMargin*slow && s.skip != transientMarginGate) {
 			continue
 		}
 		if best == nil || ratio > best.Ratio {
