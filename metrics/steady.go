@@ -55,21 +55,8 @@ import (
 // by at least steadyMinChange: a server that slowed once (throttling) raises λ·E2E to a new
 // level and stops; a queue above capacity grows to the end.
 //
-// Error rates (docs/metrics.md "Steady state", measured by the validation matrix in
-// package vtime): see there; this comment does not repeat figures that a change of
-// constants would make stale.
-const (
-	steadyFamilyAlpha = 0.01
-	steadyMinChange   = 0.10
-	steadyMinReqs     = 40 // fewer completed requests: too few to cut into windows
-	steadyMinWindows  = 5  // a series of fewer windows is not tested
-	steadyMaxWindows  = 20
-	steadyMinPerWin   = 5 // requests per window, at least
-	// shiftMinSeparation is the largest exact rank-sum p at which a step's two sides count as
-	// separated (see trend): at 3 windows a side that is every value of one side beyond
-	// every value of the other.
-	shiftMinSeparation = 0.05
-)
+// The constants and the rules' order are SteadyPolicy's (steadypolicy.go); the error rates
+// measured on recorded runs are in docs/steady-evidence.md.
 
 // Drift is one metric's trend over the measurement window.
 type Drift struct {
@@ -79,6 +66,8 @@ type Drift struct {
 	Unit      string  `json:"unit"`
 	Change    float64 `json:"change"` // last third's median − first third's, over the series' median
 	P         float64 `json:"p"`      // two-sided p: the smaller of Mann–Kendall's and the shift test's, ×2; corrected for serial correlation
+	// Why are the rules of SteadyPolicy that judged this drift, with their figures.
+	Why []Step `json:"why,omitempty"`
 }
 
 // SeriesCheck says whether one figure's series was tested, and over how many windows.
@@ -130,6 +119,10 @@ type Steadiness struct {
 	// overlapped each request's) moved over the windows, and the TTFT drifts it explained
 	// (steadycontention.go): the users' phase, not the server.
 	Contention *Contention `json:"contention,omitempty"`
+	// PolicyVersion is SteadyPolicy's version, and Why the trace of the verdict: every rule
+	// that fired, in the policy's order, with the figures it read (docs/steady-policy.md).
+	PolicyVersion string `json:"policy_version"`
+	Why           []Step `json:"why"`
 }
 
 // steadyObs is what the check keeps of one measured, completed request.
@@ -159,7 +152,18 @@ type steadyAcc struct {
 	// (steadycontention.go).
 	events       []int64
 	eventsCapped bool
+	// skip is a rule of SteadyPolicy (or a gate, trendSeparation) the check leaves out: the
+	// ablation of the recorded sets' test, never set otherwise.
+	skip string
 }
+
+// The gates within rules that the ablation (skip) can leave out alone.
+const (
+	trendSeparation     = "trend.separation"          // shift_min_separation
+	queueGrowth         = "unbounded-queueing.growth" // queue_min_growth and queue_min_added
+	transientRatio      = "initial-transient.ratio"   // transient_min_ratio
+	transientMarginGate = "initial-transient.margin"  // transient_margin
+)
 
 // addLoad keeps any sent request's span (warmup, cooldown and failed ones too).
 func (s *steadyAcc) addLoad(r *record.Record) {
@@ -244,20 +248,35 @@ type series struct {
 // unknown) and open says the run was an open loop.
 func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, capped bool) *Steadiness {
 	n := len(s.obs)
+	st := &Steadiness{PolicyVersion: SteadyPolicy.Version}
 	if n < steadyMinReqs {
-		return &Steadiness{Reason: fmt.Sprintf("%d completed requests: at least %d are needed to test for drift", n, steadyMinReqs)}
+		st.Reason = fmt.Sprintf("%d completed requests: at least %d are needed to test for drift", n, steadyMinReqs)
+		step(&st.Why, SteadyTooFewRequests, true, "not tested", fig("completed", float64(n)), fig("min_requests", steadyMinReqs))
+		return st
 	}
 	slices.SortFunc(s.obs, func(a, b steadyObs) int { return cmp.Compare(a.sent, b.sent) })
-	st := &Steadiness{}
 	rg := s.region(open)
-	st.Transient = s.transient()
-	iv, why := s.disturbed(health, capped)
+	if s.skip != SteadyTransient {
+		st.Transient = s.transient()
+	}
+	if t := st.Transient; t != nil {
+		st.Why = append(st.Why, t.Why...)
+	}
+	var iv []interval
+	var why []string
+	if s.skip != SteadyClient {
+		iv, why = s.disturbed(health, capped)
+	}
 	if t := st.Transient; t != nil && s.clientCaused(t.Requests, iv) {
 		st.ClientTransient, st.Transient = t, nil
+		step(&st.Why, SteadyClient, true, "the initial transient's first requests were mostly sent while the client was disturbed: the client's, not counted", fig("requests", float64(t.Requests)))
 	}
-	if open {
+	if open && s.skip != SteadyQueueing {
 		st.Queue = s.queueing(rg)
 		st.Queueing = st.Queue != nil
+		if st.Queue != nil {
+			st.Why = append(st.Why, st.Queue.Why...)
+		}
 	}
 	cands, checks := s.candidates(rg, users, open)
 	left := 0
@@ -267,30 +286,44 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 		checks[i].Windows, left = len(cands[i].xs), max(left, n)
 	}
 	st.Disturbance = disturbance(iv, why, left)
+	if d := st.Disturbance; d != nil {
+		step(&st.Why, SteadyClient, false, "windows the client was disturbed in left out", fig("disturbed_s", d.Seconds), fig("spans", float64(d.Intervals)), fig("windows_left_out", float64(d.Windows)))
+	}
 	all := testable(cands, checks)
 	st.Series = checks
 	if len(all) == 0 && st.Transient == nil && !st.Queueing {
 		st.Reason = "too few windows: " + untestedReasons(checks)
+		step(&st.Why, SteadyWindows, true, "not tested: no series has enough windows", fig("series_tested", 0))
 		return st
 	}
 	st.Tested = true
 	if len(all) > 0 {
 		st.Alpha = steadyFamilyAlpha / float64(len(all))
 	}
+	step(&st.Why, SteadyWindows, false, "series tested: "+testedNames(checks), fig("series_tested", float64(len(all))), fig("alpha", st.Alpha))
 	in := s.inRegion(rg)
 	per := windowSize(in, rg, users, open)
 	bounds, _ := countWindows(len(in), per, users)
 	e2e := byCount(in, "e2e", "ms", bounds, func(o steadyObs) float32 { return float32(o.end - o.sent) })
 	for _, sr := range all {
-		if sr.win != nil {
+		if sr.win != nil && s.skip != SteadyContention {
 			st.Contention = contention(sr, nil, st.Alpha)
 		}
 	}
 	for _, sr := range all {
 		st.Windows = max(st.Windows, len(sr.xs))
-		d, ok := trend(sr, st.Alpha, sr.shift)
-		if !ok || (!open && !cycled(d, e2e)) {
+		d, ok, tf := s.trend(sr, st.Alpha, sr.shift)
+		if !ok {
+			step(&st.Why, SteadyTrend, false, sr.metric+": no drift", tf...)
 			continue
+		}
+		step(&d.Why, SteadyTrend, true, sr.metric+" "+d.Direction, tf...)
+		if !open && s.skip != SteadyCycled {
+			if keep, ch := cycled(d, e2e); !keep {
+				st.Why = append(st.Why, d.Why...)
+				step(&st.Why, SteadyCycled, true, sr.metric+" dropped: E2E did not move with it", fig("e2e_change", ch), fig("needed", cycledShare*steadyMinChange))
+				continue
+			}
 		}
 		// Judge the server, not the dice: the same test over the series with what each
 		// window received taken out (stat.Adjust). A drift that the windows' arrivals or
@@ -299,35 +332,71 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 		// change between the first and last thirds, and the series without their part no
 		// longer drifts: a regression over a dozen windows always explains something, and
 		// re-testing the residuals alone let a covariate that barely moved "explain" a
-		// throttled server's ITL rise of 54% in the virtual-time matrix.
-		if adj := adjustSigned(sr); len(adj.Used) > 0 && explains(sr.xs, adj) {
+		// throttled server's ITL rise by half in the virtual-time matrix.
+		if adj := adjustSigned(sr); s.skip != SteadyWorkload && len(adj.Used) > 0 && explains(sr.xs, adj) {
 			ar := sr
 			ar.xs = adj.Xs
 			phase := explainedBy(sr, adj) == phaseCovariate
-			if _, still := trend(ar, st.Alpha, sr.shift); !still && (!phase || flatAtEqual(st.Contention)) {
+			if _, still, af := s.trend(ar, st.Alpha, sr.shift); !still && (!phase || flatAtEqual(st.Contention)) {
 				markExplained(st.Series, sr, d, adj)
 				if phase {
 					st.Contention.Explained = append(st.Contention.Explained, d)
 				}
+				st.Why = append(st.Why, d.Why...)
+				step(&st.Why, SteadyWorkload, true, sr.metric+" explained by "+explainedBy(sr, adj), append([]Figure{fig("share_of_change", explainedShare(sr.xs, adj))}, af...)...)
 				continue
 			}
 		}
 		// Judge the server, not the phase: a closed loop's TTFT at equal contention
 		// (steadycontention.go).
-		if c := contention(sr, &d, st.Alpha); c != nil && len(c.Explained) > 0 {
-			st.Contention = c
-			markContention(st.Series, d, c)
-			continue
+		if s.skip != SteadyContention {
+			if c := contention(sr, &d, st.Alpha); c != nil && len(c.Explained) > 0 {
+				st.Contention = c
+				markContention(st.Series, d, c)
+				st.Why = append(st.Why, d.Why...)
+				step(&st.Why, SteadyContention, true, "ttft explained by the users' phase", fig("ttft_change_at_equal", *c.TTFTAtEqual), fig("level_from", c.From), fig("level_to", c.To))
+				continue
+			}
 		}
-		if sr.metric == "client_queue" {
+		if sr.metric == "client_queue" && s.skip != SteadyClientQueue {
 			// the sends' lateness is the client's health, not the server's: named, not counted
 			st.ClientDrift = &d
+			st.Why = append(st.Why, d.Why...)
+			step(&st.Why, SteadyClientQueue, true, "client queue "+d.Direction+": the client's, not counted", fig("change", d.Change), fig("p", d.P))
 			continue
 		}
 		st.Drifts = append(st.Drifts, d)
+		st.Why = append(st.Why, d.Why...)
 	}
 	st.Steady = len(st.Drifts) == 0 && !st.Queueing && st.Transient == nil
+	verdict := "steady"
+	if !st.Steady {
+		verdict = "NOT STEADY"
+	}
+	step(&st.Why, SteadyVerdict, true, verdict, fig("drifts", float64(len(st.Drifts))), fig("queueing", b2f(st.Queueing)), fig("transient", b2f(st.Transient != nil)))
 	return st
+}
+
+// b2f is 1 for true, 0 for false: a trace's figures are numbers.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// testedNames lists the series tested, by metric.
+func testedNames(cs []SeriesCheck) string {
+	var out []string
+	for _, c := range cs {
+		if c.Tested {
+			out = append(out, c.Metric)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
 
 // candidates builds every series the run has, tested or not, and their checks.
@@ -362,9 +431,9 @@ func (s *steadyAcc) candidates(rg region, users int, open bool) ([]series, []Ser
 	tp, inf, treason := s.byTime(rg, open)
 	// An open loop's throughput and requests in flight follow its Poisson arrivals, and
 	// E2E-long windows share requests with their neighbours: the series are smooth, its
-	// successive differences understate its noise, and the step test called a 10 req/s
-	// run against a steady server "unbounded queueing" (p = 7e-8 for an arrival-count
-	// excursion of +36%). There the trend test alone judges them.
+	// successive differences understate its noise, and the step test flagged an arrival-count
+	// excursion of a steady run (docs/steady-evidence.md "Why each rule is there"). There the
+	// trend test alone judges them.
 	tp.shift, inf.shift = !open, !open
 	tp.byChanges = open
 	addc(tp, treason)
@@ -474,7 +543,7 @@ func countWindows(n, per, users int) ([]int, string) {
 // phase: the last requests run on as nothing more is sent, on an emptier server. A closed
 // loop's minW is its E2E's 90th percentile, not the median: with a length mix the long
 // requests sent within a median E2E of the end still decode for seconds as the users stop,
-// and their ITL fell 12% over the last two windows of a steady 70/30 mix over HTTP.
+// on an emptier server (docs/steady-evidence.md "Why each rule is there").
 // (Leaving out every request that finished after the last send was tried first: above
 // capacity that is nearly all of them, and an overload went untested; and it selects by
 // outcome, the long requests of a window, where a cut by send time does not.) The requests before it are judged by the initial
@@ -538,14 +607,12 @@ func (s *steadyAcc) region(open bool) region {
 	// closed loop's first requests finish at its end. Every window lasts at least one E2E (a
 	// closed loop's median E2E, its period: users send in cohorts; an open loop's ramp):
 	// figures of requests whose lifetimes overlap are one observation, not several, and
-	// shorter windows of an open loop at 90% of capacity turned one slow excursion of the
-	// batch into a significant "trend" in 8 of 36 steady runs.
+	// shorter windows turn one slow excursion of the batch into a significant "trend".
 	e2e50 := stat.Median(e2e)
 	ramp := e2e50
 	// A closed loop's time windows last at least its E2E's 90th percentile: with a length
 	// mix the long requests' E2E is several times the median, and windows of the median
-	// E2E let the share of long requests in flight swing throughput by 15% on a steady
-	// server (the 70/30 mix of the noisy virtual-time shapes).
+	// E2E let the share of long requests in flight swing throughput on a steady server.
 	minW := max(ramp, quantile90(e2e))
 	if open {
 		ramp = stat.Median(e2e[:min(len(e2e), max(steadyMinPerWin, len(e2e)/steadyMaxWindows))])
@@ -556,18 +623,17 @@ func (s *steadyAcc) region(open bool) region {
 	// request the figures do. Starting the trend series at the first measured request was
 	// tried: an open loop's in flight climbs from nothing to λ·E2E over its ramp-in (near
 	// capacity the queue takes longer still to settle), and its first windows' TTFT rose on
-	// a steady server at 90% of capacity without warmup (4 of 36 virtual-time runs); a
-	// closed loop's first measured cohort is sent together as the warmup's finishes, and
-	// its TTFT 35% above the rest made "TTFT fell 17%" over HTTP (16 users, lognormal
-	// outputs). Neither is a cold server, and neither moves a p99 much; a cold start is
-	// twice as slow or more and is named by the transient check.
+	// a steady server; a closed loop's first measured cohort is sent together as the
+	// warmup's finish, and its TTFT above the rest's read as a fall. Neither is a cold
+	// server, and neither moves a p99 much; a cold start is twice as slow or more and is
+	// named by the transient check (figures: docs/steady-evidence.md).
 	//
 	// A closed loop's measured phase starts on a drained server (load/drain.go): when nothing
 	// sent before the first measured request was still in flight at its send, the users ramp
 	// up again from one over a request time, and the ramp-in is counted from there. Counted
 	// from the warmup's first send, it lay seconds in the past and the first time window
-	// held the ramp: 1,520 tok/s against 2,050 in the seven after it, and "output throughput
-	// rose 19%" on a steady server over HTTP (16 users, lognormal outputs).
+	// held the ramp, which read as a throughput rise on a steady server (figures:
+	// docs/steady-evidence.md).
 	from := firstAll
 	if !open && s.idleAt(firstM) { // an open loop is not held: idle there is chance
 		from = firstM
@@ -670,6 +736,17 @@ func spread(dst []float64, start, w, a, b, amount float64, ok bool) {
 // trend tests one series at level alpha and returns its drift when significant and large;
 // shift adds the step test (see check for where it is left out).
 func trend(sr series, alpha float64, shift bool) (Drift, bool) {
+	d, ok, _ := trendFigs(sr, alpha, shift, true)
+	return d, ok
+}
+
+// trend is trend with the trace's figures, under the ablation's skip.
+func (s *steadyAcc) trend(sr series, alpha float64, shift bool) (Drift, bool, []Figure) {
+	return trendFigs(sr, alpha, shift, s.skip != trendSeparation)
+}
+
+// trendFigs is trend with the figures it read; gate applies the step's rank separation.
+func trendFigs(sr series, alpha float64, shift, gate bool) (Drift, bool, []Figure) {
 	xs, ts := sr.xs, sr.ts
 	n := len(xs)
 	// Two tests, each at α/2 (Bonferroni): Mann–Kendall for a gradual trend, ShiftTest for a
@@ -681,11 +758,11 @@ func trend(sr series, alpha float64, shift bool) (Drift, bool) {
 	}
 	// A step must also separate its two sides in rank order (stat.Shift's Separation): the
 	// step test's noise is read from successive differences and the residuals' spread, and
-	// an excursion of a few windows that came back fools both. A 70/30 mix over HTTP had
-	// its TTFT windows at 20, 18, 67, 61, 67, 21 ms: "TTFT rose 60%, p = 2e-14" from the
-	// split after the third, whose sides separate at p = 0.35 by rank. The rule can only
-	// remove rejections, so the false-alarm rate stays within α.
-	if sh.Separation > shiftMinSeparation {
+	// an excursion of a few windows that came back fools both (an example in
+	// docs/steady-evidence.md). The rule can only remove rejections, so the false-alarm rate
+	// stays within α.
+	pStep := sh.P
+	if gate && sh.Separation > shiftMinSeparation {
 		sh.P = 1
 	}
 	p := min(1, 2*min(mk.P, sh.P))
@@ -696,13 +773,15 @@ func trend(sr series, alpha float64, shift bool) (Drift, bool) {
 	// The size is the change between the medians of the first and last thirds of the windows.
 	// Sen's slope over the whole series was tried first: for a step — throttling that begins
 	// part-way — most pairs lie within one side of the step, their slopes are about zero,
-	// and a 2× slow-down a third into a run came out as a 0% change and went unflagged.
+	// and a large slow-down a third into a run came out as no change and went unflagged.
 	third := max(1, n/3)
 	first, last := stat.Median(xs[:third]), stat.Median(xs[n-third:])
 	delta := last - first
 	change := stat.RelChange(first, last, stat.Median(xs))
+	figs := []Figure{fig("windows", float64(n)), fig("p_mk", mk.P), fig("p_step", pStep), fig("separation", sh.Separation), fig("p", p), fig("alpha", alpha),
+		fig("first_third", first), fig("last_third", last), fig("median", stat.Median(xs)), fig("change", change)}
 	if p >= alpha || change < steadyMinChange || delta == 0 || (delta > 0) != up {
-		return Drift{}, false
+		return Drift{}, false, figs
 	}
 	dir := "rose"
 	if delta < 0 {
@@ -714,36 +793,46 @@ func trend(sr series, alpha float64, shift bool) (Drift, bool) {
 	if dt > 0 {
 		per = delta / dt * 60e9
 	}
-	return Drift{Metric: sr.metric, Direction: dir, PerMinute: per, Unit: sr.unit, Change: change, P: p}, true
+	return Drift{Metric: sr.metric, Direction: dir, PerMinute: per, Unit: sr.unit, Change: change, P: p}, true, figs
 }
 
 // cycled reports whether a closed loop's TTFT or ITL drift shows in how fast its users
 // cycle: E2E moved the same way by at least half the size gate. Users that started in step
 // drift apart over the first generations, after which their prefills interleave with the
 // others' decodes: ITL rises and TTFT falls by tens of per cent while E2E and throughput stay
-// flat (the validation matrix's 16 users × 20 with 8-token outputs: ITL +22%, E2E +0%).
+// flat (figures: docs/steady-evidence.md).
 // That is the loop's phase structure mixing, not the server; a cold start, throttling or a
 // step moves E2E with them. Other metrics pass unchanged.
-func cycled(d Drift, e2e series) bool {
+func cycled(d Drift, e2e series) (bool, float64) {
 	if d.Metric != "ttft" && d.Metric != "itl" {
-		return true
+		return true, 0
 	}
 	n := len(e2e.xs)
 	if n < steadyMinWindows {
-		return true // nothing to corroborate with: keep the drift
+		return true, 0 // nothing to corroborate with: keep the drift
 	}
 	third := max(1, n/3)
 	first, last := stat.Median(e2e.xs[:third]), stat.Median(e2e.xs[n-third:])
-	return stat.RelChange(first, last, stat.Median(e2e.xs)) >= steadyMinChange/2 && (last > first) == (d.Direction == "rose")
+	ch := stat.RelChange(first, last, stat.Median(e2e.xs))
+	return ch >= cycledShare*steadyMinChange && (last > first) == (d.Direction == "rose"), ch
 }
 
 // stillRising reports whether the last half of xs still rose by steadyMinChange of its
 // median (Sen's slope across it): a queue above capacity grows to the end, a one-off
 // slow-down levels off.
 func stillRising(xs []float64) bool {
+	return lastHalfRise(xs) >= steadyMinChange
+}
+
+// lastHalfRise is the rise over the last half of xs (Sen's slope across it) over its median;
+// 0 when it did not rise.
+func lastHalfRise(xs []float64) float64 {
 	h := xs[len(xs)/2:]
 	rise := stat.SenSlope(h) * float64(len(h)-1)
-	return rise > 0 && stat.RelChange(0, rise, stat.Median(h)) >= steadyMinChange
+	if rise <= 0 {
+		return 0
+	}
+	return stat.RelChange(0, rise, stat.Median(h))
 }
 
 // steadyWarning names what drifted, queued or started cold, or nothing for a steady (or

@@ -17,15 +17,6 @@ import (
 // The thresholds are far above a busy machine's ordinary figures, so only a client that was
 // truly held up is left out; the figures they were set from are in docs/metrics.md "Steady
 // state" ("The client's own health"), kept there because they change with the machine.
-const (
-	disturbSched = 10e6 // Go scheduling latency p99 in a health window, ns
-	disturbTick  = 50e6 // the sampler's own timer late by, ns
-	disturbSteal = 0.10 // share of the machine's CPU time stolen
-	disturbLate  = 50e6 // p90 of the sends' lateness in a 1 s bucket, ns (uncapped loads)
-	// disturbShare: a window is disturbed when disturbed time covers this share of it
-	disturbShare = 0.25
-)
-
 // interval is a span of time in ns since t0, [a, b).
 type interval struct{ a, b float64 }
 

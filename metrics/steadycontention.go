@@ -64,12 +64,11 @@ import (
 // An open loop is left out: its arrivals do not follow the server, so a server that slowed
 // lengthens every TTFT interval against the same arrivals and raises the work by itself;
 // there the realised arrival rate is the covariate (steadyload.go).
+// The users' phase moved (Contention.Moved: named in the notes, and counted by the
+// validation) when the mean level changed by at least contentionMinMove requests and
+// contentionMinRel of the larger. They choose words, never a verdict, so SteadyPolicy does
+// not list them.
 const (
-	// maxContentionEvents is the most streamed events the check keeps (8 bytes each); a run
-	// with more is not judged at equal contention, and its drifts stand.
-	maxContentionEvents = 1 << 22
-	// The users' phase moved (named, and counted by the validation) when the mean level
-	// changed by at least contentionMinMove requests and contentionMinRel of the larger.
 	contentionMinMove = 0.5
 	contentionMinRel  = 0.25
 )
@@ -236,7 +235,7 @@ func contention(sr series, d *Drift, alpha float64) *Contention {
 	}
 	first, last := thirds(sr.xs)
 	delta := last - first
-	if d == nil || delta == 0 || part/delta < 0.5 || c.TTFTAtEqual == nil || math.Abs(*c.TTFTAtEqual) >= steadyMinChange {
+	if d == nil || delta == 0 || part/delta < explainShare || c.TTFTAtEqual == nil || math.Abs(*c.TTFTAtEqual) >= steadyMinChange {
 		return c
 	}
 	if _, still := trend(eq, alpha, sr.shift); !still {
@@ -293,10 +292,6 @@ func withinFit(win [][]condObs) ([2]float64, bool) {
 	}
 	return fitWithin(trimmed)
 }
-
-// trimMADs is how far from the median, in robust standard deviations, a request's residual
-// may lie and still take part in withinFit's second fit.
-const trimMADs = 3
 
 // windowMeans is the mean prefill work, decode work and TTFT of a window's requests.
 func windowMeans(w []condObs) (m0, m1, my float64) {

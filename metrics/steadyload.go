@@ -45,6 +45,12 @@ func adjustSigned(sr series) stat.Adjusted {
 // explains reports whether the covariates' parts of the change between the first and last
 // thirds of xs add up to at least half of it, in its direction.
 func explains(xs []float64, adj stat.Adjusted) bool {
+	return explainedShare(xs, adj) >= explainShare
+}
+
+// explainedShare is the covariates' parts of the change between the first and last thirds
+// of xs over that change (0 when it is 0).
+func explainedShare(xs []float64, adj stat.Adjusted) float64 {
 	n := len(xs)
 	third := max(1, n/3)
 	delta := stat.Median(xs[n-third:]) - stat.Median(xs[:third])
@@ -52,12 +58,15 @@ func explains(xs []float64, adj stat.Adjusted) bool {
 	for _, sh := range adj.Share {
 		sum += sh
 	}
-	return delta != 0 && sum/delta >= 0.5
+	if delta == 0 {
+		return 0
+	}
+	return sum / delta
 }
 
 // maxCovariates keeps the residuals of n windows at least steadyMinWindows degrees of
 // freedom: a regression on as many covariates as windows explains anything.
-func maxCovariates(n int) int { return max(0, min(3, n-1-steadyMinWindows)) }
+func maxCovariates(n int) int { return max(0, min(maxCovs, n-1-steadyMinWindows)) }
 
 // markExplained notes on the series' check which covariate explained its drift: the one
 // with the largest share of the change.

@@ -11,24 +11,7 @@ import (
 // Unbounded queueing and the initial transient: the two ways a run's figures can describe
 // something other than a server in steady state that need no windows of one E2E.
 
-const (
-	queueWindows = 10 // equal-time windows of the outstanding series
-	// queueAlpha is the exact Mann–Kendall level of the outstanding series; 10 windows can
-	// reach 2/10! = 5.5e-7. At 0.001 one of 7 held-out overloads at 130% over HTTP went
-	// "not tested": its outstanding rose 348 → 505 with two dips (S = 33, p = 0.0022). The
-	// growth gates below hold the false alarms: at 0.01, 0 of 68 steady open loops over HTTP
-	// (Poisson at 50%, gamma at 40%, in four sets, one beside two busy loops) were flagged.
-	queueAlpha     = 0.01
-	queueMinGrowth = 1.25 // last window's outstanding over the first's, at least
-	queueMinAdded  = 4    // and at least this many more requests outstanding
-
-	transientBatch    = 5     // MSER-5
-	transientAlpha    = 0.001 // one-sided rank-sum level
-	transientMinRatio = 2.0   // the first requests' median over the rest's, at least
-	// transientMargin: the first requests' median over that of the slowest later run of as
-	// many consecutive requests, at least (see transient).
-	transientMargin = 1.5
-)
+// Their constants are SteadyPolicy's (steadypolicy.go).
 
 // Queue is the growth of the requests outstanding (sent or due to be sent, not yet done:
 // in flight at the server plus waiting in the client) over an open loop's sending span.
@@ -39,6 +22,8 @@ type Queue struct {
 	Windows int     `json:"windows"`
 	Seconds float64 `json:"window_seconds"`
 	P       float64 `json:"p"` // exact two-sided Mann–Kendall p of the series
+	// Why is the rule that found it, with its figures (SteadyPolicy).
+	Why []Step `json:"why,omitempty"`
 }
 
 // queueing detects unbounded queueing directly: the mean requests outstanding over
@@ -73,9 +58,11 @@ func (s *steadyAcc) queueing(rg region) *Queue {
 	}
 	mk := stat.MannKendall(xs)
 	q := &Queue{FromN: xs[0], ToN: xs[len(xs)-1], Windows: len(xs), Seconds: w / 1e9, P: mk.P}
-	if mk.S <= 0 || mk.P >= queueAlpha || q.ToN < queueMinGrowth*q.FromN || q.ToN-q.FromN < queueMinAdded || !stillRising(xs) {
+	grew := q.ToN >= queueMinGrowth*q.FromN && q.ToN-q.FromN >= queueMinAdded
+	if mk.S <= 0 || mk.P >= queueAlpha || (!grew && s.skip != queueGrowth) || !stillRising(xs) {
 		return nil
 	}
+	step(&q.Why, SteadyQueueing, true, "unbounded queueing", fig("from", q.FromN), fig("to", q.ToN), fig("growth", q.ToN/q.FromN), fig("p", q.P), fig("alpha", queueAlpha), fig("last_half_rise", lastHalfRise(xs)))
 	return q
 }
 
@@ -91,6 +78,8 @@ type Transient struct {
 	TTFTP99Without float64 `json:"ttft_p99_without_ms"`
 	E2EP99With     float64 `json:"e2e_p99_with_ms"`
 	E2EP99Without  float64 `json:"e2e_p99_without_ms"`
+	// Why is the rule that found it, with its figures (SteadyPolicy).
+	Why []Step `json:"why,omitempty"`
 }
 
 // transient looks for an initial transient in the measured requests from the first one, in
@@ -135,17 +124,20 @@ func (s *steadyAcc) transient() *Transient {
 			continue
 		}
 		d := transientEnd(adj, settled)
-		if d > len(adj)/4 {
+		if float64(d) > transientMaxShare*float64(len(adj)) {
 			continue
 		}
 		rest, head := stat.Median(adj[d:]), stat.Median(adj[:d])
 		ratio := head / rest
 		p := stat.RankSumGreater(adj[:d], adj[d:])
-		if rest <= 0 || ratio < transientMinRatio || p >= transientAlpha/2 || head < transientMargin*slowestBlock(adj[settled-d:], d) {
+		slow := slowestBlock(adj[settled-d:], d)
+		if rest <= 0 || (ratio < transientMinRatio && s.skip != transientRatio) || p >= transientAlpha/2 || (head < transientMargin*slow && s.skip != transientMarginGate) {
 			continue
 		}
 		if best == nil || ratio > best.Ratio {
 			best = &Transient{Requests: d, Metric: m, Ratio: ratio, P: p}
+			step(&best.Why, SteadyTransient, true, "initial transient in "+m, fig("requests", float64(d)), fig("of", float64(len(adj))), fig("ratio", ratio), fig("p", p),
+				fig("head_ms", head/1e6), fig("rest_ms", rest/1e6), fig("slowest_later_block_ms", slow/1e6), fig("margin", head/slow))
 		}
 	}
 	if best != nil {

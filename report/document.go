@@ -71,6 +71,9 @@ func (d *Document) Body() []*Section {
 // unsure (the HTML page colours it).
 type Verdict struct {
 	Label, Text, Class string
+	// Why is the trace behind the judgement, one step a line (the steady check's rules that
+	// fired): the HTML page shows it on demand, text with --explain (ExplainSteady).
+	Why []string
 }
 
 // Line is one "label  text" line; an empty label continues the line above.

@@ -64,6 +64,9 @@ type Input struct {
 	// threshold and expected changes, as `servebench compare` takes them; its zero value is
 	// compare's defaults. Goodput is set by the page itself (both sides' SLOs).
 	Compare compare.Options
+	// Explain adds, after the text report, the steady check's trace: the rules of
+	// metrics.SteadyPolicy that fired, with their figures (run and report --explain).
+	Explain bool
 }
 
 // Formats returns the format names in the order of the help text.

@@ -213,7 +213,12 @@ func TestHTMLReadingOrder(t *testing.T) {
 			t.Fatalf("page lacks %s", s)
 		}
 		if i < at {
-			t.Errorf("%s comes before what should precede it", s)
+			// a later one may follow (the steady verdict's trace is a </details> too)
+			if j := strings.Index(page[at:], s); j >= 0 {
+				i = at + j
+			} else {
+				t.Errorf("%s comes before what should precede it", s)
+			}
 		}
 		at = i
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"servebench/metrics"
@@ -34,6 +35,16 @@ func runVerdicts(s *metrics.Summary) []verdictLine {
 }
 
 func steadyVerdict(st *metrics.Steadiness) verdictLine {
+	v := steadyVerdictText(st)
+	if st != nil && st.PolicyVersion != "" {
+		v.Text += " [policy " + st.PolicyVersion + "]"
+		v.Why = metrics.ExplainSteady(st.Why)
+	}
+	return v
+}
+
+// steadyVerdictText is the steady line's words and class.
+func steadyVerdictText(st *metrics.Steadiness) verdictLine {
 	v := verdictLine{Label: "steady"}
 	switch {
 	case st == nil:
@@ -112,4 +123,20 @@ func disturbedNote(st *metrics.Steadiness) string {
 		return ""
 	}
 	return fmt.Sprintf("; %d %s in which the client was disturbed left out (see the warnings)", d.Windows, cmpPlural(d.Windows, "window", "windows"))
+}
+
+// steadyExplain is the steady check's trace after a run's text report (run and report
+// --explain): every rule of metrics.SteadyPolicy that fired, in its order, with its figures.
+func steadyExplain(w io.Writer, s *metrics.Summary) error {
+	st := s.Steadiness
+	if st == nil || st.PolicyVersion == "" {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nwhy steady: the rules of policy %s that fired, in its order (docs/steady-policy.md); → set or cleared a finding\n", st.PolicyVersion)
+	for _, l := range metrics.ExplainSteady(st.Why) {
+		b.WriteString("  " + l + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

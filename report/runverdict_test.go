@@ -19,12 +19,12 @@ func TestRunVerdicts(t *testing.T) {
 	}
 	got := runVerdicts(s)
 	want := []verdictLine{
-		{"steady", "NOT STEADY: ttft rose during the window (see the warnings)", "bad"},
-		{"valid", "INVALID (custom)", "bad"},
-		{"quality", "fair: 1 warning may distort a figure (2 warnings in all)", "unsure"},
+		{Label: "steady", Text: "NOT STEADY: ttft rose during the window (see the warnings)", Class: "bad"},
+		{Label: "valid", Text: "INVALID (custom)", Class: "bad"},
+		{Label: "quality", Text: "fair: 1 warning may distort a figure (2 warnings in all)", Class: "unsure"},
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if got[i].Label != want[i].Label || got[i].Text != want[i].Text || got[i].Class != want[i].Class {
 			t.Errorf("line %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
@@ -43,5 +43,34 @@ func TestRunVerdicts(t *testing.T) {
 	h := page.String()
 	if i, j := strings.Index(h, `id="run-verdict"`), strings.Index(h, `id="warnings"`); i < 0 || i > j || !strings.Contains(h, "NOT STEADY") {
 		t.Errorf("the page does not open with the verdict block (at %d, warnings at %d)", i, j)
+	}
+}
+
+// TestSteadyExplain: with Explain the text report ends with the steady check's trace, each
+// step numbered by its place in metrics.SteadyPolicy; without it, none; the HTML page carries
+// it folded under the verdict.
+func TestSteadyExplain(t *testing.T) {
+	in := fileInput(t, "base.jsonl")
+	in.Explain = true
+	var b bytes.Buffer
+	if err := Render(&b, "text", in); err != nil {
+		t.Fatal(err)
+	}
+	want := "why steady: the rules of policy " + metrics.SteadyPolicy.Version
+	if !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "→ 1 too-few-requests: not tested (completed 22, min_requests 40)") {
+		t.Errorf("text --explain lacks the trace:\n%s", b.String())
+	}
+	var plain, page bytes.Buffer
+	if err := Render(&plain, "text", fileInput(t, "base.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "why steady") || !strings.Contains(plain.String(), "[policy "+metrics.SteadyPolicy.Version+"]") {
+		t.Errorf("text without --explain: want the policy's version and no trace:\n%s", plain.String())
+	}
+	if err := Render(&page, "html", fileInput(t, "base.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `<details class="why"><summary>why: the rules that fired`) {
+		t.Error("the HTML page does not fold the steady trace under its verdict")
 	}
 }

@@ -239,7 +239,16 @@ func optPct(v *float64) string {
 // table first, then the last run's summary; for a sweep, its per-point table and conclusions
 // first (SweepTable, as `sweep` printed them).
 func renderText(w io.Writer, ins []Input) error {
-	return withRunTable(w, ins[0], "text", textDocument, Text)
+	summary := Text
+	if ins[0].Explain {
+		summary = func(w io.Writer, h *record.Header, s *metrics.Summary) error {
+			if err := Text(w, h, s); err != nil {
+				return err
+			}
+			return steadyExplain(w, s)
+		}
+	}
+	return withRunTable(w, ins[0], "text", textDocument, summary)
 }
 
 // withRunTable renders an input's runs: the document of its several runs (multiDocument: a

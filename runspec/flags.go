@@ -98,6 +98,7 @@ func BindFlags(fs *pflag.FlagSet, s *Spec) {
 	fs.BoolVar(&s.Force, "force", s.Force, "let -o replace an existing records file (never one of the run's inputs)")
 	fs.StringVar(&s.JSON, "json", s.JSON, "also write the JSON summary to this file")
 	fs.BoolVarP(&s.Quiet, "quiet", "q", s.Quiet, "print nothing but errors and the summary")
+	fs.BoolVar(&s.Explain, "explain", s.Explain, "after the summary, the rules of the steady-state check that fired, with their figures (docs/steady-policy.md); JSON carries them always, as steady_state.why")
 	bindLoRAFlags(fs, s)
 	bindMediaFlags(fs, s)
 	bindToolsFlags(fs, s)     // flags_tools.go

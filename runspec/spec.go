@@ -205,6 +205,8 @@ type Spec struct {
 	Output string `yaml:"output" json:"-"`
 	JSON   string `yaml:"json" json:"-"`
 	Quiet  bool   `yaml:"quiet" json:"-"`
+	// Explain prints the steady check's trace after the summary (metrics.SteadyPolicy).
+	Explain bool `yaml:"explain" json:"-"`
 	// Force lets the records file replace an existing file (never one of the run's inputs).
 	Force bool `yaml:"force" json:"-"`
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"servebench/exitcode"
+	"servebench/metrics"
 	"servebench/record"
 	"servebench/sim"
 )
@@ -298,5 +299,18 @@ func TestExitCodesDoNotGuessFromMessages(t *testing.T) {
 		if code, _, e := runMain(t, args...); code != exitcode.Usage {
 			t.Errorf("%v: exit %d (%s), want %d", args, code, e, exitcode.Usage)
 		}
+	}
+}
+
+// TestReportExplain: report --explain ends the text with the steady check's trace, and
+// without it the text names the policy's version only.
+func TestReportExplain(t *testing.T) {
+	recs := filepath.Join("..", "..", "report", "testdata", "base.jsonl")
+	code, out, errs := runMain(t, "report", recs, "--explain")
+	if code != 0 || !strings.Contains(out, "why steady: the rules of policy "+metrics.SteadyPolicy.Version) || !strings.Contains(out, "too-few-requests") {
+		t.Fatalf("report --explain: exit %d\n%s\n%s", code, out, errs)
+	}
+	if _, plain, _ := runMain(t, "report", recs); strings.Contains(plain, "why steady") || !strings.Contains(plain, "[policy "+metrics.SteadyPolicy.Version+"]") {
+		t.Errorf("report without --explain:\n%s", plain)
 	}
 }

@@ -34,6 +34,7 @@ func newReportCmd(st *streams) *cobra.Command {
 	var slice time.Duration
 	var threshold float64
 	var expect []string
+	var explain bool
 	cmd := &cobra.Command{
 		Use:   "report RECORDS.jsonl [MORE.jsonl ...]",
 		Short: "Summarise records files (" + strings.Join(report.Formats(), ", ") + ")",
@@ -81,7 +82,7 @@ Formats:
 			for i, in := range ins {
 				rins[i] = report.Input{Label: in.Label, Header: in.Header, Records: in.Records(skipped(st.stderr)), Slice: slice}
 			}
-			rins[0].Compare = copt
+			rins[0].Compare, rins[0].Explain = copt, explain
 			return output.WriteFile(out, st.stdout, func(w io.Writer) error { return f.Render(w, rins...) })
 		},
 	}
@@ -89,6 +90,7 @@ Formats:
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
 	cmd.Flags().DurationVar(&slice, "slice", report.DefaultSlice, "width of a time slice for --format slices-csv and slices-json")
 	cmd.Flags().Float64Var(&threshold, "threshold", 5, "the compare page (two files, html or md): smallest change in percent that counts, as compare's --threshold")
+	cmd.Flags().BoolVar(&explain, "explain", false, "text: after the summary, the rules of the steady-state check that fired, with their figures (docs/steady-policy.md); JSON carries them always, as steady_state.why")
 	cmd.Flags().StringArrayVar(&expect, "expect-change", nil, "the compare page: a condition you meant to change, as compare's --expect-change (repeatable)")
 	return cmd
 }

@@ -79,7 +79,7 @@ func runBench(ctx context.Context, std *streams, s runspec.Spec, like *runspec.B
 	if res == nil {
 		return err
 	}
-	if perr := report.Render(std.stdout, "text", report.Input{Header: res.Header, Summaries: res.Runs}); perr != nil && err == nil {
+	if perr := report.Render(std.stdout, "text", report.Input{Header: res.Header, Summaries: res.Runs, Explain: s.Explain}); perr != nil && err == nil {
 		err = perr
 	}
 	if s.JSON != "" {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"servebench/compare"
+	"servebench/metrics"
 )
 
 // TestDocCurrent fails when docs/compare-policy.md is not what the policy generates today: a
@@ -38,5 +39,26 @@ func TestMarkdownLists(t *testing.T) {
 	p.Rules[0].Constants = []compare.Constant{{Name: "made_up", Value: 0.125, Unit: "share"}}
 	if md2 := Markdown(p); !strings.Contains(md2, "| `made_up` | 0.125 | share |") || md2 == md {
 		t.Error("a changed constant does not show in the page")
+	}
+}
+
+// TestSteadyDocCurrent fails when docs/steady-policy.md is not what metrics.SteadyPolicy
+// generates today.
+func TestSteadyDocCurrent(t *testing.T) {
+	got, err := os.ReadFile(filepath.Join("..", "..", SteadyPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != SteadyMarkdown(metrics.SteadyPolicy) {
+		t.Errorf("%s is stale, run `go run ./internal/policydoc/gendoc` from the repository root", SteadyPath)
+	}
+	md := SteadyMarkdown(metrics.SteadyPolicy)
+	at := 0
+	for _, r := range metrics.SteadyPolicy.Rules {
+		i := strings.Index(md[at:], "| `"+r.ID+"` |")
+		if i < 0 {
+			t.Fatalf("rule %s missing or out of order", r.ID)
+		}
+		at += i
 	}
 }

@@ -1,0 +1,309 @@
+package metrics
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"servebench/record"
+)
+
+// The recorded sets: runs of scripts/validate-steady's shapes over HTTP against `servebench
+// sim`, trimmed to the fields the check reads (go run ./internal/steadyrec), judged here with
+// the current policy. The manifest says how each set was recorded, on how loaded a machine,
+// and whether it was a design set (looked at while changing a rule) or held out (recorded
+// after the policy version it names froze). The table this test prints is the one in
+// docs/steady-evidence.md; -update-evidence rewrites it there.
+
+var updateEvidence = flag.Bool("update-evidence", false, "rewrite the recorded sets' table in docs/steady-evidence.md")
+
+const evidencePath = "../docs/steady-evidence.md"
+
+// recordedSet is one set of the manifest.
+type recordedSet struct {
+	Name     string `json:"name"`
+	Use      string `json:"use"` // "design" or "held-out"
+	Policy   string `json:"policy"`
+	Command  string `json:"command"`
+	Load     string `json:"load_average"`
+	Recorded string `json:"recorded"`
+	// Quiet: the machine's load stayed below its cores while recording. The published
+	// bounds are asserted on quiet sets only: on a busy machine the simulator shares the
+	// CPU with everything else and is not steady by construction, and the client's own
+	// disturbance leaves windows out; a busy set's counts are pinned by the page's table.
+	Quiet bool `json:"quiet"`
+}
+
+// shapeClass is what a shape is by construction, from its file's name: steady, or the change
+// the check must catch ("drift": a drift of TTFT, ITL or throughput, or an initial
+// transient; "overload": unbounded queueing). "phase" is steady too, its users' phase merging
+// mid-run, and counted apart as scripts/validate-steady counts it.
+func shapeClass(name string) (shape, class string) {
+	for _, s := range []struct{ prefix, class string }{
+		{"closed-lognormal", "steady"}, {"poisson-50", "steady"}, {"gamma-0.25-40", "steady"},
+		{"fixed-jitter", "steady"}, {"mix-70_30", "steady"}, {"closed-16-phase", "phase"},
+		{"throttle", "drift"}, {"cold-start", "drift"}, {"overload-130_-20s", "overload"}, {"overload-130_-40s", "overload"},
+	} {
+		if strings.HasPrefix(name, s.prefix) {
+			return s.prefix, s.class
+		}
+	}
+	return "", ""
+}
+
+// judged is one run's verdict, in the words the rates count.
+type judged struct {
+	set, shape, class, file string
+	notSteady, caught       bool
+	verdict                 string // "steady", "not tested", or the findings
+}
+
+// recordedRun is one recorded run, read.
+type recordedRun struct {
+	set, file string
+	h         *record.Header
+	recs      []record.Record
+}
+
+// readRecorded reads every run of the sets.
+func readRecorded(t *testing.T, sets []recordedSet) []recordedRun {
+	var out []recordedRun
+	for _, set := range sets {
+		files, _ := filepath.Glob(filepath.Join("testdata", "recorded", set.Name, "*.jsonl.gz"))
+		for _, f := range files {
+			h, recs := readRecords(t, f)
+			out = append(out, recordedRun{set: set.Name, file: filepath.Base(f), h: h, recs: recs})
+		}
+	}
+	return out
+}
+
+// judgeRecorded judges every recorded run, leaving out skip (a rule of SteadyPolicy or a gate
+// within one; "" for none), the runs in parallel.
+func judgeRecorded(t *testing.T, runs []recordedRun, skip string) []judged {
+	out := make([]judged, len(runs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, r := range runs {
+		shape, class := shapeClass(r.file)
+		if class == "" {
+			t.Fatalf("%s/%s: no shape of that name", r.set, r.file)
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			a := NewAccumulator(Options{})
+			a.SetHeader(r.h)
+			a.steady.skip = skip
+			for k := range r.recs {
+				a.Add(&r.recs[k])
+			}
+			st := a.Summary().Steadiness
+			j := judged{set: r.set, shape: shape, class: class, file: r.file, verdict: verdictWords(st)}
+			j.notSteady = st.Tested && !st.Steady
+			switch class {
+			case "drift":
+				j.caught = st.Transient != nil
+				for _, d := range st.Drifts {
+					j.caught = j.caught || d.Metric == "ttft" || d.Metric == "itl" || d.Metric == "output_throughput"
+				}
+			case "overload":
+				j.caught = st.Queueing
+			}
+			out[i] = j
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// verdictWords is a verdict as its findings: what a change of rules may change.
+func verdictWords(st *Steadiness) string {
+	switch {
+	case !st.Tested:
+		return "not tested"
+	case st.Steady:
+		return "steady"
+	}
+	var w []string
+	if st.Queueing {
+		w = append(w, "queueing")
+	}
+	if st.Transient != nil {
+		w = append(w, "transient")
+	}
+	for _, d := range st.Drifts {
+		w = append(w, d.Metric+" "+d.Direction)
+	}
+	return strings.Join(w, ", ")
+}
+
+// rates are a set's counts: steady runs and their false alarms, changing runs and catches.
+type rates struct{ steady, alarms, changing, caught int }
+
+func countRates(js []judged, set string) rates {
+	var r rates
+	for _, j := range js {
+		if set != "" && j.set != set {
+			continue
+		}
+		switch j.class {
+		case "phase":
+		case "steady":
+			r.steady++
+			if j.notSteady {
+				r.alarms++
+			}
+		default:
+			r.changing++
+			if j.caught {
+				r.caught++
+			}
+		}
+	}
+	return r
+}
+
+func readManifest(t *testing.T) []recordedSet {
+	b, err := os.ReadFile(filepath.Join("testdata", "recorded", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets []recordedSet
+	if err := json.Unmarshal(b, &sets); err != nil {
+		t.Fatal(err)
+	}
+	return sets
+}
+
+// ablated are the rules (and gates within them) the ablation leaves
+// out one at a time: every rule that can change a verdict but the trend test itself.
+var ablated = []string{SteadyTransient, transientRatio, transientMarginGate, SteadyClient, SteadyQueueing, queueGrowth, trendSeparation, SteadyCycled, SteadyWorkload, SteadyContention, SteadyClientQueue}
+
+// TestRecordedSteadyRates judges the recorded sets with the current policy and holds it to
+// the published rates on a quiet set: at least 90% of the throttled, cold and overloaded
+// runs caught (overload named as unbounded queueing), at most 3% of the steady runs called
+// not steady. It also leaves each rule out in turn and counts the
+// verdicts that changes. Every count, and every run whose verdict a rule changes, is in the
+// table of docs/steady-evidence.md, which must be what this test prints: a change of any
+// recorded run's verdict fails it until the page is regenerated.
+func TestRecordedSteadyRates(t *testing.T) {
+	start := time.Now()
+	sets := readManifest(t)
+	runs := readRecorded(t, sets)
+	all := judgeRecorded(t, runs, "")
+	if len(all) == 0 {
+		t.Fatal("no recorded runs")
+	}
+	var b strings.Builder
+	b.WriteString("| set | use | shape | runs | called not steady | caught |\n|---|---|---|--:|--:|--:|\n")
+	type key struct{ set, shape string }
+	rows := map[key][3]int{}
+	var order []key
+	for _, j := range all {
+		k := key{j.set, j.shape}
+		if _, ok := rows[k]; !ok {
+			order = append(order, k)
+		}
+		r := rows[k]
+		r[0]++
+		if j.notSteady {
+			r[1]++
+		}
+		if j.caught {
+			r[2]++
+		}
+		rows[k] = r
+	}
+	use := map[string]string{}
+	for _, s := range sets {
+		use[s.Name] = s.Use
+	}
+	for _, k := range order {
+		r := rows[k]
+		_, class := shapeClass(k.shape)
+		caught := "—"
+		if class != "steady" && class != "phase" {
+			caught = fmt.Sprint(r[2])
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s |\n", k.set, use[k.set], k.shape, r[0], r[1], caught)
+	}
+	b.WriteString("\n| set | use | steady runs | false alarms | changing runs | caught |\n|---|---|--:|--:|--:|--:|\n")
+	for _, s := range sets {
+		r := countRates(all, s.Name)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d (%.1f%%) | %d | %d (%.0f%%) |\n", s.Name, s.Use, r.steady, r.alarms, pct(r.alarms, r.steady), r.changing, r.caught, pct(r.caught, r.changing))
+		if s.Quiet && r.steady > 0 && pct(r.alarms, r.steady) > 3 {
+			t.Errorf("set %s: %d of %d steady runs called not steady, more than 3%%", s.Name, r.alarms, r.steady)
+		}
+		if s.Quiet && r.changing > 0 && pct(r.caught, r.changing) < 90 {
+			t.Errorf("set %s: %d of %d changing runs caught, fewer than 90%%", s.Name, r.caught, r.changing)
+		}
+	}
+	r := countRates(all, "")
+	fmt.Fprintf(&b, "| all | | %d | %d (%.1f%%) | %d | %d (%.0f%%) |\n", r.steady, r.alarms, pct(r.alarms, r.steady), r.changing, r.caught, pct(r.caught, r.changing))
+	if raceEnabled || testing.Short() {
+		t.Logf("judged %d recorded runs once (race detector or -short: no ablation, the page not checked)\n%s", len(all), b.String())
+		return
+	}
+
+	// the ablation: each rule left out in turn
+	b.WriteString("\n| rule left out | verdicts changed | false alarms | caught | changed runs |\n|---|--:|--:|--:|---|\n")
+	fmt.Fprintf(&b, "| (none) | 0 | %d of %d | %d of %d | |\n", r.alarms, r.steady, r.caught, r.changing)
+	for _, rule := range ablated {
+		js := judgeRecorded(t, runs, rule)
+		var changed []string
+		for i := range js {
+			if js[i].verdict != all[i].verdict {
+				changed = append(changed, fmt.Sprintf("%s: %s → %s", strings.TrimSuffix(js[i].file, ".jsonl.gz"), all[i].verdict, js[i].verdict))
+			}
+		}
+		sort.Strings(changed)
+		ar := countRates(js, "")
+		fmt.Fprintf(&b, "| `%s` | %d | %d of %d | %d of %d | %s |\n", rule, len(changed), ar.alarms, ar.steady, ar.caught, ar.changing, strings.Join(changed, "; "))
+	}
+	table := b.String()
+	t.Logf("judged %d recorded runs %d times in %v\n%s", len(all), len(ablated)+1, time.Since(start).Round(time.Millisecond), table)
+	checkEvidence(t, table)
+}
+
+func pct(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// checkEvidence compares the table with the one between the markers of
+// docs/steady-evidence.md, rewriting it with -update-evidence.
+func checkEvidence(t *testing.T, table string) {
+	doc, err := os.ReadFile(evidencePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- recorded:begin -->\n", "<!-- recorded:end -->"
+	s := string(doc)
+	i, k := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || k < i {
+		t.Fatalf("%s lacks the recorded markers", evidencePath)
+	}
+	body := "<!-- Generated by `go test ./metrics -run TestRecordedSteadyRates -update-evidence`. -->\n\n" + table + "\n"
+	if s[i+len(begin):k] == body {
+		return
+	}
+	if !*updateEvidence {
+		t.Errorf("%s is stale: go test ./metrics -run TestRecordedSteadyRates -update-evidence", evidencePath)
+		return
+	}
+	if err := os.WriteFile(evidencePath, []byte(s[:i+len(begin)]+body+s[k:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

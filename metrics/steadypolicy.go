@@ -1,0 +1,231 @@
+package metrics
+
+import "fmt"
+
+// The steady-state check's policy as a value: its rules in the order the check applies them,
+// each with the condition it tests, the figures it reads, its effect and its named constants.
+// Every rule site in steady*.go records a Step under its rule's ID (Steadiness.Why, and the
+// Why of each finding), so a verdict can be redone by hand from its trace and the table in
+// docs/steady-policy.md, which is generated from SteadyPolicy. A change to a rule or a
+// constant bumps Version.
+
+// Policy is an ordered list of rules.
+type Policy struct {
+	// Version names this set of rules and constants; it is printed beside every verdict.
+	Version string
+	Rules   []Rule
+}
+
+// Rule is one step of a policy.
+type Rule struct {
+	// ID is the rule's stable short name, the one a trace's Step carries.
+	ID string
+	// Condition is what the rule tests, in a sentence.
+	Condition string
+	// Reads are the figures it reads.
+	Reads []string
+	// Effect is what it does when the condition holds, in a sentence.
+	Effect string
+	// Constants are the rule's tuned values.
+	Constants []Constant
+}
+
+// Constant is one named value of a rule.
+type Constant struct {
+	Name  string
+	Value float64
+	Unit  string
+}
+
+// Step is one rule that fired, with the figures it read.
+type Step struct {
+	Rule string `json:"rule"`
+	// Effect is what the rule did here, in a short phrase.
+	Effect string `json:"effect"`
+	// Changed: the step set (or cleared) a finding that counts against the verdict.
+	Changed bool     `json:"changed,omitempty"`
+	Figures []Figure `json:"figures,omitempty"`
+}
+
+// Figure is one figure a step read, by name.
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// Index is the rule's position in the policy (0 first), −1 when no rule has the ID.
+func (p Policy) Index(id string) int {
+	for i, r := range p.Rules {
+		if r.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Constants counts the policy's named constants.
+func (p Policy) Constants() int {
+	n := 0
+	for _, r := range p.Rules {
+		n += len(r.Constants)
+	}
+	return n
+}
+
+// The steady check's rules, in policy order.
+const (
+	SteadyTooFewRequests = "too-few-requests"
+	SteadyTransient      = "initial-transient"
+	SteadyClient         = "client-disturbed"
+	SteadyQueueing       = "unbounded-queueing"
+	SteadyWindows        = "windows"
+	SteadyTrend          = "trend"
+	SteadyCycled         = "closed-loop-cycled"
+	SteadyWorkload       = "workload-explains"
+	SteadyContention     = "contention-explains"
+	SteadyClientQueue    = "client-queue-drift"
+	SteadyVerdict        = "verdict"
+)
+
+// The steady check's constants. The code reads these names; SteadyPolicy lists them under
+// the rule that uses them, so the table in docs/steady-policy.md is the code's. The figures
+// that set them are in docs/steady-evidence.md and docs/metrics.md "Steady state".
+const (
+	steadyMinReqs = 40 // fewer completed requests: too few to cut into windows
+
+	transientBatch    = 5     // MSER-5
+	transientAlpha    = 0.001 // one-sided rank-sum level
+	transientMinRatio = 2.0   // the first requests' median over the rest's, at least
+	// transientMargin: the first requests' median over that of the slowest later run of as
+	// many consecutive requests, at least (see transient).
+	transientMargin   = 1.5
+	transientMaxShare = 0.25 // a slow start longer than this share of the run is a trend's
+
+	disturbSched = 10e6 // Go scheduling latency p99 in a health window, ns
+	disturbTick  = 50e6 // the sampler's own timer late by, ns
+	disturbSteal = 0.10 // share of the machine's CPU time stolen
+	disturbLate  = 50e6 // p90 of the sends' lateness in a 1 s bucket, ns (uncapped loads)
+	// disturbShare: a window is disturbed when disturbed time covers this share of it
+	disturbShare = 0.25
+
+	queueWindows   = 10 // equal-time windows of the outstanding series
+	queueAlpha     = 0.01
+	queueMinGrowth = 1.25 // last window's outstanding over the first's, at least
+	queueMinAdded  = 4    // and at least this many more requests outstanding
+
+	steadyMinPerWin   = 5 // requests per window, at least
+	steadyMaxWindows  = 20
+	steadyMinWindows  = 5 // a series of fewer windows is not tested
+	steadyFamilyAlpha = 0.01
+
+	// shiftMinSeparation is the largest exact rank-sum p at which a step's two sides count as
+	// separated (see trend): at 3 windows a side that is every value of one side beyond
+	// every value of the other.
+	shiftMinSeparation = 0.05
+	steadyMinChange    = 0.10
+
+	cycledShare = 0.5 // of steadyMinChange: how far E2E must move with a TTFT or ITL drift
+
+	explainShare = 0.5 // of the change: the covariates' part that explains a drift
+	maxCovs      = 3   // covariates a regression over the windows may use
+
+	// maxContentionEvents is the most streamed events the check keeps (8 bytes each); a run
+	// with more is not judged at equal contention, and its drifts stand.
+	maxContentionEvents = 1 << 22
+	// trimMADs is how far from the median, in robust standard deviations, a request's
+	// residual may lie and still take part in withinFit's second fit.
+	trimMADs = 3
+)
+
+// SteadyPolicy is the policy the steady-state check applies (steady.go).
+var SteadyPolicy = Policy{
+	Version: "steady-2026.12.1",
+	Rules: []Rule{
+		{ID: SteadyTooFewRequests,
+			Condition: "fewer than min_requests measured requests completed",
+			Reads:     []string{"completed"},
+			Effect:    "not tested: too few requests to cut into windows",
+			Constants: []Constant{{"min_requests", steadyMinReqs, "requests"}}},
+		{ID: SteadyTransient,
+			Condition: "MSER-5 over every measured request's TTFT in send order (prompt lengths regressed out) settles after a slow start of N requests, N at most transient_max_share of them; the first N's median is at least transient_min_ratio × the rest's, slower by a one-sided rank-sum test at p < transient_alpha/2, and at least transient_margin × the median of the slowest later run of N consecutive requests",
+			Reads:     []string{"requests (N)", "ratio", "p", "slowest later block ratio"},
+			Effect:    "not steady: initial transient",
+			Constants: []Constant{{"transient_batch", transientBatch, "requests (MSER batch)"}, {"transient_max_share", transientMaxShare, "of the measured requests"}, {"transient_min_ratio", transientMinRatio, "× the rest's median"}, {"transient_alpha", transientAlpha, "one-sided"}, {"transient_margin", transientMargin, "× the slowest later block"}}},
+		{ID: SteadyClient,
+			Condition: "the client's own health windows show scheduling latency p99 ≥ disturb_sched_ms, its timer late ≥ disturb_tick_ms or CPU steal ≥ disturb_steal, or (no concurrency cap) a 1 s bucket's send lateness p90 ≥ disturb_late_ms",
+			Reads:     []string{"disturbed seconds", "spans", "windows left out"},
+			Effect:    "every window covered by disturb_share or more is left out of the series tested; an initial transient whose first requests were mostly sent then is the client's (named in a warning, not counted)",
+			Constants: []Constant{{"disturb_sched_ms", disturbSched / 1e6, "ms"}, {"disturb_tick_ms", disturbTick / 1e6, "ms"}, {"disturb_steal", disturbSteal, "share of CPU"}, {"disturb_late_ms", disturbLate / 1e6, "ms"}, {"disturb_share", disturbShare, "of a window"}}},
+		{ID: SteadyQueueing,
+			Condition: "an open loop whose mean requests outstanding over queue_windows equal-time windows (from the ramp-in to the last send) rose by the exact Mann–Kendall test at p < queue_alpha, to at least queue_min_growth × the first window's and by at least queue_min_added requests, and still rose over the last half by min_change of its median",
+			Reads:     []string{"from", "to", "p", "last half's rise"},
+			Effect:    "not steady: unbounded queueing",
+			Constants: []Constant{{"queue_windows", queueWindows, "windows"}, {"queue_alpha", queueAlpha, ""}, {"queue_min_growth", queueMinGrowth, "× the first window"}, {"queue_min_added", queueMinAdded, "requests"}}},
+		{ID: SteadyWindows,
+			Condition: "always: TTFT and ITL (and an open loop's client queue) are window medians of at least max(min_per_window, users, requests/max_windows) requests (an open loop's: the arrivals of one E2E); throughput and in flight are equal-time windows of at least one E2E (a closed loop's p90); a series is tested when it has min_windows windows and can reach p < α/2, α = family_alpha / series tested",
+			Reads:     []string{"windows per series", "series tested", "α"},
+			Effect:    "the series tested and α; when none is, no transient and no queueing: not tested (too few windows)",
+			Constants: []Constant{{"min_per_window", steadyMinPerWin, "requests"}, {"max_windows", steadyMaxWindows, "windows"}, {"min_windows", steadyMinWindows, "windows"}, {"family_alpha", steadyFamilyAlpha, "Bonferroni over the series"}}},
+		{ID: SteadyTrend,
+			Condition: "a tested series: p = min(1, 2·min(p_mk, p_step)) < α, p_mk the Mann–Kendall p widened for serial correlation, p_step the step test's (left at 1 when its sides' rank-sum separation exceeds shift_min_separation, and for an open loop's throughput and in flight); and the change between the medians of the first and last thirds, over the series' median, is at least min_change, in the tests' direction",
+			Reads:     []string{"windows", "p_mk", "p_step", "separation", "p", "α", "first third", "last third", "median", "change"},
+			Effect:    "a drift of the series, judged by the rules below",
+			Constants: []Constant{{"shift_min_separation", shiftMinSeparation, "rank-sum p"}, {"min_change", steadyMinChange, "of the median"}}},
+		{ID: SteadyCycled,
+			Condition: "a closed loop's TTFT or ITL drift while E2E's first and last thirds moved by less than cycled_share × min_change, or the other way",
+			Reads:     []string{"E2E change"},
+			Effect:    "the drift is dropped: the loop's phase mixing, not the server",
+			Constants: []Constant{{"cycled_share", cycledShare, "× min_change"}}},
+		{ID: SteadyWorkload,
+			Condition: "a drift of which the covariates (arrivals, prompt and output lengths; a closed loop's phase) account for at least explain_share of the thirds' change in its direction, fitted over at most max_covariates of them, and the series without their part no longer drifts by the trend rule (the phase only when TTFT is flat at equal contention)",
+			Reads:     []string{"covariates' share of the change", "p without them"},
+			Effect:    "explained: named on the series, not counted",
+			Constants: []Constant{{"explain_share", explainShare, "of the change"}, {"max_covariates", maxCovs, "covariates"}}},
+		{ID: SteadyContention,
+			Condition: "a closed loop's TTFT drift of which the prefill and decode work in each TTFT interval (within-window least squares, residuals beyond trim_mads robust SDs refitted out) accounts for at least explain_share, while TTFT at equal work moved by less than min_change and does not drift by the trend rule",
+			Reads:     []string{"work's part of the change", "TTFT change at equal contention"},
+			Effect:    "explained by the users' phase: named in a note, not counted",
+			Constants: []Constant{{"trim_mads", trimMADs, "robust SDs"}, {"max_contention_events", maxContentionEvents, "events kept"}}},
+		{ID: SteadyClientQueue,
+			Condition: "an open loop's client queue time drifts",
+			Reads:     []string{"change", "p"},
+			Effect:    "the load generator's health: named in a warning, not counted"},
+		{ID: SteadyVerdict,
+			Condition: "always, once tested",
+			Reads:     []string{"drifts counted", "queueing", "transient"},
+			Effect:    "steady when no drift is counted, no unbounded queueing and no initial transient; else NOT STEADY"},
+	},
+}
+
+// fig is a named figure of a step.
+func fig(name string, v float64) Figure { return Figure{name, v} }
+
+// step appends a step to a trace.
+func step(why *[]Step, rule string, changed bool, effect string, figs ...Figure) {
+	*why = append(*why, Step{Rule: rule, Effect: effect, Changed: changed, Figures: figs})
+}
+
+// ExplainSteady writes a trace, one step a line, each rule with its position in the
+// policy, its effect and its figures: the text of run and report --explain.
+func ExplainSteady(why []Step) []string {
+	var out []string
+	for _, s := range why {
+		mark := " "
+		if s.Changed {
+			mark = "→"
+		}
+		line := fmt.Sprintf("%s %d %s: %s", mark, SteadyPolicy.Index(s.Rule)+1, s.Rule, s.Effect)
+		for i, f := range s.Figures {
+			sep := ", "
+			if i == 0 {
+				sep = " ("
+			}
+			line += fmt.Sprintf("%s%s %.4g", sep, f.Name, f.Value)
+			if i == len(s.Figures)-1 {
+				line += ")"
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
