@@ -85,7 +85,7 @@ func (c *Contention) Clears(plain Row) bool {
 	if c == nil || (plain.Metric.Tail && plain.Significant) {
 		return false
 	}
-	if equivalent(c.Row) && (!plain.Significant || len(c.Levels) >= minLevels) {
+	if equivalent(c.Row) && (!plain.Significant || len(c.Levels) >= plain.k().minLevels) {
 		return true
 	}
 	return c.Lone != nil && equivalent(*c.Lone) && !plain.Significant
@@ -129,7 +129,7 @@ func (c *Contention) explain(plain Row) (string, string) {
 		return plain.Change, ""
 	}
 	eq := c.Row
-	if len(c.Levels) >= minLevels && equivalent(eq) {
+	if len(c.Levels) >= plain.k().minLevels && equivalent(eq) {
 		return Inconclusive, RuleContention
 	}
 	apart := eq.DeltaHi < plain.DeltaLo || eq.DeltaLo > plain.DeltaHi
@@ -171,7 +171,7 @@ type span struct{ a, b int64 }
 // TTFT intervals (spans, warmup ones included) overlapped its own, capped at maxLevel; −1
 // when its TTFT is undefined. Span j overlaps [a, b) when a_j < b and b_j > a; counted as
 // #(a_j < b) − #(b_j ≤ a) − 1 (itself) over sorted starts and ends.
-func markContention(reqs []obs, spans []span) {
+func markContention(reqs []obs, spans []span, maxLevel int) {
 	starts := make([]int64, len(spans))
 	ends := make([]int64, len(spans))
 	for i, s := range spans {
@@ -216,8 +216,8 @@ func contended(reqs []*obs) float64 {
 
 // byLevel is a run's requests whose per-request value (ns) is defined, split by contention
 // level.
-func byLevel(reqs []*obs, val func(*obs) float64) [maxLevel + 1][]*obs {
-	var out [maxLevel + 1][]*obs
+func byLevel(reqs []*obs, val func(*obs) float64) [levelCap][]*obs {
+	var out [levelCap][]*obs
 	for _, o := range reqs {
 		if o.level < 0 {
 			continue
@@ -236,8 +236,9 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 	if m.perRequest == nil {
 		return nil
 	}
-	all := func(runs []metrics.RunSummary, blocks map[int][]block) ([][maxLevel + 1][]*obs, []float64) {
-		var lv [][maxLevel + 1][]*obs
+	k := opt.pol
+	all := func(runs []metrics.RunSummary, blocks map[int][]block) ([][levelCap][]*obs, []float64) {
+		var lv [][levelCap][]*obs
 		var share []float64
 		for _, r := range runs {
 			reqs := flatten(blocks[r.Run])
@@ -257,10 +258,10 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 	var levels []int
 	var weights []float64
 	total := 0.0
-	for l := 0; l <= maxLevel; l++ {
+	for l := 0; l <= k.maxLevel; l++ {
 		n, ok := 0, true
 		for _, run := range append(slices.Clone(bl), cl...) {
-			ok = ok && len(run[l]) >= minStratum
+			ok = ok && len(run[l]) >= k.minStratum
 			n += len(run[l])
 		}
 		if ok {
@@ -275,7 +276,7 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 	for i := range weights {
 		weights[i] /= total
 	}
-	values := func(runs []metrics.RunSummary, lv [][maxLevel + 1][]*obs, levels []int, weights []float64) []runValue {
+	values := func(runs []metrics.RunSummary, lv [][levelCap][]*obs, levels []int, weights []float64) []runValue {
 		out := make([]runValue, len(runs))
 		for i, r := range runs {
 			y := 0.0
@@ -305,7 +306,7 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 // have had with the common mix of contention levels (direct standardisation of the
 // distribution, the tail's counterpart of the weighted per-level medians). It is the smallest
 // value at which the weighted share at or below it reaches p.
-func mixQuantile(lv [maxLevel + 1][]*obs, levels []int, weights []float64, val func(*obs) float64, p float64) float64 {
+func mixQuantile(lv [levelCap][]*obs, levels []int, weights []float64, val func(*obs) float64, p float64) float64 {
 	type wv struct{ v, w float64 }
 	var xs []wv
 	for j, l := range levels {
@@ -353,7 +354,7 @@ func (r *Result) contentionNotes() {
 			continue
 		}
 		eq := c.Row
-		what := fmt.Sprintf("%s at equal contention (%s) %s → %s %s, %s", row.Metric.Name, levelNames(c.Levels),
+		what := fmt.Sprintf("%s at equal contention (%s) %s → %s %s, %s", row.Metric.Name, levelNames(c.Levels, r.k().maxLevel),
 			num(eq.Base.Center), num(eq.Cand.Center), eq.Metric.Unit, changeText(eq))
 		if l := c.Lone; l != nil {
 			what += fmt.Sprintf("; over the lone arrivals alone %s → %s %s, %s", num(l.Base.Center), num(l.Cand.Center), l.Metric.Unit, changeText(*l))
@@ -374,7 +375,7 @@ func (r *Result) contentionNotes() {
 	}
 }
 
-func levelNames(levels []int) string {
+func levelNames(levels []int, maxLevel int) string {
 	s := ""
 	for i, l := range levels {
 		if i > 0 {

@@ -22,7 +22,7 @@ func TestMarkContention(t *testing.T) {
 		{sent: 30, ttft: 10}, // four others: capped at 3
 		{sent: 50, ttft: math.NaN()},
 	}
-	markContention(reqs, spans)
+	markContention(reqs, spans, defaultKnobs.maxLevel)
 	for i, want := range []int{1, 2, 1, 3, -1} {
 		if reqs[i].level != want {
 			t.Errorf("request %d: level %d, want %d", i, reqs[i].level, want)
@@ -170,15 +170,15 @@ func TestHealthyRuns(t *testing.T) {
 		}
 		return metrics.RunSummary{Run: i, Summary: s}
 	}
-	kept, out := healthyRuns("base", []metrics.RunSummary{run(0, 0), run(1, 8), run(2, 1), run(3, 0)})
+	kept, out := healthyRuns("base", []metrics.RunSummary{run(0, 0), run(1, 8), run(2, 1), run(3, 0)}, defaultKnobs)
 	if len(kept) != 3 || len(out) != 1 || out[0].Run != 1 || out[0].Kept {
 		t.Errorf("one run disturbed 80%%, one 10%%: kept %d, disturbed %+v", len(kept), out)
 	}
-	kept, out = healthyRuns("candidate", []metrics.RunSummary{run(0, 3), run(1, 9), run(2, 2.6)})
+	kept, out = healthyRuns("candidate", []metrics.RunSummary{run(0, 3), run(1, 9), run(2, 2.6)}, defaultKnobs)
 	if len(kept) != 2 || len(out) != 3 || !out[0].Kept || out[1].Kept || !out[2].Kept || kept[0].Run != 0 {
 		t.Errorf("three disturbed: kept %d, disturbed %+v; want run 2 out (the most), runs 1 and 3 kept", len(kept), out)
 	}
-	if kept, out = healthyRuns("base", []metrics.RunSummary{run(0, 9), run(1, 9)}); len(kept) != 2 || !out[0].Kept {
+	if kept, out = healthyRuns("base", []metrics.RunSummary{run(0, 9), run(1, 9)}, defaultKnobs); len(kept) != 2 || !out[0].Kept {
 		t.Errorf("a side of two: kept %d, disturbed %+v", len(kept), out)
 	}
 }
@@ -238,7 +238,7 @@ func TestExplainsByTheMix(t *testing.T) {
 // mixQuantile weights each level's requests to the level's weight: the percentile of the run
 // as if its levels came in the common mix.
 func TestMixQuantile(t *testing.T) {
-	var lv [maxLevel + 1][]*obs
+	var lv [levelCap][]*obs
 	for i := range 10 {
 		lv[0] = append(lv[0], &obs{ttft: float64(1 + i)})
 		lv[1] = append(lv[1], &obs{ttft: float64(100 + i)})

@@ -55,8 +55,8 @@ func TestBrieflyDisturbedNamed(t *testing.T) {
 		return metrics.RunSummary{Run: i, Summary: s}
 	}
 	runs := []metrics.RunSummary{run(0, 0), run(1, 2), run(2, 6), run(3, 0)}
-	kept, out := healthyRuns("base", runs)
-	brief := brieflyDisturbed("base", runs)
+	kept, out := healthyRuns("base", runs, defaultKnobs)
+	brief := brieflyDisturbed("base", runs, defaultKnobs)
 	if len(kept) != 3 || len(out) != 1 || out[0].Run != 2 {
 		t.Fatalf("left out %v, kept %d runs; want run 3 left out and 3 kept", out, len(kept))
 	}

@@ -35,10 +35,10 @@ type Outlier struct {
 }
 
 // dropOutliers returns the runs of both sides without their outliers, and the outliers.
-func dropOutliers(bv, cv []runValue, threshold float64) ([]runValue, []runValue, []Outlier) {
+func dropOutliers(bv, cv []runValue, threshold float64, k *knobs) ([]runValue, []runValue, []Outlier) {
 	var out []Outlier
-	bi := outlier(bv, cv, threshold)
-	ci := outlier(cv, bv, threshold)
+	bi := outlier(bv, cv, threshold, k)
+	ci := outlier(cv, bv, threshold, k)
 	if bi >= 0 {
 		out = append(out, Outlier{"base", bv[bi].Run, deviation(bv, bi)})
 		bv = slices.Delete(slices.Clone(bv), bi, bi+1)
@@ -89,9 +89,9 @@ func meanLogOf(vs []runValue) float64 {
 }
 
 // outlier is the index of side's outlier run (the other side lends its spread), or −1.
-func outlier(side, other []runValue, threshold float64) int {
+func outlier(side, other []runValue, threshold float64, kn *knobs) int {
 	k, n := len(side), len(side)+len(other)
-	if k < outlierMinSide || n < outlierMinRuns {
+	if k < kn.outlierMinSide || n < kn.outlierMinRuns {
 		return -1
 	}
 	// the other side's most distant run is kept out of the spread too: one disturbed run on
@@ -104,11 +104,11 @@ func outlier(side, other []runValue, threshold float64) int {
 	if df < 1 {
 		return -1
 	}
-	crit := stat.TQuantile(1-outlierAlpha/(2*float64(n)), df)
+	crit := stat.TQuantile(1-kn.outlierAlpha/(2*float64(n)), df)
 	best, bestT := -1, 0.0
 	for i := range side {
 		e := side[i].Log - meanExcept(side, i)
-		if math.Abs(e) <= math.Log1p(outlierMinDev*threshold) {
+		if math.Abs(e) <= math.Log1p(kn.outlierMinDev*threshold) {
 			continue
 		}
 		// the other runs' spread alone: each run's value already holds its own sampling noise.
@@ -188,7 +188,7 @@ func (r *Result) outlierNotes(br, cr []metrics.RunSummary) {
 			runs = cr
 		}
 		r.warnf("%s run %d left out as disturbed: %s from the side's other runs (an outlier at %g%% family-wise; the other runs decide those metrics)%s%s",
-			k.side, k.run+1, strings.Join(what[k], ", "), 100*outlierAlpha, clientSaw(runs, k.run), serverSaw(runs, k.run))
+			k.side, k.run+1, strings.Join(what[k], ", "), 100*r.k().outlierAlpha, clientSaw(runs, k.run), serverSaw(runs, k.run))
 	}
 }
 

@@ -22,24 +22,24 @@ func vals(xs ...float64) []runValue {
 // two; one such run on each side does not mask the other's; runs that merely spread, or a
 // side of two, keep every run.
 func TestDropOutliers(t *testing.T) {
-	b, c, out := dropOutliers(vals(225, 291, 224.5), vals(225.5, 224.8, 225.2), 0.05)
+	b, c, out := dropOutliers(vals(225, 291, 224.5), vals(225.5, 224.8, 225.2), 0.05, defaultKnobs)
 	if len(out) != 1 || out[0].Side != "base" || out[0].Run != 1 || len(b) != 2 || len(c) != 3 || math.Abs(out[0].Dev-0.295) > 0.01 {
 		t.Errorf("one disturbed base run: kept %d+%d, outliers %+v", len(b), len(c), out)
 	}
-	_, _, out = dropOutliers(vals(210.7, 223.6, 224.1), vals(212.3, 223.7, 223.6), 0.05)
+	_, _, out = dropOutliers(vals(210.7, 223.6, 224.1), vals(212.3, 223.7, 223.6), 0.05, defaultKnobs)
 	if len(out) != 2 {
 		t.Errorf("one disturbed run a side: outliers %+v, want both", out)
 	}
-	if _, _, out = dropOutliers(vals(100, 104, 97), vals(101, 98, 103), 0.05); len(out) != 0 {
+	if _, _, out = dropOutliers(vals(100, 104, 97), vals(101, 98, 103), 0.05, defaultKnobs); len(out) != 0 {
 		t.Errorf("runs that spread 3%%: outliers %+v", out)
 	}
-	if _, _, out = dropOutliers(vals(100, 150), vals(100, 100.1, 99.9), 0.05); len(out) != 0 {
+	if _, _, out = dropOutliers(vals(100, 150), vals(100, 100.1, 99.9), 0.05, defaultKnobs); len(out) != 0 {
 		t.Errorf("a side of two: outliers %+v", out)
 	}
 }
 
 // The outlier rule's false-alarm rate: runs drawn from one normal distribution (3, 3 and 6, 6
-// runs a side) have a run left out in about 2·outlierAlpha of the comparisons (outlierAlpha
+// runs a side) have a run left out in about 2·outlier_alpha of the comparisons (outlier_alpha
 // per side), and not much more.
 func TestOutlierFalseAlarms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
@@ -53,14 +53,14 @@ func TestOutlierFalseAlarms(t *testing.T) {
 				}
 				return vals(xs...)
 			}
-			if _, _, out := dropOutliers(draw(), draw(), 0.05); len(out) > 0 {
+			if _, _, out := dropOutliers(draw(), draw(), 0.05, defaultKnobs); len(out) > 0 {
 				hits++
 			}
 		}
 		rate := float64(hits) / float64(n)
 		t.Logf("%d runs a side, 5%% run-to-run spread: a run left out in %.2f%% of %d comparisons", k, 100*rate, n)
-		if rate > 2.5*outlierAlpha {
-			t.Errorf("%d runs a side: outliers in %.2f%% of comparisons, want about %g%%", k, 100*rate, 200*outlierAlpha)
+		if rate > 2.5*defaultKnobs.outlierAlpha {
+			t.Errorf("%d runs a side: outliers in %.2f%% of comparisons, want about %g%%", k, 100*rate, 200*defaultKnobs.outlierAlpha)
 		}
 	}
 }

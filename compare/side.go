@@ -108,10 +108,10 @@ func (s *Side) meetsSLO(m metrics.RequestMetrics) bool {
 }
 
 // blocksByRun is each run's time windows (runBlocks), by run index.
-func (s *Side) blocksByRun(runs []metrics.RunSummary) map[int][]block {
+func (s *Side) blocksByRun(runs []metrics.RunSummary, k *knobs) map[int][]block {
 	out := map[int][]block{}
 	for _, r := range runs {
-		markContention(s.reqs[r.Run], s.spans[r.Run])
+		markContention(s.reqs[r.Run], s.spans[r.Run], k.maxLevel)
 		out[r.Run] = runBlocks(s.reqs[r.Run])
 	}
 	return out

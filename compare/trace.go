@@ -15,7 +15,7 @@ func (r *Row) judgeStep(th float64) {
 // explainStep applies Contention.Explains to the row and records the rule that fired.
 func (r *Row) explainStep() {
 	ch, rule := r.Contention.explain(*r)
-	if rule == "" {
+	if rule == "" || !r.k().has(rule) {
 		return
 	}
 	r.Change = ch
@@ -64,7 +64,7 @@ func (r *Result) disturbedSteps() {
 	for _, d := range r.Disturbed {
 		figs := []Figure{fig("disturbed_s", d.Seconds), fig("window_s", d.Window), fig("share", d.Seconds/d.Window)}
 		if d.Kept {
-			stepf(&r.Why, RuleDisturbedRuns, figs, "kept %s run %d: fewer than %d runs of the side would remain", d.Side, d.Run+1, minRunsKept)
+			stepf(&r.Why, RuleDisturbedRuns, figs, "kept %s run %d: fewer than %d runs of the side would remain", d.Side, d.Run+1, r.k().minRunsKept)
 			continue
 		}
 		stepf(&r.Why, RuleDisturbedRuns, figs, "left out %s run %d from every metric", d.Side, d.Run+1)
