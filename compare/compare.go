@@ -230,8 +230,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 	bb, cb := base.blocksByRun(br, k), cand.blocksByRun(cr, k)
 	one := len(br) == 1 && len(cr) == 1
 	for i, m := range ms {
-		rng := rand.New(rand.NewPCG(uint64(i+1), 0x5eed))
-		bv, cv := runValues(m, br, bb, opt.Rounds, rng, one, false), runValues(m, cr, cb, opt.Rounds, rng, one, false)
+		bv, cv := base.pairValues(cand, i, m, br, cr, bb, cb, opt.Rounds, one)
 		if len(bv) == 0 || len(cv) == 0 {
 			if len(br) > 0 && len(cr) > 0 {
 				res.warnf("%s: not compared: it is undefined in every run of a side", m.Name)

@@ -1,5 +1,6 @@
 // Command gendoc writes compare's decision table, docs/compare-policy.md, from
-// compare.DefaultPolicy. Run it from the repository root after changing a rule or a
+// compare.DefaultPolicy, and docs/compare-recorded.md, the rates and the ablation of the
+// policy on the recorded sets (compare/testdata/recorded; it judges them all, once per rule). Run it from the repository root after changing a rule or a
 // constant: go run ./internal/policydoc/gendoc
 package main
 
@@ -12,6 +13,10 @@ import (
 
 func main() {
 	if err := policydoc.Write(policydoc.Path); err != nil {
+		fmt.Fprintln(os.Stderr, "gendoc:", err)
+		os.Exit(1)
+	}
+	if err := policydoc.WriteRecorded(policydoc.RecordedDir, policydoc.RecordedPath); err != nil {
 		fmt.Fprintln(os.Stderr, "gendoc:", err)
 		os.Exit(1)
 	}

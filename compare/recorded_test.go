@@ -1,0 +1,53 @@
+package compare_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"servebench/compare"
+	"servebench/internal/policydoc"
+)
+
+// TestRecordedSets judges every stored HTTP pair (compare/testdata/recorded, made by
+// scripts/validate-compare against servebench sim) with DefaultPolicy and asserts each
+// set's published goal: A/A at 3 runs ≥ 80% no significant change and ≤ 5% changed, A/A at
+// 1 run ≤ 5% changed, A/B +10% ITL ≥ 90% and ×2 100% regressed, throttle, cold start and
+// overload ≥ 90% caught (overload as unbounded queueing). The rates table it prints is
+// docs/compare-recorded.md's, which must match it.
+func TestRecordedSets(t *testing.T) {
+	start := time.Now()
+	sets, err := policydoc.LoadSets(filepath.Join("testdata", "recorded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := sets.Judge(compare.DefaultPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rates := sets.Count(outs)
+	table := policydoc.RatesTable(rates)
+	t.Logf("policy %s, %d sets judged in %s:\n%s", compare.DefaultPolicy.Version, len(rates), time.Since(start).Round(time.Millisecond), table)
+	for _, r := range rates {
+		if goal, ok := policydoc.Goal(r); !ok {
+			t.Errorf("%s (%s, %s): goal %s not met", r.Set.Name, r.Set.Class, r.Set.Label, goal)
+		}
+		if r.Pairs == 0 {
+			t.Errorf("%s: no pairs", r.Set.Name)
+		}
+	}
+	for i, set := range sets.Manifest.Sets {
+		for j, o := range outs[i] {
+			t.Logf("%s %d: %s", set.Name, j+1, o.Word())
+		}
+	}
+	page, err := os.ReadFile(filepath.Join("..", policydoc.RecordedPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), table) || !strings.Contains(string(page), "Policy: `"+compare.DefaultPolicy.Version+"`") {
+		t.Errorf("%s is stale: its rates are not this policy's on the recorded sets; run `go run ./internal/policydoc/gendoc` from the repository root", policydoc.RecordedPath)
+	}
+}
