@@ -1,11 +1,9 @@
 package compare
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"servebench/conditions"
@@ -119,18 +117,15 @@ type Row struct {
 	// arithmetic means and the delta a difference of means over the base's (arith.go); a
 	// geometric mean cannot hold a 0, and leaving the run out would flatter its side.
 	Arithmetic bool
-	// Outliers are the runs left out of this row as disturbed (robust.go).
+	// Outliers is no longer set (nil): the outlier rule of compare-2026.12.1 left a run out of
+	// a row as disturbed; on the recorded sets it changed one verdict, for the worse, and was
+	// removed (docs/compare-recorded.md). Kept for the JSON's readers.
 	Outliers []Outlier
-	// ServerSteady, on a tail row, is the server's own figure for it on both sides (the
-	// median over runs of its histogram's p99) when it exists in every run and moved by less
-	// than the row's threshold; nil otherwise (see blocks).
-	ServerSteady *ServerPair
-	// FamilyP, on a judged tail row, is its p with the judged tails taken as one family
-	// (Holm's step-down, tailFamily); a tail blocks the verdict only when it is below Alpha.
-	// 0 on other rows.
+	// FamilyP is no longer set (0): the policy of compare-2026.12.1 adjusted the tails' p by
+	// Holm's step-down over the judged tails; the ablation on the recorded sets
+	// (docs/compare-recorded.md) showed it changed no verdict, and it was removed. Kept so that
+	// readers of the JSON find the field they knew.
 	FamilyP float64
-	// moved: a judged tail whose FamilyP is below Alpha
-	moved bool
 	// Contention, on a row that the arrivals' contention moves (TTFT p50, E2E p50, the
 	// throughputs), is the metric compared at equal contention (contention.go); nil elsewhere
 	// or when no contention level is common to every run.
@@ -239,20 +234,15 @@ func Compare(base, cand *Side, opt Options) *Result {
 			continue
 		}
 		row := compareRow(m, bv, cv, opt, one)
-		row.ServerSteady = serverSteady(m, br, cr, row.Threshold)
 		row.Contention = conditioned(m, br, cr, bb, cb, opt, one)
 		row.explainStep()
 		res.Rows = append(res.Rows, row)
 	}
-	res.disturbedTails(br, cr)
-	res.tailFamily(opt.Alpha)
 	res.holdSteps()
 	res.count()
 	res.methodWarnings()
-	res.serverNotes()
 	res.contentionNotes()
 	res.disturbedNotes()
-	res.outlierNotes(br, cr)
 	res.Verdict = verdict(res)
 	if res.Empty = measuredNothing(br, cr, res.Rows); res.Empty != "" {
 		res.Verdict = MeasuredNothing
@@ -345,19 +335,9 @@ func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 		row.judgeStep(row.Threshold)
 		return row
 	}
-	// a p99's runs are heavy-tailed by nature (a prefill stall shared by every stream moves
-	// a whole run's p99 by 40%), so its extreme run is no disturbance: leaving it out made
-	// identical servers "improved" on ITL p99 over HTTP
-	var out []Outlier
-	if !m.Tail && k.has(RuleOutliers) {
-		bv, cv, out = dropOutliers(bv, cv, opt.Threshold, k)
-	}
 	r := stat.TwoLevel(logs(bv), logs(cv), opt.Alpha)
-	for _, o := range out {
-		stepf(&why, RuleOutliers, []Figure{fig("run", float64(o.Run+1)), fig("deviation", o.Dev)}, "left out %s run %d", o.Side, o.Run+1)
-	}
 	row := Row{Metric: m, Delta: r.Delta, DeltaLo: r.Lo, DeltaHi: r.Hi, P: r.P, Assumed: r.Assumed,
-		Significant: r.Lo > 0 || r.Hi < 0, Threshold: th, Outliers: out, Why: why, pol: k,
+		Significant: r.Lo > 0 || r.Hi < 0, Threshold: th, Why: why, pol: k,
 		Base: Estimate{r.Base, r.BaseLo, r.BaseHi, len(bv)},
 		Cand: Estimate{r.Cand, r.CandLo, r.CandHi, len(cv)}}
 	t1 := stat.TQuantile(1-opt.Alpha, r.DF)
@@ -614,48 +594,12 @@ func hold(x Row) (bool, string) {
 		return true, RuleHolds
 	case x.k().has(RuleTailNotMoved) && !x.tailMoved():
 		return false, RuleTailNotMoved
-	case x.k().has(RuleServerSteady) && x.ServerSteady != nil:
-		return false, RuleServerSteady
 	}
 	return true, RuleHolds
 }
 
-// tailMoved says whether a tail row moved significantly once the judged tails are one family.
-func (x Row) tailMoved() bool { return x.Significant && x.moved }
-
-// judgedTail says whether the row is a tail that was judged: one of the family of tailFamily.
-func (x Row) judgedTail() bool { return x.Metric.Tail && x.Change != NotJudged }
-
-// tailFamily sets each judged tail row's FamilyP, its p adjusted by Holm's step-down over
-// the judged tails (the k-th smallest p of m times m − k + 1, never below the one before it),
-// and marks those below alpha as moved. Holm's procedure holds the chance that any of the
-// tails is called moved when none did at alpha, whatever their dependence (Holm 1979).
-func (r *Result) tailFamily(alpha float64) {
-	var idx []int
-	for i, row := range r.Rows {
-		if row.judgedTail() {
-			idx = append(idx, i)
-		}
-	}
-	if !r.k().has(RuleTailHolm) { // each tail tested alone
-		for _, i := range idx {
-			r.Rows[i].FamilyP, r.Rows[i].moved = r.Rows[i].P, r.Rows[i].P < alpha
-		}
-		return
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(r.Rows[a].P, r.Rows[b].P) })
-	prev := 0.0
-	for k, i := range idx {
-		p := min(1, math.Max(prev, float64(len(idx)-k)*r.Rows[i].P))
-		r.Rows[i].FamilyP, r.Rows[i].moved = p, p < alpha
-		prev = p
-		effect := "moved: p_family below alpha"
-		if p >= alpha {
-			effect = "not moved as a family"
-		}
-		stepf(&r.Rows[i].Why, RuleTailHolm, []Figure{fig("p", r.Rows[i].P), fig("p_family", p), fig("tails", float64(len(idx))), fig("alpha", alpha)}, "%s", effect)
-	}
-}
+// tailMoved says whether a tail row moved significantly: its interval excludes no change.
+func (x Row) tailMoved() bool { return x.Significant }
 
 // prefixCacheKey is the measured condition "how much of the prompts the server took from its
 // prefix cache". A candidate that replays the baseline's prompts on a server that still holds
@@ -696,15 +640,4 @@ func cacheClass(share float64, k *knobs) string {
 		return fmt.Sprintf("partial (%g-%g%% of prompt tokens cached)", 100*k.cacheNone, 100*k.cacheMost)
 	}
 	return fmt.Sprintf("most (>%g%% of prompt tokens cached)", 100*k.cacheMost)
-}
-
-// serverNotes says, for each tail row whose interval saw a change the server's own figure
-// did not, that the change is left to the client's side and out of the verdict.
-func (r *Result) serverNotes() {
-	for _, row := range r.Rows {
-		if s := row.ServerSteady; s != nil && row.Change == Inconclusive && row.Significant {
-			r.warnf("%s moved %+.0f%% in our measurement while the server's own %s stayed at %.4g → %.4g ms: the difference is the client's or the network's (a loaded client reads events late), so it does not hold the verdict",
-				row.Metric.Name, 100*row.Delta, s.Name, s.Base, s.Cand)
-		}
-	}
 }

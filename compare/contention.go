@@ -96,8 +96,7 @@ func (c *Contention) Clears(plain Row) bool {
 // equivalent) when the mix of contention levels, not the server's latency at any level,
 // explains it: its figure at equal contention, spanning contended levels too, is equivalent;
 // or that figure does not show the same change and its interval lies wholly apart from the
-// plain row's, so at equal contention the change is demonstrably smaller than the plain one;
-// or it lies wholly apart and the lone arrivals alone show no change.
+// plain row's, so at equal contention the change is demonstrably smaller than the plain one.
 // Over HTTP, identical servers whose candidate's runs met 58% and 77% overlapping arrivals
 // against 12–27% were "regressed +126% [+18%, +330%]" on TTFT p50, while at equal contention
 // it was +3.8% [+0.5%, +7.2%] and the lone arrivals −0.1%. At one run a side a plain change
@@ -116,8 +115,8 @@ func (c *Contention) Explains(plain Row) string {
 	return ch
 }
 
-// explain is Explains with the rule that made the row inconclusive (RuleContention or
-// RuleLoneArrivals; "" when none did).
+// explain is Explains with the rule that made the row inconclusive (RuleContention; "" when
+// none did).
 func (c *Contention) explain(plain Row) (string, string) {
 	if c == nil || (plain.Change != Improved && plain.Change != Regressed) {
 		return plain.Change, ""
@@ -135,16 +134,6 @@ func (c *Contention) explain(plain Row) (string, string) {
 	apart := eq.DeltaHi < plain.DeltaLo || eq.DeltaLo > plain.DeltaHi
 	if eq.Change != plain.Change && apart {
 		return Inconclusive, RuleContention
-	}
-	// The lone arrivals are the sharper figure: a contended level's figure still moves with
-	// how much of a prefill overlapped, which the users' phase sets. When they show no change
-	// and the plain change lies wholly beyond the figure at equal contention, the mix made
-	// most of it. Over HTTP an A/A pair whose candidate's users had merged (42–52% of requests
-	// overlapping, against 12%) was "regressed: TTFT p50 +41.8% [+40%, +43.5%]" with its figure
-	// at equal contention +6.6% [+5.4%, +7.8%] (level 1 weighing 19%) and the lone arrivals
-	// +0.1% [−0.5%, +0.7%].
-	if c.Lone != nil && equivalent(*c.Lone) && apart {
-		return Inconclusive, RuleLoneArrivals
 	}
 	return plain.Change, ""
 }

@@ -69,16 +69,11 @@ const (
 	RuleUndefined        = "metric-undefined"
 	RuleTailThreshold    = "tail-threshold"
 	RuleArithmetic       = "arithmetic-means"
-	RuleOutliers         = "outlier-runs-left-out"
 	RuleInterval         = "interval"
 	RuleTailOneRun       = "tail-one-run"
 	RuleContention       = "contention-explains"
-	RuleLoneArrivals     = "lone-arrivals"
-	RuleDisturbedTail    = "disturbed-tail-by-side"
-	RuleTailHolm         = "tail-holm"
 	RuleContentionClears = "contention-clears"
 	RuleTailNotMoved     = "tail-not-moved"
-	RuleServerSteady     = "server-steady-tail"
 	RuleHolds            = "inconclusive-holds"
 	RuleBlocking         = "blocking-condition"
 	RuleVerdict          = "verdict-from-rows"
@@ -97,7 +92,7 @@ const levelCap = 8
 
 // DefaultPolicy is the policy Compare applies.
 var DefaultPolicy = Policy{
-	Version: "compare-2026.12.1",
+	Version: "compare-2026.12.2",
 	Rules: []Rule{
 		{ID: RuleDisturbedRuns, Scope: "runs",
 			Condition: "a run's own client health record (record.Quality) marks its load generator disturbed for at least disturbed_share of its measurement window",
@@ -120,16 +115,11 @@ var DefaultPolicy = Policy{
 			Condition: "the metric is a tail percentile (p99)",
 			Reads:     []string{"--tail-threshold", "--threshold"},
 			Effect:    "the row is judged at the tail threshold (tail_threshold_factor × --threshold when --tail-threshold is 0)",
-			Constants: []Constant{{"tail_threshold_factor", 2, "× threshold"}, {"tail_pct", 99, "percentile"}}},
+			Constants: []Constant{{"tail_threshold_factor", 2, "× threshold"}}},
 		{ID: RuleArithmetic, Scope: "row",
 			Condition: "a run's value of the metric is 0 (goodput of a run that met no SLO)",
 			Reads:     []string{"run values"},
-			Effect:    "the sides are arithmetic means of their runs and the delta a difference of means over the base's, with a pooled Student-t interval; no run is left out as an outlier"},
-		{ID: RuleOutliers, Scope: "row",
-			Condition: "not a tail and not arithmetic; a side has at least outlier_min_side runs and both together outlier_min_runs; a run's externally studentized residual exceeds Student's t at outlier_alpha/N (Bonferroni, N runs) and it differs from its side's other runs by more than outlier_min_dev × threshold",
-			Reads:     []string{"run values (log)", "their deviation from the side's other runs"},
-			Effect:    "that run (at most one a side) is left out of this metric and named",
-			Constants: []Constant{{"outlier_alpha", 0.025, "family-wise"}, {"outlier_min_side", 3, "runs a side"}, {"outlier_min_runs", 5, "runs, both sides"}, {"outlier_min_dev", 0.5, "× threshold"}}},
+			Effect:    "the sides are arithmetic means of their runs and the delta a difference of means over the base's, with a pooled Student-t interval"},
 		{ID: RuleInterval, Scope: "row",
 			Condition: "always: the 1 − alpha interval of cand/base − 1 (two-level t on the log scale; one run a side assumes a run-to-run spread of assumed_run_sd) and its 1 − 2·alpha interval (TOST)",
 			Reads:     []string{"delta", "delta_lo", "delta_hi", "eq_lo", "eq_hi", "p", "threshold"},
@@ -143,32 +133,16 @@ var DefaultPolicy = Policy{
 			Reads:     []string{"the figure at equal contention: delta, interval, change, levels", "the row's interval"},
 			Effect:    "inconclusive: the mix of contention levels, not the server, explains the change",
 			Constants: []Constant{{"min_stratum", 10, "requests a level, every run"}, {"max_level", 3, "overlapping requests"}, {"min_levels", 2, "levels"}}},
-		{ID: RuleLoneArrivals, Scope: "row",
-			Condition: "a row contention-explains kept as improved or regressed, whose lone arrivals (level 0) alone are equivalent while the figure at equal contention lies wholly apart from the row's interval",
-			Reads:     []string{"the lone arrivals' change", "the figure at equal contention's interval", "the row's interval"},
-			Effect:    "inconclusive"},
-		{ID: RuleDisturbedTail, Scope: "row",
-			Condition: "a tail called improved or regressed whose own median did not make the same change, and the side it got worse on (the candidate for a regression) has a run left out or kept as disturbed, or one briefly disturbed for more than (1 − tail_pct/100) of its window",
-			Reads:     []string{"the tail's and its median's change", "disturbed runs of that side"},
-			Effect:    "inconclusive: the change is not called"},
-		{ID: RuleTailHolm, Scope: "row",
-			Condition: "a judged tail (the family of the tails not tail-one-run)",
-			Reads:     []string{"p of each judged tail"},
-			Effect:    "p_family is its p by Holm's step-down over the family; the tail moved only when p_family < alpha"},
 		{ID: RuleContentionClears, Scope: "row",
 			Condition: "an inconclusive row (not a tail that moved significantly) whose figure at equal contention is equivalent and, where the row moved significantly, spans at least min_levels levels; or whose lone arrivals are equivalent and the row did not move significantly",
 			Reads:     []string{"the figure at equal contention's change and levels", "the lone arrivals' change", "significant"},
 			Effect:    "the row does not hold the verdict"},
 		{ID: RuleTailNotMoved, Scope: "row",
-			Condition: "an inconclusive tail that did not move (tail-holm)",
-			Reads:     []string{"significant", "p_family"},
+			Condition: "an inconclusive tail whose interval holds no change (not significant at alpha)",
+			Reads:     []string{"p", "alpha"},
 			Effect:    "the row does not hold the verdict"},
-		{ID: RuleServerSteady, Scope: "row",
-			Condition: "an inconclusive tail that moved (tail-holm) while the server's own p99 of it, in every run, moved by less than the row's threshold",
-			Reads:     []string{"the server's own p99, median over each side's runs"},
-			Effect:    "the row does not hold the verdict: the client or the network moved it"},
 		{ID: RuleHolds, Scope: "row",
-			Condition: "an inconclusive row that none of the three rules before cleared",
+			Condition: "an inconclusive row that neither rule before cleared",
 			Effect:    "the row holds the verdict at inconclusive (unless a row regressed or improved)"},
 		{ID: RuleBlocking, Scope: "verdict",
 			Condition: "a condition classed blocking differs and was not named with --expect-change",
@@ -272,11 +246,9 @@ func (p Policy) Value(name string) float64 {
 type knobs struct {
 	on                                     map[string]bool
 	disturbedShare, cacheNone, cacheMost   float64
-	threshold, alpha, tailFactor, tailPct  float64
-	outlierAlpha, outlierMinDev            float64
+	threshold, alpha, tailFactor           float64
 	powerTarget                            float64
 	minRunsKept, rounds                    int
-	outlierMinSide, outlierMinRuns         int
 	minStratum, maxLevel, minLevels, maxRn int
 }
 
@@ -289,8 +261,7 @@ func (p Policy) knobs() *knobs {
 	k.disturbedShare, k.minRunsKept = v("disturbed_share"), n("min_runs_kept")
 	k.cacheNone, k.cacheMost = v("cache_none"), v("cache_most")
 	k.threshold, k.alpha, k.rounds = v("default_threshold"), v("default_alpha"), n("bootstrap_rounds")
-	k.tailFactor, k.tailPct = v("tail_threshold_factor"), v("tail_pct")
-	k.outlierAlpha, k.outlierMinSide, k.outlierMinRuns, k.outlierMinDev = v("outlier_alpha"), n("outlier_min_side"), n("outlier_min_runs"), v("outlier_min_dev")
+	k.tailFactor = v("tail_threshold_factor")
 	k.minStratum, k.maxLevel, k.minLevels = n("min_stratum"), min(n("max_level"), levelCap-1), n("min_levels")
 	k.powerTarget, k.maxRn = v("power_target"), n("max_runs")
 	return k

@@ -50,10 +50,8 @@ func (r *Result) holdSteps() {
 			if l := x.Contention.Lone; l != nil {
 				figs = append(figs, fig("lone_arrivals_eq_lo", l.EqLo), fig("lone_arrivals_eq_hi", l.EqHi))
 			}
-		case RuleServerSteady:
-			figs = []Figure{fig("server_base", x.ServerSteady.Base), fig("server_candidate", x.ServerSteady.Cand), fig("threshold", x.Threshold)}
 		case RuleTailNotMoved:
-			figs = []Figure{fig("p", x.P), fig("p_family", x.FamilyP)}
+			figs = []Figure{fig("p", x.P), fig("alpha", x.k().alpha)}
 		}
 		stepf(&x.Why, rule, figs, "%s", effect)
 	}

@@ -328,8 +328,10 @@ The HTTP sets behind compare's published rates are stored in the repository
 ` + "`scripts/validate-compare gen`" + ` against ` + "`servebench sim`" + ` on 127.0.0.1, each a separate
 ` + "`servebench run`" + ` invocation, stored with their events' stamps rounded to the microsecond
 (package compare/recorded). ` + "`go test ./compare -run TestRecordedSets`" + ` judges every pair with
-the current policy, as ` + "`servebench compare BASE CAND --expect-change sim`" + ` does, asserts each
-set's goal and checks this page; the figures here are that test's.
+the current policy, as ` + "`servebench compare BASE CAND --expect-change …`" + ` does with the
+conditions the manifest names (the simulator's; for the overload set, whose base ran on a
+simulated B200, the GPU's too), asserts each set's goal and checks this page; the figures here
+are that test's.
 
 A **design** set was recorded while the policy's rules were chosen (or judged by rules changed
 since it was recorded): its rates are not an independent test of them. A **held-out** set was
@@ -346,9 +348,9 @@ Policy: ` + "`" + p.Version + "`" + `.
 steady" the verdicts marked PROVISIONAL because the candidate's own run was not steady (its
 steady-state check, docs/metrics.md "Steady state"); "caught" the verdicts that stop a CI gate
 on a changed candidate: regressed, or PROVISIONAL with the candidate not steady. An overload
-counts only where the verdict names "unbounded queueing". The load average is the machine's 1-minute figure before and
-after each side of the set: a 2-core machine shared with other engineers' builds and tests,
-the busy machine the rates are promised on.
+counts only where the verdict names "unbounded queueing". The load average is the machine's
+1-minute figure before and after each side of the set: a 2-core machine shared with other
+engineers' builds and tests, the busy machine the rates are promised on.
 
 ## How each set was recorded
 
@@ -368,6 +370,13 @@ where the set then misses its goal.
 
 `)
 	b.WriteString(AblationTable(s.Manifest.Sets, full, as))
+	b.WriteString(`
+Policy compare-2026.12.2 removed five rules by this table under compare-2026.12.1 (this page at
+commit 8d6063b): outlier-runs-left-out (its one change: an A/A pair at 3 runs inconclusive
+with it, no significant change without), lone-arrivals, disturbed-tail-by-side, tail-holm and
+server-steady-tail (no verdict word changed on any set), with the constants outlier_alpha,
+outlier_min_side, outlier_min_runs, outlier_min_dev and tail_pct.
+`)
 	return b.String()
 }
 
