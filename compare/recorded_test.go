@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"servebench/compare"
+	"servebench/compare/recorded"
 	"servebench/internal/policydoc"
 )
 
@@ -15,7 +16,8 @@ import (
 // scripts/validate-compare against servebench sim) with DefaultPolicy and asserts each
 // set's published goal: A/A at 3 runs ≥ 80% no significant change and ≤ 5% changed, A/A at
 // 1 run ≤ 5% changed, A/B +10% ITL ≥ 90% and ×2 100% regressed, throttle, cold start and
-// overload ≥ 90% caught (overload as unbounded queueing). The rates table it prints is
+// overload ≥ 90% caught (overload as unbounded queueing), on every design set; a held-out
+// set's rates are logged and reported apart. The rates table it prints is
 // docs/compare-recorded.md's, which must match it.
 func TestRecordedSets(t *testing.T) {
 	start := time.Now()
@@ -31,7 +33,14 @@ func TestRecordedSets(t *testing.T) {
 	table := policydoc.RatesTable(rates)
 	t.Logf("policy %s, %d sets judged in %s:\n%s", compare.DefaultPolicy.Version, len(rates), time.Since(start).Round(time.Millisecond), table)
 	for _, r := range rates {
-		if goal, ok := policydoc.Goal(r); !ok {
+		goal, ok := policydoc.Goal(r)
+		switch {
+		case !ok && r.Set.Label == recorded.HeldOut:
+			// a held-out set tests the policy, not the code: its rates are reported apart
+			// (docs/compare-recorded.md), and a miss is a finding that changes the policy,
+			// after which the set counts as a design set and a new one is recorded
+			t.Logf("%s (%s, held out): goal %s not met", r.Set.Name, r.Set.Class, goal)
+		case !ok:
 			t.Errorf("%s (%s, %s): goal %s not met", r.Set.Name, r.Set.Class, r.Set.Label, goal)
 		}
 		if r.Pairs == 0 {

@@ -376,6 +376,27 @@ commit 8d6063b): outlier-runs-left-out (its one change: an A/A pair at 3 runs in
 with it, no significant change without), lone-arrivals, disturbed-tail-by-side, tail-holm and
 server-steady-tail (no verdict word changed on any set), with the constants outlier_alpha,
 outlier_min_side, outlier_min_runs, outlier_min_dev and tail_pct.
+
+Four rules that change no verdict word above are kept, each for a reason the sets cannot show:
+briefly-disturbed-kept and runs-to-decide never change a verdict by construction (one names
+the runs a client's record marks briefly disturbed, the other the runs per side that would
+decide an inconclusive verdict: what a reader of the verdict needs); prefix-cache-condition
+cannot fire here (every simulator ran with --no-prefix-cache) and makes a replay served from
+the server's prefix cache not comparable (TTFT fell 5× in such a replay against llama.cpp);
+tail-threshold is the --tail-threshold option's rule (a p99's threshold, twice --threshold
+unless given).
+
+## Held out
+
+The held-out sets were recorded after compare-2026.12.2's rules were fixed (new seed, the
+commands above) and judged only by them. Their A/A pairs at 3 runs miss the goal: 3 of 5 no
+significant change and 1 of 5 changed. The changed pair (aa3-held 1) is IMPROVED: TTFT p99
+−88.5% [−98.2%, −25.0%], every base run's client disturbed by its own health record (TTFT
+p50 moved with the arrivals' clustering, 72–74% overlapping in the base's runs against 0–39%);
+compare-2026.12.1's disturbed-tail-by-side held that row inconclusive, so its removal is not
+borne out by this set. Under compare-2026.12.1 the same 5 pairs were 3 no significant change,
+0 changed and 2 inconclusive. A rule put back makes these design sets and needs a new
+held-out set.
 `)
 	return b.String()
 }
