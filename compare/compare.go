@@ -238,6 +238,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 		row.explainStep()
 		res.Rows = append(res.Rows, row)
 	}
+	res.disturbedTails(br, cr)
 	res.holdSteps()
 	res.count()
 	res.methodWarnings()

@@ -125,3 +125,91 @@ func (r *Result) disturbedNotes() {
 		r.warnf("%s run %d left out as disturbed from every metric: %s; the side's other runs decide it", d.Side, d.Run+1, what)
 	}
 }
+
+// disturbedTails demotes a tail (p99) called improved or regressed to inconclusive when a run
+// of the side it got worse on (the candidate for a regression, the base for an improvement)
+// was disturbed by its client's own record, and notes it: a run left out or kept as disturbed
+// (a quarter of its window or more), or one disturbed briefly for more of its window than the
+// tail holds (1% for a p99). A disturbance on the other side can only hide such a change, not
+// make it. A p99 is set by a run's few slowest requests, and on a disturbed machine those are
+// the machine's: a client that waited for a CPU reads a burst of events late (each late read
+// one long gap), and a server on the same machine (a loopback URL) waits for the same CPUs.
+// The runs cannot tell the machine's stalls from the server's, so the tail's change is not
+// called; it still holds the verdict at inconclusive when it moved (blocks), and a change of a
+// median or a rate is called as before. A tail whose own median (TTFT p50 for TTFT p99, …)
+// made the same change stands: the whole distribution moved, which a few stalls cannot do.
+// The A/A pairs that were called regressed this way, and the changes that stood, are in
+// docs/metrics.md, "Comparing runs", item "A p99 beside disturbed runs" (figures kept there).
+func (r *Result) disturbedTails(br, cr []metrics.RunSummary) {
+	if !r.k().has(RuleDisturbedTail) {
+		return
+	}
+	worse := func(side string, pct float64) []string {
+		var runs []string
+		for _, d := range r.Disturbed {
+			if d.Side == side {
+				runs = append(runs, fmt.Sprintf("%s run %d", d.Side, d.Run+1))
+			}
+		}
+		for _, d := range r.Brief {
+			if d.Side == side && d.Window > 0 && d.Seconds > (1-pct/100)*d.Window {
+				runs = append(runs, fmt.Sprintf("%s run %d (briefly, %.2g s of %.3g s)", d.Side, d.Run+1, d.Seconds, d.Window))
+			}
+		}
+		return runs
+	}
+	change := map[string]string{}
+	for _, row := range r.Rows {
+		change[row.Metric.Name] = row.Change
+	}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if !row.Metric.Tail || (row.Change != Regressed && row.Change != Improved) {
+			continue
+		}
+		if change[tailMedian[row.Metric.Name]] == row.Change {
+			continue
+		}
+		side := "candidate" // the side whose figure got worse
+		if row.Change == Improved {
+			side = "base"
+		}
+		runs := worse(side, r.k().tailPct)
+		if len(runs) == 0 {
+			continue
+		}
+		was := row.Change
+		row.Change = Inconclusive
+		addStep(&row.Why, RuleDisturbedTail, Inconclusive, true, fig("delta", row.Delta), fig("delta_lo", row.DeltaLo), fig("delta_hi", row.DeltaHi),
+			fig("disturbed_runs", float64(len(runs))))
+		were := "were"
+		if len(runs) == 1 {
+			were = "was"
+		}
+		r.warnf("%s %s %+.1f%% [%+.1f%%, %+.1f%%] in its runs, but %s %s disturbed by their client's own health record: a p99 is set by a run's slowest requests, and on a disturbed machine those are the machine's (a client that waits for a CPU reads events late; a server on the same machine waits too), so the change is not called and this metric is inconclusive%s; measure both sides again on a quiet machine",
+			row.Metric.Name, was, 100*row.Delta, 100*row.DeltaLo, 100*row.DeltaHi, strings.Join(runs, ", "), were, serverTailSaw(row.Metric, br, cr))
+	}
+}
+
+// tailMedian is each tail's median: the same distribution's centre.
+var tailMedian = map[string]string{TTFTp99.Name: TTFTp50.Name, ITLp99.Name: ITLp50.Name, E2Ep99.Name: E2Ep50.Name}
+
+// serverTailSaw is, for a tail the server also measures (TTFT p99, ITL p99), its own figure on
+// both sides (median over runs) in words, "" when a run lacks it: whether the server's own
+// histogram saw the change too, which the client's record cannot say.
+func serverTailSaw(m Metric, br, cr []metrics.RunSummary) string {
+	f, ok := serverTail[m.Name]
+	if !ok {
+		return ""
+	}
+	for _, r := range append(slices.Clone(br), cr...) {
+		if _, ok := f.get(r.Summary); !ok {
+			return ""
+		}
+	}
+	b, c := medianOf(br, f.get), medianOf(cr, f.get)
+	if b == nil || c == nil || *b <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the server's own histogram: %s %.4g → %.4g ms, %+.0f%%)", f.name, *b, *c, 100*(*c / *b - 1))
+}

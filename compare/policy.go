@@ -72,6 +72,7 @@ const (
 	RuleInterval         = "interval"
 	RuleTailOneRun       = "tail-one-run"
 	RuleContention       = "contention-explains"
+	RuleDisturbedTail    = "disturbed-tail-by-side"
 	RuleContentionClears = "contention-clears"
 	RuleTailNotMoved     = "tail-not-moved"
 	RuleHolds            = "inconclusive-holds"
@@ -92,7 +93,7 @@ const levelCap = 8
 
 // DefaultPolicy is the policy Compare applies.
 var DefaultPolicy = Policy{
-	Version: "compare-2026.12.2",
+	Version: "compare-2026.12.3",
 	Rules: []Rule{
 		{ID: RuleDisturbedRuns, Scope: "runs",
 			Condition: "a run's own client health record (record.Quality) marks its load generator disturbed for at least disturbed_share of its measurement window",
@@ -133,6 +134,11 @@ var DefaultPolicy = Policy{
 			Reads:     []string{"the figure at equal contention: delta, interval, change, levels", "the row's interval"},
 			Effect:    "inconclusive: the mix of contention levels, not the server, explains the change",
 			Constants: []Constant{{"min_stratum", 10, "requests a level, every run"}, {"max_level", 3, "overlapping requests"}, {"min_levels", 2, "levels"}}},
+		{ID: RuleDisturbedTail, Scope: "row",
+			Condition: "a tail called improved or regressed whose own median did not make the same change, and the side it got worse on (the candidate for a regression, the base for an improvement) has a run left out or kept as disturbed, or one briefly disturbed for more than (1 − tail_pct/100) of its window",
+			Reads:     []string{"the tail's and its median's change", "disturbed runs of that side", "their disturbed seconds and window"},
+			Effect:    "inconclusive: the change is not called (a tail that moved still holds the verdict)",
+			Constants: []Constant{{"tail_pct", 99, "percentile"}}},
 		{ID: RuleContentionClears, Scope: "row",
 			Condition: "an inconclusive row (not a tail that moved significantly) whose figure at equal contention is equivalent and, where the row moved significantly, spans at least min_levels levels; or whose lone arrivals are equivalent and the row did not move significantly",
 			Reads:     []string{"the figure at equal contention's change and levels", "the lone arrivals' change", "significant"},
@@ -246,7 +252,7 @@ func (p Policy) Value(name string) float64 {
 type knobs struct {
 	on                                     map[string]bool
 	disturbedShare, cacheNone, cacheMost   float64
-	threshold, alpha, tailFactor           float64
+	threshold, alpha, tailFactor, tailPct  float64
 	powerTarget                            float64
 	minRunsKept, rounds                    int
 	minStratum, maxLevel, minLevels, maxRn int
@@ -261,7 +267,7 @@ func (p Policy) knobs() *knobs {
 	k.disturbedShare, k.minRunsKept = v("disturbed_share"), n("min_runs_kept")
 	k.cacheNone, k.cacheMost = v("cache_none"), v("cache_most")
 	k.threshold, k.alpha, k.rounds = v("default_threshold"), v("default_alpha"), n("bootstrap_rounds")
-	k.tailFactor = v("tail_threshold_factor")
+	k.tailFactor, k.tailPct = v("tail_threshold_factor"), v("tail_pct")
 	k.minStratum, k.maxLevel, k.minLevels = n("min_stratum"), min(n("max_level"), levelCap-1), n("min_levels")
 	k.powerTarget, k.maxRn = v("power_target"), n("max_runs")
 	return k

@@ -116,3 +116,22 @@ func medianOf(runs []metrics.RunSummary, get func(*metrics.Summary) (float64, bo
 	}
 	return &m
 }
+
+// serverTail is the server's own histogram p99 for a tail metric of ours, in ms.
+var serverTail = map[string]struct {
+	name string
+	get  func(s *metrics.Summary) (float64, bool)
+}{
+	TTFTp99.Name: {"server TTFT p99", func(s *metrics.Summary) (float64, bool) {
+		if h := server(s).TTFT; h != nil && h.Count > 0 {
+			return h.P99 * 1e3, true
+		}
+		return 0, false
+	}},
+	ITLp99.Name: {"server ITL p99", func(s *metrics.Summary) (float64, bool) {
+		if h := server(s).ITL; h != nil && h.Count > 0 {
+			return h.P99 * 1e3, true
+		}
+		return 0, false
+	}},
+}
