@@ -1,11 +1,9 @@
 package compare
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"servebench/conditions"
@@ -57,20 +55,29 @@ type Options struct {
 	// few of its slowest requests and moves from run to run far more than a median does
 	// (0: twice Threshold).
 	TailThreshold float64
+	// Policy is the policy that judges (nil: DefaultPolicy): its rules, in order, and the
+	// constants they read; a rule it lacks does not fire.
+	Policy *Policy
+	pol    *knobs
 }
 
 func (o Options) withDefaults() Options {
+	p := DefaultPolicy
+	if o.Policy != nil {
+		p = *o.Policy
+	}
+	o.pol = p.knobs()
 	if o.Threshold == 0 {
-		o.Threshold = defaultThreshold
+		o.Threshold = o.pol.threshold
 	}
 	if o.Alpha == 0 {
-		o.Alpha = defaultAlpha
+		o.Alpha = o.pol.alpha
 	}
 	if o.Rounds == 0 {
-		o.Rounds = defaultRounds
+		o.Rounds = o.pol.rounds
 	}
 	if o.TailThreshold == 0 {
-		o.TailThreshold = tailThresholdFactor * o.Threshold
+		o.TailThreshold = o.pol.tailFactor * o.Threshold
 	}
 	return o
 }
@@ -110,18 +117,15 @@ type Row struct {
 	// arithmetic means and the delta a difference of means over the base's (arith.go); a
 	// geometric mean cannot hold a 0, and leaving the run out would flatter its side.
 	Arithmetic bool
-	// Outliers are the runs left out of this row as disturbed (robust.go).
+	// Outliers is no longer set (nil): the outlier rule of compare-2026.12.1 left a run out of
+	// a row as disturbed; on the recorded sets it changed one verdict, for the worse, and was
+	// removed (docs/compare-recorded.md). Kept for the JSON's readers.
 	Outliers []Outlier
-	// ServerSteady, on a tail row, is the server's own figure for it on both sides (the
-	// median over runs of its histogram's p99) when it exists in every run and moved by less
-	// than the row's threshold; nil otherwise (see blocks).
-	ServerSteady *ServerPair
-	// FamilyP, on a judged tail row, is its p with the judged tails taken as one family
-	// (Holm's step-down, tailFamily); a tail blocks the verdict only when it is below Alpha.
-	// 0 on other rows.
+	// FamilyP is no longer set (0): the policy of compare-2026.12.1 adjusted the tails' p by
+	// Holm's step-down over the judged tails; the ablation on the recorded sets
+	// (docs/compare-recorded.md) showed it changed no verdict, and it was removed. Kept so that
+	// readers of the JSON find the field they knew.
 	FamilyP float64
-	// moved: a judged tail whose FamilyP is below Alpha
-	moved bool
 	// Contention, on a row that the arrivals' contention moves (TTFT p50, E2E p50, the
 	// throughputs), is the metric compared at equal contention (contention.go); nil elsewhere
 	// or when no contention level is common to every run.
@@ -129,6 +133,7 @@ type Row struct {
 	// Why are the rules of DefaultPolicy that fired on this row, in policy order, with the
 	// figures they read; the last step that Changed set Change.
 	Why []Step
+	pol *knobs // the policy that judged it
 }
 
 // Result is a whole comparison.
@@ -177,22 +182,33 @@ type Result struct {
 	Why []Step
 	// Policy is the version of the policy that judged it (DefaultPolicy.Version).
 	Policy string
+	pol    *knobs
 }
 
 // Compare judges cand against base.
 func Compare(base, cand *Side, opt Options) *Result {
 	opt = opt.withDefaults()
+	k := opt.pol
 	br, cr := base.Runs(), cand.Runs()
-	res := &Result{BaseRuns: len(br), CandRuns: len(cr), Threshold: opt.Threshold, Alpha: opt.Alpha, Method: Method, Policy: DefaultPolicy.Version}
+	version := DefaultPolicy.Version
+	if opt.Policy != nil {
+		version = opt.Policy.Version
+	}
+	res := &Result{BaseRuns: len(br), CandRuns: len(cr), Threshold: opt.Threshold, Alpha: opt.Alpha, Method: Method, Policy: version, pol: k}
 	// runs whose own health record says the client was disturbed leave before anything is
 	// compared (disturbed.go)
-	br, bd := healthyRuns("base", br)
-	cr, cd := healthyRuns("candidate", cr)
-	res.Disturbed = append(bd, cd...)
-	res.Brief = append(brieflyDisturbed("base", br), brieflyDisturbed("candidate", cr)...)
+	if k.has(RuleDisturbedRuns) {
+		var bd, cd []DisturbedRun
+		br, bd = healthyRuns("base", br, k)
+		cr, cd = healthyRuns("candidate", cr, k)
+		res.Disturbed = append(bd, cd...)
+	}
+	if k.has(RuleBrieflyDisturbed) {
+		res.Brief = append(brieflyDisturbed("base", br, k), brieflyDisturbed("candidate", cr, k)...)
+	}
 	res.disturbedSteps()
 	bc, cc := sideConditions(base), sideConditions(cand)
-	if bcache, ccache, ok := prefixCache(br, cr); ok {
+	if bcache, ccache, ok := prefixCache(br, cr, k); ok && k.has(RulePrefixCache) {
 		bc.Put(bcache)
 		cc.Put(ccache)
 		bs, _ := cacheShare(br)
@@ -206,11 +222,10 @@ func Compare(base, cand *Side, opt Options) *Result {
 		ms = append(append([]Metric{}, KeyMetrics...), Goodput)
 	}
 	res.Metrics = len(ms)
-	bb, cb := base.blocksByRun(br), cand.blocksByRun(cr)
+	bb, cb := base.blocksByRun(br, k), cand.blocksByRun(cr, k)
 	one := len(br) == 1 && len(cr) == 1
 	for i, m := range ms {
-		rng := rand.New(rand.NewPCG(uint64(i+1), 0x5eed))
-		bv, cv := runValues(m, br, bb, opt.Rounds, rng, one, false), runValues(m, cr, cb, opt.Rounds, rng, one, false)
+		bv, cv := base.pairValues(cand, i, m, br, cr, bb, cb, opt.Rounds, one)
 		if len(bv) == 0 || len(cv) == 0 {
 			if len(br) > 0 && len(cr) > 0 {
 				res.warnf("%s: not compared: it is undefined in every run of a side", m.Name)
@@ -219,20 +234,16 @@ func Compare(base, cand *Side, opt Options) *Result {
 			continue
 		}
 		row := compareRow(m, bv, cv, opt, one)
-		row.ServerSteady = serverSteady(m, br, cr, row.Threshold)
 		row.Contention = conditioned(m, br, cr, bb, cb, opt, one)
 		row.explainStep()
 		res.Rows = append(res.Rows, row)
 	}
 	res.disturbedTails(br, cr)
-	res.tailFamily(opt.Alpha)
 	res.holdSteps()
 	res.count()
 	res.methodWarnings()
-	res.serverNotes()
 	res.contentionNotes()
 	res.disturbedNotes()
-	res.outlierNotes(br, cr)
 	res.Verdict = verdict(res)
 	if res.Empty = measuredNothing(br, cr, res.Rows); res.Empty != "" {
 		res.Verdict = MeasuredNothing
@@ -240,7 +251,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 			fig("base_completed", float64(completed(br))), fig("candidate_completed", float64(completed(cr))), fig("rows", float64(len(res.Rows))))
 	}
 	res.compareAnswers(br, cr) // accuracy.go
-	if res.Verdict == Inconclusive {
+	if res.Verdict == Inconclusive && k.has(RuleDecide) {
 		res.Decide = decide(res.Rows)
 		stepf(&res.Why, RuleDecide, []Figure{fig("runs_per_side", float64(res.Decide))}, "runs per side to decide: %s", runsText(res.Decide))
 	}
@@ -251,7 +262,7 @@ func Compare(base, cand *Side, opt Options) *Result {
 	for _, w := range conditionWarnings(base, cand, res.Differences) {
 		res.warnf("%s", w)
 	}
-	if res.Verdict != MeasuredNothing && res.Verdict != NotComparable {
+	if res.Verdict != MeasuredNothing && res.Verdict != NotComparable && k.has(RuleProvisional) {
 		res.Provisional = provisional(br, cr)
 		if len(res.Provisional) > 0 {
 			stepf(&res.Why, RuleProvisional, []Figure{fig("reasons", float64(len(res.Provisional)))}, "PROVISIONAL: %s", strings.Join(res.Provisional, "; "))
@@ -310,8 +321,9 @@ func completed(rs []metrics.RunSummary) int {
 // means (arith.go).
 func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 	th := opt.Threshold
+	k := opt.pol
 	var why []Step
-	if m.Tail {
+	if m.Tail && k.has(RuleTailThreshold) {
 		th = opt.TailThreshold
 		stepf(&why, RuleTailThreshold, []Figure{fig("threshold", th)}, "judged at the tail threshold %g%%", 100*th)
 	}
@@ -319,29 +331,20 @@ func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 		row := arithRow(m, bv, cv, opt.Alpha)
 		row.Threshold = th
 		row.Why = why
+		row.pol = k
 		stepf(&row.Why, RuleArithmetic, []Figure{fig("base_mean", row.Base.Center), fig("candidate_mean", row.Cand.Center)}, "arithmetic means: a run is 0")
 		row.judgeStep(row.Threshold)
 		return row
 	}
-	// a p99's runs are heavy-tailed by nature (a prefill stall shared by every stream moves
-	// a whole run's p99 by 40%), so its extreme run is no disturbance: leaving it out made
-	// identical servers "improved" on ITL p99 over HTTP
-	var out []Outlier
-	if !m.Tail {
-		bv, cv, out = dropOutliers(bv, cv, opt.Threshold)
-	}
 	r := stat.TwoLevel(logs(bv), logs(cv), opt.Alpha)
-	for _, o := range out {
-		stepf(&why, RuleOutliers, []Figure{fig("run", float64(o.Run+1)), fig("deviation", o.Dev)}, "left out %s run %d", o.Side, o.Run+1)
-	}
 	row := Row{Metric: m, Delta: r.Delta, DeltaLo: r.Lo, DeltaHi: r.Hi, P: r.P, Assumed: r.Assumed,
-		Significant: r.Lo > 0 || r.Hi < 0, Threshold: th, Outliers: out, Why: why,
+		Significant: r.Lo > 0 || r.Hi < 0, Threshold: th, Why: why, pol: k,
 		Base: Estimate{r.Base, r.BaseLo, r.BaseHi, len(bv)},
 		Cand: Estimate{r.Cand, r.CandLo, r.CandHi, len(cv)}}
 	t1 := stat.TQuantile(1-opt.Alpha, r.DF)
 	row.EqLo, row.EqHi = math.Expm1(r.LogDiff-t1*r.SE), math.Expm1(r.LogDiff+t1*r.SE)
 	row.judgeStep(th)
-	if m.Tail && oneEach {
+	if m.Tail && oneEach && k.has(RuleTailOneRun) {
 		row.Change = NotJudged
 		addStep(&row.Why, RuleTailOneRun, NotJudged, true, fig("base_runs", float64(len(bv))), fig("candidate_runs", float64(len(cv))))
 	}
@@ -586,48 +589,18 @@ func hold(x Row) (bool, string) {
 	switch {
 	case x.Change != Inconclusive:
 		return false, ""
-	case x.Contention.Clears(x):
+	case x.k().has(RuleContentionClears) && x.Contention.Clears(x):
 		return false, RuleContentionClears
 	case !x.Metric.Tail:
 		return true, RuleHolds
-	case !x.tailMoved():
+	case x.k().has(RuleTailNotMoved) && !x.tailMoved():
 		return false, RuleTailNotMoved
-	case x.ServerSteady != nil:
-		return false, RuleServerSteady
 	}
 	return true, RuleHolds
 }
 
-// tailMoved says whether a tail row moved significantly once the judged tails are one family.
-func (x Row) tailMoved() bool { return x.Significant && x.moved }
-
-// judgedTail says whether the row is a tail that was judged: one of the family of tailFamily.
-func (x Row) judgedTail() bool { return x.Metric.Tail && x.Change != NotJudged }
-
-// tailFamily sets each judged tail row's FamilyP, its p adjusted by Holm's step-down over
-// the judged tails (the k-th smallest p of m times m − k + 1, never below the one before it),
-// and marks those below alpha as moved. Holm's procedure holds the chance that any of the
-// tails is called moved when none did at alpha, whatever their dependence (Holm 1979).
-func (r *Result) tailFamily(alpha float64) {
-	var idx []int
-	for i, row := range r.Rows {
-		if row.judgedTail() {
-			idx = append(idx, i)
-		}
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(r.Rows[a].P, r.Rows[b].P) })
-	prev := 0.0
-	for k, i := range idx {
-		p := min(1, math.Max(prev, float64(len(idx)-k)*r.Rows[i].P))
-		r.Rows[i].FamilyP, r.Rows[i].moved = p, p < alpha
-		prev = p
-		effect := "moved: p_family below alpha"
-		if p >= alpha {
-			effect = "not moved as a family"
-		}
-		stepf(&r.Rows[i].Why, RuleTailHolm, []Figure{fig("p", r.Rows[i].P), fig("p_family", p), fig("tails", float64(len(idx))), fig("alpha", alpha)}, "%s", effect)
-	}
-}
+// tailMoved says whether a tail row moved significantly: its interval excludes no change.
+func (x Row) tailMoved() bool { return x.Significant }
 
 // prefixCacheKey is the measured condition "how much of the prompts the server took from its
 // prefix cache". A candidate that replays the baseline's prompts on a server that still holds
@@ -637,14 +610,14 @@ const prefixCacheKey = "measurement.prefix_cache"
 
 // prefixCache returns both sides' prefix-cache condition when either side's server reported
 // cached prompt tokens, in coarse classes so that noise does not flip it.
-func prefixCache(br, cr []metrics.RunSummary) (b, c record.Condition, ok bool) {
+func prefixCache(br, cr []metrics.RunSummary, k *knobs) (b, c record.Condition, ok bool) {
 	bs, bc := cacheShare(br)
 	cs, cc := cacheShare(cr)
 	if bc == 0 && cc == 0 {
 		return b, c, false
 	}
-	return record.Condition{Key: prefixCacheKey, Value: cacheClass(bs), Source: "detected"},
-		record.Condition{Key: prefixCacheKey, Value: cacheClass(cs), Source: "detected"}, true
+	return record.Condition{Key: prefixCacheKey, Value: cacheClass(bs, k), Source: "detected"},
+		record.Condition{Key: prefixCacheKey, Value: cacheClass(cs, k), Source: "detected"}, true
 }
 
 // cacheShare is Σ cached prompt tokens / Σ prompt tokens over runs, and the cached total.
@@ -660,23 +633,12 @@ func cacheShare(rs []metrics.RunSummary) (float64, int64) {
 	return float64(cached) / float64(in), cached
 }
 
-func cacheClass(share float64) string {
+func cacheClass(share float64, k *knobs) string {
 	switch {
-	case share < cacheNone:
-		return "none (<5% of prompt tokens cached)"
-	case share <= cacheMost:
-		return "partial (5-50% of prompt tokens cached)"
+	case share < k.cacheNone:
+		return fmt.Sprintf("none (<%g%% of prompt tokens cached)", 100*k.cacheNone)
+	case share <= k.cacheMost:
+		return fmt.Sprintf("partial (%g-%g%% of prompt tokens cached)", 100*k.cacheNone, 100*k.cacheMost)
 	}
-	return "most (>50% of prompt tokens cached)"
-}
-
-// serverNotes says, for each tail row whose interval saw a change the server's own figure
-// did not, that the change is left to the client's side and out of the verdict.
-func (r *Result) serverNotes() {
-	for _, row := range r.Rows {
-		if s := row.ServerSteady; s != nil && row.Change == Inconclusive && row.Significant {
-			r.warnf("%s moved %+.0f%% in our measurement while the server's own %s stayed at %.4g → %.4g ms: the difference is the client's or the network's (a loaded client reads events late), so it does not hold the verdict",
-				row.Metric.Name, 100*row.Delta, s.Name, s.Base, s.Cand)
-		}
-	}
+	return fmt.Sprintf("most (>%g%% of prompt tokens cached)", 100*k.cacheMost)
 }

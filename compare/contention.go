@@ -85,7 +85,7 @@ func (c *Contention) Clears(plain Row) bool {
 	if c == nil || (plain.Metric.Tail && plain.Significant) {
 		return false
 	}
-	if equivalent(c.Row) && (!plain.Significant || len(c.Levels) >= minLevels) {
+	if equivalent(c.Row) && (!plain.Significant || len(c.Levels) >= plain.k().minLevels) {
 		return true
 	}
 	return c.Lone != nil && equivalent(*c.Lone) && !plain.Significant
@@ -96,8 +96,7 @@ func (c *Contention) Clears(plain Row) bool {
 // equivalent) when the mix of contention levels, not the server's latency at any level,
 // explains it: its figure at equal contention, spanning contended levels too, is equivalent;
 // or that figure does not show the same change and its interval lies wholly apart from the
-// plain row's, so at equal contention the change is demonstrably smaller than the plain one;
-// or it lies wholly apart and the lone arrivals alone show no change.
+// plain row's, so at equal contention the change is demonstrably smaller than the plain one.
 // Over HTTP, identical servers whose candidate's runs met 58% and 77% overlapping arrivals
 // against 12–27% were "regressed +126% [+18%, +330%]" on TTFT p50, while at equal contention
 // it was +3.8% [+0.5%, +7.2%] and the lone arrivals −0.1%. At one run a side a plain change
@@ -116,8 +115,8 @@ func (c *Contention) Explains(plain Row) string {
 	return ch
 }
 
-// explain is Explains with the rule that made the row inconclusive (RuleContention or
-// RuleLoneArrivals; "" when none did).
+// explain is Explains with the rule that made the row inconclusive (RuleContention; "" when
+// none did).
 func (c *Contention) explain(plain Row) (string, string) {
 	if c == nil || (plain.Change != Improved && plain.Change != Regressed) {
 		return plain.Change, ""
@@ -129,22 +128,12 @@ func (c *Contention) explain(plain Row) (string, string) {
 		return plain.Change, ""
 	}
 	eq := c.Row
-	if len(c.Levels) >= minLevels && equivalent(eq) {
+	if len(c.Levels) >= plain.k().minLevels && equivalent(eq) {
 		return Inconclusive, RuleContention
 	}
 	apart := eq.DeltaHi < plain.DeltaLo || eq.DeltaLo > plain.DeltaHi
 	if eq.Change != plain.Change && apart {
 		return Inconclusive, RuleContention
-	}
-	// The lone arrivals are the sharper figure: a contended level's figure still moves with
-	// how much of a prefill overlapped, which the users' phase sets. When they show no change
-	// and the plain change lies wholly beyond the figure at equal contention, the mix made
-	// most of it. Over HTTP an A/A pair whose candidate's users had merged (42–52% of requests
-	// overlapping, against 12%) was "regressed: TTFT p50 +41.8% [+40%, +43.5%]" with its figure
-	// at equal contention +6.6% [+5.4%, +7.8%] (level 1 weighing 19%) and the lone arrivals
-	// +0.1% [−0.5%, +0.7%].
-	if c.Lone != nil && equivalent(*c.Lone) && apart {
-		return Inconclusive, RuleLoneArrivals
 	}
 	return plain.Change, ""
 }
@@ -171,7 +160,7 @@ type span struct{ a, b int64 }
 // TTFT intervals (spans, warmup ones included) overlapped its own, capped at maxLevel; −1
 // when its TTFT is undefined. Span j overlaps [a, b) when a_j < b and b_j > a; counted as
 // #(a_j < b) − #(b_j ≤ a) − 1 (itself) over sorted starts and ends.
-func markContention(reqs []obs, spans []span) {
+func markContention(reqs []obs, spans []span, maxLevel int) {
 	starts := make([]int64, len(spans))
 	ends := make([]int64, len(spans))
 	for i, s := range spans {
@@ -216,8 +205,8 @@ func contended(reqs []*obs) float64 {
 
 // byLevel is a run's requests whose per-request value (ns) is defined, split by contention
 // level.
-func byLevel(reqs []*obs, val func(*obs) float64) [maxLevel + 1][]*obs {
-	var out [maxLevel + 1][]*obs
+func byLevel(reqs []*obs, val func(*obs) float64) [levelCap][]*obs {
+	var out [levelCap][]*obs
 	for _, o := range reqs {
 		if o.level < 0 {
 			continue
@@ -236,8 +225,9 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 	if m.perRequest == nil {
 		return nil
 	}
-	all := func(runs []metrics.RunSummary, blocks map[int][]block) ([][maxLevel + 1][]*obs, []float64) {
-		var lv [][maxLevel + 1][]*obs
+	k := opt.pol
+	all := func(runs []metrics.RunSummary, blocks map[int][]block) ([][levelCap][]*obs, []float64) {
+		var lv [][levelCap][]*obs
 		var share []float64
 		for _, r := range runs {
 			reqs := flatten(blocks[r.Run])
@@ -257,10 +247,10 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 	var levels []int
 	var weights []float64
 	total := 0.0
-	for l := 0; l <= maxLevel; l++ {
+	for l := 0; l <= k.maxLevel; l++ {
 		n, ok := 0, true
 		for _, run := range append(slices.Clone(bl), cl...) {
-			ok = ok && len(run[l]) >= minStratum
+			ok = ok && len(run[l]) >= k.minStratum
 			n += len(run[l])
 		}
 		if ok {
@@ -275,7 +265,7 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 	for i := range weights {
 		weights[i] /= total
 	}
-	values := func(runs []metrics.RunSummary, lv [][maxLevel + 1][]*obs, levels []int, weights []float64) []runValue {
+	values := func(runs []metrics.RunSummary, lv [][levelCap][]*obs, levels []int, weights []float64) []runValue {
 		out := make([]runValue, len(runs))
 		for i, r := range runs {
 			y := 0.0
@@ -305,7 +295,7 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 // have had with the common mix of contention levels (direct standardisation of the
 // distribution, the tail's counterpart of the weighted per-level medians). It is the smallest
 // value at which the weighted share at or below it reaches p.
-func mixQuantile(lv [maxLevel + 1][]*obs, levels []int, weights []float64, val func(*obs) float64, p float64) float64 {
+func mixQuantile(lv [levelCap][]*obs, levels []int, weights []float64, val func(*obs) float64, p float64) float64 {
 	type wv struct{ v, w float64 }
 	var xs []wv
 	for j, l := range levels {
@@ -353,7 +343,7 @@ func (r *Result) contentionNotes() {
 			continue
 		}
 		eq := c.Row
-		what := fmt.Sprintf("%s at equal contention (%s) %s → %s %s, %s", row.Metric.Name, levelNames(c.Levels),
+		what := fmt.Sprintf("%s at equal contention (%s) %s → %s %s, %s", row.Metric.Name, levelNames(c.Levels, r.k().maxLevel),
 			num(eq.Base.Center), num(eq.Cand.Center), eq.Metric.Unit, changeText(eq))
 		if l := c.Lone; l != nil {
 			what += fmt.Sprintf("; over the lone arrivals alone %s → %s %s, %s", num(l.Base.Center), num(l.Cand.Center), l.Metric.Unit, changeText(*l))
@@ -374,7 +364,7 @@ func (r *Result) contentionNotes() {
 	}
 }
 
-func levelNames(levels []int) string {
+func levelNames(levels []int, maxLevel int) string {
 	s := ""
 	for i, l := range levels {
 		if i > 0 {

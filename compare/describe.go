@@ -25,7 +25,7 @@ type Described struct {
 func Describe(s *Side, opt Options) []Described {
 	opt = opt.withDefaults()
 	runs := s.Runs()
-	blocks := s.blocksByRun(runs)
+	blocks := s.blocksByRun(runs, opt.pol)
 	ms := KeyMetrics
 	if s.opt.SLO.Any() {
 		ms = append(append([]Metric{}, KeyMetrics...), Goodput)

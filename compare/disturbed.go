@@ -41,23 +41,23 @@ type DisturbedRun struct {
 
 // clientDisturbed is how long run's client was disturbed and why; ok when it was for at least
 // disturbedShare of the run's window.
-func clientDisturbed(r metrics.RunSummary) (secs, window float64, why []string, ok bool) {
+func clientDisturbed(r metrics.RunSummary, k *knobs) (secs, window float64, why []string, ok bool) {
 	s := r.Summary
 	if s == nil || s.Steadiness == nil || s.Steadiness.Disturbance == nil {
 		return 0, 0, nil, false
 	}
 	d := s.Steadiness.Disturbance
 	window = s.Window.Seconds()
-	return d.Seconds, window, d.Why, window > 0 && d.Seconds >= disturbedShare*window
+	return d.Seconds, window, d.Why, window > 0 && d.Seconds >= k.disturbedShare*window
 }
 
 // healthyRuns is runs without those whose client was disturbed, the most disturbed first,
 // while at least two others remain, and the disturbed runs named (Kept: those that could not
 // be left out).
-func healthyRuns(side string, runs []metrics.RunSummary) ([]metrics.RunSummary, []DisturbedRun) {
+func healthyRuns(side string, runs []metrics.RunSummary, k *knobs) ([]metrics.RunSummary, []DisturbedRun) {
 	var out []DisturbedRun
 	for _, r := range runs {
-		if secs, w, why, ok := clientDisturbed(r); ok {
+		if secs, w, why, ok := clientDisturbed(r, k); ok {
 			out = append(out, DisturbedRun{Side: side, Run: r.Run, Seconds: secs, Window: w, Why: why})
 		}
 	}
@@ -67,7 +67,7 @@ func healthyRuns(side string, runs []metrics.RunSummary) ([]metrics.RunSummary, 
 	slices.SortStableFunc(out, func(a, b DisturbedRun) int { return cmp.Compare(b.Seconds/b.Window, a.Seconds/a.Window) })
 	drop := map[int]bool{}
 	for i := range out {
-		if len(runs)-len(drop) <= minRunsKept {
+		if len(runs)-len(drop) <= k.minRunsKept {
 			out[i].Kept = true
 			continue
 		}
@@ -86,10 +86,10 @@ func healthyRuns(side string, runs []metrics.RunSummary) ([]metrics.RunSummary, 
 // brieflyDisturbed are the runs whose client's record says it was disturbed for some of the
 // run but less than disturbedShare of it: they stay in every metric, and a note names them so
 // that a reader of a comparison made on a busy machine sees which runs it touched.
-func brieflyDisturbed(side string, runs []metrics.RunSummary) []DisturbedRun {
+func brieflyDisturbed(side string, runs []metrics.RunSummary, k *knobs) []DisturbedRun {
 	var out []DisturbedRun
 	for _, r := range runs {
-		if secs, w, why, ok := clientDisturbed(r); !ok && secs > 0 {
+		if secs, w, why, ok := clientDisturbed(r, k); !ok && secs > 0 {
 			out = append(out, DisturbedRun{Side: side, Run: r.Run, Seconds: secs, Window: w, Why: why, Kept: true})
 		}
 	}
@@ -141,6 +141,9 @@ func (r *Result) disturbedNotes() {
 // The A/A pairs that were called regressed this way, and the changes that stood, are in
 // docs/metrics.md, "Comparing runs", item "A p99 beside disturbed runs" (figures kept there).
 func (r *Result) disturbedTails(br, cr []metrics.RunSummary) {
+	if !r.k().has(RuleDisturbedTail) {
+		return
+	}
 	worse := func(side string, pct float64) []string {
 		var runs []string
 		for _, d := range r.Disturbed {
@@ -171,7 +174,7 @@ func (r *Result) disturbedTails(br, cr []metrics.RunSummary) {
 		if row.Change == Improved {
 			side = "base"
 		}
-		runs := worse(side, tailPct)
+		runs := worse(side, r.k().tailPct)
 		if len(runs) == 0 {
 			continue
 		}

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"slices"
 
 	"servebench/stat"
 )
@@ -68,16 +69,12 @@ const (
 	RuleUndefined        = "metric-undefined"
 	RuleTailThreshold    = "tail-threshold"
 	RuleArithmetic       = "arithmetic-means"
-	RuleOutliers         = "outlier-runs-left-out"
 	RuleInterval         = "interval"
 	RuleTailOneRun       = "tail-one-run"
 	RuleContention       = "contention-explains"
-	RuleLoneArrivals     = "lone-arrivals"
 	RuleDisturbedTail    = "disturbed-tail-by-side"
-	RuleTailHolm         = "tail-holm"
 	RuleContentionClears = "contention-clears"
 	RuleTailNotMoved     = "tail-not-moved"
-	RuleServerSteady     = "server-steady-tail"
 	RuleHolds            = "inconclusive-holds"
 	RuleBlocking         = "blocking-condition"
 	RuleVerdict          = "verdict-from-rows"
@@ -87,39 +84,22 @@ const (
 	RuleProvisional      = "provisional"
 )
 
-// The policy's constants. The code reads these names; DefaultPolicy lists them under the rule
-// that uses them, so the table in docs/compare-policy.md is the code's.
-const (
-	disturbedShare      = 0.25 // of a run's window
-	minRunsKept         = 2    // runs a side that disturbed-runs-left-out never goes below
-	cacheNone           = 0.05 // share of prompt tokens cached below which the cache class is "none"
-	cacheMost           = 0.5  // share above which it is "most"
-	defaultThreshold    = 0.05
-	defaultAlpha        = 0.05
-	defaultRounds       = 100
-	tailThresholdFactor = 2  // the tail threshold, when not given, is this times the threshold
-	tailPct             = 99 // the percentile of every tail metric
-	outlierAlpha        = 0.025
-	outlierMinSide      = 3   // runs a side needs for one to be left out
-	outlierMinRuns      = 5   // runs of both sides together
-	outlierMinDev       = 0.5 // of the threshold: a run must differ by more to be left out
-	minStratum          = 10  // requests of a contention level in every run for the level to count
-	maxLevel            = 3   // the top contention level: "3 or more"
-	minLevels           = 2   // levels a figure at equal contention spans to clear a significant move
-	powerTarget         = 0.8
-	// MaxRuns bounds the runs-per-side figures: beyond it they are reported as "more than".
-	MaxRuns = 40
-)
+// MaxRuns bounds the runs-per-side figures of DefaultPolicy (its max_runs): beyond it they are
+// reported as "more than".
+const MaxRuns = 40
+
+// levelCap bounds the contention levels a policy's max_level may name (an array bound).
+const levelCap = 8
 
 // DefaultPolicy is the policy Compare applies.
 var DefaultPolicy = Policy{
-	Version: "compare-2026.12.1",
+	Version: "compare-2026.12.3",
 	Rules: []Rule{
 		{ID: RuleDisturbedRuns, Scope: "runs",
 			Condition: "a run's own client health record (record.Quality) marks its load generator disturbed for at least disturbed_share of its measurement window",
 			Reads:     []string{"disturbed seconds", "window seconds"},
 			Effect:    "the run is left out of every metric, the most disturbed first, while at least min_runs_kept runs of its side remain; the others are kept and named as disturbed",
-			Constants: []Constant{{"disturbed_share", disturbedShare, "of the window"}, {"min_runs_kept", minRunsKept, "runs a side"}}},
+			Constants: []Constant{{"disturbed_share", 0.25, "of the window"}, {"min_runs_kept", 2, "runs a side"}}},
 		{ID: RuleBrieflyDisturbed, Scope: "runs",
 			Condition: "a run's client health record marks it disturbed for some seconds, but less than disturbed_share of its window",
 			Reads:     []string{"disturbed seconds", "window seconds"},
@@ -128,7 +108,7 @@ var DefaultPolicy = Policy{
 			Condition: "either side's server reported cached prompt tokens",
 			Reads:     []string{"cached prompt tokens / prompt tokens, per side"},
 			Effect:    "the condition measurement.prefix_cache (none below cache_none, most above cache_most, partial between) joins both sides' conditions, so a change of it is a blocking condition unless expected",
-			Constants: []Constant{{"cache_none", cacheNone, "share of prompt tokens"}, {"cache_most", cacheMost, "share of prompt tokens"}}},
+			Constants: []Constant{{"cache_none", 0.05, "share of prompt tokens"}, {"cache_most", 0.5, "share of prompt tokens"}}},
 		{ID: RuleUndefined, Scope: "runs",
 			Condition: "a key metric is undefined in every run of a side",
 			Effect:    "the metric is not compared (no row); a note says so"},
@@ -136,21 +116,16 @@ var DefaultPolicy = Policy{
 			Condition: "the metric is a tail percentile (p99)",
 			Reads:     []string{"--tail-threshold", "--threshold"},
 			Effect:    "the row is judged at the tail threshold (tail_threshold_factor × --threshold when --tail-threshold is 0)",
-			Constants: []Constant{{"tail_threshold_factor", tailThresholdFactor, "× threshold"}, {"tail_pct", tailPct, "percentile"}}},
+			Constants: []Constant{{"tail_threshold_factor", 2, "× threshold"}}},
 		{ID: RuleArithmetic, Scope: "row",
 			Condition: "a run's value of the metric is 0 (goodput of a run that met no SLO)",
 			Reads:     []string{"run values"},
-			Effect:    "the sides are arithmetic means of their runs and the delta a difference of means over the base's, with a pooled Student-t interval; no run is left out as an outlier"},
-		{ID: RuleOutliers, Scope: "row",
-			Condition: "not a tail and not arithmetic; a side has at least outlier_min_side runs and both together outlier_min_runs; a run's externally studentized residual exceeds Student's t at outlier_alpha/N (Bonferroni, N runs) and it differs from its side's other runs by more than outlier_min_dev × threshold",
-			Reads:     []string{"run values (log)", "their deviation from the side's other runs"},
-			Effect:    "that run (at most one a side) is left out of this metric and named",
-			Constants: []Constant{{"outlier_alpha", outlierAlpha, "family-wise"}, {"outlier_min_side", outlierMinSide, "runs a side"}, {"outlier_min_runs", outlierMinRuns, "runs, both sides"}, {"outlier_min_dev", outlierMinDev, "× threshold"}}},
+			Effect:    "the sides are arithmetic means of their runs and the delta a difference of means over the base's, with a pooled Student-t interval"},
 		{ID: RuleInterval, Scope: "row",
 			Condition: "always: the 1 − alpha interval of cand/base − 1 (two-level t on the log scale; one run a side assumes a run-to-run spread of assumed_run_sd) and its 1 − 2·alpha interval (TOST)",
 			Reads:     []string{"delta", "delta_lo", "delta_hi", "eq_lo", "eq_hi", "p", "threshold"},
 			Effect:    "regressed or improved when the 1 − alpha interval lies wholly beyond the threshold on the worse or better side; \"~\" (not significant) or \"within threshold\" (significant) when the 1 − 2·alpha interval lies inside ±threshold; else inconclusive; with a threshold of 0 (--threshold 0) any significant change is regressed or improved, any other \"~\"",
-			Constants: []Constant{{"default_threshold", defaultThreshold, "relative change"}, {"default_alpha", defaultAlpha, ""}, {"assumed_run_sd", stat.AssumedRunSD, "log scale"}, {"bootstrap_rounds", defaultRounds, "rounds"}}},
+			Constants: []Constant{{"default_threshold", 0.05, "relative change"}, {"default_alpha", 0.05, ""}, {"assumed_run_sd", stat.AssumedRunSD, "log scale"}, {"bootstrap_rounds", 100, "rounds"}}},
 		{ID: RuleTailOneRun, Scope: "row",
 			Condition: "a tail percentile with one run a side",
 			Effect:    "the row is not judged: shown, left out of the verdict"},
@@ -158,33 +133,22 @@ var DefaultPolicy = Policy{
 			Condition: "TTFT p50/p99, E2E p50/p99 or a throughput called improved or regressed, with a figure at equal contention (levels with at least min_stratum requests in every run, level max_level meaning that many or more); at one run a side: that figure does not show the same change; else: it spans at least min_levels levels and is equivalent, or it shows another change and its interval lies wholly apart from the row's",
 			Reads:     []string{"the figure at equal contention: delta, interval, change, levels", "the row's interval"},
 			Effect:    "inconclusive: the mix of contention levels, not the server, explains the change",
-			Constants: []Constant{{"min_stratum", minStratum, "requests a level, every run"}, {"max_level", maxLevel, "overlapping requests"}, {"min_levels", minLevels, "levels"}}},
-		{ID: RuleLoneArrivals, Scope: "row",
-			Condition: "a row contention-explains kept as improved or regressed, whose lone arrivals (level 0) alone are equivalent while the figure at equal contention lies wholly apart from the row's interval",
-			Reads:     []string{"the lone arrivals' change", "the figure at equal contention's interval", "the row's interval"},
-			Effect:    "inconclusive"},
+			Constants: []Constant{{"min_stratum", 10, "requests a level, every run"}, {"max_level", 3, "overlapping requests"}, {"min_levels", 2, "levels"}}},
 		{ID: RuleDisturbedTail, Scope: "row",
-			Condition: "a tail called improved or regressed whose own median did not make the same change, and the side it got worse on (the candidate for a regression) has a run left out or kept as disturbed, or one briefly disturbed for more than (1 − tail_pct/100) of its window",
-			Reads:     []string{"the tail's and its median's change", "disturbed runs of that side"},
-			Effect:    "inconclusive: the change is not called"},
-		{ID: RuleTailHolm, Scope: "row",
-			Condition: "a judged tail (the family of the tails not tail-one-run)",
-			Reads:     []string{"p of each judged tail"},
-			Effect:    "p_family is its p by Holm's step-down over the family; the tail moved only when p_family < alpha"},
+			Condition: "a tail called improved or regressed whose own median did not make the same change, and the side it got worse on (the candidate for a regression, the base for an improvement) has a run left out or kept as disturbed, or one briefly disturbed for more than (1 − tail_pct/100) of its window",
+			Reads:     []string{"the tail's and its median's change", "disturbed runs of that side", "their disturbed seconds and window"},
+			Effect:    "inconclusive: the change is not called (a tail that moved still holds the verdict)",
+			Constants: []Constant{{"tail_pct", 99, "percentile"}}},
 		{ID: RuleContentionClears, Scope: "row",
 			Condition: "an inconclusive row (not a tail that moved significantly) whose figure at equal contention is equivalent and, where the row moved significantly, spans at least min_levels levels; or whose lone arrivals are equivalent and the row did not move significantly",
 			Reads:     []string{"the figure at equal contention's change and levels", "the lone arrivals' change", "significant"},
 			Effect:    "the row does not hold the verdict"},
 		{ID: RuleTailNotMoved, Scope: "row",
-			Condition: "an inconclusive tail that did not move (tail-holm)",
-			Reads:     []string{"significant", "p_family"},
+			Condition: "an inconclusive tail whose interval holds no change (not significant at alpha)",
+			Reads:     []string{"p", "alpha"},
 			Effect:    "the row does not hold the verdict"},
-		{ID: RuleServerSteady, Scope: "row",
-			Condition: "an inconclusive tail that moved (tail-holm) while the server's own p99 of it, in every run, moved by less than the row's threshold",
-			Reads:     []string{"the server's own p99, median over each side's runs"},
-			Effect:    "the row does not hold the verdict: the client or the network moved it"},
 		{ID: RuleHolds, Scope: "row",
-			Condition: "an inconclusive row that none of the three rules before cleared",
+			Condition: "an inconclusive row that neither rule before cleared",
 			Effect:    "the row holds the verdict at inconclusive (unless a row regressed or improved)"},
 		{ID: RuleBlocking, Scope: "verdict",
 			Condition: "a condition classed blocking differs and was not named with --expect-change",
@@ -207,7 +171,7 @@ var DefaultPolicy = Policy{
 			Condition: "the verdict is inconclusive",
 			Reads:     []string{"each inconclusive row's runs to decide"},
 			Effect:    "names the runs per side that would decide every inconclusive row with power_target power at the deltas seen (more than max_runs: unknown)",
-			Constants: []Constant{{"power_target", powerTarget, "power"}, {"max_runs", MaxRuns, "runs a side"}}},
+			Constants: []Constant{{"power_target", 0.8, "power"}, {"max_runs", MaxRuns, "runs a side"}}},
 		{ID: RuleProvisional, Scope: "verdict",
 			Condition: "the verdict is not measured nothing or not comparable, and a side has a run that was not steady, judged INVALID by its validity rules, or carries an invalidating warning",
 			Reads:     []string{"each run's steady-state check, validity and warnings"},
@@ -245,4 +209,87 @@ func addStep(why *[]Step, rule, effect string, changed bool, figs ...Figure) {
 // stepf is addStep with a formatted, non-changing effect.
 func stepf(why *[]Step, rule string, figs []Figure, format string, a ...any) {
 	addStep(why, rule, fmt.Sprintf(format, a...), false, figs...)
+}
+
+// Has says whether the policy holds the rule.
+func (p Policy) Has(id string) bool { return p.Index(id) >= 0 }
+
+// Without is the policy less the named rules (and so their constants), in the same order:
+// the policy an ablation evaluates. Its Version says which rules it lacks. The rules every
+// verdict rests on (Core) stay whatever is named.
+func (p Policy) Without(ids ...string) Policy {
+	out := Policy{Version: p.Version}
+	for _, r := range p.Rules {
+		if slices.Contains(ids, r.ID) && !slices.Contains(Core, r.ID) {
+			out.Version += " without " + r.ID
+			continue
+		}
+		out.Rules = append(out.Rules, r)
+	}
+	return out
+}
+
+// Core are the rules that make a verdict at all: without them there is no row or no verdict
+// to judge, so Without keeps them and an ablation does not try them.
+var Core = []string{RuleUndefined, RuleArithmetic, RuleInterval, RuleHolds, RuleBlocking, RuleVerdict, RuleMeasuredNothing, RuleAnswers}
+
+// Value is the named constant of the policy's rules; a constant of a rule the policy lacks
+// is DefaultPolicy's (the rules that read it are off, except where another rule shares it).
+func (p Policy) Value(name string) float64 {
+	for _, pp := range []Policy{p, DefaultPolicy} {
+		for _, r := range pp.Rules {
+			for _, c := range r.Constants {
+				if c.Name == name {
+					return c.Value
+				}
+			}
+		}
+	}
+	panic("compare: the policy has no constant " + name)
+}
+
+// knobs is a policy resolved for evaluation: its rules by ID and its constants by name.
+type knobs struct {
+	on                                     map[string]bool
+	disturbedShare, cacheNone, cacheMost   float64
+	threshold, alpha, tailFactor, tailPct  float64
+	powerTarget                            float64
+	minRunsKept, rounds                    int
+	minStratum, maxLevel, minLevels, maxRn int
+}
+
+func (p Policy) knobs() *knobs {
+	k := &knobs{on: map[string]bool{}}
+	for _, r := range p.Rules {
+		k.on[r.ID] = true
+	}
+	v, n := p.Value, func(name string) int { return int(p.Value(name)) }
+	k.disturbedShare, k.minRunsKept = v("disturbed_share"), n("min_runs_kept")
+	k.cacheNone, k.cacheMost = v("cache_none"), v("cache_most")
+	k.threshold, k.alpha, k.rounds = v("default_threshold"), v("default_alpha"), n("bootstrap_rounds")
+	k.tailFactor, k.tailPct = v("tail_threshold_factor"), v("tail_pct")
+	k.minStratum, k.maxLevel, k.minLevels = n("min_stratum"), min(n("max_level"), levelCap-1), n("min_levels")
+	k.powerTarget, k.maxRn = v("power_target"), n("max_runs")
+	return k
+}
+
+func (k *knobs) has(id string) bool { return k.on[id] }
+
+// defaultKnobs are DefaultPolicy's, for the figures made outside a comparison (Describe).
+var defaultKnobs = DefaultPolicy.knobs()
+
+// k is the policy that judged the row (DefaultPolicy's for a row made elsewhere).
+func (r Row) k() *knobs {
+	if r.pol == nil {
+		return defaultKnobs
+	}
+	return r.pol
+}
+
+// k is the policy that judged the comparison (DefaultPolicy's for one made elsewhere).
+func (r *Result) k() *knobs {
+	if r.pol == nil {
+		return defaultKnobs
+	}
+	return r.pol
 }

@@ -34,7 +34,7 @@ type Power struct {
 func power(r stat.Ratio, row Row, opt Options) *Power {
 	th := math.Log1p(opt.Threshold)
 	p := &Power{AtThreshold: stat.TPower(th, r.SE, opt.Alpha, r.DF),
-		RunsNeeded: stat.RunsNeeded(th, r.RunSD, opt.Alpha, powerTarget, MaxRuns)}
+		RunsNeeded: stat.RunsNeeded(th, r.RunSD, opt.Alpha, opt.pol.powerTarget, opt.pol.maxRn)}
 	if row.Change == Inconclusive {
 		// the boundary the interval straddles nearest the delta seen: the distance to it is
 		// the effect a decision must resolve
@@ -42,7 +42,7 @@ func power(r stat.Ratio, row Row, opt Options) *Power {
 		if alt := math.Abs(r.LogDiff - math.Log1p(-opt.Threshold)); opt.Threshold < 1 && alt < d {
 			d = alt
 		}
-		p.Decide = stat.RunsNeeded(d, r.RunSD, opt.Alpha, powerTarget, MaxRuns)
+		p.Decide = stat.RunsNeeded(d, r.RunSD, opt.Alpha, opt.pol.powerTarget, opt.pol.maxRn)
 	}
 	return p
 }

@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"servebench/metrics"
@@ -59,4 +61,33 @@ func (r *Result) RegressedMetrics() string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// ReadSideFrom is ReadSide of a records file read from r (name names it in errors). An
+// invalid line is passed over, as ReadSide does with skipped.
+func ReadSideFrom(r io.Reader, name string) (*Side, error) {
+	rd, err := record.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	opt, err := metrics.HeaderOptions(rd.Header())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s := NewSide(rd.Header(), opt)
+	var rec record.Record
+	for {
+		err := rd.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			return s, nil
+		}
+		var le *record.LineError
+		if errors.As(err, &le) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		s.Add(&rec)
+	}
 }

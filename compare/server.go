@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"math"
 	"slices"
 
 	"servebench/metrics"
@@ -118,12 +117,6 @@ func medianOf(runs []metrics.RunSummary, get func(*metrics.Summary) (float64, bo
 	return &m
 }
 
-// ServerPair is one of the server's own figures on both sides (median over each side's runs).
-type ServerPair struct {
-	Name       string
-	Base, Cand float64
-}
-
 // serverTail is the server's own histogram p99 for a tail metric of ours, in ms.
 var serverTail = map[string]struct {
 	name string
@@ -141,23 +134,4 @@ var serverTail = map[string]struct {
 		}
 		return 0, false
 	}},
-}
-
-// serverSteady is the server's own p99 for a tail metric on both sides when every run has it
-// and it moved by less than threshold; nil otherwise.
-func serverSteady(m Metric, br, cr []metrics.RunSummary, threshold float64) *ServerPair {
-	f, ok := serverTail[m.Name]
-	if !ok {
-		return nil
-	}
-	for _, r := range append(slices.Clone(br), cr...) {
-		if _, ok := f.get(r.Summary); !ok {
-			return nil
-		}
-	}
-	b, c := medianOf(br, f.get), medianOf(cr, f.get)
-	if b == nil || c == nil || *b <= 0 || math.Abs(*c / *b - 1) >= threshold {
-		return nil
-	}
-	return &ServerPair{f.name, *b, *c}
 }

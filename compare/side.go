@@ -12,7 +12,9 @@
 package compare
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -31,6 +33,42 @@ type Side struct {
 	// spans are the TTFT intervals of every request of a run with one, warmup included: the
 	// prefills a measured request's may have overlapped (contention.go)
 	spans map[int][]span
+	// memo holds run values already computed against a candidate (pairValues)
+	memo map[memoKey][2][]runValue
+}
+
+// memoKey names one metric's run values of a pair: the candidate, the metric, the runs of
+// each side that were compared and how.
+type memoKey struct {
+	cand       *Side
+	metric     int
+	base, runs string
+	rounds     int
+	one        bool
+}
+
+// pairValues is runValues of metric i for both sides, base (s) first, drawn from one seeded
+// generator as Compare always has; computed once per pair and set of runs, so that judging
+// the same pair under several policies (an ablation) does not bootstrap it again.
+func (s *Side) pairValues(cand *Side, i int, m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, rounds int, one bool) ([]runValue, []runValue) {
+	idx := func(rs []metrics.RunSummary) string {
+		b := make([]byte, 0, 4*len(rs))
+		for _, r := range rs {
+			b = fmt.Appendf(b, "%d,", r.Run)
+		}
+		return string(b)
+	}
+	k := memoKey{cand: cand, metric: i, base: idx(br), runs: idx(cr), rounds: rounds, one: one}
+	if v, ok := s.memo[k]; ok {
+		return v[0], v[1]
+	}
+	rng := rand.New(rand.NewPCG(uint64(i+1), 0x5eed))
+	bv, cv := runValues(m, br, bb, rounds, rng, one, false), runValues(m, cr, cb, rounds, rng, one, false)
+	if s.memo == nil {
+		s.memo = map[memoKey][2][]runValue{}
+	}
+	s.memo[k] = [2][]runValue{bv, cv}
+	return bv, cv
 }
 
 // obs is what the bootstrap needs of one measured request. Latencies are ns; NaN = undefined.
@@ -108,10 +146,10 @@ func (s *Side) meetsSLO(m metrics.RequestMetrics) bool {
 }
 
 // blocksByRun is each run's time windows (runBlocks), by run index.
-func (s *Side) blocksByRun(runs []metrics.RunSummary) map[int][]block {
+func (s *Side) blocksByRun(runs []metrics.RunSummary, k *knobs) map[int][]block {
 	out := map[int][]block{}
 	for _, r := range runs {
-		markContention(s.reqs[r.Run], s.spans[r.Run])
+		markContention(s.reqs[r.Run], s.spans[r.Run], k.maxLevel)
 		out[r.Run] = runBlocks(s.reqs[r.Run])
 	}
 	return out

@@ -15,7 +15,7 @@ func (r *Row) judgeStep(th float64) {
 // explainStep applies Contention.Explains to the row and records the rule that fired.
 func (r *Row) explainStep() {
 	ch, rule := r.Contention.explain(*r)
-	if rule == "" {
+	if rule == "" || !r.k().has(rule) {
 		return
 	}
 	r.Change = ch
@@ -50,10 +50,8 @@ func (r *Result) holdSteps() {
 			if l := x.Contention.Lone; l != nil {
 				figs = append(figs, fig("lone_arrivals_eq_lo", l.EqLo), fig("lone_arrivals_eq_hi", l.EqHi))
 			}
-		case RuleServerSteady:
-			figs = []Figure{fig("server_base", x.ServerSteady.Base), fig("server_candidate", x.ServerSteady.Cand), fig("threshold", x.Threshold)}
 		case RuleTailNotMoved:
-			figs = []Figure{fig("p", x.P), fig("p_family", x.FamilyP)}
+			figs = []Figure{fig("p", x.P), fig("alpha", x.k().alpha)}
 		}
 		stepf(&x.Why, rule, figs, "%s", effect)
 	}
@@ -64,7 +62,7 @@ func (r *Result) disturbedSteps() {
 	for _, d := range r.Disturbed {
 		figs := []Figure{fig("disturbed_s", d.Seconds), fig("window_s", d.Window), fig("share", d.Seconds/d.Window)}
 		if d.Kept {
-			stepf(&r.Why, RuleDisturbedRuns, figs, "kept %s run %d: fewer than %d runs of the side would remain", d.Side, d.Run+1, minRunsKept)
+			stepf(&r.Why, RuleDisturbedRuns, figs, "kept %s run %d: fewer than %d runs of the side would remain", d.Side, d.Run+1, r.k().minRunsKept)
 			continue
 		}
 		stepf(&r.Why, RuleDisturbedRuns, figs, "left out %s run %d from every metric", d.Side, d.Run+1)

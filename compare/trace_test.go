@@ -240,7 +240,7 @@ func TestTraceScenarios(t *testing.T) {
 			check(fmt.Sprintf("model %d runs ×%g", runs, factor), Compare(genSide(rng, defaultModel, runs, 1), genSide(rng, defaultModel, runs, factor), Options{}))
 		}
 	}
-	for _, id := range []string{RuleInterval, RuleTailThreshold, RuleTailOneRun, RuleTailHolm, RuleContention, RuleContentionClears,
+	for _, id := range []string{RuleInterval, RuleTailThreshold, RuleTailOneRun, RuleContention, RuleContentionClears,
 		RulePrefixCache, RuleBlocking, RuleVerdict, RuleHolds} {
 		if fired[id] == 0 {
 			t.Errorf("rule %s never fired in these scenarios", id)

@@ -164,7 +164,7 @@ func TestPowerOnlyWhereItInforms(t *testing.T) {
 		base, cand *compare.Side
 		column     bool
 	}{
-		{"decided", fakeSide(6, 20, 20, 0.01), fakeSide(6, 20, 25, 0.01), false},
+		{"decided", fakeSide(6, 20, 20, 0.01), fakeSide(6, 20, 60, 0.01), false},
 		{"one run", fakeSide(1, 20, 20, 0), fakeSide(1, 20, 20.6, 0), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,529 @@
+package policydoc
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"servebench/compare"
+	"servebench/compare/recorded"
+)
+
+// RecordedDir is where the recorded sets are stored, from the repository root.
+const RecordedDir = "compare/testdata/recorded"
+
+// RecordedPath is the page of the rates the recorded sets give, from the repository root.
+const RecordedPath = "docs/compare-recorded.md"
+
+// Sets are the recorded sets, read once, to be judged under any policy.
+type Sets struct {
+	Manifest *recorded.Manifest
+	sides    map[string]*compare.Side
+}
+
+// LoadSets reads every stored file of dir's manifest.
+func LoadSets(dir string) (*Sets, error) {
+	m, err := recorded.ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sets{Manifest: m, sides: map[string]*compare.Side{}}
+	for _, set := range m.Sets {
+		for _, p := range set.Pairs {
+			for _, name := range p {
+				if s.sides[name] != nil {
+					continue
+				}
+				raw, err := recorded.Open(dir, name)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+				side, err := compare.ReadSideFrom(bytes.NewReader(raw), filepath.Join(dir, name))
+				if err != nil {
+					return nil, err
+				}
+				s.sides[name] = side
+			}
+		}
+	}
+	return s, nil
+}
+
+// Outcome is one pair's verdict under a policy.
+type Outcome struct {
+	Verdict     string
+	Provisional []string
+}
+
+// Word is the verdict as compare prints it first: PROVISIONAL before it where it holds only
+// provisionally.
+func (o Outcome) Word() string {
+	if len(o.Provisional) > 0 {
+		return "PROVISIONAL " + o.Verdict
+	}
+	return o.Verdict
+}
+
+func (o Outcome) changed() bool {
+	return o.Verdict == compare.Improved || o.Verdict == compare.Regressed
+}
+
+// caught: the verdict stops a CI gate on the changed candidate: regressed, or PROVISIONAL
+// because the candidate's own run was found not steady.
+func (o Outcome) caught() bool { return o.Verdict == compare.Regressed || o.notSteady() }
+
+// notSteady: the candidate's own run was found not steady, the verdict saying so.
+func (o Outcome) notSteady() bool {
+	for _, p := range o.Provisional {
+		if strings.HasPrefix(p, "candidate not steady") {
+			return true
+		}
+	}
+	return false
+}
+
+func (o Outcome) queueing() bool {
+	for _, p := range o.Provisional {
+		if strings.HasPrefix(p, "candidate not steady") && strings.Contains(p, "unbounded queueing") {
+			return true
+		}
+	}
+	return false
+}
+
+// Judge compares every pair of every set under p, as `compare BASE CAND --expect-change …`
+// does at the default thresholds.
+func (s *Sets) Judge(p compare.Policy) ([][]Outcome, error) {
+	out := make([][]Outcome, len(s.Manifest.Sets))
+	for i, set := range s.Manifest.Sets {
+		opt, err := compare.PercentOptions(5, 0, set.Expect)
+		if err != nil {
+			return nil, err
+		}
+		opt.Policy = &p
+		for _, pair := range set.Pairs {
+			b, c := s.sides[pair[0]], s.sides[pair[1]]
+			o := opt
+			o.Goodput = b.HasSLO() && c.HasSLO()
+			r := compare.Compare(b, c, o)
+			out[i] = append(out[i], Outcome{Verdict: r.Verdict, Provisional: r.Provisional})
+		}
+	}
+	return out, nil
+}
+
+// Rates are one set's counts.
+type Rates struct {
+	Set                                    recorded.Set
+	Pairs, NoChange, Changed, Regressed    int
+	Inconclusive, Provisional, Caught, Que int
+	NotSteady                              int
+}
+
+// Count tallies each set's outcomes.
+func (s *Sets) Count(outs [][]Outcome) []Rates {
+	var rs []Rates
+	for i, set := range s.Manifest.Sets {
+		r := Rates{Set: set, Pairs: len(outs[i])}
+		for _, o := range outs[i] {
+			switch {
+			case o.Verdict == compare.NoChange:
+				r.NoChange++
+			case o.Verdict == compare.Inconclusive:
+				r.Inconclusive++
+			}
+			if o.changed() {
+				r.Changed++
+			}
+			if o.Verdict == compare.Regressed {
+				r.Regressed++
+			}
+			if len(o.Provisional) > 0 {
+				r.Provisional++
+			}
+			if o.caught() {
+				r.Caught++
+			}
+			if o.notSteady() {
+				r.NotSteady++
+			}
+			if o.queueing() {
+				r.Que++
+			}
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// Goal is what a set's class must meet (the published rates), and whether r meets it.
+func Goal(r Rates) (string, bool) {
+	n := float64(r.Pairs)
+	share := func(k int) float64 { return float64(k) / n }
+	switch {
+	case r.Set.Class == recorded.AA && r.Set.Runs >= 3:
+		return "≥ 80% no significant change, ≤ 5% changed", share(r.NoChange) >= 0.8 && share(r.Changed) <= 0.05
+	case r.Set.Class == recorded.AA:
+		return "≤ 5% changed", share(r.Changed) <= 0.05
+	case r.Set.Class == recorded.AB10:
+		return "≥ 90% regressed", share(r.Regressed) >= 0.9
+	case r.Set.Class == recorded.AB2x:
+		return "100% regressed", r.Regressed == r.Pairs
+	case r.Set.Class == recorded.Overload:
+		return "≥ 90% caught as unbounded queueing", share(r.Que) >= 0.9
+	}
+	return "≥ 90% caught", share(r.Caught) >= 0.9
+}
+
+func pct(k, n int) string {
+	if n == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d (%.0f%%)", k, 100*float64(k)/float64(n))
+}
+
+// RatesTable is the rates as a Markdown table, one row a set.
+func RatesTable(rs []Rates) string {
+	var b strings.Builder
+	b.WriteString("| set | class | label | runs a side | pairs | no significant change | changed | regressed | inconclusive | PROVISIONAL | candidate not steady | caught | goal | met | load average |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		goal, ok := Goal(r)
+		met := "yes"
+		if !ok {
+			met = "**no**"
+		}
+		steady := fmt.Sprint(r.NotSteady)
+		if r.Set.Class == recorded.Overload {
+			steady += fmt.Sprintf(" (%d unbounded queueing)", r.Que)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |\n",
+			r.Set.Name, r.Set.Class, r.Set.Label, r.Set.Runs, r.Pairs, pct(r.NoChange, r.Pairs), pct(r.Changed, r.Pairs),
+			pct(r.Regressed, r.Pairs), r.Inconclusive, r.Provisional, steady, pct(r.Caught, r.Pairs), goal, met, cell(r.Set.Load))
+	}
+	return b.String()
+}
+
+// Labelled is the rates of the sets of one label (recorded.Design or recorded.HeldOut), in order.
+func Labelled(rs []Rates, label string) []Rates {
+	var out []Rates
+	for _, r := range rs {
+		if r.Set.Label == label {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Pooled sums the rates of sets of one class and runs a side, in their first set's order,
+// each named "all <label>: <class>, <runs>": a goal is a rate of the class, and a set of five pairs
+// cannot tell 80% from 60% (one pair is 20%). Its load is the lowest to the highest of its sets'.
+func Pooled(rs []Rates) []Rates {
+	var out []Rates
+	at := map[[2]string]int{}
+	for _, r := range rs {
+		key := [2]string{r.Set.Class, fmt.Sprint(r.Set.Runs)}
+		i, ok := at[key]
+		if !ok {
+			at[key] = len(out)
+			out = append(out, Rates{Set: recorded.Set{Name: fmt.Sprintf("all %s: %s, %s", r.Set.Label, r.Set.Class, runsWord(r.Set.Runs)), Class: r.Set.Class, Runs: r.Set.Runs,
+				Label: r.Set.Label, Load: r.Set.Load}})
+			i = len(out) - 1
+		} else {
+			out[i].Set.Load = loadSpan(out[i].Set.Load, r.Set.Load)
+		}
+		o := &out[i]
+		o.Pairs += r.Pairs
+		o.NoChange += r.NoChange
+		o.Changed += r.Changed
+		o.Regressed += r.Regressed
+		o.Inconclusive += r.Inconclusive
+		o.Provisional += r.Provisional
+		o.Caught += r.Caught
+		o.Que += r.Que
+		o.NotSteady += r.NotSteady
+	}
+	return out
+}
+
+func runsWord(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
+// loadSpan joins two "LO to HI" load figures into the lowest to the highest; a figure it
+// cannot read leaves a as it is.
+func loadSpan(a, b string) string {
+	var alo, ahi, blo, bhi float64
+	if _, err := fmt.Sscanf(a, "%g to %g", &alo, &ahi); err != nil {
+		return a
+	}
+	if _, err := fmt.Sscanf(b, "%g to %g", &blo, &bhi); err != nil {
+		return a
+	}
+	return fmt.Sprintf("%.1f to %.1f", min(alo, blo), max(ahi, bhi))
+}
+
+// RatesTables are the rates tables of the page, each Markdown: the design sets one by one,
+// the design sets pooled by class (the figures TestRecordedSets asserts), and the held-out
+// sets one by one, reported apart ("" when there are none).
+func RatesTables(rs []Rates) (design, pooled, heldOut string) {
+	design = RatesTable(Labelled(rs, recorded.Design))
+	pooled = RatesTable(Pooled(Labelled(rs, recorded.Design)))
+	if h := Labelled(rs, recorded.HeldOut); len(h) > 0 {
+		heldOut = RatesTable(h)
+	}
+	return design, pooled, heldOut
+}
+
+// Ablation is what taking one rule out of a policy does on the recorded sets.
+type Ablation struct {
+	Rule string
+	// Changed are, per set, the pairs whose verdict word differs from the full policy's,
+	// and Words the changes ("no significant change → inconclusive ×2").
+	Changed []int
+	Words   []string
+	Rates   []Rates
+}
+
+// Ablate judges the sets under p without each of its rules but the core ones, in p's order.
+func (s *Sets) Ablate(p compare.Policy, full [][]Outcome) ([]Ablation, error) {
+	var out []Ablation
+	for _, r := range p.Rules {
+		if slices.Contains(compare.Core, r.ID) {
+			continue
+		}
+		outs, err := s.Judge(p.Without(r.ID))
+		if err != nil {
+			return nil, err
+		}
+		a := Ablation{Rule: r.ID, Rates: s.Count(outs)}
+		for i := range outs {
+			n := 0
+			words := map[string]int{}
+			var order []string
+			for j, o := range outs[i] {
+				if o.Word() != full[i][j].Word() {
+					n++
+					w := full[i][j].Word() + " → " + o.Word()
+					if words[w] == 0 {
+						order = append(order, w)
+					}
+					words[w]++
+				}
+			}
+			var ws []string
+			for _, w := range order {
+				ws = append(ws, fmt.Sprintf("%s ×%d", w, words[w]))
+			}
+			a.Changed = append(a.Changed, n)
+			a.Words = append(a.Words, strings.Join(ws, "; "))
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// keyRate is a set's figure its goal reads, in words.
+func keyRate(r Rates) string {
+	switch {
+	case r.Set.Class == recorded.AA && r.Set.Runs >= 3:
+		return fmt.Sprintf("%d/%d no change, %d changed", r.NoChange, r.Pairs, r.Changed)
+	case r.Set.Class == recorded.AA:
+		return fmt.Sprintf("%d/%d changed", r.Changed, r.Pairs)
+	case r.Set.Class == recorded.AB10 || r.Set.Class == recorded.AB2x:
+		return fmt.Sprintf("%d/%d regressed", r.Regressed, r.Pairs)
+	case r.Set.Class == recorded.Overload:
+		return fmt.Sprintf("%d/%d unbounded queueing", r.Que, r.Pairs)
+	}
+	return fmt.Sprintf("%d/%d caught", r.Caught, r.Pairs)
+}
+
+// AblationTable is the ablation as a Markdown table: a row a rule, a column a set; each
+// cell the pairs whose verdict word the rule changes, and the set's rate without the rule
+// (bold where it misses its goal).
+func AblationTable(sets []recorded.Set, full []Rates, as []Ablation) string {
+	var b strings.Builder
+	b.WriteString("| rule taken out | verdict words changed |")
+	for _, s := range sets {
+		fmt.Fprintf(&b, " %s |", s.Name)
+	}
+	b.WriteString("\n|---|---|")
+	for range sets {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n| (none: the policy) | — |")
+	for _, r := range full {
+		fmt.Fprintf(&b, " %s |", keyRate(r))
+	}
+	b.WriteString("\n")
+	for _, a := range as {
+		total := 0
+		var words []string
+		for i, n := range a.Changed {
+			total += n
+			if n > 0 {
+				words = append(words, sets[i].Name+": "+a.Words[i])
+			}
+		}
+		w := "none"
+		if total > 0 {
+			w = fmt.Sprintf("%d: %s", total, strings.Join(words, "; "))
+		}
+		fmt.Fprintf(&b, "| %s | %s |", a.Rule, cell(w))
+		for _, r := range a.Rates {
+			k := keyRate(r)
+			if _, ok := Goal(r); !ok {
+				k = "**" + k + "**"
+			}
+			fmt.Fprintf(&b, " %s |", k)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// RecordedPage is docs/compare-recorded.md: the sets, their rates under p, and the ablation.
+func RecordedPage(p compare.Policy, s *Sets, full []Rates, as []Ablation) string {
+	var b strings.Builder
+	b.WriteString(`# compare on the recorded sets
+
+<!-- Generated by ` + "`go run ./internal/policydoc/gendoc`" + ` from ` + RecordedDir + ` and
+compare.DefaultPolicy; TestRecordedSets (package compare) fails when the rates table below is
+not what the policy gives today. Do not edit by hand. -->
+
+The HTTP sets behind compare's published rates are stored in the repository
+(` + "`" + RecordedDir + "`" + `, with their manifest): records files made by
+` + "`scripts/validate-compare gen`" + ` against ` + "`servebench sim`" + ` on 127.0.0.1, each a separate
+` + "`servebench run`" + ` invocation, stored with their events' stamps rounded to the microsecond
+(package compare/recorded). ` + "`go test ./compare -run TestRecordedSets`" + ` judges every pair with
+the current policy, as ` + "`servebench compare BASE CAND --expect-change …`" + ` does with the
+conditions the manifest names (the simulator's; for the overload set, whose base ran on a
+simulated B200, the GPU's too), asserts each set's goal and checks this page; the figures here
+are that test's.
+
+A **design** set was recorded while the policy's rules were chosen (or judged by rules changed
+since it was recorded): its rates are not an independent test of them. A **held-out** set was
+recorded after the last change of the rules and is reported apart.
+
+Policy: ` + "`" + p.Version + "`" + `.
+
+## Rates
+
+`)
+	design, pooled, held := RatesTables(full)
+	b.WriteString("### Design sets\n\n")
+	b.WriteString(design)
+	b.WriteString(`
+### Design sets pooled by class
+
+A goal is a rate of its class: TestRecordedSets asserts it on the design sets pooled by class
+and runs a side (a set of five pairs, where one pair is 20%, is shown above for itself).
+
+`)
+	b.WriteString(pooled)
+	b.WriteString(`
+### Held-out sets
+
+Recorded after the last change of the rules and judged only by them; reported apart and not
+asserted: a miss is a finding about the policy, after which the set counts as a design set
+and a new held-out set is recorded.
+
+`)
+	if held == "" {
+		b.WriteString("None under this policy yet.\n")
+	} else {
+		b.WriteString(held)
+	}
+	b.WriteString(`
+"changed" counts improved and regressed verdicts (PROVISIONAL ones too); "candidate not
+steady" the verdicts marked PROVISIONAL because the candidate's own run was not steady (its
+steady-state check, docs/metrics.md "Steady state"); "caught" the verdicts that stop a CI gate
+on a changed candidate: regressed, or PROVISIONAL with the candidate not steady. An overload
+counts only where the verdict names "unbounded queueing". The load average is the machine's
+1-minute figure before and after each side of the set: a 2-core machine shared with other
+engineers' builds and tests, the busy machine the rates are promised on.
+
+## How each set was recorded
+
+| set | label | recorded (UTC) | servebench | command |
+|---|---|---|---|---|
+`)
+	for _, set := range s.Manifest.Sets {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", set.Name, set.Label, cell(set.Recorded), cell(set.Commit), cell("`"+set.Command+"`"))
+	}
+	b.WriteString(`
+## Ablation
+
+Each rule of the policy but the core ones (` + strings.Join(compare.Core, ", ") + `, without which
+there is no row or verdict) taken out alone (` + "`Policy.Without`" + `), every set judged again: the
+verdict words it changes (the full policy's → without it) and each set's rate without it, bold
+where the set then misses its goal.
+
+`)
+	b.WriteString(AblationTable(s.Manifest.Sets, full, as))
+	b.WriteString(`
+Policy compare-2026.12.2 removed five rules by this table under compare-2026.12.1 (this page at
+commit 8d6063b): outlier-runs-left-out (its one change: an A/A pair at 3 runs inconclusive
+with it, no significant change without), lone-arrivals, disturbed-tail-by-side, tail-holm and
+server-steady-tail (no verdict word changed on any set), with the constants outlier_alpha,
+outlier_min_side, outlier_min_runs, outlier_min_dev and tail_pct. Policy compare-2026.12.3
+put disturbed-tail-by-side back, with tail_pct: the set recorded with seed 7 after
+compare-2026.12.2 was fixed showed the pair its row above counts on aa3-seed7, an A/A pair
+called IMPROVED on TTFT p99 −88.5% [−98.2%, −25.0%] whose base runs were all disturbed by
+their client's own health record (TTFT p50 moved with the arrivals' clustering, 72–74% of
+requests overlapping in the base's runs against 0–39%).
+
+Four rules that change no verdict word above are kept, each for a reason the sets cannot show:
+briefly-disturbed-kept and runs-to-decide never change a verdict by construction (one names
+the runs a client's record marks briefly disturbed, the other the runs per side that would
+decide an inconclusive verdict: what a reader of the verdict needs); prefix-cache-condition
+cannot fire here (every simulator ran with --no-prefix-cache) and makes a replay served from
+the server's prefix cache not comparable (TTFT fell 5× in such a replay against llama.cpp);
+tail-threshold is the --tail-threshold option's rule (a p99's threshold, twice --threshold
+unless given).
+
+## Held out
+
+The sets of seed 7 (*-seed7) were recorded after compare-2026.12.2's rules were fixed and held
+out; judged by them, their A/A pairs at 3 runs missed the goal (3 of 5 no significant change,
+1 of 5 changed: the pair above). The rule that held it was put back (compare-2026.12.3), so
+they are design sets now; under compare-2026.12.3 that pair is inconclusive and the set is 3
+of 5 no significant change, 0 changed, 2 inconclusive (the same as under compare-2026.12.1).
+`)
+	if h := Labelled(full, recorded.HeldOut); len(h) > 0 {
+		b.WriteString("\nHeld out under " + p.Version + " (recorded after its rules were fixed, with a new seed; the commands above):\n\n")
+		for _, r := range h {
+			goal, ok := Goal(r)
+			met := "met"
+			if !ok {
+				met = "**not met**"
+			}
+			fmt.Fprintf(&b, "- %s (%s, runs a side: %d): %s; goal %s %s.\n", r.Set.Name, r.Set.Class, r.Set.Runs, keyRate(r), goal, met)
+		}
+	}
+	return b.String()
+}
+
+// WriteRecorded judges the sets of dir and writes the page to path.
+func WriteRecorded(dir, path string) error {
+	s, err := LoadSets(dir)
+	if err != nil {
+		return err
+	}
+	p := compare.DefaultPolicy
+	outs, err := s.Judge(p)
+	if err != nil {
+		return err
+	}
+	as, err := s.Ablate(p, outs)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(RecordedPage(p, s, s.Count(outs), as)), 0o644)
+}
