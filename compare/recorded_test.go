@@ -21,6 +21,9 @@ import (
 // are logged and reported apart. The rates tables it prints are docs/compare-recorded.md's,
 // which must match them.
 func TestRecordedSets(t *testing.T) {
+	if raceDetector {
+		t.Skip("judged without the race detector (scripts/test): one goroutine, ten times the time under it")
+	}
 	start := time.Now()
 	sets, err := policydoc.LoadSets(filepath.Join("testdata", "recorded"))
 	if err != nil {
