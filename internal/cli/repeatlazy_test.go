@@ -28,7 +28,7 @@ func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	h := startHugeRepeat(t, url, p, "--lora-modules", "a1,a2")
 	defer h.stop()
-	h.waitForRun(t, 260) // past the runs built up front (1024 prompts of 4 a run)
+	h.waitForRun(t, upfrontRuns+4) // past the runs built up front
 	stop, done, errs := h.stop, h.done, &h.errs
 	stopped := time.Now()
 	stop()
@@ -44,8 +44,8 @@ func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
 	}
 	t.Logf("ended %v after the stop", time.Since(stopped))
 	hdr, recs := readRecords(t, p)
-	if n := len(hdr.Workload.Parts); n < 2 || n > 1024/4 {
-		t.Errorf("header embeds %d parts, want 2 to %d", n, 1024/4)
+	if n := len(hdr.Workload.Parts); n < 2 || n > upfrontRuns {
+		t.Errorf("header embeds %d parts, want 2 to %d", n, upfrontRuns)
 	}
 	prompts := map[string]int{}
 	adapters := map[string]bool{}
@@ -71,7 +71,10 @@ func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
 	}
 }
 
-// hugeRepeat is a `run --repeat 100000000` of 3 tiny requests a run, one user, in progress.
+// hugeRepeat is a `run --repeat 100000000` of 32 tiny requests a run (4 of them warmup), 4
+// users, in progress. Runs of 32 put the end of the up-front build (1,024 prompts) 32 runs
+// in, not 256: the same thousand requests, sent four at a time, with an eighth of the runs'
+// own set-up and end.
 type hugeRepeat struct {
 	p    string
 	stop context.CancelFunc
@@ -79,20 +82,24 @@ type hugeRepeat struct {
 	errs bytes.Buffer
 }
 
+// upfrontRuns is the runs of a hugeRepeat whose prompts are built before its first request:
+// bench's 1,024 prompts up front, 32 a run.
+const upfrontRuns = 1024 / 32
+
 // startHugeRepeat starts `run --repeat 100000000` against url, writing p, with extra flags.
 func startHugeRepeat(t *testing.T, url, p string, extra ...string) *hugeRepeat {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	h := &hugeRepeat{p: p, stop: stop, done: make(chan int, 1)}
-	args := append([]string{"run", "-q", "--url", url, "--repeat", "100000000", "--requests", "3", "--warmup", "1",
-		"--concurrency", "1", "--input-tokens", "8", "--output-tokens", "2", "-o", p}, extra...)
+	args := append([]string{"run", "-q", "--url", url, "--repeat", "100000000", "--requests", "28", "--warmup", "4",
+		"--concurrency", "4", "--input-tokens", "8", "--output-tokens", "2", "-o", p}, extra...)
 	go func() { h.done <- Main(ctx, args, strings.NewReader(""), &bytes.Buffer{}, &h.errs) }()
 	return h
 }
 
 // waitForRun waits (3 minutes at most) for a record of run r or later; it stops the run and
 // fails the test if none comes. The wait is a guard against a hang, not a bound the tests
-// hold: the 1,000-odd requests before run 256 took more than 60 s under -race at a load
+// hold: the 1,000-odd requests before the last up-front run took more than 60 s under -race at a load
 // average of 20. The tests that wait are not parallel: beside seven others the up-front
 // build of 1,024 prompts alone took more than 95 s.
 func (h *hugeRepeat) waitForRun(t *testing.T, r int) {

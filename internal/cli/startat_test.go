@@ -32,7 +32,7 @@ func TestStartAtAlignsShards(t *testing.T) {
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "8",
-		"--rate", "40", "--requests", "120", "--warmup", "4", "--seed", "3"}
+		"--rate", "40", "--requests", "60", "--warmup", "4", "--seed", "3"}
 	type merged struct {
 		skew  time.Duration // from the records: the spread of the shards' first sends
 		t0s   time.Duration // the spread of the shards' clock starts (t0, in the headers)

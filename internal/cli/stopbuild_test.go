@@ -48,7 +48,7 @@ func TestStopWhileBuildingARunsPrompts(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	h := startHugeRepeat(t, front.URL, p)
 	defer h.stop()
-	h.waitForRun(t, 1024/4) // past the runs whose prompts were built up front
+	h.waitForRun(t, upfrontRuns) // past the runs whose prompts were built up front
 	stop, done, errs := h.stop, h.done, &h.errs
 	hold.Store(true)
 	select {

@@ -32,10 +32,10 @@ func TestTimelineOverHTTP(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		extra []string
-	}{{"requests", nil}, {"sessions", []string{"--turns", "3", "--think-time", "20ms"}}} {
+	}{{"requests", []string{"--requests", "60"}}, {"sessions", []string{"--requests", "20", "--turns", "3", "--think-time", "20ms"}}} {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(dir, c.name+".jsonl")
-			args := append([]string{"run", "-q", "--url", url, "--requests", "120", "--concurrency", "5", "--warmup", "0",
+			args := append([]string{"run", "-q", "--url", url, "--concurrency", "5", "--warmup", "0",
 				"--input-tokens", "32", "--output-tokens", "12", "-o", p}, c.extra...)
 			if code, out, errs := runMain(t, args...); code != 0 {
 				t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)

@@ -65,6 +65,9 @@ func TestWarmupAutoAgainstColdStart(t *testing.T) {
 // TestDriftAndQueueing: throttling part-way through a run is named as a drift of the right
 // metric and direction; an open loop at twice the simulator's capacity is unbounded queueing
 // (20 s: the check needs several windows of one early E2E, here 1.6 s, after the ramp-in).
+// The overload ends with --grace 1s: the queue it built would take as long again to drain,
+// and the check reads the queue while sending (a request cancelled at the stop counts as
+// outstanding until then).
 func TestDriftAndQueueing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for about 20 s")
@@ -88,7 +91,7 @@ func TestDriftAndQueueing(t *testing.T) {
 	}
 	capRate := requestRate(t, filepath.Join(dir, "cap.jsonl"))
 	code, stdout, errs = runMain(t, "run", "--url", url, "--rate", strconv.FormatFloat(2*capRate, 'f', 2, 64),
-		"--duration", "20s", "--input-tokens", "64", "--output-tokens", "64", "-o", filepath.Join(dir, "over.jsonl"))
+		"--duration", "20s", "--grace", "1s", "--input-tokens", "64", "--output-tokens", "64", "-o", filepath.Join(dir, "over.jsonl"))
 	if code != 0 {
 		t.Fatalf("overload: exit %d: %s", code, errs)
 	}
