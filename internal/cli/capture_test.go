@@ -112,8 +112,9 @@ func reuse(lines []capture.Line) (cached, blocks float64) {
 // compareReplay checks a replay's capture against the original's: as many requests, the same
 // lengths (exact, as a multiset: requests that arrive within a millisecond may swap; only
 // logged where the replay said it could not build them exactly), arrival
-// offsets within bound at p99, and cached and repeated shares within 5 points.
-func compareReplay(t *testing.T, a, b []capture.Line, bound time.Duration, exact bool) {
+// offsets within bound at p99, the repeated share within 5 points and the cached share
+// within cachedPts.
+func compareReplay(t *testing.T, a, b []capture.Line, bound time.Duration, exact bool, cachedPts float64) {
 	t.Helper()
 	if len(a) != len(b) || len(a) == 0 {
 		t.Fatalf("the original captured %d requests, the replay %d", len(a), len(b))
@@ -144,15 +145,15 @@ func compareReplay(t *testing.T, a, b []capture.Line, bound time.Duration, exact
 	if p50 > 10 || p99 > float64(bound.Milliseconds()) {
 		t.Errorf("arrival offsets apart by %.2f ms at p50 and %.2f ms at p99: want at most 10 ms and %v", p50, p99, bound)
 	}
-	if math.Abs(ca-cb) > 0.05 || math.Abs(ra-rb) > 0.05 {
-		t.Errorf("cached share %.1f%% then %.1f%%, repeated blocks %.1f%% then %.1f%%: want each within 5 points", 100*ca, 100*cb, 100*ra, 100*rb)
+	if math.Abs(ca-cb) > cachedPts/100 || math.Abs(ra-rb) > 0.05 {
+		t.Errorf("cached share %.1f%% then %.1f%%, repeated blocks %.1f%% then %.1f%%: want within %g and 5 points", 100*ca, 100*cb, 100*ra, 100*rb, cachedPts)
 	}
 }
 
 // captureAndReplay sends a mixed workload (shared prefixes, then sessions) through a capture
 // to upstream, replays the captured file through a second capture to the same server, and
 // compares the two captures.
-func captureAndReplay(t *testing.T, upstream string, bound time.Duration, load ...[]string) {
+func captureAndReplay(t *testing.T, upstream string, bound time.Duration, cachedPts float64, load ...[]string) {
 	dir := t.TempDir()
 	url, stop := startCapture(t, upstream, filepath.Join(dir, "original.jsonl"), "--block-tokens", "16")
 	for i, args := range load {
@@ -171,7 +172,7 @@ func captureAndReplay(t *testing.T, upstream string, bound time.Duration, load .
 	if testing.Verbose() {
 		t.Logf("replay:\n%s%s", out, errs)
 	}
-	compareReplay(t, original, stop(), bound, !strings.Contains(errs, "lengths approximate"))
+	compareReplay(t, original, stop(), bound, !strings.Contains(errs, "lengths approximate"), cachedPts)
 }
 
 // mixedLoad is a shared-prefix run and a session run, without warmup so the test stays short.
@@ -187,14 +188,18 @@ func TestCaptureReplaySim(t *testing.T) {
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 }) // the engine model, with its prefix cache
 	// generous: the machine running the suite is shared (a stalled client sends late); the
 	// figures are logged, and measured ones are in docs/workloads.md
-	captureAndReplay(t, url, time.Second, mixedLoad...)
+	captureAndReplay(t, url, time.Second, 5, mixedLoad...)
 }
 
 // TestCaptureReplayLlamaCpp is TestCaptureReplaySim against llama.cpp (its slots' prompt
 // cache); it skips where the peer cannot be set up.
 func TestCaptureReplayLlamaCpp(t *testing.T) {
 	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192")
-	captureAndReplay(t, url, time.Second, mixedLoad...)
+	// llama.cpp serves a prefix from the slot a request lands on, and which slot that is
+	// depends on what else is in flight, so its cached share moves between two sendings of
+	// one workload (54.7–60.3% seen; the share repeated by design stays within 5 points):
+	// held to 10 points here, the gap in docs/workloads.md
+	captureAndReplay(t, url, time.Second, 10, mixedLoad...)
 }
 
 // TestCaptureOutputs: an output that is an input, an existing file without --force and an
