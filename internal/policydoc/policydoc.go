@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"servebench/compare"
+	"servebench/metrics"
 )
 
 // Path is the page, relative to the repository root.
@@ -33,29 +34,41 @@ the trace of its row); *verdict* rules at the whole comparison (in the verdict's
 `)
 	fmt.Fprintf(&b, "%d rules, %d named constants.\n\n", len(p.Rules), p.Constants())
 	b.WriteString("| # | rule | scope | condition | reads | effect | constants |\n|---|---|---|---|---|---|---|\n")
+	ids := make([]string, len(p.Rules))
+	consts := make([][]metrics.Constant, len(p.Rules))
 	for i, r := range p.Rules {
-		var cs []string
-		for _, c := range r.Constants {
-			cs = append(cs, fmt.Sprintf("`%s` = %s", c.Name, constant(c)))
+		ids[i] = r.ID
+		for _, c := range r.Constants { // the same fields as the steady check's constants
+			consts[i] = append(consts[i], metrics.Constant(c))
 		}
 		fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s | %s | %s |\n", i+1, r.ID, r.Scope, cell(r.Condition),
-			cell(strings.Join(r.Reads, "; ")), cell(r.Effect), strings.Join(cs, "<br>"))
+			cell(strings.Join(r.Reads, "; ")), cell(r.Effect), constantList(consts[i]))
 	}
-	b.WriteString("\n## Constants\n\n| constant | value | unit | rule |\n|---|---|---|---|\n")
-	for _, r := range p.Rules {
-		for _, c := range r.Constants {
-			fmt.Fprintf(&b, "| `%s` | %g | %s | `%s` |\n", c.Name, c.Value, cell(c.Unit), r.ID)
-		}
-	}
+	constantsTable(&b, ids, consts)
 	return b.String()
 }
 
-// constant is a constant's value with its unit.
-func constant(c compare.Constant) string {
-	if c.Unit == "" {
-		return fmt.Sprintf("%g", c.Value)
+// constantList is a rule's constants for its row of the decision table.
+func constantList(cs []metrics.Constant) string {
+	var out []string
+	for _, c := range cs {
+		v := fmt.Sprintf("%g", c.Value)
+		if c.Unit != "" {
+			v = fmt.Sprintf("%g (%s)", c.Value, cell(c.Unit))
+		}
+		out = append(out, fmt.Sprintf("`%s` = %s", c.Name, v))
 	}
-	return fmt.Sprintf("%g (%s)", c.Value, cell(c.Unit))
+	return strings.Join(out, "<br>")
+}
+
+// constantsTable writes a policy's constants section: each rule's (ids[i]) constants.
+func constantsTable(b *strings.Builder, ids []string, consts [][]metrics.Constant) {
+	b.WriteString("\n## Constants\n\n| constant | value | unit | rule |\n|---|---|---|---|\n")
+	for i, cs := range consts {
+		for _, c := range cs {
+			fmt.Fprintf(b, "| `%s` | %g | %s | `%s` |\n", c.Name, c.Value, cell(c.Unit), ids[i])
+		}
+	}
 }
 
 // cell escapes a table cell's pipes.

@@ -32,28 +32,15 @@ and what each rule changes on them, are in [steady-evidence.md](steady-evidence.
 `)
 	fmt.Fprintf(&b, "%d rules, %d named constants.\n\n", len(p.Rules), p.Constants())
 	b.WriteString("| # | rule | condition | reads | effect | constants |\n|---|---|---|---|---|---|\n")
+	ids := make([]string, len(p.Rules))
+	consts := make([][]metrics.Constant, len(p.Rules))
 	for i, r := range p.Rules {
-		var cs []string
-		for _, c := range r.Constants {
-			cs = append(cs, fmt.Sprintf("`%s` = %s", c.Name, steadyConstant(c)))
-		}
+		ids[i], consts[i] = r.ID, r.Constants
 		fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s | %s |\n", i+1, r.ID, cell(r.Condition),
-			cell(strings.Join(r.Reads, "; ")), cell(r.Effect), strings.Join(cs, "<br>"))
+			cell(strings.Join(r.Reads, "; ")), cell(r.Effect), constantList(r.Constants))
 	}
-	b.WriteString("\n## Constants\n\n| constant | value | unit | rule |\n|---|---|---|---|\n")
-	for _, r := range p.Rules {
-		for _, c := range r.Constants {
-			fmt.Fprintf(&b, "| `%s` | %g | %s | `%s` |\n", c.Name, c.Value, cell(c.Unit), r.ID)
-		}
-	}
+	constantsTable(&b, ids, consts)
 	return b.String()
-}
-
-func steadyConstant(c metrics.Constant) string {
-	if c.Unit == "" {
-		return fmt.Sprintf("%g", c.Value)
-	}
-	return fmt.Sprintf("%g (%s)", c.Value, cell(c.Unit))
 }
 
 // WriteSteady writes the page for metrics.SteadyPolicy to path.
