@@ -11,10 +11,8 @@ package main
 
 import (
 	"compress/gzip"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,21 +47,15 @@ func trim(src, dst string) error {
 		return err
 	}
 	defer f.Close()
-	rd, err := record.NewReader(f)
+	hdr, all, err := record.ReadAll(f)
 	if err != nil {
 		return err
 	}
-	var recs []record.Record
-	for {
-		var r record.Record
-		if err := rd.Read(&r); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return err
-		}
-		recs = append(recs, keep(&r))
+	recs := make([]record.Record, len(all))
+	for i := range all {
+		recs[i] = keep(&all[i])
 	}
-	h := *rd.Header()
+	h := *hdr
 	h.Workload = record.Workload{Source: h.Workload.Source, Count: h.Workload.Count, Seed: h.Workload.Seed}
 	h.Conditions, h.Observed = nil, nil
 	o, err := os.Create(dst)
