@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,24 +19,6 @@ import (
 	"servebench/sim"
 )
 
-// lockedBuffer is a buffer the capture command writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 var proxying = regexp.MustCompile(`proxying (http://\S+) to`)
 
 // startCapture runs `servebench capture` in-process to upstream and returns its URL and a
@@ -45,22 +26,25 @@ var proxying = regexp.MustCompile(`proxying (http://\S+) to`)
 func startCapture(t *testing.T, upstream, out string, extra ...string) (string, func() []capture.Line) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var errb lockedBuffer
+	errb := &watchWriter{want: "proxying ", seen: make(chan struct{})}
 	done := make(chan int, 1)
 	args := append([]string{"capture", "--listen", "127.0.0.1:0", "--upstream", upstream, "-o", out}, extra...)
-	go func() { done <- Main(ctx, args, strings.NewReader(""), &bytes.Buffer{}, &errb) }()
-	deadline := time.Now().Add(10 * time.Second)
-	var url string
-	for url == "" {
-		if m := proxying.FindStringSubmatch(errb.String()); m != nil {
-			url = m[1]
-		} else if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("capture did not start: %s", errb.String())
-		} else {
-			time.Sleep(10 * time.Millisecond)
-		}
+	go func() { done <- Main(ctx, args, strings.NewReader(""), &bytes.Buffer{}, errb) }()
+	select {
+	case <-errb.seen: // the line naming its URL is written whole
+	case code := <-done:
+		cancel()
+		t.Fatalf("capture exited %d before it started: %s", code, errb.String())
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatalf("capture did not start: %s", errb.String())
 	}
+	m := proxying.FindStringSubmatch(errb.String())
+	if m == nil {
+		cancel()
+		t.Fatalf("capture named no URL: %s", errb.String())
+	}
+	url := m[1]
 	return url, func() []capture.Line {
 		cancel()
 		if code := <-done; code != 0 {
