@@ -28,7 +28,7 @@ func RenderConfigSweep(w io.Writer, format string, idx *record.ConfigSweep, ins 
 	var b strings.Builder
 	switch format {
 	case "text":
-		return ConfigSweep(w, idx, sweeps)
+		textDocument(&b, secs)
 	case "md":
 		mdDocument(&b, secs)
 	case "html":
