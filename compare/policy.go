@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"servebench/policy"
 	"servebench/stat"
 )
 
@@ -13,53 +14,23 @@ import (
 // can be reproduced by hand from its trace and DefaultPolicy's table (docs/compare-policy.md,
 // generated from this value). A change to a rule or a constant bumps Version.
 
-// Policy is an ordered list of rules.
-type Policy struct {
-	// Version names this set of rules and constants; compare prints it beside every verdict.
-	Version string
-	Rules   []Rule
-}
+// Policy is an ordered list of rules: policy.Policy, with the methods that evaluate it here.
+type Policy policy.Policy
 
-// Rule is one step of the policy.
-type Rule struct {
-	// ID is the rule's stable short name, the one a trace's Step carries.
-	ID string
-	// Scope is what the rule looks at: "runs" (before any metric), "row" (one metric) or
-	// "verdict" (the whole comparison).
-	Scope string
-	// Condition is what the rule tests, in a sentence.
-	Condition string
-	// Reads are the figures it reads.
-	Reads []string
-	// Effect is what it does when the condition holds, in a sentence.
-	Effect string
-	// Constants are the rule's tuned values.
-	Constants []Constant
-}
-
-// Constant is one named value of a rule.
-type Constant struct {
-	Name  string
-	Value float64
-	Unit  string
-}
-
-// Step is one rule that fired on a row or on the verdict, with the figures it read.
-type Step struct {
-	Rule string
-	// Effect is what the rule did here: where it set the row's change (or the verdict),
-	// exactly the change it set ("regressed", "inconclusive", …), else a short phrase.
-	Effect string
-	// Changed: the step set the row's change or the verdict (to Effect).
-	Changed bool
-	Figures []Figure
-}
-
-// Figure is one figure a step read, by name.
-type Figure struct {
-	Name  string
-	Value float64
-}
+// The policy's parts, the shared types of package policy.
+type (
+	// Rule is one step of the policy; its Scope is "runs" (before any metric), "row" (one
+	// metric) or "verdict" (the whole comparison).
+	Rule = policy.Rule
+	// Constant is one named value of a rule.
+	Constant = policy.Constant
+	// Step is one rule that fired on a row or on the verdict, with the figures it read. Where
+	// it set the row's change (or the verdict), Changed is true and Effect is exactly the
+	// change it set ("regressed", "inconclusive", …).
+	Step = policy.Step
+	// Figure is one figure a step read, by name.
+	Figure = policy.Figure
+)
 
 // The rules' IDs, in policy order.
 const (
@@ -99,7 +70,7 @@ var DefaultPolicy = Policy{
 			Condition: "a run's own client health record (record.Quality) marks its load generator disturbed for at least disturbed_share of its measurement window",
 			Reads:     []string{"disturbed seconds", "window seconds"},
 			Effect:    "the run is left out of every metric, the most disturbed first, while at least min_runs_kept runs of its side remain; the others are kept and named as disturbed",
-			Constants: []Constant{{"disturbed_share", 0.25, "of the window"}, {"min_runs_kept", 2, "runs a side"}}},
+			Constants: []Constant{{Name: "disturbed_share", Value: 0.25, Unit: "of the window"}, {Name: "min_runs_kept", Value: 2, Unit: "runs a side"}}},
 		{ID: RuleBrieflyDisturbed, Scope: "runs",
 			Condition: "a run's client health record marks it disturbed for some seconds, but less than disturbed_share of its window",
 			Reads:     []string{"disturbed seconds", "window seconds"},
@@ -108,7 +79,7 @@ var DefaultPolicy = Policy{
 			Condition: "either side's server reported cached prompt tokens",
 			Reads:     []string{"cached prompt tokens / prompt tokens, per side"},
 			Effect:    "the condition measurement.prefix_cache (none below cache_none, most above cache_most, partial between) joins both sides' conditions, so a change of it is a blocking condition unless expected",
-			Constants: []Constant{{"cache_none", 0.05, "share of prompt tokens"}, {"cache_most", 0.5, "share of prompt tokens"}}},
+			Constants: []Constant{{Name: "cache_none", Value: 0.05, Unit: "share of prompt tokens"}, {Name: "cache_most", Value: 0.5, Unit: "share of prompt tokens"}}},
 		{ID: RuleUndefined, Scope: "runs",
 			Condition: "a key metric is undefined in every run of a side",
 			Effect:    "the metric is not compared (no row); a note says so"},
@@ -116,7 +87,7 @@ var DefaultPolicy = Policy{
 			Condition: "the metric is a tail percentile (p99)",
 			Reads:     []string{"--tail-threshold", "--threshold"},
 			Effect:    "the row is judged at the tail threshold (tail_threshold_factor × --threshold when --tail-threshold is 0)",
-			Constants: []Constant{{"tail_threshold_factor", 2, "× threshold"}}},
+			Constants: []Constant{{Name: "tail_threshold_factor", Value: 2, Unit: "× threshold"}}},
 		{ID: RuleArithmetic, Scope: "row",
 			Condition: "a run's value of the metric is 0 (goodput of a run that met no SLO)",
 			Reads:     []string{"run values"},
@@ -125,7 +96,7 @@ var DefaultPolicy = Policy{
 			Condition: "always: the 1 − alpha interval of cand/base − 1 (two-level t on the log scale; one run a side assumes a run-to-run spread of assumed_run_sd) and its 1 − 2·alpha interval (TOST)",
 			Reads:     []string{"delta", "delta_lo", "delta_hi", "eq_lo", "eq_hi", "p", "threshold"},
 			Effect:    "regressed or improved when the 1 − alpha interval lies wholly beyond the threshold on the worse or better side; \"~\" (not significant) or \"within threshold\" (significant) when the 1 − 2·alpha interval lies inside ±threshold; else inconclusive; with a threshold of 0 (--threshold 0) any significant change is regressed or improved, any other \"~\"",
-			Constants: []Constant{{"default_threshold", 0.05, "relative change"}, {"default_alpha", 0.05, ""}, {"assumed_run_sd", stat.AssumedRunSD, "log scale"}, {"bootstrap_rounds", 100, "rounds"}}},
+			Constants: []Constant{{Name: "default_threshold", Value: 0.05, Unit: "relative change"}, {Name: "default_alpha", Value: 0.05, Unit: ""}, {Name: "assumed_run_sd", Value: stat.AssumedRunSD, Unit: "log scale"}, {Name: "bootstrap_rounds", Value: 100, Unit: "rounds"}}},
 		{ID: RuleTailOneRun, Scope: "row",
 			Condition: "a tail percentile with one run a side",
 			Effect:    "the row is not judged: shown, left out of the verdict"},
@@ -133,12 +104,12 @@ var DefaultPolicy = Policy{
 			Condition: "TTFT p50/p99, E2E p50/p99 or a throughput called improved or regressed, with a figure at equal contention (levels with at least min_stratum requests in every run, level max_level meaning that many or more); at one run a side: that figure does not show the same change; else: it spans at least min_levels levels and is equivalent, or it shows another change and its interval lies wholly apart from the row's",
 			Reads:     []string{"the figure at equal contention: delta, interval, change, levels", "the row's interval"},
 			Effect:    "inconclusive: the mix of contention levels, not the server, explains the change",
-			Constants: []Constant{{"min_stratum", 10, "requests a level, every run"}, {"max_level", 3, "overlapping requests"}, {"min_levels", 2, "levels"}}},
+			Constants: []Constant{{Name: "min_stratum", Value: 10, Unit: "requests a level, every run"}, {Name: "max_level", Value: 3, Unit: "overlapping requests"}, {Name: "min_levels", Value: 2, Unit: "levels"}}},
 		{ID: RuleDisturbedTail, Scope: "row",
 			Condition: "a tail called improved or regressed whose own median did not make the same change, and the side it got worse on (the candidate for a regression, the base for an improvement) has a run left out or kept as disturbed, or one briefly disturbed for more than (1 − tail_pct/100) of its window",
 			Reads:     []string{"the tail's and its median's change", "disturbed runs of that side", "their disturbed seconds and window"},
 			Effect:    "inconclusive: the change is not called (a tail that moved still holds the verdict)",
-			Constants: []Constant{{"tail_pct", 99, "percentile"}}},
+			Constants: []Constant{{Name: "tail_pct", Value: 99, Unit: "percentile"}}},
 		{ID: RuleContentionClears, Scope: "row",
 			Condition: "an inconclusive row (not a tail that moved significantly) whose figure at equal contention is equivalent and, where the row moved significantly, spans at least min_levels levels; or whose lone arrivals are equivalent and the row did not move significantly",
 			Reads:     []string{"the figure at equal contention's change and levels", "the lone arrivals' change", "significant"},
@@ -166,12 +137,12 @@ var DefaultPolicy = Policy{
 			Condition: "both sides judged answers: accuracy or valid-answer share, the difference's Newcombe interval at z",
 			Reads:     []string{"right / judged per side", "the difference's interval"},
 			Effect:    "regressed when the interval lies below 0 (unless not comparable or measured nothing); improved when above 0 and the verdict was no significant change",
-			Constants: []Constant{{"z", stat.Z95, "normal quantile (95%)"}}},
+			Constants: []Constant{{Name: "z", Value: stat.Z95, Unit: "normal quantile (95%)"}}},
 		{ID: RuleDecide, Scope: "verdict",
 			Condition: "the verdict is inconclusive",
 			Reads:     []string{"each inconclusive row's runs to decide"},
 			Effect:    "names the runs per side that would decide every inconclusive row with power_target power at the deltas seen (more than max_runs: unknown)",
-			Constants: []Constant{{"power_target", 0.8, "power"}, {"max_runs", MaxRuns, "runs a side"}}},
+			Constants: []Constant{{Name: "power_target", Value: 0.8, Unit: "power"}, {Name: "max_runs", Value: MaxRuns, Unit: "runs a side"}}},
 		{ID: RuleProvisional, Scope: "verdict",
 			Condition: "the verdict is not measured nothing or not comparable, and a side has a run that was not steady, judged INVALID by its validity rules, or carries an invalidating warning",
 			Reads:     []string{"each run's steady-state check, validity and warnings"},
@@ -180,26 +151,13 @@ var DefaultPolicy = Policy{
 }
 
 // Index is the rule's position in the policy (0 first), −1 when no rule has the ID.
-func (p Policy) Index(id string) int {
-	for i, r := range p.Rules {
-		if r.ID == id {
-			return i
-		}
-	}
-	return -1
-}
+func (p Policy) Index(id string) int { return policy.Policy(p).Index(id) }
 
 // Constants counts the policy's named constants.
-func (p Policy) Constants() int {
-	n := 0
-	for _, r := range p.Rules {
-		n += len(r.Constants)
-	}
-	return n
-}
+func (p Policy) Constants() int { return policy.Policy(p).Constants() }
 
 // fig is a named figure of a step.
-func fig(name string, v float64) Figure { return Figure{name, v} }
+func fig(name string, v float64) Figure { return Figure{Name: name, Value: v} }
 
 // addStep appends a step to a trace.
 func addStep(why *[]Step, rule, effect string, changed bool, figs ...Figure) {
@@ -212,7 +170,7 @@ func stepf(why *[]Step, rule string, figs []Figure, format string, a ...any) {
 }
 
 // Has says whether the policy holds the rule.
-func (p Policy) Has(id string) bool { return p.Index(id) >= 0 }
+func (p Policy) Has(id string) bool { return policy.Policy(p).Has(id) }
 
 // Without is the policy less the named rules (and so their constants), in the same order:
 // the policy an ablation evaluates. Its Version says which rules it lacks. The rules every
@@ -237,12 +195,8 @@ var Core = []string{RuleUndefined, RuleArithmetic, RuleInterval, RuleHolds, Rule
 // is DefaultPolicy's (the rules that read it are off, except where another rule shares it).
 func (p Policy) Value(name string) float64 {
 	for _, pp := range []Policy{p, DefaultPolicy} {
-		for _, r := range pp.Rules {
-			for _, c := range r.Constants {
-				if c.Name == name {
-					return c.Value
-				}
-			}
+		if v, ok := policy.Policy(pp).Constant(name); ok {
+			return v
 		}
 	}
 	panic("compare: the policy has no constant " + name)

@@ -1,6 +1,10 @@
 package metrics
 
-import "fmt"
+import (
+	"fmt"
+
+	"servebench/policy"
+)
 
 // The steady-state check's policy as a value: its rules in the order the check applies them,
 // each with the condition it tests, the figures it reads, its effect and its named constants.
@@ -9,68 +13,20 @@ import "fmt"
 // docs/steady-policy.md, which is generated from SteadyPolicy. A change to a rule or a
 // constant bumps Version.
 
-// Policy is an ordered list of rules.
-type Policy struct {
-	// Version names this set of rules and constants; it is printed beside every verdict.
-	Version string
-	Rules   []Rule
-}
-
-// Rule is one step of a policy.
-type Rule struct {
-	// ID is the rule's stable short name, the one a trace's Step carries.
-	ID string
-	// Condition is what the rule tests, in a sentence.
-	Condition string
-	// Reads are the figures it reads.
-	Reads []string
-	// Effect is what it does when the condition holds, in a sentence.
-	Effect string
-	// Constants are the rule's tuned values.
-	Constants []Constant
-}
-
-// Constant is one named value of a rule.
-type Constant struct {
-	Name  string
-	Value float64
-	Unit  string
-}
-
-// Step is one rule that fired, with the figures it read.
-type Step struct {
-	Rule string `json:"rule"`
-	// Effect is what the rule did here, in a short phrase.
-	Effect string `json:"effect"`
-	// Changed: the step set (or cleared) a finding that counts against the verdict.
-	Changed bool     `json:"changed,omitempty"`
-	Figures []Figure `json:"figures,omitempty"`
-}
-
-// Figure is one figure a step read, by name.
-type Figure struct {
-	Name  string  `json:"name"`
-	Value float64 `json:"value"`
-}
-
-// Index is the rule's position in the policy (0 first), −1 when no rule has the ID.
-func (p Policy) Index(id string) int {
-	for i, r := range p.Rules {
-		if r.ID == id {
-			return i
-		}
-	}
-	return -1
-}
-
-// Constants counts the policy's named constants.
-func (p Policy) Constants() int {
-	n := 0
-	for _, r := range p.Rules {
-		n += len(r.Constants)
-	}
-	return n
-}
+// The policy's types are package policy's, shared with compare.
+type (
+	// Policy is an ordered list of rules.
+	Policy = policy.Policy
+	// Rule is one step of a policy (the steady check's rules have no Scope).
+	Rule = policy.Rule
+	// Constant is one named value of a rule.
+	Constant = policy.Constant
+	// Step is one rule that fired, with the figures it read; Changed: the step set (or
+	// cleared) a finding that counts against the verdict.
+	Step = policy.Step
+	// Figure is one figure a step read, by name.
+	Figure = policy.Figure
+)
 
 // The steady check's rules, in policy order.
 const (
@@ -145,47 +101,47 @@ var SteadyPolicy = Policy{
 			Condition: "fewer than min_requests measured requests completed",
 			Reads:     []string{"completed"},
 			Effect:    "not tested: too few requests to cut into windows",
-			Constants: []Constant{{"min_requests", steadyMinReqs, "requests"}}},
+			Constants: []Constant{{Name: "min_requests", Value: steadyMinReqs, Unit: "requests"}}},
 		{ID: SteadyTransient,
 			Condition: "MSER-5 over every measured request's TTFT in send order (prompt lengths regressed out) settles after a slow start of N requests, N at most transient_max_share of them; the first N's median is at least transient_min_ratio × the rest's, slower by a one-sided rank-sum test at p < transient_alpha/2, and at least transient_margin × the median of the slowest later run of N consecutive requests",
 			Reads:     []string{"requests (N)", "ratio", "p", "slowest later block ratio"},
 			Effect:    "not steady: initial transient",
-			Constants: []Constant{{"transient_batch", transientBatch, "requests (MSER batch)"}, {"transient_max_share", transientMaxShare, "of the measured requests"}, {"transient_min_ratio", transientMinRatio, "× the rest's median"}, {"transient_alpha", transientAlpha, "one-sided"}, {"transient_margin", transientMargin, "× the slowest later block"}}},
+			Constants: []Constant{{Name: "transient_batch", Value: transientBatch, Unit: "requests (MSER batch)"}, {Name: "transient_max_share", Value: transientMaxShare, Unit: "of the measured requests"}, {Name: "transient_min_ratio", Value: transientMinRatio, Unit: "× the rest's median"}, {Name: "transient_alpha", Value: transientAlpha, Unit: "one-sided"}, {Name: "transient_margin", Value: transientMargin, Unit: "× the slowest later block"}}},
 		{ID: SteadyClient,
 			Condition: "the client's own health windows show scheduling latency p99 ≥ disturb_sched_ms, its timer late ≥ disturb_tick_ms or CPU steal ≥ disturb_steal, or (no concurrency cap) a 1 s bucket's send lateness p90 ≥ disturb_late_ms",
 			Reads:     []string{"disturbed seconds", "spans", "windows left out"},
 			Effect:    "every window covered by disturb_share or more is left out of the series tested; an initial transient whose first requests were mostly sent then is the client's (named in a warning, not counted)",
-			Constants: []Constant{{"disturb_sched_ms", disturbSched / 1e6, "ms"}, {"disturb_tick_ms", disturbTick / 1e6, "ms"}, {"disturb_steal", disturbSteal, "share of CPU"}, {"disturb_late_ms", disturbLate / 1e6, "ms"}, {"disturb_share", disturbShare, "of a window"}}},
+			Constants: []Constant{{Name: "disturb_sched_ms", Value: disturbSched / 1e6, Unit: "ms"}, {Name: "disturb_tick_ms", Value: disturbTick / 1e6, Unit: "ms"}, {Name: "disturb_steal", Value: disturbSteal, Unit: "share of CPU"}, {Name: "disturb_late_ms", Value: disturbLate / 1e6, Unit: "ms"}, {Name: "disturb_share", Value: disturbShare, Unit: "of a window"}}},
 		{ID: SteadyQueueing,
 			Condition: "an open loop whose mean requests outstanding over queue_windows equal-time windows (from the ramp-in to the last send) rose by the exact Mann–Kendall test at p < queue_alpha, to at least queue_min_growth × the first window's and by at least queue_min_added requests, and still rose over the last half by min_change of its median",
 			Reads:     []string{"from", "to", "p", "last half's rise"},
 			Effect:    "not steady: unbounded queueing",
-			Constants: []Constant{{"queue_windows", queueWindows, "windows"}, {"queue_alpha", queueAlpha, ""}, {"queue_min_growth", queueMinGrowth, "× the first window"}, {"queue_min_added", queueMinAdded, "requests"}}},
+			Constants: []Constant{{Name: "queue_windows", Value: queueWindows, Unit: "windows"}, {Name: "queue_alpha", Value: queueAlpha, Unit: ""}, {Name: "queue_min_growth", Value: queueMinGrowth, Unit: "× the first window"}, {Name: "queue_min_added", Value: queueMinAdded, Unit: "requests"}}},
 		{ID: SteadyWindows,
 			Condition: "always: TTFT and ITL (and an open loop's client queue) are window medians of at least max(min_per_window, users, requests/max_windows) requests (an open loop's: the arrivals of one E2E); throughput and in flight are equal-time windows of at least one E2E (a closed loop's p90); a series is tested when it has min_windows windows and can reach p < α/2, α = family_alpha / series tested",
 			Reads:     []string{"windows per series", "series tested", "α"},
 			Effect:    "the series tested and α; when none is, no transient and no queueing: not tested (too few windows)",
-			Constants: []Constant{{"min_per_window", steadyMinPerWin, "requests"}, {"max_windows", steadyMaxWindows, "windows"}, {"min_windows", steadyMinWindows, "windows"}, {"family_alpha", steadyFamilyAlpha, "Bonferroni over the series"}}},
+			Constants: []Constant{{Name: "min_per_window", Value: steadyMinPerWin, Unit: "requests"}, {Name: "max_windows", Value: steadyMaxWindows, Unit: "windows"}, {Name: "min_windows", Value: steadyMinWindows, Unit: "windows"}, {Name: "family_alpha", Value: steadyFamilyAlpha, Unit: "Bonferroni over the series"}}},
 		{ID: SteadyTrend,
 			Condition: "a tested series: p = min(1, 2·min(p_mk, p_step)) < α, p_mk the Mann–Kendall p widened for serial correlation, p_step the step test's (left at 1 when its sides' rank-sum separation exceeds shift_min_separation, and for an open loop's throughput and in flight); and the change between the medians of the first and last thirds, over the series' median, is at least min_change, in the tests' direction",
 			Reads:     []string{"windows", "p_mk", "p_step", "separation", "p", "α", "first third", "last third", "median", "change"},
 			Effect:    "a drift of the series, judged by the rules below",
-			Constants: []Constant{{"shift_min_separation", shiftMinSeparation, "rank-sum p"}, {"min_change", steadyMinChange, "of the median"}}},
+			Constants: []Constant{{Name: "shift_min_separation", Value: shiftMinSeparation, Unit: "rank-sum p"}, {Name: "min_change", Value: steadyMinChange, Unit: "of the median"}}},
 		{ID: SteadyCycled,
 			Condition: "a closed loop's TTFT or ITL drift while E2E's first and last thirds moved by less than cycled_share × min_change, or the other way",
 			Reads:     []string{"E2E change"},
 			Effect:    "the drift is dropped: the loop's phase mixing, not the server",
-			Constants: []Constant{{"cycled_share", cycledShare, "× min_change"}}},
+			Constants: []Constant{{Name: "cycled_share", Value: cycledShare, Unit: "× min_change"}}},
 		{ID: SteadyWorkload,
 			Condition: "a drift of which the covariates (arrivals, prompt and output lengths; a closed loop's phase) account for at least explain_share of the thirds' change in its direction, fitted over at most max_covariates of them, and the series without their part no longer drifts by the trend rule (the phase only when TTFT is flat at equal contention)",
 			Reads:     []string{"covariates' share of the change", "p without them"},
 			Effect:    "explained: named on the series, not counted",
-			Constants: []Constant{{"explain_share", explainShare, "of the change"}, {"max_covariates", maxCovs, "covariates"}}},
+			Constants: []Constant{{Name: "explain_share", Value: explainShare, Unit: "of the change"}, {Name: "max_covariates", Value: maxCovs, Unit: "covariates"}}},
 		{ID: SteadyContention,
 			Condition: "a closed loop's TTFT drift of which the prefill and decode work in each TTFT interval (within-window least squares, residuals beyond trim_mads robust SDs refitted out) accounts for at least explain_share, while TTFT at equal work moved by less than min_change and does not drift by the trend rule",
 			Reads:     []string{"work's part of the change", "TTFT change at equal contention"},
 			Effect:    "explained by the users' phase: named in a note, not counted",
-			Constants: []Constant{{"trim_mads", trimMADs, "robust SDs"}, {"max_contention_events", maxContentionEvents, "events kept"}}},
+			Constants: []Constant{{Name: "trim_mads", Value: trimMADs, Unit: "robust SDs"}, {Name: "max_contention_events", Value: maxContentionEvents, Unit: "events kept"}}},
 		{ID: SteadyClientQueue,
 			Condition: "an open loop's client queue time drifts",
 			Reads:     []string{"change", "p"},
@@ -198,7 +154,7 @@ var SteadyPolicy = Policy{
 }
 
 // fig is a named figure of a step.
-func fig(name string, v float64) Figure { return Figure{name, v} }
+func fig(name string, v float64) Figure { return Figure{Name: name, Value: v} }
 
 // step appends a step to a trace.
 func step(why *[]Step, rule string, changed bool, effect string, figs ...Figure) {

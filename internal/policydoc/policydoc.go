@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"servebench/compare"
-	"servebench/metrics"
+	"servebench/policy"
 )
 
 // Path is the page, relative to the repository root.
@@ -35,12 +35,9 @@ the trace of its row); *verdict* rules at the whole comparison (in the verdict's
 	fmt.Fprintf(&b, "%d rules, %d named constants.\n\n", len(p.Rules), p.Constants())
 	b.WriteString("| # | rule | scope | condition | reads | effect | constants |\n|---|---|---|---|---|---|---|\n")
 	ids := make([]string, len(p.Rules))
-	consts := make([][]metrics.Constant, len(p.Rules))
+	consts := make([][]policy.Constant, len(p.Rules))
 	for i, r := range p.Rules {
-		ids[i] = r.ID
-		for _, c := range r.Constants { // the same fields as the steady check's constants
-			consts[i] = append(consts[i], metrics.Constant(c))
-		}
+		ids[i], consts[i] = r.ID, r.Constants
 		fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s | %s | %s |\n", i+1, r.ID, r.Scope, cell(r.Condition),
 			cell(strings.Join(r.Reads, "; ")), cell(r.Effect), constantList(consts[i]))
 	}
@@ -49,7 +46,7 @@ the trace of its row); *verdict* rules at the whole comparison (in the verdict's
 }
 
 // constantList is a rule's constants for its row of the decision table.
-func constantList(cs []metrics.Constant) string {
+func constantList(cs []policy.Constant) string {
 	var out []string
 	for _, c := range cs {
 		v := fmt.Sprintf("%g", c.Value)
@@ -62,7 +59,7 @@ func constantList(cs []metrics.Constant) string {
 }
 
 // constantsTable writes a policy's constants section: each rule's (ids[i]) constants.
-func constantsTable(b *strings.Builder, ids []string, consts [][]metrics.Constant) {
+func constantsTable(b *strings.Builder, ids []string, consts [][]policy.Constant) {
 	b.WriteString("\n## Constants\n\n| constant | value | unit | rule |\n|---|---|---|---|\n")
 	for i, cs := range consts {
 		for _, c := range cs {

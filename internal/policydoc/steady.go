@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"servebench/metrics"
+	"servebench/policy"
 )
 
 // SteadyPath is the steady check's decision table, relative to the repository root.
@@ -33,7 +34,7 @@ and what each rule changes on them, are in [steady-evidence.md](steady-evidence.
 	fmt.Fprintf(&b, "%d rules, %d named constants.\n\n", len(p.Rules), p.Constants())
 	b.WriteString("| # | rule | condition | reads | effect | constants |\n|---|---|---|---|---|---|\n")
 	ids := make([]string, len(p.Rules))
-	consts := make([][]metrics.Constant, len(p.Rules))
+	consts := make([][]policy.Constant, len(p.Rules))
 	for i, r := range p.Rules {
 		ids[i], consts[i] = r.ID, r.Constants
 		fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s | %s |\n", i+1, r.ID, cell(r.Condition),
