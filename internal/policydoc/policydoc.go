@@ -25,8 +25,11 @@ order**. Every row and the verdict carry their trace: the rules that fired, in t
 the figures each read (` + "`compare --explain`" + ` in text; ` + "`why`" + ` on each row and beside the
 verdict in ` + "`--format json`" + `, with ` + "`policy_version`" + `). A step marked → (` + "`\"changed\": true`" + `)
 set the row's change or the verdict; the last such step is the result. With the table and a
-trace's figures the verdict can be redone by hand. The method and its measured rates are in
-[metrics.md](metrics.md#comparing-runs-intervals-verdicts-and-how-often-they-are-wrong).
+trace's figures the verdict can be redone by hand. The method is in
+[metrics.md](metrics.md#comparing-runs-intervals-verdicts-and-how-often-they-are-wrong); the
+rates measured on recorded runs, and what each rule changes on them, are in
+[compare-recorded.md](compare-recorded.md), and the measurements behind the rules in
+[compare-evidence.md](compare-evidence.md).
 
 Scope: *runs* rules look at each side's runs before any metric; *row* rules at one metric (in
 the trace of its row); *verdict* rules at the whole comparison (in the verdict's trace).
