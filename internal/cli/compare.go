@@ -34,29 +34,30 @@ func newCompareCmd(st *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare BASE.jsonl CANDIDATE.jsonl",
 		Short: "Judge a candidate run against a baseline: conditions, statistics, verdict",
-		Long: `Compare two records files. First the conditions: any difference in the workload, load,
-sampling, model, quantisation, hardware, server version or flags makes the runs not comparable,
-unless named with --expect-change. Then each key metric: a 95% interval of the ratio
-candidate/base from the runs' spread (run --repeat) and each run's own requests (a block
-bootstrap over time windows); with one run a side the run-to-run spread is assumed (3%) and
-the p99s are shown but not judged. A run whose own health record says its client was
-disturbed for a quarter of it or more is left out of every metric (two runs a side stay), and
-a run far outside its side's others is left out of that metric; both are named, and so are
-runs disturbed for less than a quarter (kept). A p99 holds the verdict only when it moved with
-the three p99s taken as one family (Holm), and beside a disturbed run a p99's change is not
-called unless its median made the same change. TTFT p50,
-E2E p50 and the throughputs are also judged at equal contention (requests grouped by how many
-other prefills overlapped theirs; a throughput as tokens or requests per second of request
-time): an inconclusive one whose figure there is equivalent does not hold the verdict, and a
-change that the mix of contention explains is inconclusive. A metric with a run at 0 (goodput) is compared on
-arithmetic means. "~" = no significant difference. A metric whose whole interval lies beyond
---threshold (--tail-threshold for a p99) improved or regressed; one whose interval lies
-inside it is equivalent; one whose interval straddles it is inconclusive, with the runs per
-side that would decide it. The verdict is improved, regressed, inconclusive, no significant
-change, not comparable or measured nothing, and names how many metrics decided it and which
-did not; a side
-that was not steady or invalid makes it PROVISIONAL. A file compared with itself (one path
-twice, or two files of identical records) has no change by construction: a usage error.
+		Long: `Compare two records files by compare's verdict policy (its rules in order, with their
+constants: docs/compare-policy.md; --explain shows the ones that fired). First the conditions:
+any difference in the workload, load, sampling, model, quantisation, hardware, server version
+or flags (or in how much of the prompts the server's prefix cache served) makes the runs not
+comparable, unless named with --expect-change. A run whose own health record says its client
+was disturbed for a quarter of it or more is left out of every metric (two runs a side stay);
+runs disturbed for less are kept; both are named. Then each key metric: a 95% interval of the
+ratio candidate/base from the runs' spread (run --repeat); with one run a side, from the run's
+own requests (a block bootstrap over time windows) and an assumed run-to-run spread (3%), and
+the p99s are shown but not judged. A metric whose whole interval lies beyond --threshold
+(--tail-threshold for a p99) improved or regressed; one whose interval lies inside it is
+equivalent ("~" when not significant); one whose interval straddles it is inconclusive, with
+the runs per side that would decide it. TTFT and E2E (p50 and p99) and the throughputs are
+also judged at equal contention (requests grouped by how many others overlapped their TTFT; a
+throughput as tokens or requests per second of request time): a change that the mix of
+contention explains is inconclusive, and an inconclusive one whose figure there is equivalent
+does not hold the verdict. Beside a disturbed run a p99's change is not called unless its
+median made the same change; an inconclusive p99 whose interval holds no change does not hold
+the verdict. A metric with a run at 0 (goodput) is compared on arithmetic means. Where both
+sides judged answers, their accuracy's difference can make the verdict regressed or improved.
+The verdict is improved, regressed, inconclusive, no significant change, not comparable or
+measured nothing, and names how many metrics decided it and which did not; a side that was not
+steady or invalid makes it PROVISIONAL. A file compared with itself (one path twice, or two files of identical
+records) has no change by construction: a usage error.
 
 Exit codes: 0 no regression, 4 regressed, 5 not comparable, 6 inconclusive, 8 a side measured
 nothing (every request failed or was warmup), 9 provisional (a side not steady or invalid;
