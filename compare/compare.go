@@ -126,7 +126,7 @@ type Row struct {
 	// (docs/compare-recorded.md) showed it changed no verdict, and it was removed. Kept so that
 	// readers of the JSON find the field they knew.
 	FamilyP float64
-	// Contention, on a row that the arrivals' contention moves (TTFT p50, E2E p50, the
+	// Contention, on a row that the arrivals' contention moves (TTFT and E2E p50 and p99, the
 	// throughputs), is the metric compared at equal contention (contention.go); nil elsewhere
 	// or when no contention level is common to every run.
 	Contention *Contention
@@ -437,10 +437,8 @@ func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, roun
 			// its own sampling noise, so their spread measures it too (Student's t is exact for
 			// it). The block bootstrap's variance used to floor it, and over HTTP it overstated
 			// the noise many times: it cuts a run into windows by send time, and a closed loop
-			// whose users send in waves puts a whole wave in one window and none in the next, so
-			// resampled throughput swung ±40% and TTFT p50 ±10% where the runs agreed within
-			// 0.2%. Those intervals were wide enough that identical servers were never "no
-			// significant change".
+			// whose users send in waves puts a whole wave in one window and none in the next
+			// (figures: docs/compare-evidence.md, "Between runs").
 			out = append(out, runValue{V: v, Run: r.Run, RunValue: stat.RunValue{Log: math.Log(v)}})
 			continue
 		}
@@ -564,21 +562,15 @@ func verdictOf(r *Result) string {
 }
 
 // blocks says whether an inconclusive row keeps the verdict from "no significant change": any
-// inconclusive median or rate does; a tail percentile does only when it moved (its interval
-// excludes no change with the judged tails taken as one family, FamilyP < Alpha). A p99's
+// inconclusive median or rate does, unless its figure at equal contention is equivalent
+// (Contention.Clears: its runs spread with the arrivals' clustering); a tail percentile does
+// only when it moved (its own interval excludes no change, tail-not-moved). A p99's
 // run-to-run spread is many times a median's, so at a few runs a side its interval almost
 // always straddles the threshold: requiring it decided would make identical servers
-// inconclusive nearly every time, and testing each tail alone would let chance hold the
-// verdict on some tail. The verdict line counts and names such rows.
+// inconclusive nearly every time. The verdict line counts and names such rows.
 //
-// A significant tail whose server figure stayed put (ServerSteady) does not block either: what
-// moved was the client or the network (a loaded client reads events late, and every late read
-// is a long gap). Nor does an inconclusive median or rate whose figure at equal contention is
-// equivalent (Contention.Clears): its runs spread with the arrivals' clustering.
-//
-// The measured spreads and chance rates behind these rules are in docs/metrics.md, "Comparing
-// runs", item "Tail percentiles", kept there because they change with the simulator and the
-// policy.
+// The measured spreads and rates behind these rules are in docs/compare-evidence.md and
+// docs/compare-recorded.md.
 func blocks(x Row) bool {
 	h, _ := hold(x)
 	return h
@@ -604,8 +596,8 @@ func (x Row) tailMoved() bool { return x.Significant }
 
 // prefixCacheKey is the measured condition "how much of the prompts the server took from its
 // prefix cache". A candidate that replays the baseline's prompts on a server that still holds
-// them measures cache hits, not prefill (TTFT fell 5x in such a replay against llama.cpp), so
-// a change here makes the runs not comparable unless it was meant (--expect-change).
+// them measures cache hits, not prefill (figure: docs/compare-recorded.md), so a change here
+// makes the runs not comparable unless it was meant (--expect-change).
 const prefixCacheKey = "measurement.prefix_cache"
 
 // prefixCache returns both sides' prefix-cache condition when either side's server reported

@@ -20,8 +20,8 @@ import (
 // generator's phase, not the server, and that no number of runs a side makes normal (it takes
 // a few levels). Judging TTFT p50 by its runs' spread alone leaves identical servers
 // "inconclusive" for ever. The measured figures (the median TTFT per contention level, the
-// runs' p50s and their shares of overlapping arrivals) are in docs/metrics.md, "Comparing
-// runs", item "Contention", kept there because they change with the simulator.
+// runs' p50s and their shares of overlapping arrivals) are in docs/compare-evidence.md, item
+// "Contention".
 //
 // So the rows that contention moves (TTFT p50, E2E p50, and the output and request
 // throughput, which in a closed loop are the users over the mean E2E) are also compared at
@@ -45,8 +45,7 @@ import (
 // requests would go unseen. One called improved or regressed that the mix explains (its
 // figure at equal contention equivalent, or apart from it and not the same change: see
 // Explains) is inconclusive, and cleared the same way when that figure is equivalent
-// (identical servers whose runs clustered more on one side were otherwise "regressed +98%" in
-// the test). The figure never decides a change by itself; one that regressed or improved
+// (TestExplainsByTheMix). The figure never decides a change by itself; one that regressed or improved
 // clears nothing, and a note says so.
 //
 // minStratum, the fewest requests of a contention level in a run for the level to be used (a
@@ -59,7 +58,7 @@ type Contention struct {
 	Row Row
 	// Lone, when Row spans several levels one of which is 0, is the metric over the lone
 	// arrivals alone: the contended levels' medians move with how much of a prefill
-	// overlapped (level 1 took 25–35 ms), so the lone arrivals alone are the sharper figure.
+	// overlapped, so the lone arrivals alone are the sharper figure.
 	Lone *Row
 	// Levels are the contention levels the standardised figure spans (0 = lone arrivals;
 	// maxLevel = that many or more), with their weights.
@@ -69,9 +68,9 @@ type Contention struct {
 	// interval overlapped another's, in run order: the mix that moved the plain row.
 	BaseShare, CandShare []float64
 	// OneEach: one run a side, where the plain row's interval rests on an assumed run-to-run
-	// spread (3%) that the arrivals' phase breaks (TTFT p50 39.6 against 21.6 ms in two runs
-	// of one server): there a change of the plain row stands only where the figure at equal
-	// contention shows it too.
+	// spread (3%) that the arrivals' phase breaks (figures: docs/compare-evidence.md "Figures
+	// moved from the code's comments"): there a change of the plain row stands only where the
+	// figure at equal contention shows it too.
 	OneEach bool
 }
 
@@ -97,19 +96,17 @@ func (c *Contention) Clears(plain Row) bool {
 // explains it: its figure at equal contention, spanning contended levels too, is equivalent;
 // or that figure does not show the same change and its interval lies wholly apart from the
 // plain row's, so at equal contention the change is demonstrably smaller than the plain one.
-// Over HTTP, identical servers whose candidate's runs met 58% and 77% overlapping arrivals
-// against 12–27% were "regressed +126% [+18%, +330%]" on TTFT p50, while at equal contention
-// it was +3.8% [+0.5%, +7.2%] and the lone arrivals −0.1%. At one run a side a plain change
-// stands only where the figure at equal contention shows the same change (OneEach). Any
-// other change stands: a server whose prefill slowed moves its lone arrivals one for one.
-// (Requiring every plain change to be shown at equal contention too cost detection in virtual
-// time, where TTFT does not depend on contention and the per-level figures are noisier: ×1.1
-// at 3 runs a side was called 50% of the time instead of 57%.)
+// At one run a side a plain change stands only where the figure at equal contention shows the
+// same change (OneEach). Any other change stands: a server whose prefill slowed moves its lone
+// arrivals one for one. (Requiring every plain change to be shown at equal contention too cost
+// detection in virtual time, where TTFT does not depend on contention and the per-level
+// figures are noisier.)
 //
 // The figure at equal contention never makes a change by itself (an inconclusive TTFT p50
 // whose lone arrivals regressed stays inconclusive, with a note): it is one more test of the
-// row, and letting it decide called 5.3% of A/A comparisons in virtual time changed (3 runs a
-// side, 5% run-to-run spread; 4.0% without it; the promise is 5%), even at half the level.
+// row, and letting it decide called more A/A comparisons changed in virtual time than the 5%
+// promise, even at half the level. The figures of this paragraph and the one before are in
+// docs/compare-evidence.md "Figures moved from the code's comments".
 func (c *Contention) Explains(plain Row) string {
 	ch, _ := c.explain(plain)
 	return ch

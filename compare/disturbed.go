@@ -13,9 +13,8 @@ import (
 // health per second (record.Quality: Go scheduling latency, its timer's lateness, CPU steal)
 // and the steady check sums the seconds in which it was disturbed (metrics.Disturbance). A
 // run whose client was disturbed for a quarter of its window or more measured the client's
-// delays as much as the server's: over HTTP on a 2-core machine at load average 27–36, such a
-// run read many events at once (ITL p50 0.00 ms, TTFT p50 206 ms against 35 and 52 ms in the
-// other runs of its side). Such runs are left out of every metric before anything is
+// delays as much as the server's (figures: docs/compare-evidence.md, "Runs whose client says it
+// was disturbed"). Such runs are left out of every metric before anything is
 // compared, while at least two runs of the side remain, and a note names each with what its
 // record says.
 //
@@ -139,7 +138,7 @@ func (r *Result) disturbedNotes() {
 // median or a rate is called as before. A tail whose own median (TTFT p50 for TTFT p99, …)
 // made the same change stands: the whole distribution moved, which a few stalls cannot do.
 // The A/A pairs that were called regressed this way, and the changes that stood, are in
-// docs/metrics.md, "Comparing runs", item "A p99 beside disturbed runs" (figures kept there).
+// docs/compare-evidence.md, item "A p99 beside disturbed runs".
 func (r *Result) disturbedTails(br, cr []metrics.RunSummary) {
 	if !r.k().has(RuleDisturbedTail) {
 		return

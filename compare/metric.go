@@ -75,9 +75,9 @@ func contentionMoves(m Metric, val func(*obs) float64) Metric {
 
 // contentionTail marks a tail percentile as one the arrivals' contention moves: when a closed
 // loop's users fall into one cohort, one engine step prefills all their prompts at once and
-// every TTFT of the cohort waits for it (over HTTP, runs of one server took TTFT p99 of 234–375
-// ms with such a cohort and 50–87 ms without). At equal contention its figure is the
-// percentile of the run's requests with every level weighted to the common mix (mixQuantile).
+// every TTFT of the cohort waits for it (figures: docs/compare-evidence.md, "Over HTTP"). At
+// equal contention its figure is the percentile of the run's requests with every level
+// weighted to the common mix (mixQuantile).
 func contentionTail(m Metric, val func(*obs) float64) Metric {
 	m.perRequest, m.levelUnit, m.mixPct = val, m.Unit, 99
 	return m

@@ -8,7 +8,8 @@
 // Student-t interval of the ratio cand/base (stat.TwoLevel). The interval decides: "~" when it
 // holds no change and no change of the threshold, improved or regressed when it lies wholly
 // beyond the threshold, inconclusive when it straddles it. The false-alarm and detection rates
-// of this rule are measured by simulation (simulate_test.go) and quoted in docs/metrics.md.
+// of this rule are measured by simulation (simulate_test.go) and quoted in
+// docs/compare-evidence.md.
 package compare
 
 import (

@@ -13,7 +13,7 @@ import (
 )
 
 // The false-alarm and detection rates of compare's verdict, measured on runs drawn from a
-// generative model of a served LLM's requests (docs/metrics.md quotes the table):
+// generative model of a served LLM's requests (docs/compare-evidence.md quotes the table):
 //
 //   - each run draws a run-level effect: every latency of the run is multiplied by
 //     exp(N(0, RunSD)) (the machine's state, the batch mix; 2% by default, the spread of TTFT
@@ -142,7 +142,7 @@ func TestCompareRates(t *testing.T) {
 	}
 }
 
-// ratesTable is the full table, in Markdown, for docs/metrics.md.
+// ratesTable is the full table, in Markdown, for docs/compare-evidence.md.
 func ratesTable() string {
 	const n = 150
 	var b strings.Builder

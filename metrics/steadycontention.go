@@ -14,10 +14,10 @@ import (
 // A request's TTFT depends on how many other prompts the server prefilled beside it, and in a
 // closed loop that is the users' phase: users whose requests all take about one E2E keep the
 // spacing they fell into, and one late engine step can merge two users' prefills for the rest
-// of the run. Over HTTP against the simulator (16 users, 512 in / 32 out) a run's requests
-// overlapped 1.2 others' TTFT on average for 2.5 s, 3.5 after such a merge, and the window
-// TTFT went 21 → 40 ms on the same simulator: the check called it "TTFT rose 81%", and
-// compare held such runs PROVISIONAL (5 of 20 A/A pairs).
+// of the run. Over HTTP against the simulator such a merge doubled the window TTFT on the same
+// server, the check called it a rise, and compare held such runs PROVISIONAL (figures:
+// docs/metrics.md "Judging the server, not the phase"; docs/steady-evidence.md "Figures moved
+// from the code's comments").
 //
 // So a closed loop's TTFT drift is judged again at equal contention: at equal work done by
 // the server while the request waited for its first token. Over each request's TTFT interval
@@ -42,8 +42,8 @@ import (
 // (compare's contention levels) left a run whose users merged into one cohort with no level
 // common to its first and last thirds, so nothing could be judged; and prefill work alone,
 // fitted where users are spread out (a prefill among the others' decode steps), overstated a
-// cohort's TTFT by 10–16% (all users prefill together, nobody decodes). docs/metrics.md has
-// the rates measured over HTTP.
+// cohort's TTFT (all users prefill together, nobody decodes). docs/metrics.md "Steady state"
+// has the figures and the rates measured over HTTP.
 //
 // The drift is the users' phase, not the server's, and is explained (named in a note, not
 // counted) when all of these hold:
@@ -249,8 +249,7 @@ func contention(sr series, d *Drift, alpha float64) *Contention {
 // that a change of the server over time cannot leak into them. It fits twice: the second time
 // without the requests whose residual is more than trimMADs robust standard deviations
 // (1.4826 × MAD) from the median residual, since one stall inside a window where the users
-// merged (a 417 ms TTFT among 225 ms ones, and a wide spread of work) moved the prefill cost by
-// a third. A negative decode coefficient drops the decode part (refitted on the prefill
+// merged moved the prefill cost a long way (figures: docs/steady-evidence.md "Figures moved from the code's comments"). A negative decode coefficient drops the decode part (refitted on the prefill
 // alone); false when the prefill work has no spread within windows or its coefficient is not
 // positive (more work can only lengthen TTFT).
 func withinFit(win [][]condObs) ([2]float64, bool) {
@@ -365,8 +364,8 @@ const phaseCovariate = "the users' phase (the requests each TTFT overlapped)"
 // flatAtEqual says whether TTFT at equal contention moved by less than the size gate: only
 // then may the users' phase explain a drift of the output throughput. A server that changed
 // moves TTFT at equal contention, and its throughput drift is its own: with the phase
-// covariate alone, 3 of 7 runs throttled ×1.5 midway over HTTP had their throughput fall
-// "explained" by the contention the slower server's cohorts showed.
+// covariate alone, throttled runs over HTTP had their throughput fall "explained" by the
+// contention the slower server's cohorts showed (figures: docs/steady-evidence.md "Figures moved from the code's comments").
 func flatAtEqual(c *Contention) bool {
 	return c != nil && c.TTFTAtEqual != nil && math.Abs(*c.TTFTAtEqual) < steadyMinChange
 }

@@ -15,8 +15,8 @@ import (
 // refitting, any whose effect has the wrong sign (covSign). An open loop's series are fitted
 // to their changes (stat.AdjustByChanges): their covariates (the arrivals and lengths the
 // windows drew) wander at random about constant means, and fitted to levels one whose
-// wandering happened to rise with a real change took it (a throttle's TTFT rise of 187% in
-// the virtual-time matrix); there is no check beside it, as the equal-contention test is
+// wandering happened to rise with a real change took it (a throttle's TTFT rise in the
+// virtual-time matrix: docs/metrics.md "Steady state"); there is no check beside it, as the equal-contention test is
 // beside a closed loop's. A closed loop's phase covariate moves in one step when the users
 // merge, which only a fit to levels can read, and its explanation needs TTFT flat at equal
 // contention as well (flatAtEqual).
@@ -124,13 +124,13 @@ func (s *steadyAcc) requestCovariates(in []steadyObs, bounds []int, open bool, e
 }
 
 // scheduledAhead is, per count window, the mean over its requests of the arrivals (any
-// phase) scheduled in the median E2E (e2e50, ns) before each one's own scheduled time: the requests an
-// open loop's schedule put in flight ahead of it (λ·E2E as the dice drew it). A window's own
-// arrival rate misses a burst that came just before it and is still being served: over HTTP
-// at 50% of capacity three windows with 35-41 such arrivals (25 elsewhere) had TTFT 31 ms
-// against 20, and the check called it "TTFT fell 43%". The count is the schedule's, and the
-// look-back one constant for the run, so a server that slowed does not move it; only an open
-// loop's schedule is the client's dice (a closed loop's sends follow the server).
+// phase) scheduled in the median E2E (e2e50, ns) before each one's own scheduled time: the
+// requests an open loop's schedule put in flight ahead of it (λ·E2E as the dice drew it). A
+// window's own arrival rate misses a burst that came just before it and is still being
+// served, and the check called such a run's TTFT a fall (figures: docs/metrics.md "Steady
+// state"). The count is the schedule's, and the look-back one constant for the run, so a
+// server that slowed does not move it; only an open loop's schedule is the client's dice (a
+// closed loop's sends follow the server).
 func (s *steadyAcc) scheduledAhead(in []steadyObs, bounds []int, e2e50 float64) []float64 {
 	sched := make([]int64, 0, len(s.spans))
 	for _, sp := range s.spans {

@@ -87,10 +87,11 @@ type Transient struct {
 // level ends, and the first N are called a transient when they are slower than the rest by
 // a one-sided rank-sum test (p < transientAlpha/2) and by at least transientMinRatio in
 // median, in TTFT with the prompt lengths accounted for (stat.Adjust), so a run that drew
-// its long prompts first is not cold. ITL was judged too and left out: at 90% of capacity
-// with 8-token outputs (7 gaps a request) a queue excursion made the first 45 requests' ITL
-// 2.0× the rest's on a steady server, and a cold engine slows prefill as it slows decode. MSER's candidate is limited to the first quarter: a slow-down that lasts longer is
-// a trend, the trend tests' to find.
+// its long prompts first is not cold. ITL was judged too and left out: near capacity with
+// short outputs a queue excursion made the first requests' ITL twice the rest's on a steady
+// server (figures: docs/metrics.md "Steady state", "Initial transient"), and a cold engine
+// slows prefill as it slows decode. MSER's candidate is limited to the first quarter: a
+// slow-down that lasts longer is a trend, the trend tests' to find.
 //
 // The rank-sum test takes requests as independent, and near capacity they are not: the
 // queue makes long excursions, one of which can make a run's first requests slower than the
