@@ -118,3 +118,31 @@ func checkSeams(t *testing.T, tok Tokenizer) {
 		t.Error("request 1 ends on block 4's whole text, and request 2 goes on past it: request 1 is not a prefix of request 2")
 	}
 }
+
+// TestMooncakeMissed: prompts a tokenizer measured but could not build to their length are
+// counted (here a newline costs 20 tokens, more than a 16-token block, so a prompt of whole
+// blocks is too long), and none are without a tokenizer, where every length is approximate.
+func TestMooncakeMissed(t *testing.T) {
+	ctx := context.Background()
+	base := newlineTokenizer()
+	costly := TokenizerFunc(func(ctx context.Context, text string) (int, error) {
+		n, err := base.Count(ctx, text)
+		return n + 19*strings.Count(text, "\n"), err
+	})
+	want := []int{40, 48, 60, 71, 32, 10, 20}
+	for _, tok := range []Tokenizer{costly, nil} {
+		tr, err := (&Mooncake{BlockTokens: 16, Seed: 3}).Read(ctx, strings.NewReader(seamsTrace), "seams.jsonl", tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		missed := 0
+		for i, r := range tr.Requests {
+			if n, _ := costly.Count(ctx, r.Prompt); tok != nil && n != want[i] {
+				missed++
+			}
+		}
+		if tr.Exact || tr.Missed != missed || (tok != nil && missed == 0) {
+			t.Errorf("tokenizer %v: exact %v, missed %d; want false, %d (and some)", tok != nil, tr.Exact, tr.Missed, missed)
+		}
+	}
+}

@@ -26,6 +26,9 @@ type Trace struct {
 	Requests []TracedRequest
 	// Exact is true when every prompt has exactly its trace length in the tokenizer's tokens.
 	Exact bool
+	// Missed counts the prompts a tokenizer measured but could not build to their trace
+	// length (0 without a tokenizer, when every length is approximate).
+	Missed int
 	// Dropped counts rows that were skipped, not sent (BurstGPT's failed requests, rows of
 	// another model).
 	Dropped int
@@ -195,6 +198,9 @@ func (m *Mooncake) Read(ctx context.Context, r io.Reader, name string, tok Token
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	t.Exact = t.Exact && exact
+	if !exact {
+		t.Missed = 0
+	}
 	return t, nil
 }
 
@@ -381,6 +387,7 @@ func buildTrace(ctx context.Context, rows []traceRow, tok Tokenizer, chat bool,
 			return nil, fmt.Errorf("line %d: %w", rows[i].line, errs[i])
 		}
 		t.Exact = t.Exact && exact[i]
+		t.Missed += boolInt(!exact[i])
 	}
 	return t, nil
 }
