@@ -28,7 +28,7 @@ func (b *Session) datasetWorkload(ctx context.Context, r int) (part, bool, error
 	pt, exact, err := b.buildDataset(ctx, r)
 	if err == nil {
 		b.logf("built %d prompts%s in %v (lengths %s)", len(pt.reqs), partOf(r, b.plan), time.Since(start).Round(time.Millisecond),
-			map[bool]string{true: "exact", false: "approximate"}[exact])
+			b.lengthsNote(exact, pt.missed, len(pt.reqs)))
 	}
 	return pt, exact, err
 }
@@ -164,7 +164,7 @@ func (b *Session) traceDataset(t *workload.Trace, err error, r int) (part, bool,
 		return part{}, false, b.inputErr("--dataset", err)
 	}
 	if r > 0 {
-		return part{reqs: t.Plain()}, t.Exact, nil
+		return part{reqs: t.Plain(), missed: t.Missed}, t.Exact, nil
 	}
 	b.ds = &dataset{}
 	as := make([]pacer.Arrival, len(t.Requests))
@@ -182,7 +182,22 @@ func (b *Session) traceDataset(t *workload.Trace, err error, r int) (part, bool,
 	if t.Dropped > 0 {
 		b.logf("--dataset: %d rows without lengths (failed requests in the trace) or of another model were left out", t.Dropped)
 	}
-	return part{reqs: t.Plain()}, t.Exact, b.shard.apply(&b.spec, &b.lc, as)
+	return part{reqs: t.Plain(), missed: t.Missed}, t.Exact, b.shard.apply(&b.spec, &b.lc, as)
+}
+
+// lengthsNote says how a part's prompt lengths were obtained, for its "built" log line:
+// "exact", "approximate" (no tokenizer), or what failed where a tokenizer measured them but
+// some prompts could not be built to their length (missed of n, where the builder counts).
+func (b *Session) lengthsNote(exact bool, missed, n int) string {
+	switch {
+	case exact:
+		return "exact"
+	case b.tokName == "":
+		return "approximate: no tokenizer"
+	case missed > 0:
+		return fmt.Sprintf("approximate: %d of %d prompts could not be built to their length with %s", missed, n, b.tokName)
+	}
+	return "approximate: some prompts could not be built to their length with " + b.tokName
 }
 
 // inputErr makes an input file's bad content a usage error (its message names file, line and

@@ -31,6 +31,7 @@ type part struct {
 	warm     int
 	sessions int
 	repeats  []float64
+	missed   int // prompts a tokenizer measured but could not build to their length, where counted
 }
 
 // withRepeats is pt with what each of its requests repeats by design: the prefix it shares

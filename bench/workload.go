@@ -213,7 +213,7 @@ func (b *Session) synthetic(ctx context.Context, r int) (part, bool, error) {
 			return part{}, false, err
 		}
 	}
-	b.logf("built %d prompts%s in %v (lengths %s)", len(reqs), partOf(r, b.plan), time.Since(start).Round(time.Millisecond), map[bool]string{true: "exact", false: "approximate"}[exact])
+	b.logf("built %d prompts%s in %v (lengths %s)", len(reqs), partOf(r, b.plan), time.Since(start).Round(time.Millisecond), b.lengthsNote(exact, 0, len(reqs)))
 	return part{reqs: reqs, warm: b.plan.warm}, exact, nil
 }
 
@@ -304,7 +304,8 @@ func (b *Session) header(hash string) *record.Header {
 	if h.ConfigSet == nil {
 		h.ConfigSet = []string{} // recorded as "nothing set", not absent (an older file)
 	}
-	if b.exact {
+	if b.tokName != "" {
+		// it measured the prompts even where some could not be built to their length
 		h.Workload.Tokenizer = b.tokName
 	}
 	return h

@@ -197,6 +197,18 @@ func TestWarningsFromHeader(t *testing.T) {
 	}
 }
 
+// TestApproximateWithTokenizer: where a tokenizer measured the prompts and some could not be
+// built to their length, the note says so, not that no tokenizer was reachable.
+func TestApproximateWithTokenizer(t *testing.T) {
+	a := NewAccumulator(Options{})
+	a.SetHeader(&record.Header{Workload: record.Workload{PromptLengths: "approximate", Tokenizer: "server:/tokenize"}})
+	a.Add(roleChunkRecord())
+	s := a.Summary()
+	if !hasWarning(s, "server:/tokenize measured the prompts, but some could not be built") || hasWarning(s, "no tokenizer was reachable") {
+		t.Errorf("warnings = %q", Texts(s.Warnings))
+	}
+}
+
 // TestOneTokenPerEvent: events without counts whose number equals the server's output count
 // carried one token each (llama.cpp): ITL (token) and the peak use them, and no note says the
 // counts are unknown.

@@ -185,7 +185,14 @@ func tokenWarnings(s *Summary, h *record.Header) []Warning {
 	if n := s.OutputTokenSources[record.SourceTokenizer]; n > 0 {
 		add(Info, "", "output token counts for %d requests come from a client-side tokenizer, not the server", n)
 	}
-	if h != nil && h.Workload.PromptLengths == "approximate" {
+	switch {
+	case h == nil || h.Workload.PromptLengths != "approximate":
+	case h.Workload.Tokenizer != "":
+		// a tokenizer measured them, and the builder could not reach some lengths: a trace's
+		// blocks longer than a row (another --block-tokens), or words that ran out
+		add(Distorts, "the run's \"built N prompts\" log line says how many; for a trace, replay it with the --block-tokens it was made with",
+			"prompt lengths are approximate: %s measured the prompts, but some could not be built to the length the workload asks for: their input lengths are not all the workload's", h.Workload.Tokenizer)
+	default:
 		add(Distorts, "give --tokenizer a tokenizer.json, or a server with a tokenize endpoint", "prompt lengths are approximate (no tokenizer was reachable when the workload was built): input lengths requested are estimates")
 	}
 	if n := s.PromptTokenSources[record.SourceRequested]; n > 0 {

@@ -141,10 +141,11 @@ type Workload struct {
 	// digits; absent: none, the text is the seed's alone), so that no invocation sends the
 	// text of another; the lengths are the seed's either way (run --nonce).
 	Nonce string `json:"nonce,omitempty"`
-	// PromptLengths says how prompt lengths were obtained: "exact" (server tokenizer),
-	// or "approximate" (no tokenizer reachable).
+	// PromptLengths says how prompt lengths were obtained: "exact" (measured by Tokenizer),
+	// or "approximate": no tokenizer reachable (Tokenizer empty), or some prompts could not
+	// be built to their length with Tokenizer.
 	PromptLengths string `json:"prompt_lengths,omitempty"`
-	Tokenizer     string `json:"tokenizer,omitempty"` // e.g. "server:/tokenize"
+	Tokenizer     string `json:"tokenizer,omitempty"` // what measured the prompts, e.g. "server:/tokenize"
 	File          string `json:"file,omitempty"`      // --save-workload path, when written
 	// Dataset is the dataset the prompts came from ("sharegpt:file.json", by file name) and
 	// DatasetSHA256 its content hash, so a different file of the same name is told apart.

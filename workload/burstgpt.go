@@ -68,6 +68,9 @@ func (b *BurstGPT) Read(ctx context.Context, r io.Reader, name string, tok Token
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	t.Exact = t.Exact && exact
+	if !exact {
+		t.Missed = 0
+	}
 	t.Dropped = dropped
 	return t, nil
 }

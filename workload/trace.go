@@ -26,6 +26,9 @@ type Trace struct {
 	Requests []TracedRequest
 	// Exact is true when every prompt has exactly its trace length in the tokenizer's tokens.
 	Exact bool
+	// Missed counts the prompts a tokenizer measured but could not build to their trace
+	// length (0 without a tokenizer, when every length is approximate).
+	Missed int
 	// Dropped counts rows that were skipped, not sent (BurstGPT's failed requests, rows of
 	// another model).
 	Dropped int
@@ -121,9 +124,11 @@ func checkRow(r *traceRow, first, prev, msPerUnit float64, fields [4]string) (fi
 // that share hash id k share exactly the same text for that block and a server's prefix
 // cache sees the trace's reuse. A prompt is its blocks' texts in order, the last block cut
 // (or continued with unique words) so the whole prompt has input_length tokens. Each block
-// text ends with a newline, which tokenizers keep as a token of its own, so that the tokens
-// of one block do not merge with the next; the whole prompt is measured and its last part
-// adjusted, so the length is exact even where a tokenizer does merge.
+// text ends with a newline, which tokenizers keep as a token of its own, and is fitted after
+// the block before it, so that the prompt's first k blocks are k·BlockTokens tokens even
+// where a tokenizer counts a word after a newline otherwise than at the start of a text
+// (llama.cpp's); the whole prompt is measured and its last part adjusted, so the length is
+// exact even where a tokenizer merges across a seam.
 type Mooncake struct {
 	BlockTokens int   `json:"block_tokens"` // 0 means 512, Mooncake's block size
 	Seed        int64 `json:"seed"`
@@ -185,7 +190,7 @@ func (m *Mooncake) Read(ctx context.Context, r io.Reader, name string, tok Token
 		return nil, err
 	}
 	tok, exact := orWords(tok)
-	blocks := &blockTexts{seed: textSeed(m.Seed, m.Nonce), size: b, texts: map[int]string{}}
+	blocks := &blockTexts{seed: textSeed(m.Seed, m.Nonce), size: b, texts: map[blockKey]string{}}
 	t, err := buildTrace(ctx, rows, tok, m.Chat, func(ctx context.Context, f *fitter, row *traceRow) (string, int, bool, error) {
 		return blocks.prompt(ctx, f, row)
 	})
@@ -193,6 +198,9 @@ func (m *Mooncake) Read(ctx context.Context, r io.Reader, name string, tok Token
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	t.Exact = t.Exact && exact
+	if !exact {
+		t.Missed = 0
+	}
 	return t, nil
 }
 
@@ -254,11 +262,26 @@ type blockTexts struct {
 	seed  int64
 	size  int
 	mu    sync.Mutex
-	texts map[int]string
+	texts map[blockKey]string
+}
+
+// blockKey names a block's text: its hash id and the text of the block it follows ("" for
+// the first). A block is fitted where it stands, after the block before it, because a
+// tokenizer need not count a text the same alone and after a newline: llama.cpp's
+// SentencePiece tokenizers give the first word of a text its "▁" and a word after a newline
+// none, so a block of 16 tokens alone may take 17 or more after another block. In a trace
+// whose ids chain (block k's id covers every block before it, as Mooncake's and capture's
+// do) an id always follows the same block, so identical hash ids give identical text; the
+// text before it is part of the key (not only its id) so that a trace that does not chain
+// still builds the same prompts whatever order its rows are built in. The key's string is the
+// cached text of the block before, not a copy.
+type blockKey struct {
+	id     int
+	before string
 }
 
 // maxBlockTexts bounds the remembered blocks; past it they are forgotten (a block's text is a
-// pure function of its id, so rebuilding one changes nothing but time).
+// pure function of its key, so rebuilding one changes nothing but time).
 const maxBlockTexts = 1 << 14
 
 // words is block id's word draw: its full text is the longest prefix of it that fits, and a
@@ -268,46 +291,68 @@ func (bt *blockTexts) words(id int) []string {
 	return drawWords(streamRNG(bt.seed, domainBlock, uint64(id)), wordsFor(bt.size))
 }
 
-// text is block id's text: bt.size tokens, ending in a newline.
-func (bt *blockTexts) text(ctx context.Context, f *fitter, id int) (string, error) {
+// text is the text of block key.id after key.before: it adds bt.size tokens to before's count
+// and ends in a newline. Fitting it after the previous block only, not the whole prefix,
+// keeps the cost of a block independent of its place; tokens do not merge across a newline
+// into the block before the previous one, so the prefix's count still grows by bt.size a
+// block (and the whole prompt is measured again when it is built).
+func (bt *blockTexts) text(ctx context.Context, f *fitter, key blockKey) (string, error) {
+	before := key.before
 	bt.mu.Lock()
-	s, ok := bt.texts[id]
+	s, ok := bt.texts[key]
 	bt.mu.Unlock()
 	if ok {
 		return s, nil
 	}
-	s, _, _, err := f.fit(ctx, "", bt.words(id), "\n", bt.size)
+	base := 0
+	if before != "" {
+		var err error
+		if base, err = f.tok.Count(ctx, before); err != nil {
+			return "", err
+		}
+	}
+	s, _, _, err := f.fit(ctx, before, bt.words(key.id), "\n", base+bt.size)
 	if err != nil {
 		return "", err
 	}
+	s = s[len(before):]
 	bt.mu.Lock()
 	if len(bt.texts) >= maxBlockTexts {
 		clear(bt.texts)
 	}
-	bt.texts[id] = s
+	bt.texts[key] = s
 	bt.mu.Unlock()
 	return s, nil
 }
 
 // prompt builds a row's prompt: its full blocks, then the last block's words and unique ones
-// fitted so the whole has row.in tokens.
+// fitted so the whole has row.in tokens. A last block the row fills (row.in at least its
+// end) is its full text, as in a row that goes on past it, so the two share it.
 func (bt *blockTexts) prompt(ctx context.Context, f *fitter, row *traceRow) (string, int, bool, error) {
 	var head []byte
 	var words []string
 	last := row.in
 	if k := len(row.hashIDs); k > 0 {
-		for _, id := range row.hashIDs[:k-1] {
-			s, err := bt.text(ctx, f, id)
+		full := k - 1
+		if row.in >= k*bt.size { // no overflow: parse bounds row.in and bt.size, and k-1 < row.in
+			full = k
+		}
+		before := ""
+		for _, id := range row.hashIDs[:full] {
+			s, err := bt.text(ctx, f, blockKey{id, before})
 			if err != nil {
 				return "", 0, false, err
 			}
 			head = append(head, s...)
+			before = s
 		}
-		last -= (k - 1) * bt.size
-		// the last block is cut to what is left, so only that much of its draw is needed (a
-		// prefix of the full block's draw): a block of 16M tokens must not be drawn whole for
-		// a 600-token prompt
-		words = drawWords(streamRNG(bt.seed, domainBlock, uint64(row.hashIDs[k-1])), wordsFor(min(bt.size, last)))
+		last -= full * bt.size
+		if full < k {
+			// the last block is cut to what is left, so only that much of its draw is needed
+			// (a prefix of the full block's draw): a block of 16M tokens must not be drawn
+			// whole for a 600-token prompt
+			words = drawWords(streamRNG(bt.seed, domainBlock, uint64(row.hashIDs[k-1])), wordsFor(min(bt.size, last)))
+		}
 	}
 	tail := drawWords(streamRNG(bt.seed, domainTail, uint64(row.line)), wordsFor(max(last-len(words), 0)))
 	return f.fit(ctx, string(head), append(words, tail...), "", row.in)
@@ -342,6 +387,7 @@ func buildTrace(ctx context.Context, rows []traceRow, tok Tokenizer, chat bool,
 			return nil, fmt.Errorf("line %d: %w", rows[i].line, errs[i])
 		}
 		t.Exact = t.Exact && exact[i]
+		t.Missed += boolInt(!exact[i])
 	}
 	return t, nil
 }

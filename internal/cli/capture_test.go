@@ -16,6 +16,7 @@ import (
 	"servebench/capture"
 	"servebench/exitcode"
 	"servebench/internal/peertest"
+	"servebench/record"
 	"servebench/sim"
 )
 
@@ -95,10 +96,15 @@ func reuse(lines []capture.Line) (cached, blocks float64) {
 
 // compareReplay checks a replay's capture against the original's: as many requests, the same
 // lengths (exact, as a multiset: requests that arrive within a millisecond may swap; only
-// logged where the replay said it could not build them exactly), arrival
-// offsets within bound at p99, the repeated share within 5 points and the cached share
-// within cachedPts.
-func compareReplay(t *testing.T, a, b []capture.Line, bound time.Duration, exact bool, cachedPts float64) {
+// logged where the replay said it could not build them exactly), arrival offsets within 5 ms
+// at p50 and at p99 within the replaying client's own send lateness (late, its p99) and
+// proxyStall, the repeated share within 5 points and the cached share within cachedPts.
+//
+// Each capture counts its offsets from its own first request, and a replay whose first request
+// went out a few ms late (its first connection, a descheduled client) moves every other offset
+// by as much without any of them being sent at the wrong time: the replay's offsets are set
+// against the original's after taking away their median difference, which is logged.
+func compareReplay(t *testing.T, a, b []capture.Line, late time.Duration, exact bool, cachedPts float64) {
 	t.Helper()
 	if len(a) != len(b) || len(a) == 0 {
 		t.Fatalf("the original captured %d requests, the replay %d", len(a), len(b))
@@ -111,33 +117,94 @@ func compareReplay(t *testing.T, a, b []capture.Line, bound time.Duration, exact
 		slices.SortFunc(out, func(x, y [2]int) int { return x[0]*1e6 + x[1] - y[0]*1e6 - y[1] })
 		return out
 	}
-	if la, lb := lengths(a), lengths(b); !slices.Equal(la, lb) && exact {
-		t.Errorf("lengths differ:\noriginal %v\nreplay   %v", la, lb)
+	la, lb := lengths(a), lengths(b)
+	left, equal := map[[2]int]int{}, 0 // the multisets' common part
+	for _, l := range la {
+		left[l]++
+	}
+	for _, l := range lb {
+		if left[l] > 0 {
+			left[l]--
+			equal++
+		}
+	}
+	if !slices.Equal(la, lb) && exact {
+		t.Errorf("lengths differ (%d of %d equal):\noriginal %v\nreplay   %v", equal, len(la), la, lb)
 	} else if !slices.Equal(la, lb) {
-		t.Logf("lengths differ (the replay could not build them exactly):\noriginal %v\nreplay   %v", la, lb)
+		t.Logf("lengths differ (the replay could not build them exactly; %d of %d equal):\noriginal %v\nreplay   %v", equal, len(la), la, lb)
 	}
-	var d []float64
-	for i := range a {
-		d = append(d, math.Abs(b[i].Timestamp-a[i].Timestamp))
-	}
-	slices.Sort(d)
-	p50, p99 := d[len(d)/2], d[min(len(d)-1, int(math.Ceil(0.99*float64(len(d))))-1)]
+	shift, p50, p99 := arrivalGaps(a, b)
 	ca, ra := reuse(a)
 	cb, rb := reuse(b)
-	t.Logf("%d requests; arrival offsets apart p50 %.2f ms, p99 %.2f ms; cached %.1f%% then %.1f%%; repeated blocks %.1f%% then %.1f%%",
-		len(a), p50, p99, 100*ca, 100*cb, 100*ra, 100*rb)
-	if p50 > 10 || p99 > float64(bound.Milliseconds()) {
-		t.Errorf("arrival offsets apart by %.2f ms at p50 and %.2f ms at p99: want at most 10 ms and %v", p50, p99, bound)
+	t.Logf("%d requests, %d lengths equal; arrival offsets apart p50 %.2f ms, p99 %.2f ms (replay shifted by %.2f ms; its send lateness p99 %.2f ms); cached %.1f%% then %.1f%%; repeated blocks %.1f%% then %.1f%%",
+		len(a), equal, p50, p99, shift, ms(late), 100*ca, 100*cb, 100*ra, 100*rb)
+	if bound := ms(late + proxyStall); p50 > 5 || p99 > bound {
+		t.Errorf("arrival offsets apart by %.2f ms at p50 and %.2f ms at p99: want at most 5 ms and %.2f ms (the replay's own lateness at p99 and %v)", p50, p99, bound, proxyStall)
 	}
 	if math.Abs(ca-cb) > cachedPts/100 || math.Abs(ra-rb) > 0.05 {
 		t.Errorf("cached share %.1f%% then %.1f%%, repeated blocks %.1f%% then %.1f%%: want within %g and 5 points", 100*ca, 100*cb, 100*ra, 100*rb, cachedPts)
 	}
 }
 
+// proxyStall is what an arrival may be off beyond the replaying client's own lateness: the
+// time from a request's leaving the client to the proxy's stamping it, in either capture.
+// The proxies run in the test's process on a machine the suite shares, and a stall there
+// delays every request it holds: at load averages of 12 to 16 on 2 cores, 2 of 12 runs had a
+// p99 past the client's lateness p99, by 120 ms and 81 ms (four requests in a row stamped 81 ms
+// after they were sent); the others followed it to within 3 ms.
+const proxyStall = 250 * time.Millisecond
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// arrivalGaps returns the median of the replay's offsets less the original's (ms), and the p50
+// and p99 of how far each replayed offset is from its original once that median is taken away.
+func arrivalGaps(a, b []capture.Line) (shift, p50, p99 float64) {
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = b[i].Timestamp - a[i].Timestamp
+	}
+	shift = quantile(d, 0.5)
+	for i := range d {
+		d[i] = math.Abs(d[i] - shift)
+	}
+	return shift, quantile(d, 0.5), quantile(d, 0.99)
+}
+
+// quantile is the nearest-rank q-quantile of x (sorted in place).
+func quantile(x []float64, q float64) float64 {
+	slices.Sort(x)
+	return x[max(0, min(len(x)-1, int(math.Ceil(q*float64(len(x))))-1))]
+}
+
+// sendLateness is the p99 of how late the run in records dispatched its measured requests
+// behind their schedule.
+func sendLateness(t *testing.T, records string) time.Duration {
+	t.Helper()
+	f, err := os.Open(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, recs, err := record.ReadAll(f)
+	if err != nil {
+		t.Fatalf("%s: %v", records, err)
+	}
+	var late []float64
+	for _, r := range recs {
+		if r.Phase == record.PhaseMeasure {
+			late = append(late, float64(max(0, r.Dispatched-r.Scheduled)))
+		}
+	}
+	if len(late) == 0 {
+		t.Fatalf("%s: no measured requests", records)
+	}
+	return time.Duration(quantile(late, 0.99))
+}
+
 // captureAndReplay sends a mixed workload (shared prefixes, then sessions) through a capture
 // to upstream, replays the captured file through a second capture to the same server, and
 // compares the two captures.
-func captureAndReplay(t *testing.T, upstream string, bound time.Duration, cachedPts float64, load ...[]string) {
+func captureAndReplay(t *testing.T, upstream string, cachedPts float64, load ...[]string) {
 	dir := t.TempDir()
 	url, stop := startCapture(t, upstream, filepath.Join(dir, "original.jsonl"), "--block-tokens", "16")
 	for i, args := range load {
@@ -148,15 +215,16 @@ func captureAndReplay(t *testing.T, upstream string, bound time.Duration, cached
 	}
 	original := stop()
 	url, stop = startCapture(t, upstream, filepath.Join(dir, "replay.jsonl"), "--block-tokens", "16")
+	replayed := filepath.Join(dir, "replayed.jsonl")
 	code, out, errs := runMain(t, "run", "--url", url, "--api", "openai-completions", "--dataset", "mooncake:"+filepath.Join(dir, "original.jsonl"),
-		"--block-tokens", "16", "--warmup", "0", "--prewarm-connections", "-o", filepath.Join(dir, "replayed.jsonl"))
+		"--block-tokens", "16", "--warmup", "0", "--prewarm-connections", "-o", replayed)
 	if code != 0 && code != exitcode.Invalid {
 		t.Fatalf("replay: exit %d\n%s%s", code, out, errs)
 	}
 	if testing.Verbose() {
 		t.Logf("replay:\n%s%s", out, errs)
 	}
-	compareReplay(t, original, stop(), bound, !strings.Contains(errs, "lengths approximate"), cachedPts)
+	compareReplay(t, original, stop(), sendLateness(t, replayed), !strings.Contains(errs, "lengths approximate"), cachedPts)
 }
 
 // mixedLoad is a shared-prefix run and a session run, without warmup so the test stays short.
@@ -170,9 +238,7 @@ var mixedLoad = [][]string{
 // lengths, and is served from the cache as much (within 5 points).
 func TestCaptureReplaySim(t *testing.T) {
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 }) // the engine model, with its prefix cache
-	// generous: the machine running the suite is shared (a stalled client sends late); the
-	// figures are logged, and measured ones are in docs/workloads.md
-	captureAndReplay(t, url, time.Second, 5, mixedLoad...)
+	captureAndReplay(t, url, 5, mixedLoad...)
 }
 
 // TestCaptureReplayLlamaCpp is TestCaptureReplaySim against llama.cpp (its slots' prompt
@@ -183,7 +249,7 @@ func TestCaptureReplayLlamaCpp(t *testing.T) {
 	// depends on what else is in flight, so its cached share moves between two sendings of
 	// one workload (54.7–60.3% seen; the share repeated by design stays within 5 points):
 	// held to 10 points here, the gap in docs/workloads.md
-	captureAndReplay(t, url, time.Second, 10, mixedLoad...)
+	captureAndReplay(t, url, 10, mixedLoad...)
 }
 
 // TestCaptureOutputs: an output that is an input, an existing file without --force and an
