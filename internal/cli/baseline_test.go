@@ -17,7 +17,7 @@ import (
 // TestBaselineCompareSimulator is the baseline-to-compare acceptance test against the simulator in fixed
 // mode: the same configuration twice is never called changed (exit 0, or 6 when 8 requests a
 // run cannot pin a p99 down to 10%); ITL 20 ms vs 25 ms,
-// 6 runs each, is "regressed" (exit 4); a different --output-tokens is "not comparable" naming
+// 3 runs each, is "regressed" (exit 4); a different --output-tokens is "not comparable" naming
 // that condition (exit 5), and with --expect-change the same pair is compared.
 func TestBaselineCompareSimulator(t *testing.T) {
 	fixed := func(itl time.Duration) func(*sim.Config) {
@@ -33,13 +33,13 @@ func TestBaselineCompareSimulator(t *testing.T) {
 		}
 	}
 	run("--url", url20, "--input-tokens", "32", "--output-tokens", "8", "--requests", "8", "--concurrency", "4",
-		"--warmup", "1", "--repeat", "6", "-o", p("base.jsonl"))
+		"--warmup", "1", "--repeat", "3", "-o", p("base.jsonl"))
 	hdr, recs := readRecords(t, p("base.jsonl"))
 	runs := map[int]bool{}
 	for _, r := range recs {
 		runs[r.Run] = true
 	}
-	if len(runs) != 6 || len(hdr.Workload.Recipe) == 0 {
+	if len(runs) != 3 || len(hdr.Workload.Recipe) == 0 {
 		t.Fatalf("base: runs %v, embedded workload recipe %d bytes", runs, len(hdr.Workload.Recipe))
 	}
 	run("--like", p("base.jsonl"), "--url", url20, "-o", p("same.jsonl"))
@@ -66,7 +66,7 @@ func TestBaselineCompareSimulator(t *testing.T) {
 	}{
 		// 10%: p99 of 8 requests is their maximum, which a busy 2-core test machine can move by
 		// more than 5% between two identical runs; the regression case below moves ITL by 25%
-		{[]string{p("base.jsonl"), p("same.jsonl"), "--threshold", "10"}, -2, []string{"n=6"}},
+		{[]string{p("base.jsonl"), p("same.jsonl"), "--threshold", "10"}, -2, []string{"n=3"}},
 		{[]string{p("base.jsonl"), p("slow.jsonl")}, exitcode.Regression, []string{"REGRESSED", "ITL p50", "TPOT p50", "sim.itl"}},
 		{[]string{p("base.jsonl"), p("short.jsonl")}, exitcode.NotComparable, []string{"NOT COMPARABLE", "workload.output_tokens", "deliberate changes", "--output-tokens 8 → 6"}},
 		// compared, not refused: a single short run against six is low confidence, and on a
@@ -94,7 +94,7 @@ func TestBaselineCompareSimulator(t *testing.T) {
 		}
 	}
 	code, out, _ := runMain(t, "report", p("base.jsonl"), "--format", "gobench")
-	if code != 0 || strings.Count(out, "BenchmarkServe/") != 6 {
+	if code != 0 || strings.Count(out, "BenchmarkServe/") != 3 {
 		t.Errorf("gobench: exit %d:\n%s", code, out)
 	}
 }

@@ -255,6 +255,7 @@ func TestCaptureReplayLlamaCpp(t *testing.T) {
 // TestCaptureOutputs: an output that is an input, an existing file without --force and an
 // unwritable path are refused before the proxy starts.
 func TestCaptureOutputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	existing := filepath.Join(dir, "t.json")
 	if err := os.WriteFile(existing, []byte("{}"), 0o644); err != nil {

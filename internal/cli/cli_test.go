@@ -305,6 +305,7 @@ func TestExitCodesDoNotGuessFromMessages(t *testing.T) {
 // TestReportExplain: report --explain ends the text with the steady check's trace, and
 // without it the text names the policy's version only.
 func TestReportExplain(t *testing.T) {
+	t.Parallel()
 	recs := filepath.Join("..", "..", "report", "testdata", "base.jsonl")
 	code, out, errs := runMain(t, "report", recs, "--explain")
 	if code != 0 || !strings.Contains(out, "why steady: the rules of policy "+metrics.SteadyPolicy.Version) || !strings.Contains(out, "too-few-requests") {

@@ -168,7 +168,7 @@ func TestSharedPrefixHitsTheSimulatorCache(t *testing.T) {
 		srv, url = startSimServer(t, func(c *sim.Config) { c.NoPrefixCache = noCache }) // the engine model: fixed mode has no cache
 		out := filepath.Join(dir, fmt.Sprintf("cache-%v.jsonl", noCache))
 		code, stdout, errs := runMain(t, "run", "--url", url, "--prefix-groups", "4", "--prefix-tokens", "512", "--input-tokens", "640",
-			"--output-tokens", "4", "--requests", "64", "--warmup", "0", "--concurrency", "1", "--num-prompts", "64", "-o", out)
+			"--output-tokens", "4", "--requests", "32", "--warmup", "0", "--concurrency", "1", "--num-prompts", "32", "-o", out)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
@@ -184,7 +184,7 @@ func TestSharedPrefixHitsTheSimulatorCache(t *testing.T) {
 		return stdout, cached / in, metrics.Quantile(ttfts, 50)
 	}
 	out, share, withCache := run(false)
-	want := 4.0 * 15 * 512 / (4 * 16 * 640)
+	want := 4.0 * 7 * 512 / (4 * 8 * 640)
 	if math.Abs(share-want) > 0.02 || !strings.Contains(out, "of its prompt tokens by design; the server served") {
 		t.Errorf("cached share %.4f, want %.4f ± 0.02:\n%s", share, want, out)
 	}

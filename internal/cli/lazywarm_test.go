@@ -65,7 +65,7 @@ func TestWarmupAutoMeetsTheMeasuredRamp(t *testing.T) {
 	for seed := range 2 {
 		srv, url := startSimServer(t, func(c *sim.Config) { c.LazyCompile = 30 * time.Millisecond })
 		p := filepath.Join(t.TempDir(), "r.jsonl")
-		code, _, errs := runMain(t, "run", "-q", "--url", url, "--concurrency", fmt.Sprint(users), "--requests", "64",
+		code, _, errs := runMain(t, "run", "-q", "--url", url, "--concurrency", fmt.Sprint(users), "--requests", "32",
 			"--warmup", "auto", "--input-tokens", "128", "--output-tokens", "32", "--seed", fmt.Sprint(seed+1), "-o", p)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)

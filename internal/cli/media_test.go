@@ -28,7 +28,7 @@ func TestImagesRaisePromptTokensAndTTFT(t *testing.T) {
 	})
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--url", url, "--api", "openai-chat", "--input-tokens", "128",
-		"--output-tokens", "4", "--requests", "6", "--warmup", "1", "--concurrency", "1", "--seed", "3"}
+		"--output-tokens", "4", "--requests", "4", "--warmup", "1", "--concurrency", "1", "--seed", "3"}
 	text, media := filepath.Join(dir, "text.jsonl"), filepath.Join(dir, "media.jsonl")
 	if code, _, errs := runMain(t, append(common, "-o", text)...); code != 0 {
 		t.Fatal(errs)
@@ -39,7 +39,7 @@ func TestImagesRaisePromptTokensAndTTFT(t *testing.T) {
 	if code != 0 {
 		t.Fatal(errs)
 	}
-	if !strings.Contains(out, "images      12 in 6 requests (2.0 per request)") || !strings.Contains(out, "beyond the text asked: 2738.0") {
+	if !strings.Contains(out, "images      8 in 4 requests (2.0 per request)") || !strings.Contains(out, "beyond the text asked: 2738.0") {
 		t.Errorf("the summary does not report the images and their tokens:\n%s", out)
 	}
 	perImage := srv.MediaRule().ImageTokens(1024, 1024)

@@ -55,6 +55,7 @@ func TestReuseSettingLlamaCpp(t *testing.T) {
 // TestReuseUsage: --reuse with a workload that has its own reuse, or a share no prefix can
 // give, is a usage error.
 func TestReuseUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--reuse", "50%", "--turns", "3"},
 		{"--reuse", "50%", "--prefix-tokens", "10", "--prefix-groups", "1"},

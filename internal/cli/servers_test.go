@@ -182,15 +182,16 @@ func running(pid int) bool {
 	return err != nil || !strings.Contains(string(b), ") Z ")
 }
 
-// TestConfigSweepLlamaSlots sweeps three configurations of a real llama.cpp server, -np 1, 2
-// and 4, at two loads each: every one is started, becomes ready and is stopped; the report
-// shows each one's time to ready, the frontier and the pick; compare of -np 1 and -np 4
-// names the flag.
+// TestConfigSweepLlamaSlots sweeps two configurations of a real llama.cpp server, -np 1 and
+// 4, at two loads each: each one is started, becomes ready and is stopped; the report shows
+// each one's time to ready, the frontier and the pick; compare of the two names the flag.
+// (A third configuration, -np 2, added a server start and two points and checked nothing
+// the two do not.)
 func TestConfigSweepLlamaSlots(t *testing.T) {
 	cmd := peertest.LlamaCommand(t, "mini.gguf") + " -t 1 -c 4096 --metrics"
 	dir := t.TempDir()
 	p := filepath.Join(dir, "np.jsonl")
-	code, out, errs := runMain(t, "sweep", "-q", "--server-cmd", cmd, "--server-config", "np1: -np 1", "--server-config", "np2: -np 2",
+	code, out, errs := runMain(t, "sweep", "-q", "--server-cmd", cmd, "--server-config", "np1: -np 1",
 		"--server-config", "np4: -np 4", "--concurrency", "1,4", "--requests", "8", "--input-tokens", "64", "--output-tokens", "16",
 		"--slo", "ttft=2s", "-o", p)
 	if code != 0 {
@@ -202,7 +203,7 @@ func TestConfigSweepLlamaSlots(t *testing.T) {
 		}
 	}
 	idx := readIndex(t, filepath.Join(dir, "np.configs.json"))
-	if len(idx.Configs) != 3 {
+	if len(idx.Configs) != 2 {
 		t.Fatalf("%d configurations in the index", len(idx.Configs))
 	}
 	for _, c := range idx.Configs {

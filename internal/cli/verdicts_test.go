@@ -23,7 +23,7 @@ func TestCompareSimulatorITL10vs20(t *testing.T) {
 	p := func(n string) string { return filepath.Join(dir, n) }
 	for _, r := range []struct{ url, out string }{{url10, "itl10.jsonl"}, {url20, "itl20.jsonl"}} {
 		if code, _, errs := runMain(t, "run", "-q", "--url", r.url, "--input-tokens", "32", "--output-tokens", "16",
-			"--requests", "16", "--concurrency", "4", "--warmup", "2", "--repeat", "3", "-o", p(r.out)); code != 0 {
+			"--requests", "8", "--concurrency", "4", "--warmup", "2", "--repeat", "3", "-o", p(r.out)); code != 0 {
 			t.Fatalf("run %s: exit %d: %s", r.out, code, errs)
 		}
 	}
