@@ -45,6 +45,12 @@ func TestWarmupAutoSteady(t *testing.T) {
 // measuring begins later by the tail's two drains and ramp, which the log shows. The
 // figures are in the log and docs/metrics.md "Warmup".
 func TestWarmupAutoColdStart(t *testing.T) {
+	if raceEnabled {
+		// the load runner and the engine model in their bubble run under the race detector
+		// in TestClosedLoopRecords and TestWarmupAutoSteady; this test repeats those paths
+		// for its rates, at many times the time under the race detector
+		t.Skip("run without the race detector (scripts/test's second pass): the same paths as TestClosedLoopRecords, many times the time under it")
+	}
 	c := sim.DefaultConfig()
 	c.ColdStart = true
 	for _, l := range warmupLoads() {
