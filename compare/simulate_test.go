@@ -121,6 +121,7 @@ func TestCompareRates(t *testing.T) {
 	if raceEnabled {
 		t.Skip("run without the race detector (scripts/test's second pass): one goroutine, ten times the time under it")
 	}
+	t.Parallel() // shares nothing with the other tests: with t.Parallel they use both cores
 	n := 100
 	if testing.Short() {
 		n = 40

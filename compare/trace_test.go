@@ -125,6 +125,7 @@ func TestTraceVirtualTime(t *testing.T) {
 		// by one goroutine
 		t.Skip("run without the race detector (scripts/test's second pass): the traces are one goroutine's, ten times the time under it")
 	}
+	t.Parallel() // shares nothing with the other tests: with t.Parallel they use both cores
 	base := sim.DefaultConfig()
 	slower := func(f float64) sim.Config {
 		c := base
@@ -221,6 +222,7 @@ func TestTraceScenarios(t *testing.T) {
 	if raceEnabled {
 		t.Skip("run without the race detector (scripts/test's second pass): one goroutine, ten times the time under it")
 	}
+	t.Parallel() // shares nothing with the other tests: with t.Parallel they use both cores
 	fired := map[string]int{}
 	check := func(name string, res *Result) {
 		t.Helper()
