@@ -25,8 +25,8 @@ var (
 func TestMatrix(t *testing.T) {
 	if raceEnabled {
 		// the load runner and the engine model in their bubble run under the race detector
-		// in TestClosedLoopRecords and TestWarmupAutoSteady; this test repeats those paths
-		// for its rates, at many times the time under the race detector
+		// in TestClosedLoopRecords, and --warmup auto in package load's tests; this test
+		// repeats those paths for its rates, at many times the time under the race detector
 		t.Skip("run without the race detector (scripts/test's second pass): the same paths as TestClosedLoopRecords, many times the time under it")
 	}
 	full := *matrixFlag == "full"
