@@ -10,8 +10,12 @@ import (
 // simulate_test.go, whose true TTFT p50 and ITL p50 are known (the model's medians: TTFT and
 // ITL, since every multiplier is a log-normal with median 1).
 func TestDescribeCoverage(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector (scripts/test's second pass): one goroutine, ten times the time under it")
+	}
+	t.Parallel() // shares nothing with the other tests: with t.Parallel they use both cores
 	trials := 100
-	if testing.Short() || raceEnabled { // the race detector makes each side's bootstrap ~10x slower
+	if testing.Short() {
 		trials = 40
 	}
 	truth := map[string]float64{TTFTp50.Name: defaultModel.TTFT, ITLp50.Name: defaultModel.ITL}

@@ -2,6 +2,7 @@
 
 package compare
 
-// raceEnabled widens wall-clock tolerances: the race detector slows every goroutine several
-// times over, so on a shared 2-core machine timings reflect the instrumentation, not the sim.
+// raceEnabled: the rate tests skip under the race detector, which slows each side's
+// bootstrap about tenfold and has nothing to find in this package's one goroutine; they run
+// without it, at full size, in scripts/test's second pass (see its comment).
 const raceEnabled = true

@@ -118,8 +118,12 @@ func pct(k, n int) string { return fmt.Sprintf("%.1f%%", 100*float64(k)/float64(
 // interval excludes zero about 5% of the time (its nominal level); A/B at 10× is called
 // regressed at 3 runs per side every time.
 func TestCompareRates(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector (scripts/test's second pass): one goroutine, ten times the time under it")
+	}
+	t.Parallel() // shares nothing with the other tests: with t.Parallel they use both cores
 	n := 100
-	if testing.Short() || raceEnabled {
+	if testing.Short() {
 		n = 40
 	}
 	for _, runs := range []int{1, 3, 6} {

@@ -119,6 +119,13 @@ func virtualSide(t *testing.T, c sim.Config, seeds []uint64) *Side {
 // the row's change (the verdict). The verdicts themselves are the rest of this package's
 // tests'.
 func TestTraceVirtualTime(t *testing.T) {
+	if raceEnabled {
+		// the load runner and the engine model in their bubble are run under the race
+		// detector by package vtime's own tests; what this one checks, the traces, is judged
+		// by one goroutine
+		t.Skip("run without the race detector (scripts/test's second pass): the traces are one goroutine's, ten times the time under it")
+	}
+	t.Parallel() // shares nothing with the other tests: with t.Parallel they use both cores
 	base := sim.DefaultConfig()
 	slower := func(f float64) sim.Config {
 		c := base
@@ -212,6 +219,10 @@ func TestEveryRuleHasASite(t *testing.T) {
 // generative model's A/A and A/B pairs at one, three and six runs a side) and checks that the
 // rules they exist to exercise fire.
 func TestTraceScenarios(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector (scripts/test's second pass): one goroutine, ten times the time under it")
+	}
+	t.Parallel() // shares nothing with the other tests: with t.Parallel they use both cores
 	fired := map[string]int{}
 	check := func(name string, res *Result) {
 		t.Helper()

@@ -160,6 +160,9 @@ func boundaryEvent(recs []record.Record, start, end int64) bool {
 }
 
 func TestCompactMatchesFloat64(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector (scripts/test's second pass): one goroutine, many times the time under it")
+	}
 	ps := []float64{0, 1, 25, 50, 90, 99, 99.9, 100}
 	exactPeaks := 0
 	for seed := range uint64(300) {

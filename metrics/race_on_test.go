@@ -2,6 +2,6 @@
 
 package metrics
 
-// raceEnabled: the race detector slows the recorded sets' judgement about tenfold, so
-// TestRecordedSteadyRates judges them once, without the ablation.
+// raceEnabled: the tests that skip under the race detector are judged without it, in
+// scripts/test's second pass (see its comment): one goroutine, many times the time under it.
 const raceEnabled = true

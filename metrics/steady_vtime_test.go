@@ -16,6 +16,12 @@ import (
 // are never called not steady; the old check flagged them because throughput and in flight
 // were counted from measured completions only, from zero.
 func TestSteadyRampIsNotDrift(t *testing.T) {
+	if raceDetector {
+		// the load runner and the engine model in their bubble are run under the race
+		// detector by package vtime's own tests; what this one checks, the steadiness
+		// verdict, is judged by one goroutine
+		t.Skip("run without the race detector (scripts/test's second pass): the verdict is one goroutine's, many times the time under it")
+	}
 	for _, l := range []vtime.Load{
 		{Users: 256, Requests: 512, Warmup: 256, InputTokens: 512, OutputTokens: 64},
 		{Users: 1024, Requests: 2048, Warmup: 1024, InputTokens: 512, OutputTokens: 128},

@@ -47,6 +47,9 @@ func TestNearestRank(t *testing.T) {
 // at most 1% of the time at a fixed count: the binomial tail the rule sets, checked here by
 // simulation.
 func TestEarlyStopFalseValidRate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector (scripts/test's second pass): one goroutine, many times the time under it")
+	}
 	rng := rand.New(rand.NewPCG(9, 9))
 	for _, n := range []int{500, 1000, 3000} {
 		pass := 0

@@ -42,6 +42,9 @@ func TestNewcombeDiffKnownValue(t *testing.T) {
 // holds p 93-97% of the time, and the difference interval of two equal shares excludes 0
 // (a false "changed") at most 6% of the time, about half of that on each side.
 func TestWilsonCoverage(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector (scripts/test's second pass): one goroutine, many times the time under it")
+	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	draw := func(p float64, n int) int {
 		k := 0

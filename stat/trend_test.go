@@ -50,6 +50,9 @@ func ar1(rng *rand.Rand, n int, rho float64) []float64 {
 // ρ 0: 3.8% (plain 4.6%); ρ 0.5: 11.5% corrected against 22.2% plain (the correction is
 // scaled by the noise's share of the series, which short noisy series understate a little).
 func TestMannKendallFalseAlarms(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector (scripts/test's second pass): one goroutine, many times the time under it")
+	}
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, c := range []struct {
 		rho      float64
@@ -139,6 +142,9 @@ func TestRelChangeNeverInfinite(t *testing.T) {
 // fixed: 2.5% and 11.8% at α 5%): the correction for correlation is approximate, which is
 // why the steady-state check holds a shift to its size gate too and quotes the matrix's rates.
 func TestShift(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector (scripts/test's second pass): one goroutine, many times the time under it")
+	}
 	rng := rand.New(rand.NewPCG(10, 10))
 	xs := make([]float64, 16)
 	for i := range xs {

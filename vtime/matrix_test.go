@@ -23,6 +23,12 @@ var (
 //
 //	go test ./vtime -run TestMatrix -matrix=full -v
 func TestMatrix(t *testing.T) {
+	if raceEnabled {
+		// the load runner and the engine model in their bubble run under the race detector
+		// in TestClosedLoopRecords, and --warmup auto in package load's tests; this test
+		// repeats those paths for its rates, at many times the time under the race detector
+		t.Skip("run without the race detector (scripts/test's second pass): the same paths as TestClosedLoopRecords, many times the time under it")
+	}
 	full := *matrixFlag == "full"
 	if testing.Short() && !full {
 		t.Skip("the reduced matrix takes a few seconds")

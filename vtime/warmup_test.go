@@ -25,6 +25,12 @@ func warmupLoads() []Load {
 // auto's judge settles within 3 windows after the minimum of one request per slot, in every
 // shape (TestMatrix holds the matrix's auto-warmup shapes to the same).
 func TestWarmupAutoSteady(t *testing.T) {
+	if raceEnabled {
+		// the load runner and the engine model in their bubble run under the race detector
+		// in TestClosedLoopRecords, and --warmup auto in package load's tests; this test
+		// repeats those paths for its rates, at many times the time under the race detector
+		t.Skip("run without the race detector (scripts/test's second pass): the same paths as TestClosedLoopRecords, many times the time under it")
+	}
 	for _, l := range warmupLoads() {
 		res, err := Run(t, sim.DefaultConfig(), l)
 		if err != nil {
@@ -45,6 +51,12 @@ func TestWarmupAutoSteady(t *testing.T) {
 // measuring begins later by the tail's two drains and ramp, which the log shows. The
 // figures are in the log and docs/metrics.md "Warmup".
 func TestWarmupAutoColdStart(t *testing.T) {
+	if raceEnabled {
+		// the load runner and the engine model in their bubble run under the race detector
+		// in TestClosedLoopRecords, and --warmup auto in package load's tests; this test
+		// repeats those paths for its rates, at many times the time under the race detector
+		t.Skip("run without the race detector (scripts/test's second pass): the same paths as TestClosedLoopRecords, many times the time under it")
+	}
 	c := sim.DefaultConfig()
 	c.ColdStart = true
 	for _, l := range warmupLoads() {

@@ -22,6 +22,9 @@ func (z *zeros) Read(p []byte) (int, error) {
 // bound with the line number, having read little more than that bound and allocated a
 // bounded amount (it used to read 256 MiB whole and parse it as one CSV field: 1.37 GB).
 func TestReadPairsEndlessLine(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector (scripts/test's second pass): one goroutine reads or builds hundreds of MB, many times the time under it")
+	}
 	z := &zeros{}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -2,6 +2,6 @@
 
 package workload
 
-// raceEnabled shortens the long-context test: the race detector slows building 670 MB of
-// prompts tenfold, and the recipe's size does not depend on the prompts' length.
+// raceEnabled: the tests that skip under the race detector (huge inputs read or built by one
+// goroutine) run without it, in scripts/test's second pass (see its comment).
 const raceEnabled = true

@@ -158,6 +158,9 @@ func TestCountRepeats(t *testing.T) {
 // TestRepeatsLargeIndex: a workload of more text than maxRepeatBlocks blocks of 64 bytes is
 // indexed in longer blocks, and a prefix shared by whole blocks still counts.
 func TestRepeatsLargeIndex(t *testing.T) {
+	if raceEnabled {
+		t.Skip("run without the race detector (scripts/test's second pass): one goroutine reads or builds hundreds of MB, many times the time under it")
+	}
 	big := strings.Repeat("x", 70<<20) // 70 MB: blocks of 128 bytes
 	reqs := []Request{{Prompt: big[:1000]}, {Prompt: big[:1000] + "y"}, {Prompt: big}}
 	if x := indexFor(reqs); x.block != 128 {
