@@ -106,12 +106,9 @@ type Steadiness struct {
 	// slower than the rest (a cold server the warmup did not cover).
 	Transient *Transient `json:"transient,omitempty"`
 	// Disturbance is when the client itself was disturbed (its own health, record.Quality's
-	// windows, and its sends' lateness): the windows that fell in it were left out of the
-	// series tested. ClientTransient is an initial transient whose requests were mostly sent
-	// then: the client's, not the server's, so it does not make the run unsteady, and a
-	// warning gives its effect on the figures.
-	Disturbance     *Disturbance `json:"client_disturbed,omitempty"`
-	ClientTransient *Transient   `json:"client_transient,omitempty"`
+	// windows, and its sends' lateness): a drift that the series without the windows that
+	// fell in it no longer shows is the client's, named there and not counted.
+	Disturbance *Disturbance `json:"client_disturbed,omitempty"`
 	// ClientDrift is a trend in an open loop's client queue time (the sends' lateness): the
 	// load generator's health, named in a warning and not counted against the server.
 	ClientDrift *Drift `json:"client_drift,omitempty"`
@@ -267,10 +264,6 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 	if s.skip != SteadyClient {
 		iv, why = s.disturbed(health, capped)
 	}
-	if t := st.Transient; t != nil && s.clientCaused(t.Requests, iv) {
-		st.ClientTransient, st.Transient = t, nil
-		step(&st.Why, SteadyClient, true, "the initial transient's first requests were mostly sent while the client was disturbed: the client's, not counted", fig("requests", float64(t.Requests)))
-	}
 	if open && s.skip != SteadyQueueing {
 		st.Queue = s.queueing(rg)
 		st.Queueing = st.Queue != nil
@@ -279,17 +272,16 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 		}
 	}
 	cands, checks := s.candidates(rg, users, open)
-	left := 0
-	for i := range cands {
-		var n int
-		cands[i], n = withoutDisturbed(cands[i], iv)
-		checks[i].Windows, left = len(cands[i].xs), max(left, n)
-	}
-	st.Disturbance = disturbance(iv, why, left)
-	if d := st.Disturbance; d != nil {
-		step(&st.Why, SteadyClient, false, "windows the client was disturbed in left out", fig("disturbed_s", d.Seconds), fig("spans", float64(d.Intervals)), fig("windows_left_out", float64(d.Windows)))
-	}
 	all := testable(cands, checks)
+	covered := 0
+	for _, sr := range all {
+		_, n := withoutDisturbed(sr, iv)
+		covered = max(covered, n)
+	}
+	st.Disturbance = disturbance(iv, why, covered)
+	if d := st.Disturbance; d != nil {
+		step(&st.Why, SteadyClient, false, "the client was disturbed: a drift only in the windows it covers is not counted", fig("disturbed_s", d.Seconds), fig("spans", float64(d.Intervals)), fig("windows_covered", float64(d.Windows)))
+	}
 	st.Series = checks
 	if len(all) == 0 && st.Transient == nil && !st.Queueing {
 		st.Reason = "too few windows: " + untestedReasons(checks)
@@ -318,6 +310,20 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 			continue
 		}
 		step(&d.Why, SteadyTrend, true, sr.metric+" "+d.Direction, tf...)
+		// The client's disturbance excuses only the windows it covers: the drift is the
+		// client's when the series without them is too short to test or moved by less than
+		// min_change its way. Leaving those windows out before the trend test cost
+		// throttled runs their drifts, and mixes every window, in recorded set http-b; and a
+		// trend test over fewer windows fails for want of power, not of a change.
+		if cut, n := withoutDisturbed(sr, iv); n > 0 {
+			if ch := movedBy(cut.xs, d.Direction); len(cut.xs) < steadyMinWindows || ch < steadyMinChange {
+				st.Disturbance.Excused = append(st.Disturbance.Excused, sr.metric+" "+d.Direction)
+				st.Why = append(st.Why, d.Why...)
+				step(&st.Why, SteadyClient, true, sr.metric+" "+d.Direction+" only in the windows the client was disturbed in: the client's, not counted",
+					fig("windows_left_out", float64(n)), fig("windows", float64(len(cut.xs))), fig("change_without", ch), fig("min_change", steadyMinChange))
+				continue
+			}
+		}
 		if !open && s.skip != SteadyCycled {
 			if keep, ch := cycled(d, e2e); !keep {
 				st.Why = append(st.Why, d.Why...)
@@ -843,7 +849,7 @@ func steadyWarning(st *Steadiness) []string {
 	}
 	var out []string
 	if st.Disturbance != nil {
-		out = append(out, disturbanceWarning(st.Disturbance, st.ClientTransient))
+		out = append(out, disturbanceWarning(st.Disturbance))
 	}
 	if d := st.ClientDrift; d != nil && !st.Queueing {
 		out = append(out, fmt.Sprintf("the client's own queue time (how late its sends went out) %s by %.0f%% over the window (p = %.2g): the load generator's health changed, not the server; the steady verdict does not count it, and a rise delays every request's start",

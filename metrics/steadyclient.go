@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"servebench/record"
+	"servebench/stat"
 )
 
 // The client's own health in the steady check: a window in which the load generator was
@@ -26,9 +27,12 @@ type Disturbance struct {
 	// many separate spans that was.
 	Seconds   float64 `json:"seconds"`
 	Intervals int     `json:"intervals"`
-	// Windows is how many of the check's windows were left out for it (the most of any
-	// series).
+	// Windows is how many of the check's windows it covered by disturb_share or more (the
+	// most of any series tested).
 	Windows int `json:"windows_left_out"`
+	// Excused are the drifts ("itl rose") that the series without those windows no longer
+	// showed: the client's, not counted.
+	Excused []string `json:"excused,omitempty"`
 	// Why names the signals that fired: "scheduling latency", "timer", "CPU steal",
 	// "late sends".
 	Why []string `json:"why"`
@@ -164,6 +168,23 @@ func withoutDisturbed(sr series, iv []interval) (series, int) {
 	return out, n
 }
 
+// movedBy is how far a series moved between the medians of its first and last thirds (as
+// trend measures a drift's size), over its median, in direction dir ("rose" or "fell"):
+// negative when it moved the other way.
+func movedBy(xs []float64, dir string) float64 {
+	n := len(xs)
+	if n == 0 {
+		return 0
+	}
+	third := max(1, n/3)
+	first, last := stat.Median(xs[:third]), stat.Median(xs[n-third:])
+	ch := stat.RelChange(first, last, stat.Median(xs))
+	if (last < first) != (dir == "fell") {
+		ch = -ch
+	}
+	return ch
+}
+
 // disturbance sums the intervals up for the report.
 func disturbance(iv []interval, why []string, left int) *Disturbance {
 	if len(iv) == 0 {
@@ -176,29 +197,12 @@ func disturbance(iv []interval, why []string, left int) *Disturbance {
 	return d
 }
 
-// clientCaused reports whether most of the first d measured requests (in send order) were
-// sent while the client was disturbed: an initial transient that is the client's, not a
-// cold server's.
-func (s *steadyAcc) clientCaused(d int, iv []interval) bool {
-	if len(iv) == 0 || d == 0 {
-		return false
-	}
-	in := 0
-	for _, o := range s.obs[:min(d, len(s.obs))] {
-		if coveredShare(iv, float64(o.sent), float64(o.sent)) > 0 {
-			in++
-		}
-	}
-	return 2*in >= d
-}
-
-// disturbanceWarning says what the check left out, and what the figures still hold.
-func disturbanceWarning(d *Disturbance, t *Transient) string {
-	msg := fmt.Sprintf("the client was disturbed for %.3g s in %d spans (%s): the steady check left out %d windows that fell in them",
+// disturbanceWarning says when the client was disturbed, and what the check did not count.
+func disturbanceWarning(d *Disturbance) string {
+	msg := fmt.Sprintf("the client was disturbed for %.3g s in %d spans (%s), %d of the steady check's windows fell in them",
 		d.Seconds, d.Intervals, joinAnd(d.Why), d.Windows)
-	if t != nil {
-		msg += fmt.Sprintf("; the first %d measured requests, sent then, were %.1f× slower: TTFT p99 %s ms with them, %s ms without, and the figures include them",
-			t.Requests, t.Ratio, grouped(t.TTFTP99With), grouped(t.TTFTP99Without))
+	if len(d.Excused) > 0 {
+		msg += fmt.Sprintf("; without those windows there was no drift of %s: the client's, not counted", joinAnd(d.Excused))
 	}
 	return msg + "; the figures include every window: give servebench a quieter machine or more CPU"
 }

@@ -32,10 +32,10 @@ type (
 const (
 	SteadyTooFewRequests = "too-few-requests"
 	SteadyTransient      = "initial-transient"
-	SteadyClient         = "client-disturbed"
 	SteadyQueueing       = "unbounded-queueing"
 	SteadyWindows        = "windows"
 	SteadyTrend          = "trend"
+	SteadyClient         = "client-disturbed"
 	SteadyCycled         = "closed-loop-cycled"
 	SteadyWorkload       = "workload-explains"
 	SteadyContention     = "contention-explains"
@@ -95,7 +95,7 @@ const (
 
 // SteadyPolicy is the policy the steady-state check applies (steady.go).
 var SteadyPolicy = Policy{
-	Version: "steady-2026.12.1",
+	Version: "steady-2026.12.2",
 	Rules: []Rule{
 		{ID: SteadyTooFewRequests,
 			Condition: "fewer than min_requests measured requests completed",
@@ -103,15 +103,10 @@ var SteadyPolicy = Policy{
 			Effect:    "not tested: too few requests to cut into windows",
 			Constants: []Constant{{Name: "min_requests", Value: steadyMinReqs, Unit: "requests"}}},
 		{ID: SteadyTransient,
-			Condition: "MSER-5 over every measured request's TTFT in send order (prompt lengths regressed out) settles after a slow start of N requests, N at most transient_max_share of them; the first N's median is at least transient_min_ratio × the rest's, slower by a one-sided rank-sum test at p < transient_alpha/2, and at least transient_margin × the median of the slowest later run of N consecutive requests",
+			Condition: "MSER-5 over every measured request's TTFT in send order (prompt lengths regressed out) settles after a slow start of N requests, N at most transient_max_share of them; the first N's median, and that of each whole batch of transient_batch of them, is at least transient_min_ratio × the rest's, slower by a one-sided rank-sum test at p < transient_alpha/2, and at least transient_margin × the median of the slowest later run of N consecutive requests",
 			Reads:     []string{"requests (N)", "ratio", "p", "slowest later block ratio"},
 			Effect:    "not steady: initial transient",
 			Constants: []Constant{{Name: "transient_batch", Value: transientBatch, Unit: "requests (MSER batch)"}, {Name: "transient_max_share", Value: transientMaxShare, Unit: "of the measured requests"}, {Name: "transient_min_ratio", Value: transientMinRatio, Unit: "× the rest's median"}, {Name: "transient_alpha", Value: transientAlpha, Unit: "one-sided"}, {Name: "transient_margin", Value: transientMargin, Unit: "× the slowest later block"}}},
-		{ID: SteadyClient,
-			Condition: "the client's own health windows show scheduling latency p99 ≥ disturb_sched_ms, its timer late ≥ disturb_tick_ms or CPU steal ≥ disturb_steal, or (no concurrency cap) a 1 s bucket's send lateness p90 ≥ disturb_late_ms",
-			Reads:     []string{"disturbed seconds", "spans", "windows left out"},
-			Effect:    "every window covered by disturb_share or more is left out of the series tested; an initial transient whose first requests were mostly sent then is the client's (named in a warning, not counted)",
-			Constants: []Constant{{Name: "disturb_sched_ms", Value: disturbSched / 1e6, Unit: "ms"}, {Name: "disturb_tick_ms", Value: disturbTick / 1e6, Unit: "ms"}, {Name: "disturb_steal", Value: disturbSteal, Unit: "share of CPU"}, {Name: "disturb_late_ms", Value: disturbLate / 1e6, Unit: "ms"}, {Name: "disturb_share", Value: disturbShare, Unit: "of a window"}}},
 		{ID: SteadyQueueing,
 			Condition: "an open loop whose mean requests outstanding over queue_windows equal-time windows (from the ramp-in to the last send) rose by the exact Mann–Kendall test at p < queue_alpha, to at least queue_min_growth × the first window's and by at least queue_min_added requests, and still rose over the last half by min_change of its median",
 			Reads:     []string{"from", "to", "p", "last half's rise"},
@@ -127,6 +122,11 @@ var SteadyPolicy = Policy{
 			Reads:     []string{"windows", "p_mk", "p_step", "separation", "p", "α", "first third", "last third", "median", "change"},
 			Effect:    "a drift of the series, judged by the rules below",
 			Constants: []Constant{{Name: "shift_min_separation", Value: shiftMinSeparation, Unit: "rank-sum p"}, {Name: "min_change", Value: steadyMinChange, Unit: "of the median"}}},
+		{ID: SteadyClient,
+			Condition: "a drift, and the client's own health windows show scheduling latency p99 ≥ disturb_sched_ms, its timer late ≥ disturb_tick_ms or CPU steal ≥ disturb_steal, or (no concurrency cap) a 1 s bucket's send lateness p90 ≥ disturb_late_ms",
+			Reads:     []string{"disturbed seconds", "spans", "windows covered", "change without them"},
+			Effect:    "a drift is the client's when the series without the windows covered by disturb_share or more has fewer than min_windows windows, or its first and last thirds moved by less than min_change its way: named in a warning, not counted",
+			Constants: []Constant{{Name: "disturb_sched_ms", Value: disturbSched / 1e6, Unit: "ms"}, {Name: "disturb_tick_ms", Value: disturbTick / 1e6, Unit: "ms"}, {Name: "disturb_steal", Value: disturbSteal, Unit: "share of CPU"}, {Name: "disturb_late_ms", Value: disturbLate / 1e6, Unit: "ms"}, {Name: "disturb_share", Value: disturbShare, Unit: "of a window"}}},
 		{ID: SteadyCycled,
 			Condition: "a closed loop's TTFT or ITL drift while E2E's first and last thirds moved by less than cycled_share × min_change, or the other way",
 			Reads:     []string{"E2E change"},

@@ -53,7 +53,7 @@ func steadyVerdictText(st *metrics.Steadiness) verdictLine {
 		v.Text, v.Class = "not tested: "+st.Reason, "unsure"
 	case st.Steady:
 		v.Text, v.Class = fmt.Sprintf("steady: no trend or step in %s (up to %d windows each)%s%s", testedSeries(st, true), st.Windows, untested(st), disturbedNote(st)), "good"
-		if st.ClientTransient != nil {
+		if st.Disturbance != nil && len(st.Disturbance.Excused) > 0 {
 			v.Class = "unsure" // the server was steady; the figures hold the client's disturbance
 		}
 	case st.Queue != nil:
@@ -116,13 +116,13 @@ func qualityVerdict(ws []metrics.Warning) verdictLine {
 	return v
 }
 
-// disturbedNote says what the check left out for the client's own disturbance.
+// disturbedNote says what the check did not count for the client's own disturbance.
 func disturbedNote(st *metrics.Steadiness) string {
 	d := st.Disturbance
-	if d == nil || d.Windows == 0 && st.ClientTransient == nil {
+	if d == nil || len(d.Excused) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d %s in which the client was disturbed left out (see the warnings)", d.Windows, cmpPlural(d.Windows, "window", "windows"))
+	return fmt.Sprintf("; %s only in the %d %s in which the client was disturbed, not counted (see the warnings)", strings.Join(d.Excused, ", "), d.Windows, cmpPlural(d.Windows, "window", "windows"))
 }
 
 // steadyExplain is the steady check's trace after a run's text report (run and report
