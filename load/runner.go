@@ -575,7 +575,7 @@ func (s *state) sendStep(id, slot int, phase string, sched int64, stage int, a *
 	if s.r.TraceIDs != nil { // made here, before the dispatch stamp: none of it is timed
 		req.TraceParent, rec.TraceID = s.r.TraceIDs.Next()
 	}
-	if s.r.SessionHeader != "" && wreq.Session > 0 {
+	if wreq.Session > 0 { // the OpenAI backends send the key as "user" too (client.Request)
 		req.SessionHeader, req.SessionKey = s.r.SessionHeader, strconv.Itoa(rec.Run)+"-"+strconv.Itoa(wreq.Session)
 	}
 	mediaErr := renderMedia(&req, rec)
