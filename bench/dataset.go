@@ -164,7 +164,7 @@ func (b *Session) traceDataset(t *workload.Trace, err error, r int) (part, bool,
 		return part{}, false, b.inputErr("--dataset", err)
 	}
 	if r > 0 {
-		return part{reqs: t.Plain(), missed: t.Missed}, t.Exact, nil
+		return part{reqs: t.Plain(), missed: t.Missed, follows: t.Follows()}, t.Exact, nil
 	}
 	b.ds = &dataset{}
 	as := make([]pacer.Arrival, len(t.Requests))
@@ -182,7 +182,7 @@ func (b *Session) traceDataset(t *workload.Trace, err error, r int) (part, bool,
 	if t.Dropped > 0 {
 		b.logf("--dataset: %d rows without lengths (failed requests in the trace) or of another model were left out", t.Dropped)
 	}
-	return part{reqs: t.Plain(), missed: t.Missed}, t.Exact, b.shard.apply(&b.spec, &b.lc, as)
+	return part{reqs: t.Plain(), missed: t.Missed, follows: t.Follows()}, t.Exact, b.shard.apply(&b.spec, &b.lc, as)
 }
 
 // lengthsNote says how a part's prompt lengths were obtained, for its "built" log line:

@@ -31,7 +31,8 @@ type part struct {
 	warm     int
 	sessions int
 	repeats  []float64
-	missed   int // prompts a tokenizer measured but could not build to their length, where counted
+	missed   int                // prompts a tokenizer measured but could not build to their length, where counted
+	follows  []*workload.Follow // a trace's later turns of a session (load.Runner.Follows)
 }
 
 // withRepeats is pt with what each of its requests repeats by design: the prefix it shares

@@ -41,6 +41,7 @@ func (b *Session) runner(ctx context.Context, run int) (*load.Runner, error) {
 		Finished: b.opt.Finished, KernelClock: s.ArrivalClock == "kernel", KernelSends: s.SendClock == "kernel",
 		Template: client.Request{Model: s.Model, FixedOutput: s.FixedOutput, Sampling: samp, ContinuousUsage: b.continuousUsage()}}
 	r.TraceIDs = b.traceIDs
+	r.Follows = pt.follows
 	if s.SessionHeader != "" {
 		r.SessionHeader = http.CanonicalHeaderKey(s.SessionHeader)
 	}
@@ -109,6 +110,16 @@ func (b *Session) RunPoint(ctx, hard context.Context, lc load.Config, end record
 	}
 	end.Stop, end.StopDetail, end.Unsent = out.Stop, out.StopDetail, out.Unsent
 	end.CancelledBy = out.CancelledBy
+	if h := out.Held; h != nil {
+		end.Held = &record.Held{Turns: h.Turns, Held: h.Held, Lost: h.Lost,
+			TotalMS: float64(h.Total) / 1e6, MaxMS: float64(h.Longest) / 1e6}
+		mean := time.Duration(0)
+		if h.Held > 0 {
+			mean = h.Total / time.Duration(h.Held)
+		}
+		b.logf("sessions: %d of %d later turns held past their arrival until the turn before had ended (by %s mean, %s at most); a held turn is scheduled when released, so lateness leaves holding out",
+			h.Held, h.Turns, mean.Round(time.Microsecond), h.Longest.Round(time.Microsecond))
+	}
 	end.WarmupRequests, end.WarmupStop = out.WarmupRequests, out.WarmupStop
 	if end.WarmupStop != "" {
 		b.logf("--warmup auto: %d warmup requests, %s", end.WarmupRequests, end.WarmupStop)

@@ -27,13 +27,13 @@ func TestRecorderOrder(t *testing.T) {
 	s0, a0 := r.Arrive()
 	s1, _ := r.Arrive()
 	s2, a2 := r.Arrive()
-	r.finish(s2, a2, &entry{hashes: []uint64{7, 9}, line: Line{InputLength: 3, OutputLength: 1}})
+	r.finish(s2, a2, a2+time.Millisecond, &entry{hashes: []uint64{7, 9}, line: Line{InputLength: 3, OutputLength: 1}})
 	if b.Len() != 0 {
 		t.Fatalf("a line was written before the requests that arrived before it finished: %q", b.String())
 	}
 	r.Skip(s1, "answered 500")
-	r.finish(s0, a0, &entry{hashes: []uint64{9}, line: Line{InputLength: 2, OutputLength: 1}})
-	want := `{"timestamp":0,"input_length":2,"output_length":1,"hash_ids":[0],"api":""}` + "\n"
+	r.finish(s0, a0, a0+5*time.Millisecond, &entry{hashes: []uint64{9}, line: Line{InputLength: 2, OutputLength: 1}})
+	want := `{"timestamp":0,"input_length":2,"output_length":1,"hash_ids":[0],"api":"","end_timestamp":5}` + "\n"
 	if got := strings.SplitAfter(b.String(), "\n"); len(got) != 3 || got[0] != want || !strings.Contains(got[1], `"hash_ids":[1,0]`) {
 		t.Fatalf("lines:\n%s\nwant 2, the first %s and the second with hash ids [1,0]", b.String(), want)
 	}

@@ -188,6 +188,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del("Accept-Encoding")
 	header := r.Header.Clone()
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
+	end := p.rec.Now()
 	settled = true
 	switch {
 	case len(body) > maxBody || ex.overflow:
@@ -208,7 +209,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer p.wg.Done()
 		p.slots <- struct{}{}
 		defer func() { <-p.slots }()
-		p.count(seq, at, api, body, header, ex)
+		p.count(seq, at, end, api, body, header, ex)
 	}()
 }
 
@@ -220,7 +221,7 @@ func rewindable(r *http.Request, body []byte) {
 
 // count builds a request's line once its answer has passed: counting the prompt may ask the
 // upstream's tokenizer, which must not delay the answer.
-func (p *Proxy) count(seq int, at time.Duration, api string, body []byte, h http.Header, ex *exchange) {
+func (p *Proxy) count(seq int, at, end time.Duration, api string, body []byte, h http.Header, ex *exchange) {
 	pr, ok := parsePrompt(body)
 	if !ok {
 		p.rec.Skip(seq, "the request is not JSON")
@@ -273,7 +274,7 @@ func (p *Proxy) count(seq int, at time.Duration, api string, body []byte, h http
 			e.line.Text = pr.messages
 		}
 	}
-	p.rec.finish(seq, at, e)
+	p.rec.finish(seq, at, end, e)
 }
 
 // anonymise is a session key as recorded: hashed (the same key, the same hash) unless the

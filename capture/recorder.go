@@ -26,6 +26,9 @@ type Line struct {
 	API     string `json:"api"`
 	// SessionID is the request's session or conversation key, hashed unless text is kept.
 	SessionID string `json:"session_id,omitempty"`
+	// EndTimestamp is when the answer's last byte passed to the client, on Timestamp's clock:
+	// a replay sends a session's next turn as long after its previous turn's end as it came.
+	EndTimestamp float64 `json:"end_timestamp,omitempty"`
 	// CachedTokens is the prompt tokens the server said it served from its cache.
 	CachedTokens *int `json:"cached_tokens,omitempty"`
 	// ServerInputTokens is the prompt tokens the server counted (its usage), which may add a
@@ -114,12 +117,16 @@ func (r *Recorder) Skip(seq int, reason string) {
 	r.flush()
 }
 
-// finish finishes request seq with its entry.
-func (r *Recorder) finish(seq int, at time.Duration, e *entry) {
+// Now is the time on the arrivals' clock.
+func (r *Recorder) Now() time.Duration { return time.Since(r.start) }
+
+// finish finishes request seq with its entry: it arrived at at and its answer ended at end.
+func (r *Recorder) finish(seq int, at, end time.Duration, e *entry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// milliseconds rounded to the microsecond: the file stays short, the replay's clock finer
 	e.line.Timestamp = math.Round(float64(at-r.first)/1e3) / 1e3
+	e.line.EndTimestamp = math.Round(float64(end-r.first)/1e3) / 1e3
 	r.done[seq] = e
 	r.flush()
 }

@@ -47,8 +47,12 @@ type Request struct {
 	// before the request is dispatched: nothing per request is computed between the
 	// dispatch stamp and the write.
 	TraceParent string
-	// SessionHeader, when set, is a header that carries SessionKey (the request's session,
-	// for a router that keeps a session on one replica); the user's --header wins.
+	// SessionKey is the request's session ("<run>-<session>" for a turn of a multi-turn
+	// session, else empty). SessionHeader, when set, is a header that carries it (for a router
+	// that keeps a session on one replica); the user's --header wins. The OpenAI completions
+	// and chat backends also send it as the body's "user", a field the API defines (and
+	// servers that do not use it ignore), so a capture proxy knows the session; the user's
+	// extra body wins.
 	SessionHeader, SessionKey string
 	// ContinuousUsage asks an OpenAI-compatible server for usage on every chunk
 	// (stream_options.continuous_usage_stats, vLLM's extension), which gives per-event token

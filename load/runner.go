@@ -162,6 +162,10 @@ type Runner struct {
 	// Live, when set, counts requests in flight, streamed tokens and first tokens as they
 	// happen, for a progress line (nil: nothing is counted).
 	Live *Live
+	// Follows, when set, gives each Workload request of a replayed trace the turn of its
+	// session it follows (workload.Trace.Follows): in open loop it is sent no earlier than
+	// that turn's end plus the recorded gap (follow.go). nil: every arrival is sent on time.
+	Follows []*workload.Follow
 }
 
 // Outcome is what a Run reports at its end (Runner.OnEnd).
@@ -186,6 +190,10 @@ type Outcome struct {
 	WarmupStop     string
 	// WarmupWindows is how many windows the warmup judge closed, with Config.WarmupAuto.
 	WarmupWindows int
+	// Held is how a replayed trace's later turns of a session waited for the turns before
+	// them (Runner.Follows); nil without such turns. Held turns that were never sent are
+	// counted in Unsent too.
+	Held *Held
 }
 
 // Run sends requests until a stop rule is met or soft is cancelled (first Ctrl-C: stop
@@ -233,6 +241,9 @@ func (r *Runner) Run(soft, hard context.Context, t0 time.Time, cfg Config) error
 		out.CancelledBy = st.stopper.cancelledBy(hard)
 		out.WarmupRequests, out.WarmupStop = st.warm.result(st)
 		out.WarmupWindows = st.warm.windows()
+		if out.Held = st.heldResult(); out.Held != nil {
+			out.Unsent += out.Held.Lost
+		}
 		r.OnEnd(out)
 	}
 	return err
@@ -284,6 +295,7 @@ type state struct {
 	inflight      sync.WaitGroup
 	clock         clockCount // event stamps, with KernelClock
 	sent          sentSlots  // the workload requests sent so far, with Runner.Repeats (repeated.go)
+	chain         follows    // a replayed trace's sessions, with Runner.Follows (follow.go)
 }
 
 // pick is a request to send: its index in the run, the workload request it sends, and its
@@ -441,6 +453,15 @@ func (s *state) openLoop() (unsent int) {
 		if !ok {
 			return false
 		}
+		mine, prev, gap := s.follow(p) // a later turn of a replayed session waits for its previous one
+		if prev != nil {
+			s.inflight.Add(1)
+			go func() {
+				s.sendAfter(p, due, prev, gap, slots)
+				s.ended(mine)
+			}()
+			return true
+		}
 		if slots != nil {
 			select {
 			case slots <- struct{}{}:
@@ -451,6 +472,7 @@ func (s *state) openLoop() (unsent int) {
 		s.inflight.Add(1)
 		go func() {
 			s.send(p, int64(due))
+			s.ended(mine)
 			if slots != nil {
 				<-slots
 			}
@@ -575,7 +597,7 @@ func (s *state) sendStep(id, slot int, phase string, sched int64, stage int, a *
 	if s.r.TraceIDs != nil { // made here, before the dispatch stamp: none of it is timed
 		req.TraceParent, rec.TraceID = s.r.TraceIDs.Next()
 	}
-	if s.r.SessionHeader != "" && wreq.Session > 0 {
+	if wreq.Session > 0 { // the OpenAI backends send the key as "user" too (client.Request)
 		req.SessionHeader, req.SessionKey = s.r.SessionHeader, strconv.Itoa(rec.Run)+"-"+strconv.Itoa(wreq.Session)
 	}
 	mediaErr := renderMedia(&req, rec)

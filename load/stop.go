@@ -47,10 +47,15 @@ type stopper struct {
 	failed, all int // finished requests, for the error rules (never our own cancellations)
 	maxErrors   int
 	maxRate     float64
+	// dropHeld is closed by the first stop that is not the run's natural end (the schedule or
+	// the request count ran out): a replay's turns held for the turns before them are dropped
+	// then (follow.go), and sent after a natural end.
+	dropHeld chan struct{}
+	dropped  bool
 }
 
 func newStopper(grace time.Duration, stopSending, cancelReqs func()) *stopper {
-	return &stopper{grace: grace, stopSending: stopSending, cancelReqs: cancelReqs}
+	return &stopper{grace: grace, stopSending: stopSending, cancelReqs: cancelReqs, dropHeld: make(chan struct{})}
 }
 
 // stop ends sending for reason; with grace, in-flight requests are cancelled after the grace
@@ -59,6 +64,10 @@ func (s *stopper) stop(reason, detail string, grace bool) {
 	s.mu.Lock()
 	if s.reason == "" {
 		s.reason, s.detail = reason, detail
+	}
+	if reason != StopSchedule && reason != StopRequests && !s.dropped {
+		s.dropped = true
+		close(s.dropHeld)
 	}
 	if grace && s.graceTimer == nil {
 		s.graceTimer = time.AfterFunc(s.grace, func() {

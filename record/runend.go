@@ -22,6 +22,12 @@ type RunEnd struct {
 	// behind): they have no records, so without this count their waits would vanish from the
 	// run. Counted up to 1,048,576.
 	Unsent int `json:"unsent,omitempty"`
+	// Held, in a replay of a trace with sessions (servebench capture's session_id), is how its
+	// later turns waited for the turns before them: a turn is sent at its arrival or, when the
+	// previous turn of its session has not ended by then, the recorded gap after that end. A
+	// held turn's scheduled time is when it was released, so the lateness figures are the
+	// sender's own. nil for any other run.
+	Held *Held `json:"held,omitempty"`
 	// CancelledBy says what cancelled the requests still in flight when the run ended:
 	// "grace" (the grace period after the stop ran out) or "second-stop" (a second Ctrl-C or
 	// SIGTERM, which cancels at once); empty when nothing did.
@@ -156,3 +162,16 @@ func (w *Writer) WriteRunEnd(e *RunEnd) error { return w.encode(runEndLine{e}) }
 
 // runEndPrefix starts every run-end line (the encoder writes no space after the brace).
 const runEndPrefix = `{"servebench_run_end":`
+
+// Held is how a replay's later turns of a session waited for the turns before them (RunEnd.Held).
+type Held struct {
+	// Turns is the later turns of a session the run took; Held how many of them were held past
+	// their arrival; Lost how many were never sent (sending stopped while they waited; also
+	// counted in RunEnd.Unsent).
+	Turns int `json:"turns"`
+	Held  int `json:"held"`
+	Lost  int `json:"lost,omitempty"`
+	// TotalMS and MaxMS are the held turns' holds, summed and the longest, in milliseconds.
+	TotalMS float64 `json:"total_ms"`
+	MaxMS   float64 `json:"max_ms"`
+}

@@ -19,6 +19,36 @@ type TracedRequest struct {
 	At time.Duration `json:"at"`
 	// HashIDs are the request's prefix blocks as the trace gives them (nil when it has none).
 	HashIDs []int `json:"hash_ids,omitempty"`
+	// Follow, when set, makes the request a later turn of a session: the trace's rows with
+	// the same session_id are one conversation, sent in order (see Follow).
+	Follow *Follow `json:"follow,omitempty"`
+}
+
+// Follow places a turn of a replayed session after the turn before it: the turn is sent at
+// its arrival or, when the previous turn has not ended by then, Gap after it ends (a
+// session's turns were sent one after another when the trace was taken; a replay that sent
+// the next turn while the previous one still ran would change what the server caches).
+type Follow struct {
+	// Prev is the index of the previous turn of the session in the trace.
+	Prev int `json:"prev"`
+	// Gap is the recorded time from the previous turn's end (its end_timestamp) to this
+	// turn's arrival, at least 0; −1 where the trace did not record the previous turn's end.
+	Gap time.Duration `json:"gap"`
+}
+
+// Follows returns each request's Follow (nil for a request that follows none), or nil when
+// no request of the trace follows another.
+func (t *Trace) Follows() []*Follow {
+	var out []*Follow
+	for i := range t.Requests {
+		if f := t.Requests[i].Follow; f != nil {
+			if out == nil {
+				out = make([]*Follow, len(t.Requests))
+			}
+			out[i] = f
+		}
+	}
+	return out
 }
 
 // Trace is a materialised trace: requests in arrival order, IDs 0, 1, ….
@@ -71,6 +101,8 @@ type traceRow struct {
 	atMS    float64 // as in the file; rebased when the trace is built
 	in, out int
 	hashIDs []int
+	session string  // the session_id as in the file (its JSON), "" for none
+	endMS   float64 // the answer's end (end_timestamp), NaN where the file has none
 }
 
 // maxTraceSpanMS bounds how long after its first request a trace's last one may arrive: a
@@ -169,6 +201,10 @@ type mooncakeLine struct {
 	InputLength  *int     `json:"input_length"`
 	OutputLength *int     `json:"output_length"`
 	HashIDs      []int    `json:"hash_ids"`
+	// SessionID and EndTimestamp are what servebench capture records of a session: rows of
+	// one session are replayed in order (Follow).
+	SessionID    json.RawMessage `json:"session_id"`
+	EndTimestamp *float64        `json:"end_timestamp"`
 }
 
 var mooncakeFields = [4]string{`"timestamp"`, `"input_length"`, `"output_length"`, `"hash_ids"`}
@@ -236,7 +272,11 @@ func (m *Mooncake) parse(r io.Reader, name string, block int) ([]traceRow, error
 				return nil, bad(mooncakeFields[i], errors.New("missing"))
 			}
 		}
-		row := traceRow{line: lr.line, atMS: *l.Timestamp, in: *l.InputLength, out: *l.OutputLength, hashIDs: l.HashIDs}
+		row := traceRow{line: lr.line, atMS: *l.Timestamp, in: *l.InputLength, out: *l.OutputLength, hashIDs: l.HashIDs,
+			session: sessionKey(l.SessionID), endMS: math.NaN()}
+		if e := l.EndTimestamp; e != nil && !math.IsNaN(*e) && !math.IsInf(*e, 0) {
+			row.endMS = *e
+		}
 		if field, err := checkRow(&row, first, prev, 1, mooncakeFields); err != nil {
 			return nil, bad(field, err)
 		}
@@ -382,12 +422,33 @@ func buildTrace(ctx context.Context, rows []traceRow, tok Tokenizer, chat bool,
 		}
 		t.Requests[i], exact[i], errs[i] = tr, ok, err
 	})
+	last := map[string]int{} // each session's latest turn
 	for i := range rows {
 		if errs[i] != nil {
 			return nil, fmt.Errorf("line %d: %w", rows[i].line, errs[i])
 		}
 		t.Exact = t.Exact && exact[i]
 		t.Missed += boolInt(!exact[i])
+		if k := rows[i].session; k != "" {
+			if prev, ok := last[k]; ok {
+				f := &Follow{Prev: prev, Gap: -1}
+				if end := rows[prev].endMS; !math.IsNaN(end) {
+					f.Gap = time.Duration(math.Round(max(rows[i].atMS-end, 0) * float64(time.Millisecond)))
+				}
+				t.Requests[i].Follow = f
+			}
+			last[k] = i
+		}
 	}
 	return t, nil
+}
+
+// sessionKey is a row's session_id as a key: its JSON text (a string or a number), "" for
+// none, null or an empty string.
+func sessionKey(raw json.RawMessage) string {
+	k := string(trimSpace(raw))
+	if k == "null" || k == `""` {
+		return ""
+	}
+	return k
 }

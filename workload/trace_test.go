@@ -107,6 +107,36 @@ func TestMooncakeLimitAndOffsets(t *testing.T) {
 	}
 }
 
+// TestMooncakeSessions: rows of one session_id follow one another, with the gap from the
+// previous turn's recorded end (−1 where none was recorded); rows of no session follow none.
+func TestMooncakeSessions(t *testing.T) {
+	var m Mooncake
+	tr, err := m.Read(context.Background(), strings.NewReader(`{"timestamp": 0, "input_length": 5, "output_length": 1, "session_id": "a", "end_timestamp": 40}
+{"timestamp": 10, "input_length": 5, "output_length": 1}
+{"timestamp": 20, "input_length": 5, "output_length": 1, "session_id": 7}
+{"timestamp": 50, "input_length": 5, "output_length": 1, "session_id": "a", "end_timestamp": 60}
+{"timestamp": 55, "input_length": 5, "output_length": 1, "session_id": 7}
+{"timestamp": 58, "input_length": 5, "output_length": 1, "session_id": "a"}
+{"timestamp": 70, "input_length": 5, "output_length": 1, "session_id": ""}`), "mc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*Follow{nil, nil, nil, {Prev: 0, Gap: 10 * time.Millisecond}, {Prev: 2, Gap: -1}, {Prev: 3, Gap: 0}, nil}
+	got := tr.Follows()
+	if len(got) != len(want) {
+		t.Fatalf("follows %v", got)
+	}
+	for i := range want {
+		if (got[i] == nil) != (want[i] == nil) || got[i] != nil && *got[i] != *want[i] {
+			t.Errorf("row %d follows %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	tr, _ = m.Read(context.Background(), strings.NewReader(`{"timestamp": 0, "input_length": 5, "output_length": 1}`), "mc", nil)
+	if tr.Follows() != nil {
+		t.Error("a trace without sessions has follows")
+	}
+}
+
 func TestMooncakeErrors(t *testing.T) {
 	const ok = `{"timestamp": 0, "input_length": 10, "output_length": 5}` + "\n"
 	for _, tc := range []struct{ body, want string }{

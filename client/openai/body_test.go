@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"servebench/client"
@@ -84,6 +85,25 @@ func TestExtraBodyOverrides(t *testing.T) {
 	req.Sampling.ExtraBody["bad"] = func() {}
 	if _, err := b.body(req); err == nil {
 		t.Error("unencodable ExtraBody: no error")
+	}
+}
+
+// TestSessionKeyAsUser: a session's key goes as the body's "user" (a capture proxy reads it),
+// not as a header unless one is named; the user's extra body wins.
+func TestSessionKeyAsUser(t *testing.T) {
+	b, _ := New(client.Target{BaseURL: "http://x"}, APIChat)
+	req := &client.Request{Request: &workload.Request{Prompt: "p", OutputTokens: 8}, SessionKey: "0-3"}
+	body, err := b.body(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"max_tokens":8,"messages":[{"content":"p","role":"user"}],"stream":true,"stream_options":{"include_usage":true},"user":"0-3"}`
+	if string(body) != want {
+		t.Errorf("body = %s\nwant   %s", body, want)
+	}
+	req.Sampling.ExtraBody = map[string]any{"user": "alice"}
+	if body, _ = b.body(req); !strings.Contains(string(body), `"user":"alice"`) {
+		t.Errorf("extra body's user lost: %s", body)
 	}
 }
 

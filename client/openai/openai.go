@@ -96,6 +96,9 @@ func (b *Backend) body(req *client.Request) ([]byte, error) {
 			m["ignore_eos"], m["min_tokens"] = true, n
 		}
 	}
+	if req.SessionKey != "" {
+		m["user"] = req.SessionKey // the session, for a capture proxy (client.Request.SessionKey)
+	}
 	putTools(m, req, b.chat) // tools.go
 	req.Sampling.Put(m)
 	req.Sampling.Extra(m) // the user's keys win

@@ -118,6 +118,9 @@ func compareReplay(t *testing.T, a, b []capture.Line, late time.Duration, exact 
 		return out
 	}
 	la, lb := lengths(a), lengths(b)
+	if !slices.ContainsFunc(a, func(l capture.Line) bool { return l.SessionID != "" }) {
+		t.Error("the original capture has no session keys: servebench's own sessions must send theirs (as user)")
+	}
 	left, equal := map[[2]int]int{}, 0 // the multisets' common part
 	for _, l := range la {
 		left[l]++
@@ -133,11 +136,21 @@ func compareReplay(t *testing.T, a, b []capture.Line, late time.Duration, exact 
 	} else if !slices.Equal(la, lb) {
 		t.Logf("lengths differ (the replay could not build them exactly; %d of %d equal):\noriginal %v\nreplay   %v", equal, len(la), la, lb)
 	}
-	shift, p50, p99 := arrivalGaps(a, b)
+	// a session's later turns are held until the turn before ended (load/follow.go), late by
+	// design, so arrivals are compared over the rows of no session: in mixedLoad they all come
+	// first, before any session, in both captures
+	n := 0
+	for n < len(a) && a[n].SessionID == "" {
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no request of no session to compare arrivals over")
+	}
+	shift, p50, p99 := arrivalGaps(a[:n], b[:n])
 	ca, ra := reuse(a)
 	cb, rb := reuse(b)
-	t.Logf("%d requests, %d lengths equal; arrival offsets apart p50 %.2f ms, p99 %.2f ms (replay shifted by %.2f ms; its send lateness p99 %.2f ms); cached %.1f%% then %.1f%%; repeated blocks %.1f%% then %.1f%%",
-		len(a), equal, p50, p99, shift, ms(late), 100*ca, 100*cb, 100*ra, 100*rb)
+	t.Logf("%d requests, %d lengths equal; arrival offsets (of the %d of no session) apart p50 %.2f ms, p99 %.2f ms (replay shifted by %.2f ms; its send lateness p99 %.2f ms); cached %.1f%% then %.1f%%; repeated blocks %.1f%% then %.1f%%",
+		len(a), equal, n, p50, p99, shift, ms(late), 100*ca, 100*cb, 100*ra, 100*rb)
 	if bound := ms(late + proxyStall); p50 > 5 || p99 > bound {
 		t.Errorf("arrival offsets apart by %.2f ms at p50 and %.2f ms at p99: want at most 5 ms and %.2f ms (the replay's own lateness at p99 and %v)", p50, p99, bound, proxyStall)
 	}
