@@ -780,10 +780,8 @@ func trendFigs(sr series, alpha float64, shift, gate bool) (Drift, bool, []Figur
 	// Sen's slope over the whole series was tried first: for a step — throttling that begins
 	// part-way — most pairs lie within one side of the step, their slopes are about zero,
 	// and a large slow-down a third into a run came out as no change and went unflagged.
-	third := max(1, n/3)
-	first, last := stat.Median(xs[:third]), stat.Median(xs[n-third:])
+	first, last, change := thirds(xs)
 	delta := last - first
-	change := stat.RelChange(first, last, stat.Median(xs))
 	figs := []Figure{fig("windows", float64(n)), fig("p_mk", mk.P), fig("p_step", pStep), fig("separation", sh.Separation), fig("p", p), fig("alpha", alpha),
 		fig("first_third", first), fig("last_third", last), fig("median", stat.Median(xs)), fig("change", change)}
 	if p >= alpha || change < steadyMinChange || delta == 0 || (delta > 0) != up {
@@ -794,12 +792,22 @@ func trendFigs(sr series, alpha float64, shift, gate bool) (Drift, bool, []Figur
 		dir = "fell"
 	}
 	// per minute: the change over the time between the thirds' middles
+	third := max(1, n/3)
 	dt := (ts[n-1-third/2] + ts[n-1-(third-1)/2] - ts[third/2] - ts[(third-1)/2]) / 2
 	per := 0.0
 	if dt > 0 {
 		per = delta / dt * 60e9
 	}
 	return Drift{Metric: sr.metric, Direction: dir, PerMinute: per, Unit: sr.unit, Change: change, P: p}, true, figs
+}
+
+// thirds returns the medians of the first and last thirds of xs (at least one value each)
+// and the change between them over the median of xs (stat.RelChange): the size of a drift,
+// as trend, cycled and movedBy measure it. xs is not empty.
+func thirds(xs []float64) (first, last, change float64) {
+	third := max(1, len(xs)/3)
+	first, last = stat.Median(xs[:third]), stat.Median(xs[len(xs)-third:])
+	return first, last, stat.RelChange(first, last, stat.Median(xs))
 }
 
 // cycled reports whether a closed loop's TTFT or ITL drift shows in how fast its users
@@ -817,9 +825,7 @@ func cycled(d Drift, e2e series) (bool, float64) {
 	if n < steadyMinWindows {
 		return true, 0 // nothing to corroborate with: keep the drift
 	}
-	third := max(1, n/3)
-	first, last := stat.Median(e2e.xs[:third]), stat.Median(e2e.xs[n-third:])
-	ch := stat.RelChange(first, last, stat.Median(e2e.xs))
+	first, last, ch := thirds(e2e.xs)
 	return ch >= cycledShare*steadyMinChange && (last > first) == (d.Direction == "rose"), ch
 }
 

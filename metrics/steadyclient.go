@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"servebench/record"
-	"servebench/stat"
 )
 
 // The client's own health in the steady check: a window in which the load generator was
@@ -172,13 +171,10 @@ func withoutDisturbed(sr series, iv []interval) (series, int) {
 // trend measures a drift's size), over its median, in direction dir ("rose" or "fell"):
 // negative when it moved the other way.
 func movedBy(xs []float64, dir string) float64 {
-	n := len(xs)
-	if n == 0 {
+	if len(xs) == 0 {
 		return 0
 	}
-	third := max(1, n/3)
-	first, last := stat.Median(xs[:third]), stat.Median(xs[n-third:])
-	ch := stat.RelChange(first, last, stat.Median(xs))
+	first, last, ch := thirds(xs)
 	if (last < first) != (dir == "fell") {
 		ch = -ch
 	}
