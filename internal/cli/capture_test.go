@@ -18,6 +18,7 @@ import (
 	"servebench/internal/peertest"
 	"servebench/record"
 	"servebench/sim"
+	"servebench/stat"
 )
 
 var proxying = regexp.MustCompile(`proxying (http://\S+) to`)
@@ -176,17 +177,13 @@ func arrivalGaps(a, b []capture.Line) (shift, p50, p99 float64) {
 	for i := range a {
 		d[i] = b[i].Timestamp - a[i].Timestamp
 	}
-	shift = quantile(d, 0.5)
+	shift, _ = stat.NearestRank(d, 50)
 	for i := range d {
 		d[i] = math.Abs(d[i] - shift)
 	}
-	return shift, quantile(d, 0.5), quantile(d, 0.99)
-}
-
-// quantile is the nearest-rank q-quantile of x (sorted in place).
-func quantile(x []float64, q float64) float64 {
-	slices.Sort(x)
-	return x[max(0, min(len(x)-1, int(math.Ceil(q*float64(len(x))))-1))]
+	p50, _ = stat.NearestRank(d, 50)
+	p99, _ = stat.NearestRank(d, 99)
+	return shift, p50, p99
 }
 
 // sendLateness is the p99 of how late the run in records dispatched its measured requests
@@ -211,7 +208,8 @@ func sendLateness(t *testing.T, records string) time.Duration {
 	if len(late) == 0 {
 		t.Fatalf("%s: no measured requests", records)
 	}
-	return time.Duration(quantile(late, 0.99))
+	p99, _ := stat.NearestRank(late, 99)
+	return time.Duration(p99)
 }
 
 // captureAndReplay sends a mixed workload (shared prefixes, then sessions) through a capture

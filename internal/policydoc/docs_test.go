@@ -16,7 +16,7 @@ var root = filepath.Join("..", "..")
 // compareMethodHeading opens the compare method in docs/metrics.md.
 const compareMethodHeading = "## Comparing runs: intervals, verdicts and how often they are wrong"
 
-// compareMethodWords is the most words that section may hold (issue 42): what a serving
+// compareMethodWords is the most words that section may hold: what a serving
 // engineer reads to trust a verdict. Measured figures belong in docs/compare-evidence.md.
 const compareMethodWords = 1600
 
