@@ -63,17 +63,18 @@ func (s *state) ended(t *turnEnd) {
 
 // sendAfter sends pick p, due at due, once the turn it follows (prev) has ended and gap has
 // passed since (none when gap < 0: the trace did not say), or at due if that is later; it
-// takes a slot of slots (--max-concurrency) only then. It reports whether p was sent.
-func (s *state) sendAfter(p pick, due time.Duration, prev *turnEnd, gap time.Duration, slots chan struct{}) bool {
+// takes a slot of slots (--max-concurrency) only then. A turn dropped while it waits is
+// counted lost.
+func (s *state) sendAfter(p pick, due time.Duration, prev *turnEnd, gap time.Duration, slots chan struct{}) {
 	f := &s.chain
 	f.turns.Add(1)
-	lost := func() bool {
+	lost := func() {
 		s.inflight.Done()
 		f.lost.Add(1)
-		return false
 	}
 	if !hold(s, prev.done) {
-		return lost()
+		lost()
+		return
 	}
 	at := due
 	if t := time.Duration(prev.end) + max(gap, 0); t > at {
@@ -83,16 +84,19 @@ func (s *state) sendAfter(p pick, due time.Duration, prev *turnEnd, gap time.Dur
 		timer := time.NewTimer(d)
 		defer timer.Stop()
 		if !hold(s, timer.C) {
-			return lost()
+			lost()
+			return
 		}
 	}
 	if slots != nil {
 		select {
 		case slots <- struct{}{}:
 		case <-s.stopper.dropHeld:
-			return lost()
+			lost()
+			return
 		case <-s.reqCtx.Done():
-			return lost()
+			lost()
+			return
 		}
 		defer func() { <-slots }()
 	}
@@ -103,7 +107,6 @@ func (s *state) sendAfter(p pick, due time.Duration, prev *turnEnd, gap time.Dur
 		}
 	}
 	s.send(p, int64(at))
-	return true
 }
 
 // hold waits for c; false when the held turn must be dropped instead: sending stopped for
