@@ -117,15 +117,6 @@ type Row struct {
 	// arithmetic means and the delta a difference of means over the base's (arith.go); a
 	// geometric mean cannot hold a 0, and leaving the run out would flatter its side.
 	Arithmetic bool
-	// Outliers is no longer set (nil): the outlier rule of compare-2026.12.1 left a run out of
-	// a row as disturbed; on the recorded sets it changed one verdict, for the worse, and was
-	// removed (docs/compare-recorded.md). Kept for the JSON's readers.
-	Outliers []Outlier
-	// FamilyP is no longer set (0): the policy of compare-2026.12.1 adjusted the tails' p by
-	// Holm's step-down over the judged tails; the ablation on the recorded sets
-	// (docs/compare-recorded.md) showed it changed no verdict, and it was removed. Kept so that
-	// readers of the JSON find the field they knew.
-	FamilyP float64
 	// Contention, on a row that the arrivals' contention moves (TTFT and E2E p50 and p99, the
 	// throughputs), is the metric compared at equal contention (contention.go); nil elsewhere
 	// or when no contention level is common to every run.

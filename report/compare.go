@@ -51,13 +51,6 @@ func cmpValue(v string) string {
 	return v
 }
 
-func cmpSideShort(side string) string {
-	if side == "candidate" {
-		return "cand"
-	}
-	return side
-}
-
 // cmpPower is a row's power at the threshold: "73% (n≥7 for 80%)".
 func cmpPower(p *compare.Power, threshold float64) string {
 	if p == nil {

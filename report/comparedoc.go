@@ -112,9 +112,6 @@ func cmpMetricsSection(r *compare.Result) *Section {
 		if row.Arithmetic {
 			change += " (arithmetic means: a run is 0)"
 		}
-		for _, o := range row.Outliers {
-			change += fmt.Sprintf(" (%s run %d left out)", cmpSideShort(o.Side), o.Run+1)
-		}
 		power := ""
 		if powerInforms(row) {
 			power = cmpPower(row.Power, r.Threshold)
@@ -229,11 +226,6 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 		Base   *float64 `json:"base"`
 		Cand   *float64 `json:"candidate"`
 	}
-	type outlierJSON struct {
-		Side string  `json:"side"`
-		Run  int     `json:"run"`
-		Dev  float64 `json:"deviation"`
-	}
 	type row struct {
 		Metric      string   `json:"metric"`
 		Unit        string   `json:"unit"`
@@ -245,20 +237,16 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 		P           float64  `json:"p"`
 		Significant bool     `json:"significant"`
 		Change      string   `json:"change"`
-		// PFamily, on a judged p99, is its p with the judged p99s as one family (Holm's
-		// step-down): a p99 holds the verdict only when it is below the alpha.
-		PFamily *float64 `json:"p_family,omitempty"`
 		// RunSpreadAssumed: no side had two runs, so the run-to-run spread was assumed.
 		RunSpreadAssumed bool `json:"run_spread_assumed,omitempty"`
 		// PowerAtThreshold is the chance these runs find a true change of the threshold;
 		// RunsNeeded the runs per side that reach 80% there, Decide those that would decide
 		// an inconclusive row (0: more than 40).
-		PowerAtThreshold *float64      `json:"power_at_threshold,omitempty"`
-		RunsNeeded       *int          `json:"runs_needed,omitempty"`
-		Decide           *int          `json:"runs_to_decide,omitempty"`
-		Threshold        float64       `json:"threshold"`
-		Arithmetic       bool          `json:"arithmetic_means,omitempty"`
-		Outliers         []outlierJSON `json:"outlier_runs,omitempty"`
+		PowerAtThreshold *float64 `json:"power_at_threshold,omitempty"`
+		RunsNeeded       *int     `json:"runs_needed,omitempty"`
+		Decide           *int     `json:"runs_to_decide,omitempty"`
+		Threshold        float64  `json:"threshold"`
+		Arithmetic       bool     `json:"arithmetic_means,omitempty"`
 		// Why are the rules that fired on the row, in the policy's order (compareexplain.go).
 		Why []stepJSON `json:"why"`
 	}
@@ -274,12 +262,6 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 		rw := row{Metric: x.Metric.Name, Unit: x.Metric.Unit, Base: e(x.Base), Cand: e(x.Cand), Delta: x.Delta, P: x.P,
 			DeltaLo: finite(x.DeltaLo), DeltaHi: finite(x.DeltaHi), RunSpreadAssumed: x.Assumed,
 			Significant: x.Significant, Change: x.Change, Threshold: x.Threshold, Arithmetic: x.Arithmetic, Why: cmpWhyJSON(x.Why)}
-		if x.FamilyP > 0 {
-			rw.PFamily = finite(x.FamilyP)
-		}
-		for _, o := range x.Outliers {
-			rw.Outliers = append(rw.Outliers, outlierJSON{o.Side, o.Run, o.Dev})
-		}
 		if p := x.Power; p != nil {
 			rw.PowerAtThreshold, rw.RunsNeeded = finite(p.AtThreshold), &p.RunsNeeded
 			if x.Change == compare.Inconclusive {
