@@ -11,8 +11,12 @@ import (
 // TestStagesPerStageFigures: a 3-stage concurrency run reports per-stage figures in text,
 // JSON and HTML: 2, 4 and 8 users for a second each against a simulator of fixed
 // latencies (20 ms TTFT, 2 ms ITL: a request takes the same time at any load), so each
-// stage's throughput is about twice the last's. The bound is generous (×1.25) for a busy
-// machine; every request is in one file with its stage, after one warmup.
+// stage holds about twice the last's requests in flight. That is checked from the records
+// (the requests' summed send-to-end time over the stage's span), not from throughput: on a
+// busy machine the requests stretch and the stages' throughputs come out close together
+// (98.5 req/s at 8 users, 87.8 at 4, at load 16 under -race), while the loop still holds
+// its users. The bound is generous (×1.25); every request is in one file with its stage,
+// after one warmup.
 func TestStagesPerStageFigures(t *testing.T) {
 	url := startSim(t, nil)
 	dir := t.TempDir()
@@ -28,9 +32,15 @@ func TestStagesPerStageFigures(t *testing.T) {
 		t.Fatalf("header load %+v", h.Load)
 	}
 	per := map[int]int{}
+	busy, first, last := map[int]int64{}, map[int]int64{}, map[int]int64{}
 	for _, r := range recs {
 		if r.Measured() {
 			per[r.Stage]++
+			busy[r.Stage] += r.Done - r.Sent
+			if f, ok := first[r.Stage]; !ok || r.Sent < f {
+				first[r.Stage] = r.Sent
+			}
+			last[r.Stage] = max(last[r.Stage], r.Done)
 		} else if r.Stage != 0 {
 			t.Errorf("a warmup request in stage %d", r.Stage)
 		}
@@ -61,9 +71,13 @@ func TestStagesPerStageFigures(t *testing.T) {
 			t.Fatalf("stage %d: %+v (records %d)", k, st, per[k])
 		}
 		t.Logf("stage %d: %d users, %d completed, %.1f req/s, TTFT p50 %.1f ms", k+1, st.MaxConcurrency, st.Completed, *st.RequestThroughput, *st.MedianTTFT)
-		if k > 0 && !(*st.RequestThroughput > 1.25**out.Stages[k-1].RequestThroughput) {
-			t.Errorf("stage %d: %.1f req/s, stage %d: %.1f: throughput should rise with the users",
-				k+1, *st.RequestThroughput, k, *out.Stages[k-1].RequestThroughput)
+	}
+	inFlight := func(k int) float64 { return float64(busy[k]) / float64(last[k]-first[k]) }
+	for k := 1; k < 3; k++ {
+		t.Logf("stage %d: %.2f requests in flight on average", k+1, inFlight(k))
+		if !(inFlight(k) > 1.25*inFlight(k-1)) {
+			t.Errorf("stage %d: %.2f requests in flight, stage %d: %.2f: the load should rise with the users",
+				k+1, inFlight(k), k, inFlight(k-1))
 		}
 	}
 
