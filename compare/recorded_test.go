@@ -13,10 +13,11 @@ import (
 )
 
 // TestRecordedSets judges every stored HTTP pair (compare/testdata/recorded, made by
-// scripts/validate-compare against servebench sim) with DefaultPolicy and asserts each
-// set's published goal: A/A at 3 runs ≥ 80% no significant change and ≤ 5% changed, A/A at
-// 1 run ≤ 5% changed, A/B +10% ITL ≥ 90% and ×2 100% regressed, throttle, cold start and
-// overload ≥ 90% caught (overload as unbounded queueing), on the design sets pooled by class
+// scripts/validate-compare against servebench sim, and against llama.cpp for the llama-*
+// sets) with DefaultPolicy and asserts each set's published goal: A/A at 3 runs ≥ 80% no
+// significant change and ≤ 5% changed, A/A at 1 run ≤ 5% changed, A/B +10% ITL ≥ 90% and ×2
+// 100% regressed, throttle, cold start, overload (as unbounded queueing) and a llama.cpp
+// server restarted slower ≥ 90% caught, on the design sets pooled by class
 // (a set of five pairs cannot tell 80% from 60%); a held-out set's rates, and a set's alone,
 // are logged and reported apart. The rates tables it prints are docs/compare-recorded.md's,
 // which must match them.

@@ -28,6 +28,9 @@ const (
 	Throttle = "throttle"     // the candidate's server slows ×1.5 midway: candidate not steady
 	Cold     = "cold start"   // the candidate's server starts cold: candidate not steady
 	Overload = "overload"     // the candidate's open loop at 130% of capacity: unbounded queueing
+	// LlamaAB: a real llama.cpp server on both sides, the candidate's restarted with a
+	// known slower setting (the set's command names it): caught
+	LlamaAB = "A/B llama.cpp"
 )
 
 // Manifest describes the stored sets.
@@ -37,8 +40,8 @@ type Manifest struct {
 
 // Set is one recorded set: pairs of stored files of one class.
 type Set struct {
-	// Name is the set's short name (aa3, aa1, ab10, ab2x, throttle, cold, overload, with a
-	// suffix for later sets).
+	// Name is the set's short name (aa3, aa1, ab10, ab2x, throttle, cold, overload,
+	// llama-aa3, llama-ab, with a suffix for later sets).
 	Name  string `json:"name"`
 	Class string `json:"class"`
 	// Runs is the runs a side.

@@ -399,7 +399,8 @@ not what the policy gives today. Do not edit by hand. -->
 
 The HTTP sets behind compare's published rates are stored in the repository
 (` + "`" + RecordedDir + "`" + `, with their manifest): records files made by
-` + "`scripts/validate-compare gen`" + ` against ` + "`servebench sim`" + ` on 127.0.0.1, each a separate
+` + "`scripts/validate-compare gen`" + ` against ` + "`servebench sim`" + ` on 127.0.0.1 (the llama-* sets
+against a real llama.cpp server, ` + "`../shared/peers`" + `), each a separate
 ` + "`servebench run`" + ` invocation, stored with their events' stamps rounded to the microsecond
 (package compare/recorded). ` + "`go test ./compare -run TestRecordedSets`" + ` judges every pair with
 the current policy, as ` + "`servebench compare BASE CAND --expect-change …`" + ` does with the
@@ -447,7 +448,9 @@ steady-state check, docs/metrics.md "Steady state"); "caught" the verdicts that 
 on a changed candidate: regressed, or PROVISIONAL with the candidate not steady. An overload
 counts only where the verdict names "unbounded queueing". The load average is the machine's
 1-minute figure before and after each side of the set: a 2-core machine shared with other
-engineers' builds and tests, the busy machine the rates are promised on.
+engineers' builds and tests, the busy machine the rates are promised on; the *-busy sets
+were recorded with two ` + "`yes > /dev/null`" + ` loops of their own running beside every side as well
+(` + "`YES=2`" + `, their command).
 
 ## How each set was recorded
 
@@ -506,6 +509,15 @@ of 5 no significant change, 0 changed, 2 inconclusive (the same as under compare
 			}
 			fmt.Fprintf(&b, "- %s (%s, runs a side: %d): %s; goal %s %s.\n", r.Set.Name, r.Set.Class, r.Set.Runs, keyRate(r), goal, met)
 		}
+		b.WriteString(`
+The *-busy sets are the simulator's A/A and A/B pairs with every side beside two ` + "`yes`" + `
+loops on the 2-core machine besides its other work: the client's own scheduling disturbed,
+which the disturbed-run rules exist for. The llama-* sets are pairs against a real llama.cpp
+server (tiny.gguf, a server started for each side and stopped after it): A/A pairs, and A/B
+pairs whose candidate's server was restarted with a known slower setting (its command names
+it). A miss on a held-out set is reported, not tuned away: the rule that decided each wrong
+verdict is named in docs/compare-evidence.md.
+`)
 	}
 	return b.String()
 }

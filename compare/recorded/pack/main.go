@@ -8,6 +8,9 @@
 //	    -commit $(git rev-parse --short HEAD) -recorded "2026-12-07 03:24–03:50" \
 //	    -command 'PORT=24000 STAGES=aa3 PAIRS3=10 scripts/validate-compare gen DIR servebench; …' \
 //	    -pairs3 10 -pairs1 10 -ab 10 -ab2 5 -drift 6 -suffix ""
+//
+// The llama.cpp stages' files (llama-aa3, llama-ab) are stored with -llama, -llama-ab and
+// -llama-expect (the condition the candidate's server flags change, e.g. batching.max_num_seqs).
 package main
 
 import (
@@ -40,14 +43,29 @@ func main() {
 	ab := flag.Int("ab", 0, "A/B +10% pairs (AB)")
 	ab2 := flag.Int("ab2", 0, "A/B ×2 pairs (AB2)")
 	drift := flag.Int("drift", 0, "pairs of each changing shape (DRIFT)")
+	llama := flag.Int("llama", 0, "llama.cpp A/A pairs at 3 runs (LLAMA)")
+	llamaAB := flag.Int("llama-ab", 0, "llama.cpp A/B pairs at 3 runs (LLAMA_AB)")
+	llamaExpect := flag.String("llama-expect", "", "comma-separated conditions the llama.cpp A/B pairs are compared with (--expect-change): what LLAMA_CAND changes")
 	flag.Parse()
-	if err := run(*from, *out, *sub, *label, *commit, *when, *command, *suffix, *pairs3, *pairs1, *ab, *ab2, *drift); err != nil {
+	var le []string
+	if *llamaExpect != "" {
+		le = strings.Split(*llamaExpect, ",")
+	}
+	counts := counts{pairs3: *pairs3, pairs1: *pairs1, ab: *ab, ab2: *ab2, drift: *drift, llama: *llama, llamaAB: *llamaAB, llamaExpect: le}
+	if err := run(*from, *out, *sub, *label, *commit, *when, *command, *suffix, counts); err != nil {
 		fmt.Fprintln(os.Stderr, "pack:", err)
 		os.Exit(1)
 	}
 }
 
-func run(from, out, sub, label, commit, when, command, suffix string, pairs3, pairs1, ab, ab2, drift int) error {
+// counts are the pairs of each set validate-compare gen made (its environment's figures).
+type counts struct {
+	pairs3, pairs1, ab, ab2, drift int
+	llama, llamaAB                 int
+	llamaExpect                    []string
+}
+
+func run(from, out, sub, label, commit, when, command, suffix string, n counts) error {
 	if from == "" || sub == "" {
 		return fmt.Errorf("-from and -sub are required")
 	}
@@ -73,17 +91,19 @@ func run(from, out, sub, label, commit, when, command, suffix string, pairs3, pa
 		}
 		sets = append(sets, l)
 	}
-	add("aa3", recorded.AA, 3, pairs3, func(i int) [2]string { return [2]string{f("aa3", 2*i-1), f("aa3", 2*i)} })
-	add("aa1", recorded.AA, 1, pairs1, func(i int) [2]string { return [2]string{f("aa1", 2*i-1), f("aa1", 2*i)} })
-	add("ab10", recorded.AB10, 3, ab, func(i int) [2]string { return [2]string{f("aa3", i), f("ab", i)} }, "sim")
-	add("ab2x", recorded.AB2x, 3, ab2, func(i int) [2]string { return [2]string{f("aa3", i+ab), f("ab2", i)} }, "sim")
+	add("aa3", recorded.AA, 3, n.pairs3, func(i int) [2]string { return [2]string{f("aa3", 2*i-1), f("aa3", 2*i)} })
+	add("aa1", recorded.AA, 1, n.pairs1, func(i int) [2]string { return [2]string{f("aa1", 2*i-1), f("aa1", 2*i)} })
+	add("ab10", recorded.AB10, 3, n.ab, func(i int) [2]string { return [2]string{f("aa3", i), f("ab", i)} }, "sim")
+	add("ab2x", recorded.AB2x, 3, n.ab2, func(i int) [2]string { return [2]string{f("aa3", i+n.ab), f("ab2", i)} }, "sim")
 	for _, d := range []struct{ name, class string }{{"throttle", recorded.Throttle}, {"cold", recorded.Cold}, {"overload", recorded.Overload}} {
 		expect := []string{"sim"}
 		if d.name == "overload" { // the base's server is a B200 (validate-compare)
 			expect = append(expect, "gpu", "server.flag.hardware", "batching.kv_cache_tokens")
 		}
-		add(d.name, d.class, 1, drift, func(i int) [2]string { return [2]string{f(d.name, 2*i-1), f(d.name, 2*i)} }, expect...)
+		add(d.name, d.class, 1, n.drift, func(i int) [2]string { return [2]string{f(d.name, 2*i-1), f(d.name, 2*i)} }, expect...)
 	}
+	add("llama-aa3", recorded.AA, 3, n.llama, func(i int) [2]string { return [2]string{f("llama", 2*i-1), f("llama", 2*i)} })
+	add("llama-ab", recorded.LlamaAB, 3, n.llamaAB, func(i int) [2]string { return [2]string{f("llama", i), f("llamab", i)} }, n.llamaExpect...)
 	dir := filepath.Join(out, sub)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
