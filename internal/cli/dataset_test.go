@@ -105,6 +105,7 @@ func TestSharedPrefixWorkload(t *testing.T) {
 // TestMooncakeTrace replays a Mooncake trace: its arrival times, exact lengths, and hash ids
 // as shared blocks.
 func TestMooncakeTrace(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 }) // the engine model, with its prefix cache
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "mooncake.jsonl")
@@ -214,6 +215,7 @@ func TestSharedPrefixHitsTheSimulatorCache(t *testing.T) {
 // bound on a 14 ms turn 1 once failed at 20 ms), and 512 tokens a turn make the prefills
 // long beside that noise.
 func TestMultiTurnSessions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(noCache bool) (string, map[int][]float64) {
 		url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL, c.NoPrefixCache = 0, 0, noCache })
@@ -259,6 +261,7 @@ func TestMultiTurnSessions(t *testing.T) {
 // prompt tokens llama.cpp's per-slot prompt cache served (timings.cache_n), summarised beside
 // the workload's reusable share.
 func TestDatasetsAgainstLlamaCpp(t *testing.T) {
+	t.Parallel()
 	url := llamaTiny2(t)
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "sharegpt.json")

@@ -18,6 +18,7 @@ import (
 // default before), the lone short prompts of the measured phase compiled new prefill shapes
 // under measured requests in most seeds.
 func TestDefaultWarmupEndsLazyCompilation(t *testing.T) {
+	t.Parallel()
 	srv, url := startSimServer(t, func(c *sim.Config) { c.LazyCompile = 200 * time.Millisecond })
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--concurrency", "8", "--requests", "120",
@@ -60,6 +61,7 @@ func TestDefaultWarmupEndsLazyCompilation(t *testing.T) {
 // admitted in one step once users send their second requests is a shape of the steady state
 // that the judged warmup, whose users run in step, may not have met, and no ramp covers it.)
 func TestWarmupAutoMeetsTheMeasuredRamp(t *testing.T) {
+	t.Parallel()
 	const users = 8
 	bucket := func(v int) int { return bits.Len(uint(min(v, 512) - 1)) } // as the simulator rounds
 	for seed := range 2 {

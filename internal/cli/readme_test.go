@@ -193,7 +193,8 @@ func TestReadmeTour(t *testing.T) {
 	if err := os.Symlink(self, filepath.Join(bin, "servebench")); err != nil {
 		t.Skipf("no symbolic link here: %v", err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// in the commands' environment only: the test process's own is left as it was
+	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
 
 	var stopBG func()
 	defer func() {
@@ -216,7 +217,7 @@ func TestReadmeTour(t *testing.T) {
 			if stopBG != nil {
 				stopBG()
 			}
-			stopBG = startBackground(t, dir, args, addr)
+			stopBG = startBackground(t, dir, env, args, addr)
 			continue
 		}
 		want := 0
@@ -225,7 +226,7 @@ func TestReadmeTour(t *testing.T) {
 		}
 		args = shortenTour(args)
 		began := time.Now()
-		code, out, errs := servebenchIn(t, dir, args...)
+		code, out, errs := servebenchIn(t, dir, env, args...)
 		t.Logf("README.md:%d: %s: exit %d in %.1f s", ex.line, strings.Join(args, " "), code, time.Since(began).Seconds())
 		if code != want {
 			t.Fatalf("README.md:%d: %s: exit %d, want %d\n%s\n%s", ex.line, cmdline, code, want, out, errs)
@@ -266,12 +267,13 @@ func shortenTour(args []string) []string {
 	return append(slices.Clone(args), "--requests", n)
 }
 
-// servebenchIn runs servebench with args in dir, as a process of its own, and returns its
-// exit code and output.
-func servebenchIn(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
+// servebenchIn runs servebench with args in dir, as a process of its own with env added to its
+// environment (a later value of a variable wins), and returns its exit code and output.
+func servebenchIn(t *testing.T, dir string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	cmd := servebench(t, args...)
 	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -283,12 +285,14 @@ func servebenchIn(t *testing.T, dir string, args ...string) (code int, stdout, s
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }
 
-// startBackground runs a servebench command (the simulator) in dir until the returned
-// function stops it (Ctrl-C, as a reader would), and waits until it answers HTTP on addr.
-func startBackground(t *testing.T, dir string, args []string, addr string) (stop func()) {
+// startBackground runs a servebench command (the simulator) in dir, with env added to its
+// environment, until the returned function stops it (Ctrl-C, as a reader would), and waits
+// until it answers HTTP on addr.
+func startBackground(t *testing.T, dir string, env, args []string, addr string) (stop func()) {
 	t.Helper()
 	cmd := servebench(t, args...)
 	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, env...)
 	var errs syncBuffer
 	cmd.Stdout, cmd.Stderr = &errs, &errs
 	if err := cmd.Start(); err != nil {
@@ -349,7 +353,7 @@ func TestReadmeMainJob(t *testing.T) {
 		t.Error("README's set-up does not start with `go run ./cmd/servebench run`")
 	}
 	dir := t.TempDir()
-	code, out, errs := servebenchIn(t, dir, "run")
+	code, out, errs := servebenchIn(t, dir, nil, "run")
 	if code != 0 {
 		t.Fatalf("servebench run: exit %d: %s", code, errs)
 	}
