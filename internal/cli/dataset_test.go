@@ -215,7 +215,6 @@ func TestSharedPrefixHitsTheSimulatorCache(t *testing.T) {
 // bound on a 14 ms turn 1 once failed at 20 ms), and 512 tokens a turn make the prefills
 // long beside that noise.
 func TestMultiTurnSessions(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	run := func(noCache bool) (string, map[int][]float64) {
 		url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL, c.NoPrefixCache = 0, 0, noCache })

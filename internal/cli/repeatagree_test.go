@@ -17,7 +17,6 @@ import (
 // said once, with "(runs 1–3)". Before, the terminal read "quality good" with the last
 // run's notes only.
 func TestRepeatDisagreementSaidFirst(t *testing.T) {
-	t.Parallel()
 	url := startSimURL(t, func(c *sim.Config) { c.ThrottleAfter, c.ThrottleFactor = 900*time.Millisecond, 3 })
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, out, errs := runMain(t, "run", "-q", "--url", url, "--repeat", "3", "--concurrency", "2",
