@@ -18,7 +18,6 @@ import (
 // default before), the lone short prompts of the measured phase compiled new prefill shapes
 // under measured requests in most seeds.
 func TestDefaultWarmupEndsLazyCompilation(t *testing.T) {
-	t.Parallel()
 	srv, url := startSimServer(t, func(c *sim.Config) { c.LazyCompile = 200 * time.Millisecond })
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--concurrency", "8", "--requests", "120",

@@ -15,7 +15,6 @@ import (
 // level, none of them a false alarm (a BOS-token cache hit, a client bottleneck, an empty ITL
 // (token), HTTP/2). Skips without the peer.
 func TestLlamaCppTTFTSplitAndNotes(t *testing.T) {
-	t.Parallel()
 	url := llamaMini4(t)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "r.jsonl")

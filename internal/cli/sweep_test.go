@@ -119,7 +119,6 @@ func startSimURL(t *testing.T, mod func(*sim.Config)) string {
 // completion rate (its generation counter between its scrapes inside the window) beside
 // servebench's, and the two agree within 15%.
 func TestSweepMaxPointBesideServerRate(t *testing.T) {
-	t.Parallel()
 	url := startSimURL(t, func(c *sim.Config) { c.MaxNumSeqs = 4 })
 	p := filepath.Join(t.TempDir(), "s.jsonl")
 	code, out, errs := runMain(t, "sweep", "-q", "--url", url, "--auto", "--points", "0", "--scrape-interval", "50ms",
