@@ -20,7 +20,6 @@ import (
 // 3 runs each, is "regressed" (exit 4); a different --output-tokens is "not comparable" naming
 // that condition (exit 5), and with --expect-change the same pair is compared.
 func TestBaselineCompareSimulator(t *testing.T) {
-	t.Parallel()
 	fixed := func(itl time.Duration) func(*sim.Config) {
 		return func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, itl }
 	}
