@@ -163,15 +163,36 @@ func warmSeed(seed int64, r int) int64 {
 // its run index as an up-front part is, so a --like replay rebuilds the very same prompts.
 const maxUpfrontPrompts = 1 << 10
 
-// upfrontParts is how many of the plan's parts are built before the first request.
-func (p plan) upfrontParts() int {
-	return max(1, min(p.parts, maxUpfrontPrompts/max(p.size(), 1)))
+// upfrontKey is the context key of WithUpfrontPrompts.
+type upfrontKey struct{}
+
+// WithUpfrontPrompts returns ctx with the bound on the prompts built before the first request
+// set to n in place of maxUpfrontPrompts (1,024), for the run it starts. It is for tests: the
+// runs built late are reached after n prompts, not a thousand requests. It is a context value,
+// not a flag or a package variable, so tests that set it run beside tests that do not.
+func WithUpfrontPrompts(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, upfrontKey{}, n)
+}
+
+// upfrontPrompts is ctx's bound on the prompts built up front: maxUpfrontPrompts unless
+// WithUpfrontPrompts set one.
+func upfrontPrompts(ctx context.Context) int {
+	if n, ok := ctx.Value(upfrontKey{}).(int); ok && n > 0 {
+		return n
+	}
+	return maxUpfrontPrompts
+}
+
+// upfrontParts is how many of the plan's parts fit in limit prompts built before the first
+// request (at least one).
+func (p plan) upfrontParts(limit int) int {
+	return max(1, min(p.parts, limit/max(p.size(), 1)))
 }
 
 // buildParts builds the parts made before the run: every run's for --repeat (the header embeds
 // and hashes them all) while they fit in maxUpfrontPrompts, the first for a sweep.
 func (b *Session) buildParts(ctx context.Context) error {
-	for r := range b.plan.upfrontParts() {
+	for r := range b.plan.upfrontParts(upfrontPrompts(ctx)) {
 		pt, exact, err := b.buildPart(ctx, r)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"testing"
 
 	"servebench/record"
@@ -28,6 +29,29 @@ func TestDistOf(t *testing.T) {
 				t.Errorf("distOf reordered its input: %v, was %v", c.xs, in)
 				break
 			}
+		}
+	}
+}
+
+// TestUpfrontParts: a run builds the parts that fit in 1,024 prompts before its first
+// request (at least one), unless its context sets another bound (WithUpfrontPrompts, which
+// internal/cli's --repeat 100000000 tests set to 64).
+func TestUpfrontParts(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		p     plan
+		limit context.Context
+		want  int
+	}{
+		{plan{warm: 4, measured: 28, parts: 100000000}, ctx, 32},
+		{plan{warm: 0, measured: 1000, parts: 3}, ctx, 1},
+		{plan{warm: 0, measured: 5000, parts: 3}, ctx, 1},
+		{plan{warm: 2, measured: 10, parts: 5}, ctx, 5},
+		{plan{warm: 4, measured: 28, parts: 100000000}, WithUpfrontPrompts(ctx, 64), 2},
+		{plan{warm: 4, measured: 28, parts: 100000000}, WithUpfrontPrompts(ctx, 0), 32},
+	} {
+		if got := c.p.upfrontParts(upfrontPrompts(c.limit)); got != c.want {
+			t.Errorf("%+v: %d parts up front, want %d", c.p, got, c.want)
 		}
 	}
 }

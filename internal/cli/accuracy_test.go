@@ -24,6 +24,7 @@ import (
 // was configured to do; the bounds hold at a load average of 10 on 2 cores and more. The
 // exact overhead figures come from the overhead benchmark, not from this test.
 func TestAccuracyAgainstFixedSimulator(t *testing.T) {
+	t.Parallel()
 	truth := filepath.Join(t.TempDir(), "truth.jsonl")
 	srv, url := startSimServer(t, func(c *sim.Config) {
 		c.TTFT, c.ITL, c.TruthFile = 100*time.Millisecond, 20*time.Millisecond, truth

@@ -10,6 +10,7 @@ import (
 // to finish meets the schema, and every answer cut by max_tokens is counted invalid and named.
 // It skips when the server cannot be set up.
 func TestLlamaCppResponseFormat(t *testing.T) {
+	t.Parallel()
 	url := llamaTiny2(t)
 	sch := filepath.Join(t.TempDir(), "s.json")
 	if err := os.WriteFile(sch, []byte(`{"type":"object","properties":{"a":{"enum":["x","y"]},"n":{"type":"integer"}},"required":["a","n"],"additionalProperties":false}`), 0o644); err != nil {

@@ -93,6 +93,7 @@ func readRecords(t *testing.T, path string) (*record.Header, []record.Record) {
 }
 
 func TestRunAgainstSimulatorAndReportMatches(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	recs, js := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.json")

@@ -58,9 +58,10 @@ func TestCompareMeasuredNothing(t *testing.T) {
 }
 
 // A candidate run whose requests all missed the SLO has goodput 0, and that 0 is in its
-// goodput figure (an arithmetic mean), not dropped: compare calls goodput regressed.
+// goodput figure (an arithmetic mean), not dropped: compare calls goodput regressed. Not
+// parallel: beside 8 neighbours at load averages of 16 to 21 the fast side's two runs drew
+// goodputs too far apart to judge (inconclusive, p = 0.12 to 0.32 at n = 2) in 3 of 5 runs.
 func TestCompareZeroGoodputStaysIn(t *testing.T) {
-	t.Parallel()
 	fixed := func(itl time.Duration) func(*sim.Config) {
 		return func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, itl }
 	}

@@ -105,6 +105,7 @@ func TestSharedPrefixWorkload(t *testing.T) {
 // TestMooncakeTrace replays a Mooncake trace: its arrival times, exact lengths, and hash ids
 // as shared blocks.
 func TestMooncakeTrace(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 }) // the engine model, with its prefix cache
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "mooncake.jsonl")
@@ -259,6 +260,7 @@ func TestMultiTurnSessions(t *testing.T) {
 // prompt tokens llama.cpp's per-slot prompt cache served (timings.cache_n), summarised beside
 // the workload's reusable share.
 func TestDatasetsAgainstLlamaCpp(t *testing.T) {
+	t.Parallel()
 	url := llamaTiny2(t)
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "sharegpt.json")

@@ -141,6 +141,7 @@ func servesPath(t *testing.T, url, path, body string) {
 // completes with the server's own token counts. Each part skips, with a message, when the
 // server cannot be set up or its build lacks the endpoint.
 func TestLlamaCppEndpoints(t *testing.T) {
+	t.Parallel()
 	t.Run("anthropic-messages", func(t *testing.T) {
 		url := peertest.Llama(t, "tiny.gguf", "-t", "1", "-np", "2", "-c", "2048", "--jinja")
 		servesPath(t, url, "/v1/messages", `{"max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`)

@@ -119,7 +119,7 @@ func TestFreshPromptsSimulator(t *testing.T) {
 // TestFreshPromptsLlamaCpp is the same against the real llama.cpp peer (mini.gguf, 4 slots):
 // llama.cpp reuses a slot's cached prompt prefix (timings.cache_n) whenever a prompt repeats.
 // It runs beside other tests (it judges cache shares, not times); the shared server's other
-// users are not parallel, so they are done before it starts.
+// users wait for it, or it for them (peertest.Shared).
 func TestFreshPromptsLlamaCpp(t *testing.T) {
 	t.Parallel()
 	url := llamaMini4(t)

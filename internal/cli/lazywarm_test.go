@@ -60,6 +60,7 @@ func TestDefaultWarmupEndsLazyCompilation(t *testing.T) {
 // admitted in one step once users send their second requests is a shape of the steady state
 // that the judged warmup, whose users run in step, may not have met, and no ramp covers it.)
 func TestWarmupAutoMeetsTheMeasuredRamp(t *testing.T) {
+	t.Parallel()
 	const users = 8
 	bucket := func(v int) int { return bits.Len(uint(min(v, 512) - 1)) } // as the simulator rounds
 	for seed := range 2 {

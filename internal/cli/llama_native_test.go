@@ -14,6 +14,7 @@ import (
 // per-event counts from the token ids, and at concurrency 1 the client's TPOT within 25% of
 // timings.predicted_per_token_ms (median over requests).
 func TestLlamaCppNative(t *testing.T) {
+	t.Parallel()
 	url := llamaMini1(t)
 	const in, out = 64, 48
 	p := filepath.Join(t.TempDir(), "r.jsonl")

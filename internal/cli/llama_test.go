@@ -11,9 +11,10 @@ import (
 // The llama.cpp servers this package's tests share, one per set of flags, started by the
 // first test that asks and stopped by TestMain (peertest.Shared): a test that needs a fresh
 // server, or other flags, starts its own with peertest.Llama. No two of a server's users run
-// at once (one of them at most is parallel, and parallel tests start once the others are
-// done), so no test's figures hold another's requests; none of them needs an empty prompt
-// cache, because every invocation draws prompts of its own (nonce).
+// at once (Shared holds the server for the test that asked until it ends; the others wait),
+// so no test's figures hold another's requests, while users of other servers run beside it;
+// none of them needs an empty prompt cache, because every invocation draws prompts of its own
+// (nonce).
 
 // llamaMini4 is mini.gguf with 4 slots and /metrics: the load, cache and TTFT-split tests.
 func llamaMini4(t *testing.T) string {
@@ -33,6 +34,7 @@ func llamaTiny2(t *testing.T) string {
 // TestLlamaCppEndToEnd runs servebench against a real llama.cpp server (../shared/peers):
 // both OpenAI APIs, 20 requests at concurrency 4. It skips when the server cannot be set up.
 func TestLlamaCppEndToEnd(t *testing.T) {
+	t.Parallel()
 	url := llamaMini4(t)
 	const in, out = 96, 32
 	for _, api := range []string{"openai-completions", "openai-chat"} {
@@ -79,6 +81,7 @@ func TestLlamaCppEndToEnd(t *testing.T) {
 // TestLlamaCppTPOTMatchesServer checks at concurrency 1 that the client's TPOT agrees with the
 // server's own timings.predicted_per_token_ms within 25%.
 func TestLlamaCppTPOTMatchesServer(t *testing.T) {
+	t.Parallel()
 	url := llamaMini1(t)
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, _, errs := runMain(t, "run", "-q", "--url", url, "--input-tokens", "64", "--output-tokens", "64",

@@ -20,6 +20,7 @@ import (
 // tokens, and its TTFT rises against the same text-only run as the preset's rule predicts
 // (Qwen2-VL: ceil(1024/28)² = 1369 tokens per image, prefilled by the roofline).
 func TestImagesRaisePromptTokensAndTTFT(t *testing.T) {
+	t.Parallel()
 	// an L4's 121 TFLOPs make the images' prefill (~0.6 s) dwarf the simulator's own parsing
 	// of 2.6 MB of base64 (tens of ms, more on a busy machine), which the rule does not cover;
 	// no prefix cache, so the second run's text is prefilled again as the first run's was

@@ -168,21 +168,78 @@ func (s *syncBuffer) String() string {
 // the test changes no folder of its own. One flag is the test's: each new run and sweep
 // point sends tourRequests requests instead of the README's 200 and 100 (the runs' length is
 // what made the walk take two minutes; every command, its files and its exit code are the
-// README's). It still runs alone: its compare must read the walk's runs as steady, and beside
-// two busy loops and eight parallel neighbours they were not (exit 9, provisional, where the
-// README says 4).
+// README's). The walk up to its first sweep runs alone: its compare must read the walk's runs
+// as steady, and beside two busy loops and eight parallel neighbours they were not (exit 9,
+// provisional, where the README says 4). The sweeps, whose figures nothing checks, and what
+// follows them are TestReadmeTourSweeps, beside the parallel tests.
 func TestReadmeTour(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the README's walk takes about half a minute")
 	}
 	exs := docExamples(t, filepath.Join("..", "..", "README.md"))
+	dir := t.TempDir()
+	ran := walkTour(t, dir, exs[:firstSweep(t, exs)])
+	if ran < 5 {
+		t.Fatalf("the README's walk has only %d commands to run before its sweeps", ran)
+	}
+	for _, f := range []string{"first.jsonl", "base.jsonl", "cand.jsonl", "compare.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the walk did not write %s: %v", f, err)
+		}
+	}
+}
+
+// TestReadmeTourSweeps runs the README's walk from its first sweep to its end, as
+// TestReadmeTour runs the rest, in a folder of its own, with the simulator the walk last
+// started in the background before it. Its sweeps' exit codes, files and compare's exit 5 on
+// the launch flag the configurations differ in do not depend on a quiet machine, so it runs
+// beside the other parallel tests (16 s of the walk at a load average of 12, without -race).
+func TestReadmeTourSweeps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the README's sweeps take about 20 s")
+	}
+	t.Parallel()
+	exs := docExamples(t, filepath.Join("..", "..", "README.md"))
+	i := firstSweep(t, exs)
+	var steps []example
+	for _, ex := range exs[:i] {
+		if ex.background {
+			steps = []example{ex} // the simulator the sweeps run against
+		}
+	}
+	dir := t.TempDir()
+	if ran := walkTour(t, dir, append(steps, exs[i:]...)); ran < 3 {
+		t.Fatalf("the README's walk has only %d commands to run from its first sweep", ran)
+	}
+	for _, f := range []string{"sweep.html", "tune.configs.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the walk did not write %s: %v", f, err)
+		}
+	}
+}
+
+// firstSweep is the index of the walk's first sweep command among exs.
+func firstSweep(t *testing.T, exs []example) int {
+	t.Helper()
+	for i, ex := range exs {
+		if len(ex.args) > 0 && ex.args[0] == "sweep" {
+			return i
+		}
+	}
+	t.Fatal("the README's walk has no sweep")
+	return 0
+}
+
+// walkTour runs exs in dir as TestReadmeTour describes and returns how many commands ran in
+// the foreground.
+func walkTour(t *testing.T, dir string, exs []example) (ran int) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	dir := t.TempDir()
 	// the walk's sweep --server-cmd starts `servebench sim` by name: this test binary, on the
 	// PATH as servebench (TestMain runs it as the command, ChildEnv being in its environment)
 	bin := t.TempDir()
@@ -193,7 +250,8 @@ func TestReadmeTour(t *testing.T) {
 	if err := os.Symlink(self, filepath.Join(bin, "servebench")); err != nil {
 		t.Skipf("no symbolic link here: %v", err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// in the commands' environment only: the test process's own is left as it was
+	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
 
 	var stopBG func()
 	defer func() {
@@ -202,7 +260,6 @@ func TestReadmeTour(t *testing.T) {
 		}
 	}()
 	exitRe := regexp.MustCompile(`\bexit (\d+)\b`)
-	ran := 0
 	for _, ex := range exs {
 		args := make([]string, len(ex.args))
 		for i, a := range ex.args {
@@ -216,7 +273,7 @@ func TestReadmeTour(t *testing.T) {
 			if stopBG != nil {
 				stopBG()
 			}
-			stopBG = startBackground(t, dir, args, addr)
+			stopBG = startBackground(t, dir, env, args, addr)
 			continue
 		}
 		want := 0
@@ -225,21 +282,14 @@ func TestReadmeTour(t *testing.T) {
 		}
 		args = shortenTour(args)
 		began := time.Now()
-		code, out, errs := servebenchIn(t, dir, args...)
+		code, out, errs := servebenchIn(t, dir, env, args...)
 		t.Logf("README.md:%d: %s: exit %d in %.1f s", ex.line, strings.Join(args, " "), code, time.Since(began).Seconds())
 		if code != want {
 			t.Fatalf("README.md:%d: %s: exit %d, want %d\n%s\n%s", ex.line, cmdline, code, want, out, errs)
 		}
 		ran++
 	}
-	if ran < 5 {
-		t.Fatalf("the README's walk has only %d commands to run", ran)
-	}
-	for _, f := range []string{"first.jsonl", "base.jsonl", "cand.jsonl", "compare.html", "sweep.html", "tune.configs.json"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("the walk did not write %s: %v", f, err)
-		}
-	}
+	return ran
 }
 
 // tourRequests is the requests of each new run of the README's walk in TestReadmeTour: four
@@ -266,12 +316,13 @@ func shortenTour(args []string) []string {
 	return append(slices.Clone(args), "--requests", n)
 }
 
-// servebenchIn runs servebench with args in dir, as a process of its own, and returns its
-// exit code and output.
-func servebenchIn(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
+// servebenchIn runs servebench with args in dir, as a process of its own with env added to its
+// environment (a later value of a variable wins), and returns its exit code and output.
+func servebenchIn(t *testing.T, dir string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	cmd := servebench(t, args...)
 	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -283,12 +334,14 @@ func servebenchIn(t *testing.T, dir string, args ...string) (code int, stdout, s
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }
 
-// startBackground runs a servebench command (the simulator) in dir until the returned
-// function stops it (Ctrl-C, as a reader would), and waits until it answers HTTP on addr.
-func startBackground(t *testing.T, dir string, args []string, addr string) (stop func()) {
+// startBackground runs a servebench command (the simulator) in dir, with env added to its
+// environment, until the returned function stops it (Ctrl-C, as a reader would), and waits
+// until it answers HTTP on addr.
+func startBackground(t *testing.T, dir string, env, args []string, addr string) (stop func()) {
 	t.Helper()
 	cmd := servebench(t, args...)
 	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, env...)
 	var errs syncBuffer
 	cmd.Stdout, cmd.Stderr = &errs, &errs
 	if err := cmd.Start(); err != nil {
@@ -349,7 +402,7 @@ func TestReadmeMainJob(t *testing.T) {
 		t.Error("README's set-up does not start with `go run ./cmd/servebench run`")
 	}
 	dir := t.TempDir()
-	code, out, errs := servebenchIn(t, dir, "run")
+	code, out, errs := servebenchIn(t, dir, nil, "run")
 	if code != 0 {
 		t.Fatalf("servebench run: exit %d: %s", code, errs)
 	}

@@ -31,6 +31,7 @@ import (
 // late move one p50 and not the other. The 15 ms ITL leaves the client time to read each event
 // before the next is due.
 func TestReasoningAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	// the Responses API streams the thinking as response.reasoning_text.delta events of a
 	// reasoning item before the message's output_text deltas (vLLM's shape): the same phases
 	for _, api := range []string{"openai-chat", "openai-responses"} {
@@ -208,6 +209,7 @@ const thinkingTemplate = `{%- for message in messages %}
 // token that ends inside a UTF-8 character and sends it with the next, so 8 tokens of the
 // random-weight model's text are 7 events now and then (CI saw 31 of 32).
 func TestReasoningLlamaCpp(t *testing.T) {
+	t.Parallel()
 	tmpl := filepath.Join(t.TempDir(), "think.jinja")
 	if err := os.WriteFile(tmpl, []byte(thinkingTemplate), 0o644); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/bench"
 	"servebench/exitcode"
 	"servebench/record"
 	"servebench/sim"
@@ -21,6 +22,7 @@ import (
 // built up front (it used to build 3 × 10⁸ prompts first). The later runs' prompts are fresh
 // ones, and --lora-modules reaches them as it reaches the first run's.
 func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
+	t.Parallel()
 	_, url := startSimServer(t, func(c *sim.Config) {
 		c.TTFT, c.ITL = time.Millisecond, time.Millisecond
 		c.Adapters = sim.LoRAList{"a1", "a2"}
@@ -72,9 +74,10 @@ func TestHugeRepeatBuildsEachRunsPrompts(t *testing.T) {
 }
 
 // hugeRepeat is a `run --repeat 100000000` of 32 tiny requests a run (4 of them warmup), 4
-// users, in progress. Runs of 32 put the end of the up-front build (1,024 prompts) 32 runs
-// in, not 256: the same thousand requests, sent four at a time, with an eighth of the runs'
-// own set-up and end.
+// users, in progress, whose context bounds the prompts built up front to 96
+// (bench.WithUpfrontPrompts) in place of 1,024: the first 3 runs are built before the first
+// request, every later one when it starts, as with 1,024 (bench's TestUpfrontParts holds the
+// bound itself), after 96 requests instead of a thousand (45 to 60 s of these two tests).
 type hugeRepeat struct {
 	p    string
 	stop context.CancelFunc
@@ -82,14 +85,17 @@ type hugeRepeat struct {
 	errs bytes.Buffer
 }
 
+// upfrontPrompts is a hugeRepeat's bound on the prompts built before its first request.
+const upfrontPrompts = 96
+
 // upfrontRuns is the runs of a hugeRepeat whose prompts are built before its first request:
-// bench's 1,024 prompts up front, 32 a run.
-const upfrontRuns = 1024 / 32
+// 96 prompts up front, 32 a run.
+const upfrontRuns = upfrontPrompts / 32
 
 // startHugeRepeat starts `run --repeat 100000000` against url, writing p, with extra flags.
 func startHugeRepeat(t *testing.T, url, p string, extra ...string) *hugeRepeat {
 	t.Helper()
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(bench.WithUpfrontPrompts(context.Background(), upfrontPrompts))
 	h := &hugeRepeat{p: p, stop: stop, done: make(chan int, 1)}
 	args := append([]string{"run", "-q", "--url", url, "--repeat", "100000000", "--requests", "28", "--warmup", "4",
 		"--concurrency", "4", "--input-tokens", "8", "--output-tokens", "2", "-o", p}, extra...)
@@ -99,9 +105,8 @@ func startHugeRepeat(t *testing.T, url, p string, extra ...string) *hugeRepeat {
 
 // waitForRun waits (3 minutes at most) for a record of run r or later; it stops the run and
 // fails the test if none comes. The wait is a guard against a hang, not a bound the tests
-// hold: the 1,000-odd requests before the last up-front run took more than 60 s under -race at a load
-// average of 20. The tests that wait are not parallel: beside seven others the up-front
-// build of 1,024 prompts alone took more than 95 s.
+// hold (with 1,024 prompts up front, the thousand requests before the last up-front run took
+// more than 60 s under -race at a load average of 20).
 func (h *hugeRepeat) waitForRun(t *testing.T, r int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)

@@ -50,6 +50,7 @@ var byDesign = regexp.MustCompile(`the workload repeats ([0-9.]+)% of its prompt
 // the same file sent again to the same simulator (a replay on a warm cache) is INVALID, with
 // both shares. One prompt sent six times is VALID too.
 func TestRepeatsByDesignValid(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 }) // the engine model, with its prefix cache
 	var prompts []string
 	for g := range 4 {

@@ -33,6 +33,7 @@ func reuseRuns(t *testing.T, url, n string, extra ...string) {
 // stated within 5 points; a simulator whose cache is too small for the prefixes in flight
 // serves less, and the run says the server moved.
 func TestReuseSetting(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 }) // the engine model, with its prefix cache
 	reuseRuns(t, url, "40", "--concurrency", "4")
 
@@ -48,6 +49,7 @@ func TestReuseSetting(t *testing.T) {
 // at a time: requests sent together all miss a prefix none of them has computed yet, which
 // a share laid out by design does not count (at 90% and 4 at once: 7 points less).
 func TestReuseSettingLlamaCpp(t *testing.T) {
+	t.Parallel()
 	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192")
 	reuseRuns(t, url, "20", "--api", "openai-completions", "--concurrency", "1", "--warmup", "1")
 }

@@ -17,6 +17,7 @@ import (
 // and the point reported about half the server's rate (the window opened with seconds of
 // warmup-only service).
 func TestSweepThroughputPointAtSaturation(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) {
 		c.TTFT, c.ITL = 0, 0 // model mode: a continuous-batching engine
 		c.MaxNumSeqs = 4

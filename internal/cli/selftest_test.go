@@ -25,11 +25,15 @@ func TestMain(m *testing.M) {
 		release()
 		os.Exit(code)
 	}
-	// Most tests here wait on simulators that run in real time, not on the CPU: they run side
-	// by side (t.Parallel) beyond the number of cores, unless -parallel says otherwise. A test
-	// that holds a timing to a bound, judges a verdict from real runs, talks to a llama.cpp
-	// server or changes the process's environment or folder is not parallel: those run first,
-	// one at a time, before the parallel ones start.
+	// Most tests here wait on simulators and llama.cpp servers that run in real time: they
+	// run side by side (t.Parallel) beyond the number of cores, unless -parallel says
+	// otherwise; the users of one shared llama.cpp server wait for each other
+	// (peertest.Shared). A test is not parallel when it changes the process's environment,
+	// folder or a package variable, or when what it holds needs the CPU to itself: a timing
+	// bound against a configured value (not a reference taken in the same test), or a
+	// steadiness verdict from real runs, which neighbours make unsteady or call the client
+	// disturbed (docs/testing.md lists them). Those run first, one at a time, before the
+	// parallel ones start.
 	flag.Parse()
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })

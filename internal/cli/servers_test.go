@@ -188,6 +188,7 @@ func running(pid int) bool {
 // (A third configuration, -np 2, added a server start and two points and checked nothing
 // the two do not.)
 func TestConfigSweepLlamaSlots(t *testing.T) {
+	t.Parallel()
 	cmd := peertest.LlamaCommand(t, "mini.gguf") + " -t 1 -c 4096 --metrics"
 	dir := t.TempDir()
 	p := filepath.Join(dir, "np.jsonl")
@@ -221,6 +222,7 @@ func TestConfigSweepLlamaSlots(t *testing.T) {
 // server on the second, names it and its model, and answers in one sentence; with nothing
 // listening it says where it looked.
 func TestQuickFindsLlama(t *testing.T) {
+	t.Parallel()
 	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "2", "-c", "4096")
 	port := url[strings.LastIndex(url, ":")+1:]
 	closed := strconv.Itoa(freeTCPPort(t))

@@ -167,6 +167,7 @@ func TestLikeChangesLoadShape(t *testing.T) {
 // (two busy loops beside the suite) the scheduler moves 1 ms gaps by more than the tolerance,
 // so a 1 ms simulator never looked steady (2,000 warmup requests, "max requests", 2 of 3 suites).
 func TestWarmupAuto(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 10*time.Millisecond, 10*time.Millisecond })
 	out := filepath.Join(t.TempDir(), "auto.jsonl")
 	code, _, errs := runMain(t, "run", "--url", url, "--warmup", "auto", "--requests", "20", "--concurrency", "4",

@@ -1,23 +1,25 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestStagesPerStageFigures: a 3-stage concurrency run reports per-stage figures in text,
 // JSON and HTML: 2, 4 and 8 users for a second each against a simulator of fixed
-// latencies (20 ms TTFT, 2 ms ITL: a request takes the same time at any load), so each
-// stage holds about twice the last's requests in flight. That is checked from the records
-// (the requests' summed send-to-end time over the stage's span), not from throughput: on a
-// busy machine the requests stretch and the stages' throughputs come out close together
-// (98.5 req/s at 8 users, 87.8 at 4, at load 16 under -race), while the loop still holds
-// its users. The bound is generous (×1.25); every request is in one file with its stage,
-// after one warmup.
+// latencies (20 ms TTFT, 2 ms ITL: a request takes the same time at any load). Each stage
+// holds its users in flight, no more (from the records' send and end times), and its
+// throughput is its own completed requests over its second. (It held each stage's throughput
+// to 1.25 times the last's, which fails when the machine, not the server, limits the client:
+// 87.8 and 98.5 req/s for 4 and 8 users under -race at a load average of 11.) Every request
+// is in one file with its stage, after one warmup.
 func TestStagesPerStageFigures(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "st.jsonl")
@@ -32,17 +34,29 @@ func TestStagesPerStageFigures(t *testing.T) {
 		t.Fatalf("header load %+v", h.Load)
 	}
 	per := map[int]int{}
-	busy, first, last := map[int]int64{}, map[int]int64{}, map[int]int64{}
+	type edge struct {
+		at    int64
+		delta int
+	}
+	edges := map[int][]edge{}
 	for _, r := range recs {
 		if r.Measured() {
 			per[r.Stage]++
-			busy[r.Stage] += r.Done - r.Sent
-			if f, ok := first[r.Stage]; !ok || r.Sent < f {
-				first[r.Stage] = r.Sent
-			}
-			last[r.Stage] = max(last[r.Stage], r.Done)
+			edges[r.Stage] = append(edges[r.Stage], edge{r.Sent, 1}, edge{r.Done, -1})
 		} else if r.Stage != 0 {
 			t.Errorf("a warmup request in stage %d", r.Stage)
+		}
+	}
+	for k, users := range []int{2, 4, 8} {
+		es := edges[k]
+		slices.SortFunc(es, func(a, b edge) int { return cmp.Or(cmp.Compare(a.at, b.at), a.delta-b.delta) })
+		n, peak := 0, 0
+		for _, e := range es {
+			n += e.delta
+			peak = max(peak, n)
+		}
+		if peak != users {
+			t.Errorf("stage %d: at most %d requests in flight, want %d (its users)", k+1, peak, users)
 		}
 	}
 	if len(per) != 3 {
@@ -71,13 +85,8 @@ func TestStagesPerStageFigures(t *testing.T) {
 			t.Fatalf("stage %d: %+v (records %d)", k, st, per[k])
 		}
 		t.Logf("stage %d: %d users, %d completed, %.1f req/s, TTFT p50 %.1f ms", k+1, st.MaxConcurrency, st.Completed, *st.RequestThroughput, *st.MedianTTFT)
-	}
-	inFlight := func(k int) float64 { return float64(busy[k]) / float64(last[k]-first[k]) }
-	for k := 1; k < 3; k++ {
-		t.Logf("stage %d: %.2f requests in flight on average", k+1, inFlight(k))
-		if !(inFlight(k) > 1.25*inFlight(k-1)) {
-			t.Errorf("stage %d: %.2f requests in flight, stage %d: %.2f: the load should rise with the users",
-				k+1, inFlight(k), k, inFlight(k-1))
+		if own := float64(st.Completed); *st.RequestThroughput < own/1.5 || *st.RequestThroughput > own*1.5 {
+			t.Errorf("stage %d: %.1f req/s, not its own %d requests over its second", k+1, *st.RequestThroughput, st.Completed)
 		}
 	}
 

@@ -20,6 +20,7 @@ import (
 // built up front are done, and the stop comes while one is held (it used to exit 1 with
 // "build the prompts of run 263: tokenize: … context canceled").
 func TestStopWhileBuildingARunsPrompts(t *testing.T) {
+	t.Parallel()
 	_, simURL := startSimServer(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	target, err := url.Parse(simURL)
 	if err != nil {

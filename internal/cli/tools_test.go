@@ -65,6 +65,7 @@ func TestToolCallsAgainstSimulator(t *testing.T) {
 //     latency whose median is the records' median, and exactly the invalid calls the records
 //     hold (some, and not all).
 func TestAgentTasksAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	_, url := startSimServer(t, func(c *sim.Config) {
 		c.TTFT, c.ITL, c.Tools.CallInvalid = 15*time.Millisecond, time.Millisecond, 0.2
 	})
@@ -201,6 +202,7 @@ func sortedCopy(v []float64) []float64 {
 // the random-weight test model never writes it: a build that answers in plain text skips,
 // saying so.
 func TestToolCallsLlamaCpp(t *testing.T) {
+	t.Parallel()
 	tmpl, err := filepath.Abs("testdata/hermes-tools.jinja")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // compare calls the slower candidate regressed (exit 4) and, swapped, improved. The same
 // files compared with themselves are never called changed.
 func TestCompareSimulatorITL10vs20(t *testing.T) {
+	t.Parallel()
 	fixed := func(itl time.Duration) func(*sim.Config) {
 		return func(c *sim.Config) { c.TTFT, c.ITL = 50*time.Millisecond, itl }
 	}
@@ -49,6 +50,7 @@ func TestCompareSimulatorITL10vs20(t *testing.T) {
 // it needs, and records the verdict in its run-end line; --repeat auto stops when the runs
 // agree, and says so in the records.
 func TestValidityAndRepeatAuto(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "v.jsonl")

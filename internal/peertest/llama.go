@@ -76,32 +76,40 @@ func Llama(t testing.TB, model string, args ...string) string {
 // list in this test process, started by the first test that asks for it and reused by every
 // later one, so a package's tests load each model once. The package's TestMain must call
 // StopShared after m.Run. A test that uses it must not depend on the server being fresh (its
-// slots and prompt cache hold earlier tests' prompts, its /metrics counters their requests),
-// and should not run in parallel with another user of the same server whose figures it
-// judges.
+// slots and prompt cache hold earlier tests' prompts, its /metrics counters their requests).
+// The test holds the server to itself until it ends: a parallel test that asks for a server
+// another test holds waits for it, so no test's figures hold another's requests while tests
+// of different servers, and every other parallel test, run beside it. A test must ask for one
+// shared server at most (two could wait on each other).
 func Shared(t testing.TB, model string, args ...string) string {
 	t.Helper()
 	dir := llamaDir(t)
 	key := strings.Join(append([]string{model}, args...), " ")
 	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if s, ok := shared.servers[key]; ok {
-		if s.err != nil {
-			notServing(t, s.err)
+	s, ok := shared.servers[key]
+	if !ok {
+		if shared.servers == nil {
+			shared.servers = map[string]*llamaServer{}
 		}
-		return s.url
+		s = &llamaServer{starting: make(chan struct{})}
+		shared.servers[key] = s
 	}
-	s, err := startLlamaRetry(dir, model, args)
-	if err != nil {
-		s = &llamaServer{err: err}
+	shared.mu.Unlock()
+	if !ok {
+		started, err := startLlamaRetry(dir, model, args)
+		if err != nil {
+			s.err = err
+		} else {
+			s.url, s.stop = started.url, started.stop
+		}
+		close(s.starting)
 	}
-	if shared.servers == nil {
-		shared.servers = map[string]*llamaServer{}
+	<-s.starting
+	if s.err != nil {
+		notServing(t, s.err)
 	}
-	shared.servers[key] = s
-	if err != nil {
-		notServing(t, err)
-	}
+	s.held.Lock()
+	t.Cleanup(s.held.Unlock)
 	return s.url
 }
 
@@ -157,6 +165,9 @@ type llamaServer struct {
 	url  string
 	stop func()
 	err  error
+	// Shared's: closed once the server started or failed to; held by the test using it
+	starting chan struct{}
+	held     sync.Mutex
 }
 
 // startLlamaRetry starts llama-server, up to three times. The port is free when chosen but
