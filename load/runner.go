@@ -166,6 +166,9 @@ type Runner struct {
 	// session it follows (workload.Trace.Follows): in open loop it is sent no earlier than
 	// that turn's end plus the recorded gap (follow.go). nil: every arrival is sent on time.
 	Follows []*workload.Follow
+	// VirtualClock says the runner runs in a synctest bubble (package vtime): requests made
+	// ahead of their scheduled time wait for it with timers alone (ontime.go).
+	VirtualClock bool
 }
 
 // Outcome is what a Run reports at its end (Runner.OnEnd).
@@ -485,7 +488,8 @@ func (s *state) openLoop() (unsent int) {
 	return s.unsent(n)
 }
 
-// schedule calls arrive(n, due) at t0 + Pacer.Due(n) + Offset for n = 0, 1, … until the
+// schedule calls arrive(n, due) sendLead before t0 + Pacer.Due(n) + Offset, so that the
+// request is made by its due time and sent then (ontime.go), for n = 0, 1, … until the
 // schedule ends (a StopSchedule stop), sending stops, or arrive refuses. It returns the first
 // arrival not handed out, and whether it was the end of the schedule that ended the loop.
 func (s *state) schedule(arrive func(n int, due time.Duration) bool) (int, bool) {
@@ -498,7 +502,7 @@ func (s *state) schedule(arrive func(n int, due time.Duration) bool) (int, bool)
 			return n, true
 		}
 		due += s.cfg.Offset
-		if !s.sleepUntil(timer, due) || !arrive(n, due) {
+		if !s.sleepUntil(timer, due-sendLead) || !arrive(n, due) {
 			return n, false
 		}
 	}
@@ -607,7 +611,7 @@ func (s *state) sendStep(id, slot int, phase string, sched int64, stage int, a *
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
 	}
-	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase), schemas: s.r.ToolSchemas}
+	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase), schemas: s.r.ToolSchemas, virtual: s.r.VirtualClock}
 	a.begin(rec)
 	st.text.want = s.r.Judge != nil
 	warm := phase == record.PhaseWarmup
