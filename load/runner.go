@@ -131,7 +131,8 @@ type Runner struct {
 	// its record (Record.TraceID); nil sends none (run --no-trace-context).
 	TraceIDs *spans.IDs
 	// SessionHeader, when set, is the canonical name of the header that carries each
-	// session's key, "<run>-<session>", on every turn (run --session-header).
+	// session's key, "<run>-<session>", on every turn, and a replayed trace's row's recorded
+	// key (workload.Request.SessionKey) (run --session-header).
 	SessionHeader string
 	// KernelSends says the connections were asked for kernel send times (run --send-clock
 	// kernel): send stamps that had to fall back to the write hook are counted
@@ -601,8 +602,11 @@ func (s *state) sendStep(id, slot int, phase string, sched int64, stage int, a *
 	if s.r.TraceIDs != nil { // made here, before the dispatch stamp: none of it is timed
 		req.TraceParent, rec.TraceID = s.r.TraceIDs.Next()
 	}
-	if wreq.Session > 0 { // the OpenAI backends send the key as "user" too (client.Request)
+	switch { // the OpenAI backends send the key as "user" too (client.Request)
+	case wreq.Session > 0:
 		req.SessionHeader, req.SessionKey = s.r.SessionHeader, strconv.Itoa(rec.Run)+"-"+strconv.Itoa(wreq.Session)
+	case wreq.SessionKey != "": // a replayed trace's row: the key it was recorded with
+		req.SessionHeader, req.SessionKey = s.r.SessionHeader, wreq.SessionKey
 	}
 	mediaErr := renderMedia(&req, rec)
 	ctx := s.reqCtx
