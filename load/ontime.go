@@ -7,18 +7,22 @@ import "time"
 // open loop that slept to each arrival with a timer sent it 0–1 ms late (0.7 ms at the
 // median), before any wait for a core. The open loop therefore wakes sendLead before an
 // arrival, takes it and makes its request (record, body, headers) meanwhile, and the
-// request's Dispatched stamp (stamp.Dispatched) waits for the scheduled instant itself:
-// with a timer to within fineWait of it, then with one sleeping system call, which the
-// kernel ends within microseconds of its deadline (sleepFine). Nothing spins. The stamp is
-// still taken when the wait is over, immediately before the request is handed to the HTTP
-// client. Measured figures: docs/accuracy.md, "Open-loop send lateness".
+// request's Dispatched stamp (stamp.Dispatched) waits for the scheduled instant itself: in
+// one sleeping system call, which the kernel ends within microseconds of its deadline
+// (sleepFine), after a timer when more than fineWait is left (never for the open loop's own
+// requests). Nothing spins. The stamp is still taken when the wait is over, immediately
+// before the request is handed to the HTTP client. Measured figures: docs/accuracy.md,
+// "Open-loop send lateness".
 const (
 	// sendLead is how early the open loop wakes for an arrival: a timer's millisecond, plus
 	// the time to make the request.
 	sendLead = 2 * time.Millisecond
 	// fineWait is the longest wait left to the sleeping system call: more than the timer's
-	// millisecond, so that the timer before it never overshoots the deadline.
-	fineWait = 1200 * time.Microsecond
+	// millisecond, so that a timer before it never overshoots the deadline, and no less than
+	// sendLead, so that a request made after the open loop's early wake-up waits in one
+	// sleep, not a timer's and then the system call's: each wake-up waits for a core again,
+	// milliseconds on a loaded machine.
+	fineWait = sendLead
 )
 
 // waitUntil returns at deadline, or at once when it has passed. A runner in a synctest
