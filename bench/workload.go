@@ -93,7 +93,7 @@ func (b *Session) buildWorkload(ctx context.Context) error {
 	samp, _ := s.Sampling()
 	ws := workloadSettings{API: s.API, Sampling: samp, FixedOutput: s.FixedOutput, Seed: s.Seed}
 	if b.ds != nil {
-		ws.Arrivals = b.ds.arrivals
+		ws.Arrivals, ws.Follows = b.ds.arrivals, b.parts[0].follows
 	}
 	// the hash is one run's workload, the first part: the later parts are the same settings
 	// drawn further (and embedded), so a file of 3 repeats compares with one of 5
@@ -182,6 +182,9 @@ type workloadSettings struct {
 	// and content hash are conditions of their own, so a --like replay of its embedded
 	// prompts has the baseline's hash.
 	Arrivals []int64 `json:"arrivals,omitempty"`
+	// a replayed trace's session chains (absent without them): which turn follows which
+	// and after what gap decides when each is sent
+	Follows []*workload.Follow `json:"follows,omitempty"`
 }
 
 // synthetic builds part r's seeded prompts of exact length with the server's tokenizer, or

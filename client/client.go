@@ -18,7 +18,7 @@ import (
 // Observer receives the moments of one request. Implementations stamp each call with the
 // monotonic clock. Calls come from the request's own goroutine, in order.
 type Observer interface {
-	Dispatched()                   // immediately before the request is handed to the HTTP client
+	Dispatched()                   // immediately before the request is handed to the HTTP client (may wait for its scheduled time)
 	ConnectStart()                 // a new connection is being made (DNS/dial); not called on reuse
 	ConnectDone()                  // the new connection is ready (after TLS when there is TLS)
 	WroteRequest()                 // the request was completely written

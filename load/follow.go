@@ -80,7 +80,7 @@ func (s *state) sendAfter(p pick, due time.Duration, prev *turnEnd, gap time.Dur
 	if t := time.Duration(prev.end) + max(gap, 0); t > at {
 		at = t
 	}
-	if d := time.Until(s.t0.Add(at)); d > 0 {
+	if d := time.Until(s.t0.Add(at - sendLead)); d > 0 { // the request is made meanwhile (ontime.go)
 		timer := time.NewTimer(d)
 		defer timer.Stop()
 		if !hold(s, timer.C) {

@@ -2,9 +2,11 @@ package load
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
+	"servebench/client"
 	"servebench/load/pacer"
 	"servebench/record"
 	"servebench/workload"
@@ -79,5 +81,43 @@ func TestFollowStop(t *testing.T) {
 	}
 	if h := out.Held; h == nil || h.Turns != 1 || h.Lost != 1 || out.Unsent != 1 {
 		t.Errorf("held %+v, unsent %d: want the turn lost and unsent", h, out.Unsent)
+	}
+}
+
+// keyBackend notes the session key and header each request is sent with, by prompt.
+type keyBackend struct {
+	fakeBackend
+	mu   sync.Mutex
+	keys map[string][2]string
+}
+
+func (k *keyBackend) Do(ctx context.Context, req *client.Request, obs client.Observer) error {
+	k.mu.Lock()
+	k.keys[req.Prompt] = [2]string{req.SessionKey, req.SessionHeader}
+	k.mu.Unlock()
+	return k.fakeBackend.Do(ctx, req, obs)
+}
+
+// TestReplaySendsSessionKey: a replayed trace's row is sent with the session key it was
+// recorded with, in the session header too when the run names one; a row of no session
+// with none.
+func TestReplaySendsSessionKey(t *testing.T) {
+	w := []workload.Request{
+		{ID: 0, Prompt: "a1", OutputTokens: 1, InputTokens: 5, SessionKey: "s-a"},
+		{ID: 1, Prompt: "c", OutputTokens: 1, InputTokens: 5},
+		{ID: 2, Prompt: "a2", OutputTokens: 1, InputTokens: 5, SessionKey: "s-a"},
+	}
+	be := &keyBackend{keys: map[string][2]string{}}
+	r := &Runner{Backend: be, Workload: w, Sink: (&collector{}).sink, PromptSource: record.SourceTokenizer,
+		Follows: []*workload.Follow{nil, nil, {Prev: 0, Gap: 0}}, SessionHeader: "X-Session-Id"}
+	err := r.Run(context.Background(), context.Background(), time.Now(), Config{Pacer: pacer.Trace{Offsets: []time.Duration{0, 0, 0}}, Requests: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{"a1": {"s-a", "X-Session-Id"}, "c": {"", ""}, "a2": {"s-a", "X-Session-Id"}}
+	for p, k := range want {
+		if got := be.keys[p]; got != k {
+			t.Errorf("%s sent with key and header %q, want %q", p, got, k)
+		}
 	}
 }

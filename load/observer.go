@@ -34,6 +34,7 @@ type stamp struct {
 	tools      toolState       // the tool calls streamed (tools.go)
 	schemas    map[string]*schema.Schema
 	text       answerText // the answer text, kept when the run judges answers (answers.go)
+	virtual    bool       // the runner is in a synctest bubble (Runner.VirtualClock)
 }
 
 // clockCount counts a run's measured content-event stamps and those that fell back to the
@@ -85,7 +86,13 @@ func (s *stamp) Arrivals(a client.Arrivals) { s.rx = a }
 // Sends implements client.SendObserver.
 func (s *stamp) Sends(t client.Sends) { s.tx = t }
 
-func (s *stamp) Dispatched()   { s.rec.Dispatched = s.now() }
+// Dispatched waits for the request's scheduled time, when the open loop made the request
+// ahead of it (ontime.go), and stamps the dispatch.
+func (s *stamp) Dispatched() {
+	waitUntil(s.t0.Add(time.Duration(s.rec.Scheduled)), s.virtual)
+	s.rec.Dispatched = s.now()
+}
+
 func (s *stamp) ConnectStart() { s.connStart = s.now() }
 func (s *stamp) ConnectDone() {
 	if s.connStart != 0 {

@@ -131,7 +131,8 @@ type Runner struct {
 	// its record (Record.TraceID); nil sends none (run --no-trace-context).
 	TraceIDs *spans.IDs
 	// SessionHeader, when set, is the canonical name of the header that carries each
-	// session's key, "<run>-<session>", on every turn (run --session-header).
+	// session's key, "<run>-<session>", on every turn, and a replayed trace's row's recorded
+	// key (workload.Request.SessionKey) (run --session-header).
 	SessionHeader string
 	// KernelSends says the connections were asked for kernel send times (run --send-clock
 	// kernel): send stamps that had to fall back to the write hook are counted
@@ -166,6 +167,9 @@ type Runner struct {
 	// session it follows (workload.Trace.Follows): in open loop it is sent no earlier than
 	// that turn's end plus the recorded gap (follow.go). nil: every arrival is sent on time.
 	Follows []*workload.Follow
+	// VirtualClock says the runner runs in a synctest bubble (package vtime): requests made
+	// ahead of their scheduled time wait for it with timers alone (ontime.go).
+	VirtualClock bool
 }
 
 // Outcome is what a Run reports at its end (Runner.OnEnd).
@@ -485,7 +489,8 @@ func (s *state) openLoop() (unsent int) {
 	return s.unsent(n)
 }
 
-// schedule calls arrive(n, due) at t0 + Pacer.Due(n) + Offset for n = 0, 1, … until the
+// schedule calls arrive(n, due) sendLead before t0 + Pacer.Due(n) + Offset, so that the
+// request is made by its due time and sent then (ontime.go), for n = 0, 1, … until the
 // schedule ends (a StopSchedule stop), sending stops, or arrive refuses. It returns the first
 // arrival not handed out, and whether it was the end of the schedule that ended the loop.
 func (s *state) schedule(arrive func(n int, due time.Duration) bool) (int, bool) {
@@ -498,7 +503,7 @@ func (s *state) schedule(arrive func(n int, due time.Duration) bool) (int, bool)
 			return n, true
 		}
 		due += s.cfg.Offset
-		if !s.sleepUntil(timer, due) || !arrive(n, due) {
+		if !s.sleepUntil(timer, due-sendLead) || !arrive(n, due) {
 			return n, false
 		}
 	}
@@ -597,8 +602,11 @@ func (s *state) sendStep(id, slot int, phase string, sched int64, stage int, a *
 	if s.r.TraceIDs != nil { // made here, before the dispatch stamp: none of it is timed
 		req.TraceParent, rec.TraceID = s.r.TraceIDs.Next()
 	}
-	if wreq.Session > 0 { // the OpenAI backends send the key as "user" too (client.Request)
+	switch { // the OpenAI backends send the key as "user" too (client.Request)
+	case wreq.Session > 0:
 		req.SessionHeader, req.SessionKey = s.r.SessionHeader, strconv.Itoa(rec.Run)+"-"+strconv.Itoa(wreq.Session)
+	case wreq.SessionKey != "": // a replayed trace's row: the key it was recorded with
+		req.SessionHeader, req.SessionKey = s.r.SessionHeader, wreq.SessionKey
 	}
 	mediaErr := renderMedia(&req, rec)
 	ctx := s.reqCtx
@@ -607,7 +615,7 @@ func (s *state) sendStep(id, slot int, phase string, sched int64, stage int, a *
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
 	}
-	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase), schemas: s.r.ToolSchemas}
+	st := &stamp{t0: s.t0, rec: rec, live: s.r.Live, warm: s.streamTo(phase), schemas: s.r.ToolSchemas, virtual: s.r.VirtualClock}
 	a.begin(rec)
 	st.text.want = s.r.Judge != nil
 	warm := phase == record.PhaseWarmup

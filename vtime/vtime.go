@@ -160,7 +160,7 @@ func run(v *sim.Virtual, c sim.Config, l Load) (*Result, error) {
 	defer func() { cancel(); <-srv.exited }()
 	res := &Result{Header: header(c, l)}
 	var out load.Outcome
-	r := &load.Runner{Backend: srv, Template: client.Request{FixedOutput: true}, Workload: workloadOf(l),
+	r := &load.Runner{Backend: srv, VirtualClock: true, Template: client.Request{FixedOutput: true}, Workload: workloadOf(l),
 		Sink:  func(rec *record.Record) error { res.Records = append(res.Records, *rec); return nil },
 		OnEnd: func(o load.Outcome) { out = o }}
 	if err := r.Run(ctx, ctx, srv.base.Add(-time.Duration(t0Offset)), config(l)); err != nil {

@@ -22,7 +22,8 @@ type fileLine struct {
 	InputTokens  int       `json:"input_tokens,omitempty"`
 	Session      int       `json:"session,omitempty"`
 	Turn         int       `json:"turn,omitempty"`
-	Adapter      string    `json:"adapter,omitempty"` // LoRA adapter (lora.go)
+	SessionKey   string    `json:"session_key,omitempty"` // a replayed trace row's session (Request.SessionKey)
+	Adapter      string    `json:"adapter,omitempty"`     // LoRA adapter (lora.go)
 	Media        []Media   `json:"media,omitempty"`
 	// the answer key of an answers dataset (answers.go): "answer", "match", "tolerance"
 	answerFields
@@ -96,7 +97,8 @@ func parseLine(b []byte, defaultOut int) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens, Session: l.Session, Turn: l.Turn, Media: l.Media, Adapter: l.Adapter, Answer: ans}
+	req := Request{Messages: l.Messages, OutputTokens: l.OutputTokens, InputTokens: l.InputTokens, Session: l.Session, Turn: l.Turn, Media: l.Media, Adapter: l.Adapter, Answer: ans,
+		SessionKey: l.SessionKey}
 	if l.Prompt != nil {
 		req.Prompt = *l.Prompt
 	}
@@ -131,7 +133,7 @@ func encodeAll(w io.Writer, reqs []Request) error {
 	for i := range reqs {
 		r := reqs[i].Materialize() // a lazy request's text, rebuilt for this line only
 		l := fileLine{Messages: r.Messages, OutputTokens: r.OutputTokens, InputTokens: r.InputTokens, Session: r.Session, Turn: r.Turn, Media: r.Media, Adapter: r.Adapter,
-			answerFields: fieldsOf(r.Answer)}
+			SessionKey: r.SessionKey, answerFields: fieldsOf(r.Answer)}
 		if r.Messages == nil {
 			l.Prompt = &r.Prompt
 		}

@@ -42,6 +42,12 @@ type Request struct {
 	// answer and a think time, each with the whole history so far.
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`
+	// SessionKey is the session a replayed trace's row was recorded in (its session_id, the
+	// key servebench capture recorded), sent as the request's session key as a multi-turn
+	// session's own key is (client.Request.SessionKey); "" for none. Unlike Session it does
+	// not make the request a turn the runner sends after an answer: a trace's turns keep
+	// their arrivals (Trace, Follow).
+	SessionKey string `json:"session_key,omitempty"`
 	// Adapter is the LoRA adapter the request is sent to (its model field, as vLLM serves
 	// LoRA); "" sends it to the run's model (lora.go).
 	Adapter string `json:"adapter,omitempty"`

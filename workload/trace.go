@@ -413,7 +413,7 @@ func buildTrace(ctx context.Context, rows []traceRow, tok Tokenizer, chat bool,
 		}
 		row := &rows[i]
 		text, n, ok, err := build(ctx, fitters[w], row)
-		tr := TracedRequest{Request: Request{ID: i, InputTokens: n, OutputTokens: row.out},
+		tr := TracedRequest{Request: Request{ID: i, InputTokens: n, OutputTokens: row.out, SessionKey: sessionText(row.session)},
 			At: time.Duration(math.Round((row.atMS - rows[0].atMS) * float64(time.Millisecond))), HashIDs: row.hashIDs}
 		if chat {
 			tr.Messages = []Message{{Role: "user", Content: text}}
@@ -441,6 +441,16 @@ func buildTrace(ctx context.Context, rows []traceRow, tok Tokenizer, chat bool,
 		}
 	}
 	return t, nil
+}
+
+// sessionText is a session_id's JSON text (sessionKey) as the key a request sends: a
+// string's value, a number's text.
+func sessionText(key string) string {
+	var s string
+	if json.Unmarshal([]byte(key), &s) == nil {
+		return s
+	}
+	return key
 }
 
 // sessionKey is a row's session_id as a key: its JSON text (a string or a number), "" for

@@ -109,6 +109,7 @@ func TestMooncakeLimitAndOffsets(t *testing.T) {
 
 // TestMooncakeSessions: rows of one session_id follow one another, with the gap from the
 // previous turn's recorded end (−1 where none was recorded); rows of no session follow none.
+// Each row keeps its session_id as the key it is sent with, through a saved workload too.
 func TestMooncakeSessions(t *testing.T) {
 	var m Mooncake
 	tr, err := m.Read(context.Background(), strings.NewReader(`{"timestamp": 0, "input_length": 5, "output_length": 1, "session_id": "a", "end_timestamp": 40}
@@ -130,6 +131,19 @@ func TestMooncakeSessions(t *testing.T) {
 		if (got[i] == nil) != (want[i] == nil) || got[i] != nil && *got[i] != *want[i] {
 			t.Errorf("row %d follows %+v, want %+v", i, got[i], want[i])
 		}
+	}
+	keys := []string{"a", "", "7", "a", "7", "a", ""} // sent as each request's session key
+	for i, r := range tr.Plain() {
+		if r.SessionKey != keys[i] || r.Session != 0 {
+			t.Errorf("row %d: session key %q, session %d; want key %q and no session of the runner's", i, r.SessionKey, r.Session, keys[i])
+		}
+	}
+	var enc strings.Builder
+	if err := Encode(&enc, tr.Plain()); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := Read(strings.NewReader(enc.String()), "saved", 1); err != nil || back[3].SessionKey != "a" {
+		t.Errorf("saved and read back: %v, %+v", err, back)
 	}
 	tr, _ = m.Read(context.Background(), strings.NewReader(`{"timestamp": 0, "input_length": 5, "output_length": 1}`), "mc", nil)
 	if tr.Follows() != nil {

@@ -122,6 +122,9 @@ func compareReplay(t *testing.T, a, b []capture.Line, late time.Duration, exact 
 	if !slices.ContainsFunc(a, func(l capture.Line) bool { return l.SessionID != "" }) {
 		t.Error("the original capture has no session keys: servebench's own sessions must send theirs (as user)")
 	}
+	if sa, sb := sessionsOf(a), sessionsOf(b); sa != sb {
+		t.Errorf("the original capture has %d sessions, the replay's %d: a replayed row must send its recorded session key", sa, sb)
+	}
 	left, equal := map[[2]int]int{}, 0 // the multisets' common part
 	for _, l := range la {
 		left[l]++
@@ -158,6 +161,17 @@ func compareReplay(t *testing.T, a, b []capture.Line, late time.Duration, exact 
 	if math.Abs(ca-cb) > cachedPts/100 || math.Abs(ra-rb) > 0.05 {
 		t.Errorf("cached share %.1f%% then %.1f%%, repeated blocks %.1f%% then %.1f%%: want within %g and 5 points", 100*ca, 100*cb, 100*ra, 100*rb, cachedPts)
 	}
+}
+
+// sessionsOf counts the distinct session keys of a capture.
+func sessionsOf(ls []capture.Line) int {
+	keys := map[string]bool{}
+	for _, l := range ls {
+		if l.SessionID != "" {
+			keys[l.SessionID] = true
+		}
+	}
+	return len(keys)
 }
 
 // proxyStall is what an arrival may be off beyond the replaying client's own lateness: the

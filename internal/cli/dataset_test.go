@@ -291,3 +291,28 @@ func TestDatasetsAgainstLlamaCpp(t *testing.T) {
 	}
 	t.Logf("llama.cpp cached %.0f prompt tokens over %d shared-prefix requests", cached, len(recs))
 }
+
+// TestMooncakeHashCoversSessionChains: two traces with the same rows, arrivals and session keys
+// whose turns follow after other recorded gaps are sent at other times, so their workload
+// hashes differ; the same trace hashes the same.
+func TestMooncakeHashCoversSessionChains(t *testing.T) {
+	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
+	dir := t.TempDir()
+	hash := func(name string, end int) string {
+		trace := filepath.Join(dir, name+".jsonl")
+		body := fmt.Sprintf(`{"timestamp": 0, "input_length": 20, "output_length": 2, "session_id": "a", "end_timestamp": %d}
+{"timestamp": 40, "input_length": 30, "output_length": 2, "session_id": "a"}
+`, end)
+		os.WriteFile(trace, []byte(body), 0o644)
+		out := filepath.Join(dir, name+"-rec.jsonl")
+		if code, _, errs := runMain(t, "run", "-q", "--url", url, "--dataset", "mooncake:"+trace, "--warmup", "0", "--nonce", "off", "-o", out); code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		h, _ := readRecords(t, out)
+		return h.Workload.Hash
+	}
+	a, a2, b := hash("a", 10), hash("a2", 10), hash("b", 30)
+	if a != a2 || a == b {
+		t.Errorf("hashes %s, %s (same trace), %s (another gap): want the first two equal and the third apart", a, a2, b)
+	}
+}

@@ -16,6 +16,11 @@
 // default -a) serves both. The load average before each trial is printed beside it.
 //
 //	go run ./scripts/herd-bench -a /tmp/servebench-main -b ./servebench -runs 3
+//
+// With -rate R it runs an open loop instead: `run --rate R --requests R·C --warmup 0` for each
+// C in -streams (here the seconds of arrivals, not users; -per-user is ignored), so that the
+// open loop's send path, which waits for each arrival, is measured beside the stamps of the
+// streams already in flight.
 package main
 
 import (
@@ -42,6 +47,7 @@ type config struct {
 	ttft, itl        time.Duration
 	input, output    int
 	dir              string
+	rate             float64
 }
 
 func main() {
@@ -57,11 +63,15 @@ func main() {
 	flag.DurationVar(&c.itl, "itl", 20*time.Millisecond, "the simulator's fixed ITL")
 	flag.IntVar(&c.input, "input-tokens", 16, "prompt tokens")
 	flag.IntVar(&c.output, "output-tokens", 64, "output tokens")
+	flag.Float64Var(&c.rate, "rate", 0, "an open loop at this many req/s, for -streams seconds each (0: closed loops)")
 	flag.StringVar(&c.dir, "dir", "", "directory for records and truth logs (default: a temporary one, removed)")
 	flag.Parse()
 	var err error
 	if c.streams, err = ints(streams); err == nil {
 		c.perUser, err = ints(perUser)
+	}
+	if c.rate > 0 {
+		c.perUser = []int{1}
 	}
 	if err == nil && c.a == "" {
 		err = errors.New("give -a, a servebench binary")
@@ -142,10 +152,16 @@ func trial(c *config, bin string, streams, perUser, i int) (string, error) {
 		return "", err
 	}
 	load := loadAvg()
-	cmd := exec.CommandContext(ctx, bin, "run", "-q", "--url", url, "-o", records, "--force",
-		"--concurrency", strconv.Itoa(streams), "--requests", strconv.Itoa(perUser*streams),
+	args := []string{"run", "-q", "--url", url, "-o", records, "--force",
+		"--concurrency", strconv.Itoa(streams), "--requests", strconv.Itoa(perUser * streams),
 		"--warmup", strconv.Itoa(streams), "--input-tokens", strconv.Itoa(c.input),
-		"--output-tokens", strconv.Itoa(c.output))
+		"--output-tokens", strconv.Itoa(c.output)}
+	if c.rate > 0 {
+		args = []string{"run", "-q", "--url", url, "-o", records, "--force", "--prewarm-connections",
+			"--rate", strconv.FormatFloat(c.rate, 'f', -1, 64), "--requests", strconv.Itoa(int(c.rate * float64(streams))),
+			"--warmup", "0", "--input-tokens", strconv.Itoa(c.input), "--output-tokens", strconv.Itoa(c.output)}
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	out, runErr := cmd.CombinedOutput()
 	_ = simCmd.Process.Signal(os.Interrupt) // the simulator flushes its truth log on exit
 	if err := simCmd.Wait(); err != nil {
