@@ -66,6 +66,6 @@ func (s *steadyAcc) lateWarmup(tol float64, warmup int) *LateWarmup {
 // lateWarmupWarning names the late requests and what would have covered them.
 func lateWarmupWarning(l *LateWarmup) Warning {
 	return warn(Distorts, fmt.Sprintf("give --warmup %d (a fixed count that covers them)", l.Suggest),
-		"--warmup auto ended %.2g s too early: the first %d measured requests (sent in the window's first %.2g s) ran %.0f%% slower in ITL than the rest (rank-sum p = %.2g) after %d warmup requests; the server was still warming when measuring began, and these requests are in the figures",
+		"--warmup auto ended %.2g s too early: the first %d measured requests (sent in the window's first %.2g s) ran %.0f%% slower in ITL than the rest (change-point p = %.2g) after %d warmup requests; the server was still warming when measuring began, and these requests are in the figures",
 		l.Seconds, l.Requests, l.Seconds, 100*(l.Ratio-1), l.P, l.Warmup)
 }
