@@ -160,6 +160,9 @@ type Summary struct {
 	Pooling *Pooling
 	// Steadiness is the steady-state check over the window (steady.go).
 	Steadiness *Steadiness
+	// LateWarmup, in a run whose --warmup auto stopped, names the first measured requests
+	// when they ran slower than the rest: the warmup ended too early (latewarmup.go).
+	LateWarmup *LateWarmup
 	// Server is the server's own view of the window from its Prometheus samples (server.go);
 	// nil when the file has none for this run.
 	Server *Server
@@ -218,7 +221,11 @@ func (a *Accumulator) Summary() *Summary {
 	s.Breakdowns = a.breakdowns(s)
 	s.Answers = a.answers.summary()
 	s.Steadiness = a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped())) // stages.go
+	s.LateWarmup = a.lateWarmup(s)
 	s.Warnings = warnings(s, a.hdr)
+	if s.LateWarmup != nil {
+		s.Warnings = append(s.Warnings, lateWarmupWarning(s.LateWarmup))
+	}
 	if s.Streams() { // the steady check reads streamed figures: a pooling run is not checked
 		s.Warnings = append(s.Warnings, note(steadyWarning(s.Steadiness)...)...)
 		s.Warnings = append(s.Warnings, contentionNote(s.Steadiness)...) // steadycontention.go
@@ -230,6 +237,21 @@ func (a *Accumulator) Summary() *Summary {
 	s.Warnings = append(s.Warnings, shardWarnings(s)...)
 	s.Warnings = ordered(s.Warnings)
 	return s
+}
+
+// lateWarmup is the late-warmup check (latewarmup.go) for a file of one run whose --warmup
+// auto stopped; it reads the steady check's requests, sorted by its check.
+func (a *Accumulator) lateWarmup(s *Summary) *LateWarmup {
+	if len(s.Ends) != 1 || s.Ends[0].WarmupStop == "" || s.Ends[0].WarmupStop == "not reached" || s.Steadiness == nil || !s.Streams() {
+		return nil
+	}
+	tol := 0.1
+	if a.hdr != nil {
+		if v, ok := a.hdr.Config["warmup_tolerance"].(float64); ok && v > 0 {
+			tol = v
+		}
+	}
+	return a.steady.lateWarmup(tol, s.Ends[0].WarmupRequests)
 }
 
 // closedUsers is a closed loop's user count from the header (0: an open loop or unknown).
