@@ -82,7 +82,7 @@ func TestWarmupAutoAgainstColdStart(t *testing.T) {
 // the stop counts as outstanding until then).
 func TestDriftAndQueueing(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs for about 20 s")
+		t.Skip("runs for about 15 s")
 	}
 	dir := t.TempDir()
 	_, url := startSimServer(t, func(c *sim.Config) { c.ThrottleAfter, c.ThrottleFactor = 2*time.Second, 2 })
