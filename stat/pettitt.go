@@ -18,7 +18,7 @@ func PettittDown(xs []float64, lo, hi int) (k int, p float64) {
 	if n < 2 || lo > hi {
 		return 0, 1
 	}
-	r := midRanks(xs)
+	r, _ := midRanks(xs)
 	best, sum := 0.0, 0.0
 	for i := 0; i < hi; i++ {
 		sum += r[i]
@@ -34,14 +34,15 @@ func PettittDown(xs []float64, lo, hi int) (k int, p float64) {
 	return k, min(1, math.Exp(-6*best*best/(nf*nf*nf+nf*nf)))
 }
 
-// midRanks is each value's rank among xs (1-based, ties given their mean rank).
-func midRanks(xs []float64) []float64 {
+// midRanks is each value's rank among xs (1-based, ties given their mean rank), and the tie
+// term Σ (t³ − t) over groups of t equal values that rank tests' variances subtract.
+func midRanks(xs []float64) (r []float64, ties float64) {
 	idx := make([]int, len(xs))
 	for i := range idx {
 		idx[i] = i
 	}
-	sortIdx(idx, xs)
-	r := make([]float64, len(xs))
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	r = make([]float64, len(xs))
 	for i := 0; i < len(idx); {
 		j := i
 		for j < len(idx) && xs[idx[j]] == xs[idx[i]] {
@@ -50,11 +51,9 @@ func midRanks(xs []float64) []float64 {
 		for m := i; m < j; m++ {
 			r[idx[m]] = float64(i+j+1) / 2
 		}
+		t := float64(j - i)
+		ties += t*t*t - t
 		i = j
 	}
-	return r
-}
-
-func sortIdx(idx []int, xs []float64) {
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	return r, ties
 }
