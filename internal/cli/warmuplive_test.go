@@ -19,10 +19,10 @@ import (
 
 // TestWarmupAutoLive is a measuring harness, not a check: with SERVEBENCH_WARMUP_LIVE set to
 // a folder it runs --warmup auto against the cold-start cases of
-// TestWarmupAutoAgainstColdStart, the issue's --cold-start case at 8 users and 128/32, and a
-// steady simulator, and keeps each run's records, summary and the simulator's cold end
-// there, so that live runs beside busy loops can be compared (docs/metrics.md "Warmup").
-// SERVEBENCH_WARMUP_CASES picks cases by name (custom, preset, issue, steady).
+// TestWarmupAutoAgainstColdStart, --cold-start at 8 users and 128/32 (whose batch shapes are
+// first met after a short warmup), and a steady simulator, and keeps each run's records,
+// summary and the simulator's cold end there, so that live runs beside busy loops can be compared (docs/metrics.md "Warmup").
+// SERVEBENCH_WARMUP_CASES picks cases by name (custom, preset, cold8, steady).
 func TestWarmupAutoLive(t *testing.T) {
 	dir := os.Getenv("SERVEBENCH_WARMUP_LIVE")
 	if dir == "" {
@@ -36,7 +36,7 @@ func TestWarmupAutoLive(t *testing.T) {
 	}{
 		{"custom", func(c *sim.Config) { c.ColdSteps, c.ColdFactor, c.GraphCapture = 300, 4, 20*time.Millisecond }, "4", "64", "16"},
 		{"preset", func(c *sim.Config) { c.ColdStart = true }, "4", "64", "16"},
-		{"issue", func(c *sim.Config) { c.ColdStart = true }, "8", "128", "32"},
+		{"cold8", func(c *sim.Config) { c.ColdStart = true }, "8", "128", "32"},
 		{"steady", func(c *sim.Config) {}, "4", "64", "16"},
 	}
 	only := os.Getenv("SERVEBENCH_WARMUP_CASES") // e.g. "custom,preset,steady"; empty: all
@@ -70,7 +70,8 @@ func TestWarmupAutoLive(t *testing.T) {
 // SERVEBENCH_WARMUP_REPORT) and logs, per run: when measuring began against the cold phase's
 // end and the guard's bound, the warmup's request count, whether the run named late
 // requests (Summary.LateWarmup), the steady verdict, and the measured ITL gaps more than
-// 25 ms over the median in the window's first 0.5 s (the issue's count of slow events).
+// 25 ms over the median in the window's first 0.5 s (the slow events that --cold-start at 8
+// users showed after --warmup auto).
 func TestWarmupAutoLiveReport(t *testing.T) {
 	dir := os.Getenv("SERVEBENCH_WARMUP_REPORT")
 	if dir == "" {
