@@ -21,7 +21,8 @@ import (
 // a folder it runs --warmup auto against the cold-start cases of
 // TestWarmupAutoAgainstColdStart, --cold-start at 8 users and 128/32 (whose batch shapes are
 // first met after a short warmup), and a steady simulator, and keeps each run's records,
-// summary and the simulator's cold end there, so that live runs beside busy loops can be compared (docs/metrics.md "Warmup").
+// summary and the simulator's cold end there, so that live runs beside busy loops can be
+// compared (docs/metrics.md "Warmup").
 // SERVEBENCH_WARMUP_CASES picks cases by name (custom, preset, cold8, steady).
 func TestWarmupAutoLive(t *testing.T) {
 	dir := os.Getenv("SERVEBENCH_WARMUP_LIVE")
