@@ -121,8 +121,6 @@ type Row struct {
 	// throughputs), is the metric compared at equal contention (contention.go); nil elsewhere
 	// or when no contention level is common to every run.
 	Contention *Contention
-	// Adjusted, on a row whose run figures were adjusted for contention (adjust.go), is how.
-	Adjusted *Adjustment
 	// Why are the rules of DefaultPolicy that fired on this row, in policy order, with the
 	// figures they read; the last step that Changed set Change.
 	Why []Step
@@ -227,17 +225,8 @@ func Compare(base, cand *Side, opt Options) *Result {
 			continue
 		}
 		row := compareRow(m, bv, cv, opt, one)
-		if drop, adj := k.has(RuleDisturbedRequests), k.has(RuleContentionAdjusted); drop || adj {
-			if ar, a := requestRow(m, br, cr, bb, cb, opt, one, i, row, drop, adj); ar != nil {
-				row = *ar
-				row.Adjusted = a
-				row.adjustStep()
-			}
-		}
-		if k.has(RuleContention) || k.has(RuleContentionClears) {
-			row.Contention = conditioned(m, br, cr, bb, cb, opt, one)
-			row.explainStep()
-		}
+		row.Contention = conditioned(m, br, cr, bb, cb, opt, one)
+		row.explainStep()
 		res.Rows = append(res.Rows, row)
 	}
 	res.disturbedTails(br, cr)

@@ -177,8 +177,7 @@ func markContention(reqs []obs, spans []span, maxLevel int) {
 		for found && na < len(ends) && ends[na] == a { // ends ≤ a
 			na++
 		}
-		o.overlap = max(nb-na-1, 0)
-		o.level = min(o.overlap, maxLevel)
+		o.level = min(max(nb-na-1, 0), maxLevel)
 	}
 }
 

@@ -16,14 +16,6 @@ type Metric struct {
 	// Tail is a tail percentile (p99), judged at Options.TailThreshold and, at one run a
 	// side, not judged at all.
 	Tail bool
-	// pct is a latency's percentile (50, 99); 0 for a rate.
-	pct float64
-	// values is a latency's per-request values (ns) and span the interval (ns since t0) the
-	// i-th of them covers: a value whose interval the client's disturbance touched is left
-	// out (requests.go); count is a throughput's per-request count
-	values func(o *obs) []float64
-	span   func(o *obs, i int) (a, b float64)
-	count  func(o *obs) float64
 	// FromSummary is the run-level value of a run (in Unit); ok is false when undefined.
 	FromSummary func(*metrics.Summary) (float64, bool)
 	// fromBlocks computes the figure from the requests of resampled time blocks (bootstrap).
@@ -53,9 +45,9 @@ type Metric struct {
 var (
 	TTFTp50   = contentionMoves(latency("TTFT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return o.ttfts }), func(o *obs) float64 { return o.ttft })
 	TTFTp99   = contentionTail(latency("TTFT p99", 99, func(s *metrics.Summary) metrics.Stat { return s.TTFT }, func(o *obs) []float64 { return o.ttfts }), func(o *obs) float64 { return o.ttft })
-	ITLp50    = gapSpan(latency("ITL p50", 50, func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }, func(o *obs) []float64 { return o.gaps }))
-	ITLp99    = gapSpan(latency("ITL p99", 99, func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }, func(o *obs) []float64 { return o.gaps }))
-	TPOTp50   = wholeSpan(latency("TPOT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TPOT }, func(o *obs) []float64 { return o.tpots }))
+	ITLp50    = latency("ITL p50", 50, func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }, func(o *obs) []float64 { return o.gaps })
+	ITLp99    = latency("ITL p99", 99, func(s *metrics.Summary) metrics.Stat { return s.ITLChunk }, func(o *obs) []float64 { return o.gaps })
+	TPOTp50   = latency("TPOT p50", 50, func(s *metrics.Summary) metrics.Stat { return s.TPOT }, func(o *obs) []float64 { return o.tpots })
 	E2Ep50    = contentionMoves(latency("E2E p50", 50, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return o.e2es }), func(o *obs) float64 { return o.e2e })
 	E2Ep99    = contentionTail(latency("E2E p99", 99, func(s *metrics.Summary) metrics.Stat { return s.E2E }, func(o *obs) []float64 { return o.e2es }), func(o *obs) float64 { return o.e2e })
 	OutputTPS = perStream(rate("output throughput", "tok/s", func(s *metrics.Summary) *float64 { return s.OutputThroughput }, func(o *obs) float64 { return float64(o.out) }), func(o *obs) float64 { return float64(o.out) })
@@ -71,7 +63,6 @@ var KeyMetrics = []Metric{TTFTp50, TTFTp99, ITLp50, ITLp99, TPOTp50, E2Ep50, E2E
 // the median of its requests' values, in ms.
 func contentionMoves(m Metric, val func(*obs) float64) Metric {
 	m.perRequest, m.levelUnit = val, m.Unit
-	m.span = spanOf(val)
 	m.levelStat = func(reqs []*obs) float64 {
 		xs := make([]float64, len(reqs))
 		for i, o := range reqs {
@@ -89,7 +80,6 @@ func contentionMoves(m Metric, val func(*obs) float64) Metric {
 // weighted to the common mix (mixQuantile).
 func contentionTail(m Metric, val func(*obs) float64) Metric {
 	m.perRequest, m.levelUnit, m.mixPct = val, m.Unit, 99
-	m.span = spanOf(val)
 	return m
 }
 
@@ -102,7 +92,6 @@ func contentionTail(m Metric, val func(*obs) float64) Metric {
 // that decodes or prefills 10% slower moves it 10%, and the mix of levels does not move it.
 func perStream(m Metric, count func(*obs) float64) Metric {
 	m.perRequest = func(o *obs) float64 { return o.e2e }
-	m.count = count
 	m.levelUnit = m.Unit + " per stream"
 	// a failed request has no contention level and so no place in any level's request time:
 	// with failures the figure would show the completed requests' rate only and hide the
@@ -116,24 +105,6 @@ func perStream(m Metric, count func(*obs) float64) Metric {
 		}
 		return n / sec
 	}
-	return m
-}
-
-// spanOf is the interval a per-request value covers: from the request's send for as long as
-// the value (TTFT: its first token's wait; E2E: the whole request).
-func spanOf(val func(*obs) float64) func(o *obs, _ int) (float64, float64) {
-	return func(o *obs, _ int) (float64, float64) { return float64(o.sent), float64(o.sent) + val(o) }
-}
-
-// wholeSpan makes a latency's values cover the whole request (TPOT).
-func wholeSpan(m Metric) Metric {
-	m.span = func(o *obs, _ int) (float64, float64) { return float64(o.sent), float64(o.end) }
-	return m
-}
-
-// gapSpan makes an ITL's values cover their gap between two events.
-func gapSpan(m Metric) Metric {
-	m.span = func(o *obs, i int) (float64, float64) { return float64(o.gapAt[i]) - o.gaps[i], float64(o.gapAt[i]) }
 	return m
 }
 
@@ -153,7 +124,7 @@ func b2f(b bool) float64 {
 
 // latency is a percentile of a latency distribution, in ms.
 func latency(name string, p float64, stat func(*metrics.Summary) metrics.Stat, vals func(*obs) []float64) Metric {
-	return Metric{Name: name, Unit: "ms", Lower: true, Tail: p >= 99, pct: p, values: vals,
+	return Metric{Name: name, Unit: "ms", Lower: true, Tail: p >= 99,
 		FromSummary: func(s *metrics.Summary) (float64, bool) {
 			st := stat(s)
 			if p == 50 {

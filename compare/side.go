@@ -78,7 +78,6 @@ type obs struct {
 	ok, good        bool
 	ttft, tpot, e2e float64
 	gaps            []float64 // ITL (chunk): the gaps between consecutive content events
-	gapAt           []int64   // each gap's end, ns since t0
 	// ttfts, tpots, e2es hold ttft, tpot, e2e as zero or one values, made once so that the
 	// bootstrap's thousands of passes allocate nothing per request
 	ttfts, tpots, e2es []float64
@@ -86,11 +85,6 @@ type obs struct {
 	// level is the request's contention level (markContention): how many other requests'
 	// TTFT intervals overlapped its own, capped at maxLevel; −1 when unknown
 	level int
-	// overlap is level uncapped (contention-adjusted reads it)
-	overlap int
-	// disturbed are the spans of its run in which the client's own health record says it was
-	// disturbed (metrics.Disturbance.Spans)
-	disturbed [][2]float64
 }
 
 // NewSide starts a side with the records file's header. opt sets the SLOs for goodput.
@@ -123,7 +117,6 @@ func (s *Side) Add(r *record.Record) {
 		// ITL (chunk) = the gaps between consecutive content events (docs/design/METRICS.md)
 		for i := 1; i < len(r.Events); i++ {
 			o.gaps = append(o.gaps, float64(r.Events[i].T-r.Events[i-1].T))
-			o.gapAt = append(o.gapAt, r.Events[i].T)
 		}
 	}
 	s.reqs[r.Run] = append(s.reqs[r.Run], o)
@@ -158,14 +151,6 @@ func (s *Side) blocksByRun(runs []metrics.RunSummary, k *knobs) map[int][]block 
 	out := map[int][]block{}
 	for _, r := range runs {
 		markContention(s.reqs[r.Run], s.spans[r.Run], k.maxLevel)
-		var dist [][2]float64
-		if r.Summary != nil && r.Summary.Steadiness != nil && r.Summary.Steadiness.Disturbance != nil {
-			st := r.Summary.Steadiness
-			dist = st.Disturbance.Spans
-		}
-		for i := range s.reqs[r.Run] {
-			s.reqs[r.Run][i].disturbed = dist
-		}
 		out[r.Run] = runBlocks(s.reqs[r.Run])
 	}
 	return out

@@ -79,36 +79,3 @@ func runsText(n int) string {
 	}
 	return fmt.Sprint(n)
 }
-
-// adjustStep records the contention adjustment of a row's run figures, before its interval
-// step (policy order).
-func (r *Row) adjustStep() {
-	a := r.Adjusted
-	mean := func(xs []float64) float64 {
-		s := 0.0
-		for _, x := range xs {
-			s += x
-		}
-		return s / float64(len(xs))
-	}
-	var steps []Step
-	if a.BaseOut+a.CandOut > 0 {
-		steps = append(steps, Step{Rule: RuleDisturbedRequests, Effect: "values touched by the client's disturbance left out", Figures: []Figure{
-			fig("base_left_out", float64(a.BaseOut)), fig("base_values", float64(a.BaseN)), fig("candidate_left_out", float64(a.CandOut)), fig("candidate_values", float64(a.CandN))}})
-	}
-	if a.Slope != 0 {
-		steps = append(steps, Step{Rule: RuleContentionAdjusted, Effect: "run figures adjusted for contention", Figures: []Figure{
-			fig("slope", a.Slope), fig("mean_level", a.Mean), fig("base_level", mean(a.BaseLevel)), fig("candidate_level", mean(a.CandLevel))}})
-	}
-	if len(steps) > 0 {
-		steps[len(steps)-1].Figures = append(steps[len(steps)-1].Figures, fig("plain_delta", a.Plain.Delta), fig("plain_lo", a.Plain.DeltaLo), fig("plain_hi", a.Plain.DeltaHi))
-	}
-	at := len(r.Why)
-	for i, s := range r.Why {
-		if s.Rule == RuleInterval {
-			at = i
-			break
-		}
-	}
-	r.Why = append(r.Why[:at], append(steps, r.Why[at:]...)...)
-}

@@ -35,9 +35,6 @@ type Disturbance struct {
 	// Why names the signals that fired: "scheduling latency", "timer", "CPU steal",
 	// "late sends".
 	Why []string `json:"why"`
-	// Spans are the intervals themselves, [start, end) in ns since the run's t0 (not
-	// written: compare leaves out the requests they touch).
-	Spans [][2]float64 `json:"-"`
 }
 
 // disturbed finds the intervals in which the client was disturbed, from the run-end lines'
@@ -192,7 +189,6 @@ func disturbance(iv []interval, why []string, left int) *Disturbance {
 	d := &Disturbance{Intervals: len(iv), Windows: left, Why: why}
 	for _, x := range iv {
 		d.Seconds += (x.b - x.a) / 1e9
-		d.Spans = append(d.Spans, [2]float64{x.a, x.b})
 	}
 	return d
 }
