@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/compare/recorded"
 	"servebench/record"
 )
 
@@ -75,13 +76,17 @@ type recordedRun struct {
 	recs      []record.Record
 }
 
-// readRecorded reads every run of the sets.
+// readRecorded reads every run of the sets (stored files of package compare/recorded).
 func readRecorded(t *testing.T, sets []recordedSet) []recordedRun {
 	var out []recordedRun
 	for _, set := range sets {
-		files, _ := filepath.Glob(filepath.Join("testdata", "recorded", set.Name, "*.jsonl.gz"))
+		dir := filepath.Join("testdata", "recorded", set.Name)
+		files, _ := filepath.Glob(filepath.Join(dir, "*"+recorded.Ext))
 		for _, f := range files {
-			h, recs := readRecords(t, f)
+			h, recs, err := recorded.ReadFile(dir, filepath.Base(f))
+			if err != nil {
+				t.Fatal(err)
+			}
 			out = append(out, recordedRun{set: set.Name, file: filepath.Base(f), h: h, recs: recs})
 		}
 	}
@@ -287,7 +292,7 @@ func TestRecordedSteadyRates(t *testing.T) {
 		var changed []string
 		for i := range js {
 			if js[i].verdict != all[i].verdict {
-				name := strings.TrimSuffix(js[i].file, ".jsonl.gz")
+				name := strings.TrimSuffix(js[i].file, recorded.Ext)
 				if len(sets) > 1 {
 					name = js[i].set + "/" + name
 				}

@@ -1,8 +1,9 @@
 package policydoc
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,8 @@ import (
 
 	"servebench/compare"
 	"servebench/compare/recorded"
+	"servebench/metrics"
+	"servebench/record"
 )
 
 // RecordedDir is where the recorded sets are stored, from the repository root.
@@ -37,11 +40,7 @@ func LoadSets(dir string) (*Sets, error) {
 				if s.sides[name] != nil {
 					continue
 				}
-				raw, err := recorded.Open(dir, name)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", name, err)
-				}
-				side, err := compare.ReadSideFrom(bytes.NewReader(raw), filepath.Join(dir, name))
+				side, err := ReadSide(dir, name)
 				if err != nil {
 					return nil, err
 				}
@@ -50,6 +49,40 @@ func LoadSets(dir string) (*Sets, error) {
 		}
 	}
 	return s, nil
+}
+
+// ReadSide reads a stored file of dir into a comparison side, as compare.ReadSideFrom reads
+// a records file.
+func ReadSide(dir, name string) (*compare.Side, error) {
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	x, err := recorded.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	opt, err := metrics.HeaderOptions(x.Header())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s := compare.NewSide(x.Header(), opt)
+	var rec record.Record
+	for {
+		err := x.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			return s, nil
+		}
+		var le *record.LineError
+		if errors.As(err, &le) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		s.Add(&rec)
+	}
 }
 
 // Outcome is one pair's verdict under a policy.
@@ -401,8 +434,10 @@ The HTTP sets behind compare's published rates are stored in the repository
 (` + "`" + RecordedDir + "`" + `, with their manifest): records files made by
 ` + "`scripts/validate-compare gen`" + ` against ` + "`servebench sim`" + ` on 127.0.0.1 (the llama-* sets
 against a real llama.cpp server, ` + "`../shared/peers`" + `), each a separate
-` + "`servebench run`" + ` invocation, stored with their events' stamps rounded to the microsecond
-(package compare/recorded). ` + "`go test ./compare -run TestRecordedSets`" + ` judges every pair with
+` + "`servebench run`" + ` invocation, stored as NAME.rec.xz (package compare/recorded: every record
+kept, its times to the nanosecond and its events to the microsecond, in columns compressed by
+xz; ` + "`go run ./compare/recorded/pack`" + ` stores a new set, with liblzma's ` + "`xz`" + ` command).
+` + "`go test ./compare -run TestRecordedSets`" + ` judges every pair with
 the current policy, as ` + "`servebench compare BASE CAND --expect-change …`" + ` does with the
 conditions the manifest names (the simulator's; for the overload set, whose base ran on a
 simulated B200, the GPU's too), asserts each set's goal and checks this page; the figures here
