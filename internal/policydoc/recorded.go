@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"servebench/compare"
 	"servebench/compare/recorded"
@@ -27,28 +29,53 @@ type Sets struct {
 	sides    map[string]*compare.Side
 }
 
-// LoadSets reads every stored file of dir's manifest.
+// LoadSets reads every stored file of dir's manifest, the files in parallel.
 func LoadSets(dir string) (*Sets, error) {
 	m, err := recorded.ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	s := &Sets{Manifest: m, sides: map[string]*compare.Side{}}
+	var names []string
+	seen := map[string]bool{}
 	for _, set := range m.Sets {
 		for _, p := range set.Pairs {
 			for _, name := range p {
-				if s.sides[name] != nil {
-					continue
+				if !seen[name] {
+					seen[name] = true
+					names = append(names, name)
 				}
-				side, err := ReadSide(dir, name)
-				if err != nil {
-					return nil, err
-				}
-				s.sides[name] = side
 			}
 		}
 	}
+	sides := make([]*compare.Side, len(names))
+	errs := make([]error, len(names))
+	parallel(len(names), func(i int) { sides[i], errs[i] = ReadSide(dir, names[i]) })
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	s := &Sets{Manifest: m, sides: map[string]*compare.Side{}}
+	for i, name := range names {
+		s.sides[name] = sides[i]
+	}
 	return s, nil
+}
+
+// parallel runs f(0) … f(n−1) on GOMAXPROCS goroutines.
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // ReadSide reads a stored file of dir into a comparison side, as compare.ReadSideFrom reads
@@ -128,23 +155,61 @@ func (o Outcome) queueing() bool {
 }
 
 // Judge compares every pair of every set under p, as `compare BASE CAND --expect-change …`
-// does at the default thresholds.
+// does at the default thresholds. Pairs run in parallel, but those that share a stored file
+// (an A/B pair's base is an A/A pair's side) run one after another in manifest order, in one
+// goroutine: Compare keeps figures on a Side and a Side is not safe for concurrent use.
 func (s *Sets) Judge(p compare.Policy) ([][]Outcome, error) {
+	type job struct{ set, pair int }
 	out := make([][]Outcome, len(s.Manifest.Sets))
+	opts := make([]compare.Options, len(s.Manifest.Sets))
+	// groups of pairs joined by a shared file (union-find over the files' names)
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(n string) string {
+		if parent[n] == "" || parent[n] == n {
+			parent[n] = n
+			return n
+		}
+		r := find(parent[n])
+		parent[n] = r
+		return r
+	}
 	for i, set := range s.Manifest.Sets {
 		opt, err := compare.PercentOptions(5, 0, set.Expect)
 		if err != nil {
 			return nil, err
 		}
 		opt.Policy = &p
+		opts[i] = opt
+		out[i] = make([]Outcome, len(set.Pairs))
 		for _, pair := range set.Pairs {
-			b, c := s.sides[pair[0]], s.sides[pair[1]]
-			o := opt
-			o.Goodput = b.HasSLO() && c.HasSLO()
-			r := compare.Compare(b, c, o)
-			out[i] = append(out[i], Outcome{Verdict: r.Verdict, Provisional: r.Provisional})
+			parent[find(pair[1])] = find(pair[0])
 		}
 	}
+	var groups [][]job
+	at := map[string]int{}
+	for i, set := range s.Manifest.Sets {
+		for j, pair := range set.Pairs {
+			r := find(pair[0])
+			g, ok := at[r]
+			if !ok {
+				g = len(groups)
+				at[r] = g
+				groups = append(groups, nil)
+			}
+			groups[g] = append(groups[g], job{i, j})
+		}
+	}
+	parallel(len(groups), func(g int) {
+		for _, jb := range groups[g] {
+			pair := s.Manifest.Sets[jb.set].Pairs[jb.pair]
+			b, c := s.sides[pair[0]], s.sides[pair[1]]
+			o := opts[jb.set]
+			o.Goodput = b.HasSLO() && c.HasSLO()
+			r := compare.Compare(b, c, o)
+			out[jb.set][jb.pair] = Outcome{Verdict: r.Verdict, Provisional: r.Provisional}
+		}
+	})
 	return out, nil
 }
 
