@@ -61,7 +61,7 @@ import (
 //     of a fall judges it against the windows' own noise, however large. Replayed over
 //     those runs' records: 19 of 67 late, and the same 4 early stops as before (all from the
 //     agreement path); the steady simulator stopped within 4 to 11 windows in 32 of 32
-//     (71 to 2,004 requests before). warmupTrendMin: with 8 windows the path stopped 4 runs
+//     (68 to 2,004 requests before). warmupTrendMin: with 8 windows the path stopped 4 runs
 //     on the flat-looking start of the custom case's ramp (4× fading over 300 steps is 4.5%
 //     a window at first), with 9 or more none. The windows it tests are 2·Span, so a fall
 //     must persist over six windows to keep warming; a fall smaller than the windows' own
