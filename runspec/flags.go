@@ -61,7 +61,7 @@ func BindFlags(fs *pflag.FlagSet, s *Spec) {
 	fs.IntVar(&s.WarmupMax, "warmup-max", s.WarmupMax, "--warmup auto: at most this many warmup requests before its tail (a closed loop of several users then sends one more per user, ramped as its measured phase will start)")
 	fs.DurationVar(&s.WarmupTimeout, "warmup-timeout", s.WarmupTimeout, "--warmup auto: warm at most this long")
 	fs.Float64Var(&s.WarmupTolerance, "warmup-tolerance", s.WarmupTolerance, "--warmup auto: how close (a share) the last three warmup windows' ITL must be, with no trend across them; from the tenth window on, six windows with no falling trend (a rank test: a busy client's windows seldom agree) also end warming")
-	fs.StringVar(&s.Shard, "shard", s.Shard, "run shard i of n of the workload (request k goes to shard k mod n; users and rate are divided by n); merge with servebench report")
+	fs.StringVar(&s.Shard, "shard", s.Shard, "run shard i of n of the workload (request k goes to shard k mod n, a replayed trace's sessions whole; users and rate are divided by n); merge with servebench report")
 	fs.DurationVar(&s.Grace, "grace", s.Grace, "after Ctrl-C, how long in-flight requests may finish (0: cancel them at once)")
 	fs.DurationVar(&s.RequestTimeout, "request-timeout", s.RequestTimeout, "per-request timeout (0: none)")
 	fs.DurationVar(&s.IdleTimeout, "idle-timeout", s.IdleTimeout, "abort a stream that sends nothing for this long (0: none)")
