@@ -23,7 +23,7 @@ import (
 // which must match them.
 func TestRecordedSets(t *testing.T) {
 	if raceDetector {
-		t.Skip("judged without the race detector (scripts/test): one goroutine, ten times the time under it")
+		t.Skip("judged without the race detector (scripts/test), ten times the time under it; internal/policydoc's TestJudgeParallel runs the parallel judging under it")
 	}
 	t.Parallel() // shares nothing with the other tests: with t.Parallel they use both cores
 	start := time.Now()

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"servebench/metrics"
 	"servebench/record"
@@ -36,6 +37,9 @@ type Side struct {
 	spans map[int][]span
 	// memo holds run values already computed against a candidate (pairValues)
 	memo map[memoKey][2][]runValue
+	// summaries are Runs' value, computed on its first call after the last Add: a Compare
+	// reads them three times, and an ablation judges a side under every policy
+	summaries []metrics.RunSummary
 }
 
 // memoKey names one metric's run values of a pair: the candidate, the metric, the runs of
@@ -94,6 +98,7 @@ func NewSide(h *record.Header, opt metrics.Options) *Side {
 
 // Add adds one record. The record may be reused by the caller afterwards.
 func (s *Side) Add(r *record.Record) {
+	s.summaries = nil
 	s.runs.Add(r)
 	if r.Sent != 0 && r.OK() {
 		if t := metrics.PerRequest(r).TTFT; t.OK {
@@ -163,5 +168,8 @@ func (s *Side) Runs() []metrics.RunSummary {
 	if len(s.runs.Indexes()) == 0 {
 		return nil
 	}
-	return s.runs.Summaries()
+	if s.summaries == nil {
+		s.summaries = s.runs.Summaries()
+	}
+	return slices.Clone(s.summaries)
 }

@@ -1,7 +1,9 @@
 package metrics
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"servebench/compare/recorded"
 	"servebench/record"
 )
 
@@ -75,17 +78,43 @@ type recordedRun struct {
 	recs      []record.Record
 }
 
-// readRecorded reads every run of the sets.
+// readRecorded reads every run of the sets (stored files of package compare/recorded), the
+// files in parallel.
 func readRecorded(t *testing.T, sets []recordedSet) []recordedRun {
 	var out []recordedRun
 	for _, set := range sets {
-		files, _ := filepath.Glob(filepath.Join("testdata", "recorded", set.Name, "*.jsonl.gz"))
+		files, _ := filepath.Glob(filepath.Join("testdata", "recorded", set.Name, "*"+recorded.Ext))
 		for _, f := range files {
-			h, recs := readRecords(t, f)
-			out = append(out, recordedRun{set: set.Name, file: filepath.Base(f), h: h, recs: recs})
+			out = append(out, recordedRun{set: set.Name, file: filepath.Base(f)})
 		}
 	}
+	errs := make([]error, len(out))
+	parallel(len(out), func(i int) {
+		r := &out[i]
+		r.h, r.recs, errs[i] = recorded.ReadFile(filepath.Join("testdata", "recorded", r.set), r.file)
+	})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	return out
+}
+
+// parallel runs f(0) … f(n−1) on GOMAXPROCS goroutines.
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // judgeRecorded judges every recorded run, leaving out skip (a rule of SteadyPolicy or a gate
@@ -103,13 +132,14 @@ func judgeRecorded(t *testing.T, runs []recordedRun, skip string) []judged {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			a := NewAccumulator(Options{})
-			a.SetHeader(r.h)
-			a.steady.skip = skip
-			for k := range r.recs {
-				a.Add(&r.recs[k])
+			st := steadiness(r, skip, false)
+			if skip == "" { // the check alone must be what Summary gives
+				a, err1 := json.Marshal(st)
+				b, err2 := json.Marshal(steadiness(r, skip, true))
+				if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+					t.Errorf("%s/%s: the steady check alone gives %s (%v), Summary %s (%v)", r.set, r.file, a, err1, b, err2)
+				}
 			}
-			st := a.Summary().Steadiness
 			j := judged{set: r.set, shape: shape, class: class, file: r.file, verdict: verdictWords(st)}
 			j.notSteady = st.Tested && !st.Steady
 			switch class {
@@ -126,6 +156,23 @@ func judgeRecorded(t *testing.T, runs []recordedRun, skip string) []judged {
 	}
 	wg.Wait()
 	return out
+}
+
+// steadiness is run r's steady check with skip left out: Summary's (whole, with summary) or
+// computed as Summary computes it (summary.go) without the rest of the summary, which takes
+// most of the time (the distributions' sorts): the ablation judges every run twelve times.
+// judgeRecorded checks the two agree on the full policy.
+func steadiness(r recordedRun, skip string, summary bool) *Steadiness {
+	a := NewAccumulator(Options{})
+	a.SetHeader(r.h)
+	a.steady.skip = skip
+	for k := range r.recs {
+		a.Add(&r.recs[k])
+	}
+	if summary {
+		return a.Summary().Steadiness
+	}
+	return a.stagedSteadiness(a.steady.check(a.closedUsers(), a.openLoop(), a.health(), a.capped()))
 }
 
 // verdictWords is a verdict as its findings: what a change of rules may change.
@@ -287,7 +334,7 @@ func TestRecordedSteadyRates(t *testing.T) {
 		var changed []string
 		for i := range js {
 			if js[i].verdict != all[i].verdict {
-				name := strings.TrimSuffix(js[i].file, ".jsonl.gz")
+				name := strings.TrimSuffix(js[i].file, recorded.Ext)
 				if len(sets) > 1 {
 					name = js[i].set + "/" + name
 				}

@@ -2,13 +2,15 @@
 // (compare/testdata/recorded): records files made by scripts/validate-compare, stored
 // compressed, with a manifest naming each pair's expected class, when and how it was
 // recorded, and whether it is a design set (made while the policy's rules were chosen) or
-// held out (made after they froze).
+// held out (made after they froze). The steady check's recorded sets (metrics/testdata/recorded)
+// are stored the same way.
 //
-// A stored file is a records file whose lines are kept byte for byte except each record's
-// content events, which are written as the gaps between their arrivals in microseconds: an
-// event list "events":[[t1,1],[t2,1],…] becomes "ev":[t1,t2−t1,…] (and "evn":[t1,n1,t2−t1,n2,…]
-// where an event carried other than one token). Expand restores the file with each event's
-// stamp rounded to the microsecond; every other byte is the recorded one.
+// A stored file is in format 2 (store.go: NAME.rec.xz, the records in columns, xz-compressed,
+// events to the microsecond; Pack writes it, NewReader and ReadFile read it). Format 1, this
+// file's (NAME.jsonl.gz: the records file gzipped, each record's content events written as
+// the gaps between their arrivals in microseconds, "events":[[t1,1],[t2,1],…] becoming
+// "ev":[t1,t2−t1,…] and "evn":[t1,n1,t2−t1,n2,…] where an event carried other than one
+// token), is read by Expand only to convert such files (pack -convert).
 package recorded
 
 import (

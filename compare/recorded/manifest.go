@@ -73,13 +73,3 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	return &m, nil
 }
-
-// Open returns the records file a stored file of dir holds.
-func Open(dir, name string) ([]byte, error) {
-	f, err := os.Open(filepath.Join(dir, name))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Expand(f)
-}

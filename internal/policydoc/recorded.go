@@ -1,15 +1,20 @@
 package policydoc
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"servebench/compare"
 	"servebench/compare/recorded"
+	"servebench/metrics"
+	"servebench/record"
 )
 
 // RecordedDir is where the recorded sets are stored, from the repository root.
@@ -24,32 +29,87 @@ type Sets struct {
 	sides    map[string]*compare.Side
 }
 
-// LoadSets reads every stored file of dir's manifest.
+// LoadSets reads every stored file of dir's manifest, the files in parallel.
 func LoadSets(dir string) (*Sets, error) {
 	m, err := recorded.ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	s := &Sets{Manifest: m, sides: map[string]*compare.Side{}}
+	var names []string
+	seen := map[string]bool{}
 	for _, set := range m.Sets {
 		for _, p := range set.Pairs {
 			for _, name := range p {
-				if s.sides[name] != nil {
-					continue
+				if !seen[name] {
+					seen[name] = true
+					names = append(names, name)
 				}
-				raw, err := recorded.Open(dir, name)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", name, err)
-				}
-				side, err := compare.ReadSideFrom(bytes.NewReader(raw), filepath.Join(dir, name))
-				if err != nil {
-					return nil, err
-				}
-				s.sides[name] = side
 			}
 		}
 	}
+	sides := make([]*compare.Side, len(names))
+	errs := make([]error, len(names))
+	parallel(len(names), func(i int) { sides[i], errs[i] = ReadSide(dir, names[i]) })
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	s := &Sets{Manifest: m, sides: map[string]*compare.Side{}}
+	for i, name := range names {
+		s.sides[name] = sides[i]
+	}
 	return s, nil
+}
+
+// parallel runs f(0) … f(n−1) on GOMAXPROCS goroutines.
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// ReadSide reads a stored file of dir into a comparison side, as compare.ReadSideFrom reads
+// a records file.
+func ReadSide(dir, name string) (*compare.Side, error) {
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	x, err := recorded.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	opt, err := metrics.HeaderOptions(x.Header())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s := compare.NewSide(x.Header(), opt)
+	var rec record.Record
+	for {
+		err := x.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			return s, nil
+		}
+		var le *record.LineError
+		if errors.As(err, &le) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		s.Add(&rec)
+	}
 }
 
 // Outcome is one pair's verdict under a policy.
@@ -95,23 +155,61 @@ func (o Outcome) queueing() bool {
 }
 
 // Judge compares every pair of every set under p, as `compare BASE CAND --expect-change …`
-// does at the default thresholds.
+// does at the default thresholds. Pairs run in parallel, but those that share a stored file
+// (an A/B pair's base is an A/A pair's side) run one after another in manifest order, in one
+// goroutine: Compare keeps figures on a Side and a Side is not safe for concurrent use.
 func (s *Sets) Judge(p compare.Policy) ([][]Outcome, error) {
+	type job struct{ set, pair int }
 	out := make([][]Outcome, len(s.Manifest.Sets))
+	opts := make([]compare.Options, len(s.Manifest.Sets))
+	// groups of pairs joined by a shared file (union-find over the files' names)
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(n string) string {
+		if parent[n] == "" || parent[n] == n {
+			parent[n] = n
+			return n
+		}
+		r := find(parent[n])
+		parent[n] = r
+		return r
+	}
 	for i, set := range s.Manifest.Sets {
 		opt, err := compare.PercentOptions(5, 0, set.Expect)
 		if err != nil {
 			return nil, err
 		}
 		opt.Policy = &p
+		opts[i] = opt
+		out[i] = make([]Outcome, len(set.Pairs))
 		for _, pair := range set.Pairs {
-			b, c := s.sides[pair[0]], s.sides[pair[1]]
-			o := opt
-			o.Goodput = b.HasSLO() && c.HasSLO()
-			r := compare.Compare(b, c, o)
-			out[i] = append(out[i], Outcome{Verdict: r.Verdict, Provisional: r.Provisional})
+			parent[find(pair[1])] = find(pair[0])
 		}
 	}
+	var groups [][]job
+	at := map[string]int{}
+	for i, set := range s.Manifest.Sets {
+		for j, pair := range set.Pairs {
+			r := find(pair[0])
+			g, ok := at[r]
+			if !ok {
+				g = len(groups)
+				at[r] = g
+				groups = append(groups, nil)
+			}
+			groups[g] = append(groups[g], job{i, j})
+		}
+	}
+	parallel(len(groups), func(g int) {
+		for _, jb := range groups[g] {
+			pair := s.Manifest.Sets[jb.set].Pairs[jb.pair]
+			b, c := s.sides[pair[0]], s.sides[pair[1]]
+			o := opts[jb.set]
+			o.Goodput = b.HasSLO() && c.HasSLO()
+			r := compare.Compare(b, c, o)
+			out[jb.set][jb.pair] = Outcome{Verdict: r.Verdict, Provisional: r.Provisional}
+		}
+	})
 	return out, nil
 }
 
@@ -401,8 +499,10 @@ The HTTP sets behind compare's published rates are stored in the repository
 (` + "`" + RecordedDir + "`" + `, with their manifest): records files made by
 ` + "`scripts/validate-compare gen`" + ` against ` + "`servebench sim`" + ` on 127.0.0.1 (the llama-* sets
 against a real llama.cpp server, ` + "`../shared/peers`" + `), each a separate
-` + "`servebench run`" + ` invocation, stored with their events' stamps rounded to the microsecond
-(package compare/recorded). ` + "`go test ./compare -run TestRecordedSets`" + ` judges every pair with
+` + "`servebench run`" + ` invocation, stored as NAME.rec.xz (package compare/recorded: every record
+kept, its times to the nanosecond and its events to the microsecond, in columns compressed by
+xz; ` + "`go run ./compare/recorded/pack`" + ` stores a new set, with liblzma's ` + "`xz`" + ` command).
+` + "`go test ./compare -run TestRecordedSets`" + ` judges every pair with
 the current policy, as ` + "`servebench compare BASE CAND --expect-change …`" + ` does with the
 conditions the manifest names (the simulator's; for the overload set, whose base ran on a
 simulated B200, the GPU's too), asserts each set's goal and checks this page; the figures here

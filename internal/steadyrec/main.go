@@ -1,22 +1,24 @@
 // Command steadyrec trims records files to the fields the steady-state check reads and
-// writes them gzipped, for the recorded sets the metrics package judges in its tests
+// stores them (NAME.rec.xz, package compare/recorded: columns, xz-compressed, events to the
+// microsecond), for the recorded sets the metrics package judges in its tests
 // (metrics/testdata/recorded; docs/steady-evidence.md):
 //
 //	go run ./internal/steadyrec -o metrics/testdata/recorded/SET DIR/*.jsonl
 //
-// A trimmed record keeps its phase, times, events, lengths and error class; the header keeps
+// Storing takes liblzma's xz command. A trimmed record keeps its phase, times, events, lengths and error class; the header keeps
 // its command, target, configuration and load (the workload's prompts go); the run-end lines
 // keep the client's health windows.
 package main
 
 import (
-	"compress/gzip"
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"servebench/compare/recorded"
 	"servebench/record"
 )
 
@@ -32,7 +34,7 @@ func main() {
 		os.Exit(1)
 	}
 	for _, p := range flag.Args() {
-		dst := filepath.Join(*out, strings.TrimSuffix(filepath.Base(p), ".jsonl")+".jsonl.gz")
+		dst := filepath.Join(*out, strings.TrimSuffix(filepath.Base(p), ".jsonl")+recorded.Ext)
 		if err := trim(p, dst); err != nil {
 			fmt.Fprintf(os.Stderr, "steadyrec: %s: %v\n", p, err)
 			os.Exit(1)
@@ -40,7 +42,7 @@ func main() {
 	}
 }
 
-// trim writes src's records, trimmed, to dst (gzip).
+// trim writes src's records, trimmed, to dst (stored).
 func trim(src, dst string) error {
 	f, err := os.Open(src)
 	if err != nil {
@@ -58,12 +60,8 @@ func trim(src, dst string) error {
 	h := *hdr
 	h.Workload = record.Workload{Source: h.Workload.Source, Count: h.Workload.Count, Seed: h.Workload.Seed}
 	h.Conditions, h.Observed = nil, nil
-	o, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	zw, _ := gzip.NewWriterLevel(o, gzip.BestCompression)
-	w := record.NewWriter(zw)
+	var buf bytes.Buffer
+	w := record.NewWriter(&buf)
 	if err := w.WriteHeader(&h); err != nil {
 		return err
 	}
@@ -81,10 +79,11 @@ func trim(src, dst string) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if err := zw.Close(); err != nil {
+	var packed bytes.Buffer
+	if err := recorded.Pack(&packed, &buf); err != nil {
 		return err
 	}
-	return o.Close()
+	return os.WriteFile(dst, packed.Bytes(), 0o644)
 }
 
 // keep is r with only what the steady check and the summary's counts read.

@@ -11,6 +11,14 @@
 //
 // The llama.cpp stages' files (llama-aa3, llama-ab) are stored with -llama, -llama-ab and
 // -llama-expect (the condition the candidate's server flags change, e.g. batching.max_num_seqs).
+//
+// With -convert DIR it rewrites every stored file of format 1 under DIR (NAME.jsonl.gz: the
+// gzipped records files, compact or not) in format 2 (NAME.rec.xz, package recorded), and
+// the pairs of DIR's manifest with them, if it has one of this package's; a file of format 2
+// it compresses again as pack now does:
+//
+//	go run ./compare/recorded/pack -convert compare/testdata/recorded
+//	go run ./compare/recorded/pack -convert metrics/testdata/recorded
 package main
 
 import (
@@ -26,6 +34,7 @@ import (
 
 	"servebench/compare"
 	"servebench/compare/recorded"
+	"servebench/internal/policydoc"
 	"servebench/record"
 )
 
@@ -46,7 +55,15 @@ func main() {
 	llama := flag.Int("llama", 0, "llama.cpp A/A pairs at 3 runs (LLAMA)")
 	llamaAB := flag.Int("llama-ab", 0, "llama.cpp A/B pairs at 3 runs (LLAMA_AB)")
 	llamaExpect := flag.String("llama-expect", "", "comma-separated conditions the llama.cpp A/B pairs are compared with (--expect-change): what LLAMA_CAND changes")
+	convert := flag.String("convert", "", "rewrite the stored files of format 1 under this folder in format 2")
 	flag.Parse()
+	if *convert != "" {
+		if err := convertDir(*convert); err != nil {
+			fmt.Fprintln(os.Stderr, "pack:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var le []string
 	if *llamaExpect != "" {
 		le = strings.Split(*llamaExpect, ",")
@@ -127,17 +144,17 @@ func run(from, out, sub, label, commit, when, command, suffix string, n counts) 
 			var sp [2]string
 			for k, name := range p {
 				if !stored[name] {
-					if err := store(filepath.Join(from, name), filepath.Join(dir, name+".gz")); err != nil {
+					if err := store(filepath.Join(from, name), filepath.Join(dir, storedName(name))); err != nil {
 						return err
 					}
 					stored[name] = true
 				}
-				sp[k] = filepath.Join(sub, name+".gz")
+				sp[k] = filepath.Join(sub, storedName(name))
 				for _, v := range loads[name] {
 					lo, hi = min(lo, v), max(hi, v)
 				}
 			}
-			if err := same(filepath.Join(from, p[0]), filepath.Join(from, p[1]), filepath.Join(dir, p[0]+".gz"), filepath.Join(dir, p[1]+".gz"), l.expect); err != nil {
+			if err := same(filepath.Join(from, p[0]), filepath.Join(from, p[1]), filepath.Join(dir, storedName(p[0])), filepath.Join(dir, storedName(p[1])), l.expect); err != nil {
 				return fmt.Errorf("%s %v: %w", l.name, p, err)
 			}
 			s.Pairs = append(s.Pairs, sp)
@@ -172,6 +189,9 @@ func readLoads(path string) (map[string][]float64, error) {
 	return out, nil
 }
 
+// storedName is the stored file's name of a records file NAME.jsonl: NAME.rec.xz.
+func storedName(name string) string { return strings.TrimSuffix(name, ".jsonl") + recorded.Ext }
+
 func store(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
@@ -179,10 +199,80 @@ func store(src, dst string) error {
 	}
 	defer in.Close()
 	var buf bytes.Buffer
-	if err := recorded.Compact(&buf, in); err != nil {
+	if err := recorded.Pack(&buf, in); err != nil {
 		return fmt.Errorf("%s: %w", src, err)
 	}
 	return os.WriteFile(dst, buf.Bytes(), 0o644)
+}
+
+// formatTwo is the name in format 2 of a stored file's name.
+func formatTwo(name string) string {
+	if base, ok := strings.CutSuffix(name, ".jsonl.gz"); ok {
+		return base + recorded.Ext
+	}
+	return name
+}
+
+// convertDir rewrites the files of format 1 under dir in format 2, and dir's manifest's
+// pairs with them.
+func convertDir(dir string) error {
+	var old []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".jsonl.gz") || strings.HasSuffix(p, recorded.Ext)) {
+			old = append(old, p)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	before, after := int64(0), int64(0)
+	for _, p := range old {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if strings.HasSuffix(p, recorded.Ext) {
+			err = recorded.Repack(&buf, f)
+		} else {
+			var raw []byte
+			if raw, err = recorded.Expand(f); err == nil {
+				err = recorded.Pack(&buf, bytes.NewReader(raw))
+			}
+		}
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		dst := formatTwo(p)
+		if err := os.WriteFile(dst, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+		before, after = before+fi.Size(), after+int64(buf.Len())
+		if dst != p {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Printf("%d files: %.1f MB before, %.1f MB in format 2\n", len(old), float64(before)/1e6, float64(after)/1e6)
+	m, err := recorded.ReadManifest(dir)
+	if err != nil || len(m.Sets) == 0 { // none, or another package's (metrics' sets are found by name)
+		return nil
+	}
+	for i := range m.Sets {
+		for j := range m.Sets[i].Pairs {
+			for k, name := range m.Sets[i].Pairs[j] {
+				m.Sets[i].Pairs[j][k] = formatTwo(name)
+			}
+		}
+	}
+	return writeManifest(dir, m)
 }
 
 // same judges the pair from the originals and from the stored files and fails when the
@@ -198,10 +288,7 @@ func same(b0, c0, b1, c1 string, expect []string) error {
 			var s *compare.Side
 			var err error
 			if stored {
-				var raw []byte
-				if raw, err = recorded.Open(filepath.Dir(p), filepath.Base(p)); err == nil {
-					s, err = compare.ReadSideFrom(bytes.NewReader(raw), p)
-				}
+				s, err = policydoc.ReadSide(filepath.Dir(p), filepath.Base(p))
 			} else {
 				s, err = compare.ReadSide(p, func(string, *record.LineError) {})
 			}
