@@ -3,6 +3,7 @@ package stat
 import (
 	"math"
 	"slices"
+	"sync"
 )
 
 // RankSumGreater is the one-sided p of the Wilcoxon–Mann–Whitney rank-sum test that the
@@ -55,39 +56,50 @@ func RankSumExact(a, b []float64) float64 {
 			}
 		}
 	}
-	// N(i, j, k), the orderings of i values of a and j of b with k pairs where a's is larger,
-	// over j: the largest value is b's (it beats no a: N(i, j−1, k)) or a's (it beats all j:
-	// N(i−1, j, k−j)). f holds N(·, j−1, ·), g N(·, j, ·); C(m+n, m) orderings in all.
-	f := make([][]float64, m+1)
-	for i := range f {
-		f[i] = make([]float64, m*n+1)
-	}
-	for i := 0; i <= m; i++ {
-		f[i][0] = 1 // j = 0: no b values, no pairs
-	}
-	for j := 1; j <= n; j++ {
-		g := make([][]float64, m+1)
-		for i := range g {
-			g[i] = make([]float64, m*n+1)
-		}
-		for i := 0; i <= m; i++ {
-			for k := 0; k <= i*j; k++ {
-				// the largest of the i+j values is b's (it beats no a) or a's (it beats all j b's)
-				v := f[i][k]
-				if i > 0 && k >= j {
-					v += g[i-1][k-j]
-				}
-				g[i][k] = v
-			}
-		}
-		f = g
-	}
 	total, tail := 0.0, 0.0
-	for k, c := range f[m] {
+	for k, c := range uNull(m, n) {
 		total += c
 		if float64(k) >= u-1e-9 {
 			tail += c
 		}
 	}
 	return tail / total
+}
+
+// uNulls holds U's null distribution by sample sizes ([2]int{m, n} → []float64): it depends on
+// m and n only, and the steadiness checks ask for the same few sizes thousands of times.
+var uNulls sync.Map
+
+// uNull is N(m, n, k) over k = 0…m·n: the orderings of m values of a and n of b with k pairs
+// where a's is larger. The caller must not modify it.
+func uNull(m, n int) []float64 {
+	if d, ok := uNulls.Load([2]int{m, n}); ok {
+		return d.([]float64)
+	}
+	// N(i, j, k) over j: the largest value is b's (it beats no a: N(i, j−1, k)) or a's (it
+	// beats all j: N(i−1, j, k−j)). f holds N(·, j−1, ·), g N(·, j, ·); C(m+n, m) orderings
+	// in all. Two buffers, swapped: row i of N(·, j, ·) is written for k ≤ i·j, every entry
+	// that is nonzero in N(·, j−2, ·), and read beyond i·(j−1) only where it is still zero.
+	w := m*n + 1
+	fb, gb := make([]float64, (m+1)*w), make([]float64, (m+1)*w)
+	row := func(b []float64, i int) []float64 { return b[i*w : (i+1)*w] }
+	for i := 0; i <= m; i++ {
+		fb[i*w] = 1 // j = 0: no b values, no pairs
+	}
+	for j := 1; j <= n; j++ {
+		for i := 0; i <= m; i++ {
+			f, g := row(fb, i), row(gb, i)
+			for k := 0; k <= i*j; k++ {
+				// the largest of the i+j values is b's (it beats no a) or a's (it beats all j b's)
+				v := f[k]
+				if i > 0 && k >= j {
+					v += gb[(i-1)*w+k-j]
+				}
+				g[k] = v
+			}
+		}
+		fb, gb = gb, fb
+	}
+	d, _ := uNulls.LoadOrStore([2]int{m, n}, row(fb, m))
+	return d.([]float64)
 }
