@@ -182,6 +182,7 @@ func (b *Session) traceDataset(t *workload.Trace, err error, r int) (part, bool,
 	if t.Dropped > 0 {
 		b.logf("--dataset: %d rows without lengths (failed requests in the trace) or of another model were left out", t.Dropped)
 	}
+	b.shard = b.shard.bySession(t.Follows()) // a session's turns go to one shard
 	return part{reqs: t.Plain(), missed: t.Missed, follows: t.Follows()}, t.Exact, b.shard.apply(&b.spec, &b.lc, as)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"servebench/load"
 	"servebench/load/pacer"
@@ -66,7 +67,7 @@ func LoadConfig(ctx context.Context, s *runspec.Spec) (load.Config, []pacer.Arri
 	if s.TraceDataset() {
 		return lc, nil, nil // its arrivals and its shard come with the workload (dataset.go)
 	}
-	return lc, as, shard(sh).apply(s, &lc, as)
+	return lc, as, shard{Shard: sh}.apply(s, &lc, as)
 }
 
 // readTrace reads --trace in one bounded, cancellable pass.
@@ -97,16 +98,28 @@ func traceErr(err error) error {
 // shard is this process's part of a run split across n load generators (--shard i/n).
 // Request k of the workload goes to shard k mod n, so the shards together send exactly the
 // unsplit run's requests; each shard takes its share of the users (or of the arrival rate),
-// and `servebench report shard-*.jsonl` merges the files back into one run.
-type shard runspec.Shard
+// and `servebench report shard-*.jsonl` merges the files back into one run. A replayed trace
+// whose rows are sessions is split by session instead (bySession): each session's turns go
+// to one shard, so that every later turn waits for the turn before it.
+type shard struct {
+	runspec.Shard
+	// ids, when set, are the whole run's indices of this shard's requests, in order (a split
+	// by session of a trace of total rows); nil: request k is this shard's when k mod n = i
+	ids   []int
+	total int
+}
 
 // Split reports whether the run is split at all.
 func (s shard) Split() bool { return s.N > 1 }
 
-// share is how many of x items k = 0..x−1 fall to this shard (k mod n = i).
+// share is how many of x items k = 0..x−1 fall to this shard (k mod n = i, or k in ids).
 func (s shard) share(x int) int {
 	if !s.Split() {
 		return x
+	}
+	if s.ids != nil {
+		n, _ := slices.BinarySearch(s.ids, x)
+		return n
 	}
 	if x <= s.I {
 		return 0
@@ -114,17 +127,42 @@ func (s shard) share(x int) int {
 	return (x - s.I + s.N - 1) / s.N
 }
 
+// bySession returns s split by the sessions of follows (a replayed trace's: follows[k] names
+// the turn request k follows): a session's every turn goes to the shard of its first turn,
+// k mod n of that turn's index, and a row of no session to k mod n as before, so that no
+// turn's previous turn is sent by another process, whose end this one cannot wait for.
+// Without sessions it returns s unchanged.
+func (s shard) bySession(follows []*workload.Follow) shard {
+	if !s.Split() || follows == nil {
+		return s
+	}
+	root := make([]int, len(follows))
+	s.ids, s.total = []int{}, len(follows)
+	for k, f := range follows {
+		root[k] = k
+		if f != nil && f.Prev >= 0 && f.Prev < k {
+			root[k] = root[f.Prev]
+		}
+		if root[k]%s.N == s.I {
+			s.ids = append(s.ids, k)
+		}
+	}
+	return s
+}
+
 // apply turns the whole run's load shape into this shard's: its share of users, cap, warmup
 // and requests, and 1/n of the arrival rate (seeded per shard, so the shards' arrivals are
 // independent and together form the unsplit process: n Poisson streams of rate r/n are one of
-// rate r). A trace is split like the workload, arrival k to shard k mod n, exactly.
+// rate r). A trace is split like the workload, arrival k to shard k mod n (or by session),
+// exactly.
 func (s shard) apply(sp *runspec.Spec, lc *load.Config, arrivals []pacer.Arrival) error {
 	if !s.Split() {
 		return nil
 	}
-	lc.Concurrency, lc.MaxConcurrency = s.share(lc.Concurrency), s.share(lc.MaxConcurrency)
+	users := shard{Shard: s.Shard} // users and the cap are split k mod n, as ever
+	lc.Concurrency, lc.MaxConcurrency = users.share(lc.Concurrency), users.share(lc.MaxConcurrency)
 	// the whole run sends warmup requests k < W and measured ones W <= k < W+R; this shard
-	// sends those with k mod n = i: share(W) warmup, then share(W+R) − share(W) measured
+	// sends those that fall to it: share(W) warmup, then share(W+R) − share(W) measured
 	w, r := lc.Warmup, lc.Requests
 	lc.Warmup = s.share(w)
 	if r > 0 {
@@ -139,18 +177,30 @@ func (s shard) apply(sp *runspec.Spec, lc *load.Config, arrivals []pacer.Arrival
 		lc.Pacer = p
 	case arrivals != nil:
 		var out []pacer.Arrival
-		for k := s.I; k < len(arrivals); k += s.N {
-			out = append(out, arrivals[k])
+		if s.ids != nil {
+			for _, k := range s.ids {
+				out = append(out, arrivals[k])
+			}
+		} else {
+			for k := s.I; k < len(arrivals); k += s.N {
+				out = append(out, arrivals[k])
+			}
 		}
 		lc.Pacer = pacer.NewTrace(out)
 	}
 	return nil
 }
 
-// id maps this shard's j-th request to its index in the whole run.
+// id maps this shard's j-th request to its index in the whole run (past a split by
+// session's own requests, to indices past the whole run's that no other shard takes).
 func (s shard) id(j int) int {
-	if !s.Split() {
+	switch {
+	case !s.Split():
 		return j
+	case s.ids == nil:
+		return j*s.N + s.I
+	case j < len(s.ids):
+		return s.ids[j]
 	}
-	return j*s.N + s.I
+	return s.total + (j-len(s.ids))*s.N + s.I
 }

@@ -33,7 +33,7 @@ func (b *Session) prepareLoad(ctx context.Context) error {
 		b.spec.Requests = max(len(as)-b.spec.Warmup, 1)
 	}
 	sh, err := b.spec.ShardOf()
-	b.shard = shard(sh)
+	b.shard = shard{Shard: sh}
 	return err
 }
 

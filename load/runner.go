@@ -60,7 +60,8 @@ type Config struct {
 	// WarmupAuto keeps warming, at the run's own load shape, until the warmup stops moving
 	// (warmup.go, stat.WarmupJudge): at least WarmupMin requests, at most WarmupMax or
 	// WarmupTimeout, judged over windows of the token gaps as they stream, whose ITL must
-	// agree within WarmupTolerance, with no trend, over the last three. Warmup is then unused.
+	// agree within WarmupTolerance, with no trend, over the last three (or, from the tenth
+	// window, show no falling trend over the last six). Warmup is then unused.
 	WarmupAuto      bool
 	WarmupMin       int
 	WarmupMax       int

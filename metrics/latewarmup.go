@@ -10,9 +10,9 @@ import (
 )
 
 // LateWarmup names the measured requests that ran before the server was warm, in a run
-// whose --warmup auto had stopped: the warmup judge decides on the last three
-// windows of the warmup alone, and beside a busy client their ITL swings as much as a cold
-// phase's last fall, so it can stop early. The measured run is the reference the judge
+// whose --warmup auto had stopped: the warmup judge decides on the last few windows of the
+// warmup alone (three that agree, or six with no fall), and beside a busy client their ITL
+// swings as much as a cold phase's last fall, so it can stop early. The measured run is the reference the judge
 // lacked: its later requests show what warm is, and its first ones can be held to them.
 type LateWarmup struct {
 	Requests int     `json:"requests"` // the first N measured requests (in send order)

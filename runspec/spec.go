@@ -130,8 +130,8 @@ type Spec struct {
 	// slot (DefaultWarmup): that is why it is tracked as set or not rather than by value.
 	Warmup int `yaml:"warmup" json:"warmup"`
 	// WarmupAuto (--warmup auto) warms until the warmup's ITL stops moving (stat.WarmupJudge:
-	// within WarmupTolerance over three windows of time), after at least one request per slot
-	// and at most WarmupMax requests or WarmupTimeout.
+	// within WarmupTolerance over three windows, or no fall over six from the tenth window on),
+	// after at least one request per slot and at most WarmupMax requests or WarmupTimeout.
 	WarmupAuto      bool          `yaml:"warmup-auto" json:"warmup_auto,omitempty"`
 	WarmupMax       int           `yaml:"warmup-max" json:"warmup_max,omitempty"`
 	WarmupTimeout   time.Duration `yaml:"warmup-timeout" json:"warmup_timeout,omitempty"`

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -172,8 +173,85 @@ func TestWarmupAutoLiveReport(t *testing.T) {
 				shifted += fmt.Sprintf(" %+.1fs: unnamed", -x.Seconds())
 			}
 		}
-		t.Logf("%s %-6s cold %.2fs late %+.2fs (bound %.1fs) %-5s warmup %d (%s) | %s | %s | slow gaps %d | load %s | early from the records:%s",
+		// this build's judge replayed over the run's records (warmup and measured alike: the
+		// server is the same either way), so that a judge can be weighed on runs recorded by
+		// another: where it would have stopped warming, against the cold phase's end
+		replay := "never"
+		if at, wins, ok := replayJudge(h, recs); ok {
+			if meta.ColdEndNs > 0 {
+				replay = fmt.Sprintf("%+.2fs (%d windows)", float64(at-meta.ColdEndNs)/1e9, wins)
+			} else {
+				replay = fmt.Sprintf("at %.2fs (%d windows)", float64(at)/1e9, wins)
+			}
+		}
+		t.Logf("%s %-6s cold %.2fs late %+.2fs (bound %.1fs) %-5s warmup %d (%s) | %s | %s | slow gaps %d | load %s | judge replayed: stop %s | early from the records:%s",
 			filepath.Base(m)[:12], meta.Case, float64(meta.ColdEndNs)/1e9, late.Seconds(), bound.Seconds(), verdict,
-			h.Ends[0].WarmupRequests, h.Ends[0].WarmupStop, named, st, slow, strings.Fields(meta.Loadavg + " ?")[0], shifted)
+			h.Ends[0].WarmupRequests, h.Ends[0].WarmupStop, named, st, slow, strings.Fields(meta.Loadavg + " ?")[0], replay, shifted)
 	}
+}
+
+// replayJudge feeds stat.WarmupJudge a run's records in time order, as the load runner
+// streams them (a send, each content event, a completion), with the run's --concurrency as
+// its minimum, and says when (ns since t0) it would have said warm and after how many
+// windows. Every record is fed, the measured ones too, so a judge that stops later than the
+// recorded one is still seen.
+func replayJudge(h *record.Header, recs []record.Record) (int64, int, bool) {
+	users := 1
+	if i := slices.Index(h.Command, "--concurrency"); i >= 0 && i+1 < len(h.Command) {
+		users, _ = strconv.Atoi(h.Command[i+1])
+	}
+	type step struct {
+		t    int64
+		kind int // 0 sent, 1 event, 2 done
+		r    *record.Record
+	}
+	var steps []step
+	for i := range recs {
+		r := &recs[i]
+		sent := r.Sent
+		if sent == 0 {
+			sent = r.Scheduled
+		}
+		steps = append(steps, step{sent, 0, r})
+		done := max(r.Done, sent)
+		if r.OK() {
+			for _, e := range r.Events {
+				steps = append(steps, step{e.T, 1, r})
+				done = max(done, e.T)
+			}
+		}
+		steps = append(steps, step{done, 2, r})
+	}
+	slices.SortStableFunc(steps, func(a, b step) int {
+		if a.t != b.t {
+			return cmp.Compare(a.t, b.t)
+		}
+		return cmp.Compare(a.kind, b.kind)
+	})
+	j := stat.WarmupJudge{Tolerance: 0.1, Min: users}
+	for _, s := range steps {
+		var warm bool
+		switch s.kind {
+		case 0:
+			j.Sent(s.r.ID, s.t)
+		case 1:
+			warm = j.Event(s.r.ID, s.t)
+		case 2:
+			var ev []int64
+			if s.r.OK() {
+				for _, e := range s.r.Events {
+					ev = append(ev, e.T)
+				}
+			}
+			sent := s.r.Sent
+			if sent == 0 {
+				sent = s.r.Scheduled
+			}
+			warm = j.Done(s.r.ID, sent, ev)
+		}
+		if warm {
+			return s.t, j.Windows(), true
+		}
+	}
+	return 0, j.Windows(), false
 }
