@@ -74,15 +74,20 @@ type recordView struct {
 	violation, answer, expected string
 }
 
-// 10% invalid answers from the simulator read as 10% ± 3 points over 500
-// requests, every invalid one named in its record; with none broken, none is counted.
+// Invalid answers from the simulator (--invalid-json 0.1) are counted: every completed request
+// checked, every invalid one named in its record, the summary's count and goodput the
+// records'; with none broken, none is counted. 100 requests: the share the simulator breaks is
+// its own test's (sim's TestAnswerSharesOverHTTP holds it over 400 draws), so here it is only
+// held to be neither none nor far above 10% (0 of 100 has a chance of 3e-5). Before, 500
+// requests were held to 10% ± 3 points, which the prompts' fresh nonce (its draws) missed
+// about one run in 40.
 func TestResponseFormatCountsInvalidAnswers(t *testing.T) {
 	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.InvalidJSON = 0.1; c.TTFT = 0 })
-	s, recs := runAnswers(t, url, "--response-format", "json-schema:"+exampleSchema, "--requests", "500", "--output-tokens", "200", "--slo", "correct")
+	s, recs := runAnswers(t, url, "--response-format", "json-schema:"+exampleSchema, "--requests", "100", "--output-tokens", "200", "--slo", "correct")
 	a := s.Answers
-	if a.Checked != 500 || a.InvalidShare == nil || *a.InvalidShare < 0.07 || *a.InvalidShare > 0.13 {
-		t.Fatalf("checked %d, invalid share %v: want 500 checked and 10%% ± 3 points invalid", a.Checked, a.InvalidShare)
+	if a.Checked != 100 || a.InvalidShare == nil || a.Invalid == 0 || *a.InvalidShare > 0.3 {
+		t.Fatalf("checked %d, %d invalid: want 100 checked and some invalid, at most 30%%", a.Checked, a.Invalid)
 	}
 	invalid := 0
 	for _, r := range recs {
@@ -96,27 +101,29 @@ func TestResponseFormatCountsInvalidAnswers(t *testing.T) {
 			}
 		}
 	}
-	if invalid != a.Invalid || s.GoodRequests != 500-invalid || len(a.InvalidEx) == 0 {
-		t.Errorf("records hold %d invalid, the summary %d, goodput counts %d good of 500 (want %d), %d examples", invalid, a.Invalid, s.GoodRequests, 500-invalid, len(a.InvalidEx))
+	if invalid != a.Invalid || s.GoodRequests != 100-invalid || len(a.InvalidEx) == 0 {
+		t.Errorf("records hold %d invalid, the summary %d, goodput counts %d good of 100 (want %d), %d examples", invalid, a.Invalid, s.GoodRequests, 100-invalid, len(a.InvalidEx))
 	}
 
 	url = startSim(t, func(c *sim.Config) { c.TTFT = 0 })
-	s, _ = runAnswers(t, url, "--response-format", "json", "--requests", "100")
-	if s.Answers.Checked != 100 || s.Answers.Invalid != 0 {
+	s, _ = runAnswers(t, url, "--response-format", "json", "--requests", "20")
+	if s.Answers.Checked != 20 || s.Answers.Invalid != 0 {
 		t.Errorf("--invalid-json 0: %d of %d invalid, want none", s.Answers.Invalid, s.Answers.Checked)
 	}
 }
 
 // Answers 20% wrong read as an accuracy whose interval holds 80%, and
 // goodput with --slo correct counts exactly the right ones; with no error every answer is
-// right, with every one wrong none is.
+// right, with every one wrong none is. The dataset's prompts carry no nonce, so the
+// simulator's draws (by seed, request id and prompt) are the same every time: 100 requests
+// (500 before) check the same wiring; the simulator's share is sim's TestAnswerSharesOverHTTP's.
 func TestAnswersDatasetAccuracyAndGoodput(t *testing.T) {
 	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.AnswersFile, c.AnswerError = exampleAnswers, 0.2 })
-	s, recs := runAnswers(t, url, "--dataset", "answers:"+exampleAnswers, "--requests", "500", "--slo", "correct,ttft=1h")
+	s, recs := runAnswers(t, url, "--dataset", "answers:"+exampleAnswers, "--requests", "100", "--slo", "correct,ttft=1h")
 	a := s.Answers
-	if a.Scored != 500 || a.Accuracy == nil || !(*a.Lo <= 0.8 && 0.8 <= *a.Hi) {
-		t.Fatalf("scored %d, accuracy %v [%v, %v]: want 500 scored and an interval holding 80%%", a.Scored, a.Accuracy, a.Lo, a.Hi)
+	if a.Scored != 100 || a.Accuracy == nil || !(*a.Lo <= 0.8 && 0.8 <= *a.Hi) {
+		t.Fatalf("scored %d, accuracy %v [%v, %v]: want 100 scored and an interval holding 80%%", a.Scored, a.Accuracy, a.Lo, a.Hi)
 	}
 	right := 0
 	for _, r := range recs {
@@ -135,24 +142,25 @@ func TestAnswersDatasetAccuracyAndGoodput(t *testing.T) {
 	for _, e := range []struct {
 		share float64
 		want  int
-	}{{0, 100}, {1, 0}} {
+	}{{0, 20}, {1, 0}} {
 		url := startSim(t, func(c *sim.Config) { c.AnswersFile, c.AnswerError = exampleAnswers, e.share })
-		s, _ := runAnswers(t, url, "--dataset", "answers:"+exampleAnswers, "--requests", "100")
+		s, _ := runAnswers(t, url, "--dataset", "answers:"+exampleAnswers, "--requests", "20")
 		if s.Answers.Correct != e.want {
-			t.Errorf("--answer-error %v: %d of 100 right, want %d", e.share, s.Answers.Correct, e.want)
+			t.Errorf("--answer-error %v: %d of 20 right, want %d", e.share, s.Answers.Correct, e.want)
 		}
 	}
 }
 
 // compare treats accuracy as a key metric: a candidate that answers worse regressed, whatever
-// its latencies; the same server under another seed does not.
+// its latencies; the same server under another seed does not. The draws do not depend on the
+// machine's load (the dataset's prompts carry no nonce): 200 requests a side (400 before).
 func TestCompareJudgesAccuracy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	run := func(name string, share float64, seed int64) string {
 		url := startSim(t, func(c *sim.Config) { c.AnswersFile, c.AnswerError, c.Seed = exampleAnswers, share, seed })
 		out := filepath.Join(dir, name)
-		if code, _, stderr := runMain(t, "run", "--url", url, "--dataset", "answers:"+exampleAnswers, "--requests", "400", "-o", out, "-q"); code != 0 {
+		if code, _, stderr := runMain(t, "run", "--url", url, "--dataset", "answers:"+exampleAnswers, "--requests", "200", "-o", out, "-q"); code != 0 {
 			t.Fatalf("run %s: exit %d: %s", name, code, stderr)
 		}
 		return out

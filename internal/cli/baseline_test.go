@@ -14,12 +14,18 @@ import (
 	"servebench/sim"
 )
 
-// TestBaselineCompareSimulator is the baseline-to-compare acceptance test against the simulator in fixed
-// mode: the same configuration twice is never called changed (exit 0, or 6 when 8 requests a
-// run cannot pin a p99 down to 10%); ITL 20 ms vs 25 ms,
-// 3 runs each, is "regressed" (exit 4); a different --output-tokens is "not comparable" naming
-// that condition (exit 5), and with --expect-change the same pair is compared.
+// TestBaselineCompareSimulator is the baseline-to-compare wiring against the simulator in
+// fixed mode: a --repeat 2 baseline embeds its workload's recipe; --like of it against a
+// simulator of another ITL is compared, naming the simulator's setting (sim.itl, a recorded
+// condition) among what differs; a different --output-tokens is "not comparable" naming that
+// condition and the deliberate change (exit 5), and with --expect-change the same pair is
+// compared; the gobench format has a line per run. Which verdict a comparison reaches is
+// TestCompareRegressedAndImproved's (virtual-time files, exit 4, 0 and no change), not this
+// test's: its runs are short real-time runs, which a busy machine moves. Before, it held the
+// verdicts of 3+3 real runs (ITL 20 vs 25 ms regressed, the same configuration twice not
+// changed), serially.
 func TestBaselineCompareSimulator(t *testing.T) {
+	t.Parallel()
 	fixed := func(itl time.Duration) func(*sim.Config) {
 		return func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, itl }
 	}
@@ -33,59 +39,36 @@ func TestBaselineCompareSimulator(t *testing.T) {
 		}
 	}
 	run("--url", url20, "--input-tokens", "32", "--output-tokens", "8", "--requests", "8", "--concurrency", "4",
-		"--warmup", "1", "--repeat", "3", "-o", p("base.jsonl"))
+		"--warmup", "1", "--repeat", "2", "-o", p("base.jsonl"))
 	hdr, recs := readRecords(t, p("base.jsonl"))
 	runs := map[int]bool{}
 	for _, r := range recs {
 		runs[r.Run] = true
 	}
-	if len(runs) != 3 || len(hdr.Workload.Recipe) == 0 {
+	if len(runs) != 2 || len(hdr.Workload.Recipe) == 0 {
 		t.Fatalf("base: runs %v, embedded workload recipe %d bytes", runs, len(hdr.Workload.Recipe))
 	}
-	run("--like", p("base.jsonl"), "--url", url20, "-o", p("same.jsonl"))
 	run("--like", p("base.jsonl"), "--url", url25, "-o", p("slow.jsonl"))
 	run("--like", p("base.jsonl"), "--url", url20, "--output-tokens", "6", "--repeat", "1", "-o", p("short.jsonl"))
 	h, _ := readRecords(t, p("short.jsonl"))
 	if h.Like == nil || len(h.Like.Changes) != 2 || h.Like.Changes[0].Key != "output-tokens" {
 		t.Errorf("deliberate changes: %+v", h.Like)
 	}
-
-	// the same configuration twice must be "no significant change"; two identical runs on a
-	// shared 2-core machine can still differ when other work lands on one of them, so a miss
-	// is measured once more before it counts
-	for attempt := 0; attempt < 2; attempt++ {
-		if code, _, _ := runMain(t, "compare", p("base.jsonl"), p("same.jsonl"), "--threshold", "10"); code == exitcode.OK || code == exitcode.Inconclusive {
-			break
-		}
-		run("--like", p("base.jsonl"), "--url", url20, "--force", "-o", p("same.jsonl"))
+	compared := func(code int) bool {
+		return code == exitcode.OK || code == exitcode.Regression || code == exitcode.Inconclusive || code == exitcode.Provisional
 	}
 	for _, tc := range []struct {
 		args []string
-		code int
+		code int // -1: compared, whatever the verdict
 		want []string
 	}{
-		// 10%: p99 of 8 requests is their maximum, which a busy 2-core test machine can move by
-		// more than 5% between two identical runs; the regression case below moves ITL by 25%
-		{[]string{p("base.jsonl"), p("same.jsonl"), "--threshold", "10"}, -2, []string{"n=3"}},
-		{[]string{p("base.jsonl"), p("slow.jsonl")}, exitcode.Regression, []string{"REGRESSED", "ITL p50", "TPOT p50", "sim.itl"}},
+		{[]string{p("base.jsonl"), p("slow.jsonl")}, -1, []string{"n=2", "ITL p50", "sim.itl", "\nverdict     "}},
 		{[]string{p("base.jsonl"), p("short.jsonl")}, exitcode.NotComparable, []string{"NOT COMPARABLE", "workload.output_tokens", "deliberate changes", "--output-tokens 8 → 6"}},
-		// compared, not refused: a single short run against six is low confidence, and on a
-		// loaded machine its one TTFT sample may well read as a regression, so either verdict
-		// (exit 0 or 4) is right here; what must not happen is "not comparable"
 		{[]string{p("base.jsonl"), p("short.jsonl"), "--expect-change", "output_tokens"}, -1, []string{"expected change", "other side's runs alone", "\nverdict     "}},
 	} {
 		code, out, errs := runMain(t, append([]string{"compare"}, tc.args...)...)
-		switch {
-		case tc.code == -1:
-			if code != exitcode.OK && code != exitcode.Regression && code != exitcode.Inconclusive || strings.Contains(out, "NOT COMPARABLE") {
-				t.Errorf("compare %v: exit %d, want a comparison (0, 4 or 6)\n%s%s", tc.args[1:], code, out, errs)
-			}
-		case tc.code == -2: // the same configuration: never called changed
-			if code != exitcode.OK && code != exitcode.Inconclusive || strings.Contains(out, "IMPROVED") {
-				t.Errorf("compare %v: exit %d, want no change or inconclusive\n%s%s", tc.args[1:], code, out, errs)
-			}
-		case code != tc.code:
-			t.Errorf("compare %v: exit %d, want %d\n%s%s", tc.args[1:], code, tc.code, out, errs)
+		if tc.code == -1 && (!compared(code) || strings.Contains(out, "NOT COMPARABLE")) || tc.code >= 0 && code != tc.code {
+			t.Errorf("compare %v: exit %d, want %d (-1: a comparison)\n%s%s", tc.args[1:], code, tc.code, out, errs)
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(out, w) {
@@ -94,7 +77,7 @@ func TestBaselineCompareSimulator(t *testing.T) {
 		}
 	}
 	code, out, _ := runMain(t, "report", p("base.jsonl"), "--format", "gobench")
-	if code != 0 || strings.Count(out, "BenchmarkServe/") != 3 {
+	if code != 0 || strings.Count(out, "BenchmarkServe/") != 2 {
 		t.Errorf("gobench: exit %d:\n%s", code, out)
 	}
 }

@@ -1,9 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +12,7 @@ import (
 	"servebench/metrics"
 	"servebench/record"
 	"servebench/sim"
+	"servebench/vtime"
 )
 
 // TestWarmupAutoAgainstColdStart: against the simulator with a modelled cold phase (slow
@@ -71,44 +72,61 @@ func TestWarmupAutoAgainstColdStart(t *testing.T) {
 	}
 }
 
-// TestDriftAndQueueing: throttling part-way through a run (2 s into 5 s) is named as a drift
-// of the right metric and direction; an open loop at twice the simulator's capacity is
-// unbounded queueing (10 s: the check needs several windows of one early E2E, here about
-// 0.9 s, after the ramp-in; it found the growth at p = 5.5e-07 over 10 windows). It ran 9 s
-// and 20 s, and 80 requests for the capacity, before (38 s on a quiet machine). The verdicts
-// themselves, over many runs, are metrics' recorded-set and steady tests; this is their
-// wiring over real HTTP. The overload ends with --grace 1s: the queue it built would take as
-// long again to drain, and the check reads the queue while sending (a request cancelled at
-// the stop counts as outstanding until then).
+// TestDriftAndQueueing: `report` of a run whose server throttled part-way names the drift
+// of the metric it moved ("not steady: … rose"), and of an open loop at twice the server's
+// capacity says unbounded queueing. The runs are the real load runner (package load) against
+// the simulator's engine model in virtual time (package vtime), written as records files: the
+// CLI's part is reading them and printing the verdict. `run` prints the same text as `report`
+// (TestRunAgainstSimulatorAndReportMatches). The verdicts themselves, over many runs, are
+// vtime's TestMatrix (throttling and overload rows, in virtual time) and metrics'
+// TestRecordedSteadyRates (overload over HTTP, recorded); the warning texts are metrics'
+// TestSteadyFindsDrift and TestSteadyFindsUnboundedQueueing. Before, this test ran 15 s of
+// real-time runs over HTTP, serially (a busy neighbour moved its verdicts).
 func TestDriftAndQueueing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs for about 15 s")
-	}
+	t.Parallel()
 	dir := t.TempDir()
-	_, url := startSimServer(t, func(c *sim.Config) { c.ThrottleAfter, c.ThrottleFactor = 2*time.Second, 2 })
-	code, stdout, errs := runMain(t, "run", "--url", url, "--warmup", "4", "--duration", "5s", "--concurrency", "4",
-		"--input-tokens", "64", "--output-tokens", "16", "-o", filepath.Join(dir, "throttle.jsonl"))
+	write := func(name string, c sim.Config, l vtime.Load) (string, *vtime.Result) {
+		t.Helper()
+		res, err := vtime.Run(t, c, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := res.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p, res
+	}
+	base := sim.DefaultConfig()
+	base.MaxNumSeqs = 8
+	// a closed loop of 4 users, throttled ×2 from half way through its steady twin's run
+	closed := vtime.Load{Users: 4, Requests: 240, Warmup: 4, InputTokens: 64, OutputTokens: 16, InputJitter: 0.5, Seed: 1}
+	_, twin := write("twin.jsonl", base, closed)
+	thr := base
+	thr.ThrottleAfter, thr.ThrottleFactor = time.Duration(twin.Records[len(twin.Records)-1].Done)/2, 2
+	throttled, _ := write("throttle.jsonl", thr, closed)
+	code, out, errs := runMain(t, "report", throttled)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+		t.Fatalf("report: exit %d: %s", code, errs)
 	}
-	if !strings.Contains(stdout, "not steady: ITL p50 rose") && !strings.Contains(stdout, "not steady: TTFT p50 rose") {
-		t.Errorf("throttling after 2 s of 5 s not named as a rise:\n%s", stdout)
+	if !strings.Contains(out, "not steady: ITL p50 rose") && !strings.Contains(out, "not steady: TTFT p50 rose") {
+		t.Errorf("throttling ×2 from half way not named as a rise:\n%s", out)
 	}
-	// capacity first: a closed loop of 64 users shows the most this server does
-	_, url = startSimServer(t, func(c *sim.Config) { c.MaxNumSeqs = 8 })
-	code, _, errs = runMain(t, "run", "--url", url, "--concurrency", "8", "--requests", "40", "--warmup", "8",
-		"--input-tokens", "64", "--output-tokens", "64", "--json", filepath.Join(dir, "cap.json"), "-o", filepath.Join(dir, "cap.jsonl"))
-	if code != 0 {
-		t.Fatalf("capacity: exit %d: %s", code, errs)
+	// capacity first: a closed loop of max-num-seqs users shows the most this server does
+	full := vtime.Load{Users: 8, Requests: 32, Warmup: 8, InputTokens: 64, OutputTokens: 64}
+	capPath, _ := write("cap.jsonl", base, full)
+	capRate := requestRate(t, capPath)
+	over := vtime.Load{Rate: 2 * capRate, Requests: int(2 * capRate * 10), Warmup: 4, InputTokens: 64, OutputTokens: 64, Seed: 2}
+	overload, _ := write("over.jsonl", base, over)
+	if code, out, errs = runMain(t, "report", overload); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
 	}
-	capRate := requestRate(t, filepath.Join(dir, "cap.jsonl"))
-	code, stdout, errs = runMain(t, "run", "--url", url, "--rate", strconv.FormatFloat(2*capRate, 'f', 2, 64),
-		"--duration", "10s", "--grace", "1s", "--input-tokens", "64", "--output-tokens", "64", "-o", filepath.Join(dir, "over.jsonl"))
-	if code != 0 {
-		t.Fatalf("overload: exit %d: %s", code, errs)
-	}
-	if !strings.Contains(stdout, "unbounded queueing") {
-		t.Errorf("an open loop at twice capacity (%.1f req/s) is not called unbounded queueing:\n%s", 2*capRate, stdout)
+	if !strings.Contains(out, "unbounded queueing") {
+		t.Errorf("an open loop at twice capacity (%.1f req/s) is not called unbounded queueing:\n%s", 2*capRate, out)
 	}
 }
 
