@@ -11,7 +11,9 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.1
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
+	golang.org/x/sync v0.25.0
 	golang.org/x/text v0.44.0
+	google.golang.org/grpc v1.84.0
 	k8s.io/api v0.36.6
 	k8s.io/apimachinery v0.36.6
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
@@ -25,7 +27,6 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
-	google.golang.org/grpc v1.84.0 // indirect
 )
 
 require (

@@ -70,6 +70,19 @@ func ReadSideFrom(r io.Reader, name string) (*Side, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	return ReadSideRecords(rd, name)
+}
+
+// RecordSource is a records file being read: its header, then its records one at a time
+// (record.Reader, or compare/recorded's reader of a stored set's file).
+type RecordSource interface {
+	Header() *record.Header
+	Read(*record.Record) error
+}
+
+// ReadSideRecords reads the rest of rd into a comparison side, passing over invalid lines
+// (name names the file in errors).
+func ReadSideRecords(rd RecordSource, name string) (*Side, error) {
 	opt, err := metrics.HeaderOptions(rd.Header())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

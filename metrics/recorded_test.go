@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"servebench/compare/recorded"
 	"servebench/record"
 )
@@ -89,32 +91,21 @@ func readRecorded(t *testing.T, sets []recordedSet) []recordedRun {
 		}
 	}
 	errs := make([]error, len(out))
-	parallel(len(out), func(i int) {
-		r := &out[i]
-		r.h, r.recs, errs[i] = recorded.ReadFile(filepath.Join("testdata", "recorded", r.set), r.file)
-	})
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range out {
+		g.Go(func() error {
+			r := &out[i]
+			r.h, r.recs, errs[i] = recorded.ReadFile(filepath.Join("testdata", "recorded", r.set), r.file)
+			return nil
+		})
+	}
+	_ = g.Wait() // each file's error is in errs
+
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// parallel runs f(0) … f(n−1) on GOMAXPROCS goroutines.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				f(i)
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // judgeRecorded judges every recorded run, leaving out skip (a rule of SteadyPolicy or a gate

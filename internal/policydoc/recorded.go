@@ -3,18 +3,16 @@ package policydoc
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"servebench/compare"
 	"servebench/compare/recorded"
-	"servebench/metrics"
-	"servebench/record"
 )
 
 // RecordedDir is where the recorded sets are stored, from the repository root.
@@ -62,20 +60,12 @@ func LoadSets(dir string) (*Sets, error) {
 
 // parallel runs f(0) … f(n−1) on GOMAXPROCS goroutines.
 func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				f(i)
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range n {
-		next <- i
+		g.Go(func() error { f(i); return nil })
 	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait() // f returns nothing
 }
 
 // ReadSide reads a stored file of dir into a comparison side, as compare.ReadSideFrom reads
@@ -90,26 +80,7 @@ func ReadSide(dir, name string) (*compare.Side, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	opt, err := metrics.HeaderOptions(x.Header())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	s := compare.NewSide(x.Header(), opt)
-	var rec record.Record
-	for {
-		err := x.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			return s, nil
-		}
-		var le *record.LineError
-		if errors.As(err, &le) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		s.Add(&rec)
-	}
+	return compare.ReadSideRecords(x, name)
 }
 
 // Outcome is one pair's verdict under a policy.
