@@ -23,6 +23,7 @@ import (
 	"servebench/record"
 	"servebench/runspec"
 	"servebench/sim"
+	"servebench/sim/simtest"
 )
 
 // simURL starts a simulator (the engine model, not fixed latencies) on 127.0.0.1.
@@ -39,16 +40,7 @@ func simServer(t *testing.T, mod func(*sim.Config)) (*sim.Server, string) {
 	if mod != nil {
 		mod(&c)
 	}
-	s, err := sim.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, url
+	return simtest.Start(t, c)
 }
 
 // runTo runs a spec against url and returns the run's summary as `report` computes it from

@@ -19,6 +19,7 @@ import (
 	"servebench/load/pacer"
 	"servebench/record"
 	"servebench/sim"
+	"servebench/sim/simtest"
 	"servebench/stat"
 	"servebench/workload"
 )
@@ -49,15 +50,7 @@ func TestSendLatenessBreakdown(t *testing.T) {
 	}
 	c := sim.DefaultConfig()
 	c.TTFT, c.ITL = 20*time.Millisecond, 5*time.Millisecond
-	srv, err := sim.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	_, url := simtest.Start(t, c)
 	target := client.Target{BaseURL: url, HTTP: client.NewHTTPClient(64, false)}
 	if strings.Contains(os.Getenv("SENDLATE_FLAGS"), "prewarm") {
 		t.Logf("prewarm: %d connections", client.Prewarm(context.Background(), target, 64))

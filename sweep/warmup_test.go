@@ -10,6 +10,7 @@ import (
 	"servebench/record"
 	"servebench/runspec"
 	"servebench/sim"
+	"servebench/sim/simtest"
 )
 
 // TestAutoThroughputWarmupMissesCache: sweep --auto's maximum-throughput point warms with
@@ -20,15 +21,7 @@ import (
 func TestAutoThroughputWarmupMissesCache(t *testing.T) {
 	c := sim.DefaultConfig()
 	c.MaxNumSeqs = 4 // model mode with its prefix cache on (the default)
-	srv, err := sim.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	_, url := simtest.Start(t, c)
 
 	const users = 24
 	s := runspec.Default()

@@ -15,6 +15,7 @@ import (
 	"servebench/metrics"
 	"servebench/record"
 	"servebench/sim"
+	"servebench/sim/simtest"
 )
 
 // runMain runs servebench in-process and returns its exit code and output.
@@ -43,16 +44,7 @@ func startSimServer(t *testing.T, mod func(*sim.Config)) (*sim.Server, string) {
 	t.Helper()
 	c := sim.DefaultConfig()
 	mod(&c)
-	s, err := sim.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, url
+	return simtest.Start(t, c)
 }
 
 // buildNotice is the progress line of a workload that takes more than 5 s to build.
