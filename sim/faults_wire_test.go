@@ -89,6 +89,7 @@ func streamWire(t *testing.T, base, path, fault string, body map[string]any) wir
 	}
 	s := wireStream{resp: resp}
 	s.events, s.err = readSSE(resp.Body)
+	s.events = foldFinish(s.events)
 	for _, e := range s.events {
 		if e.field != "data" || e.data == "[DONE]" {
 			continue
@@ -100,6 +101,29 @@ func streamWire(t *testing.T, base, path, fault string, body map[string]any) wir
 		s.chunks = append(s.chunks, c)
 	}
 	return s
+}
+
+// finishOnly matches a chunk that carries only a finish_reason (sim/stream.go appendFinish): the
+// engine released the last token before it marked the sequence finished. Whether it comes is a
+// matter of goroutine timing, as in vLLM; an abort chunk is not one.
+var finishOnly = regexp.MustCompile(`(?:"delta":\{\}|"text":""),"logprobs":null,` +
+	`"finish_reason":("[a-z_]+"(?:,"stop_reason":null)?)\}\]`)
+
+// foldFinish moves a finish-only chunk's finish_reason into the content chunk before it and drops
+// it, so that a test sees the same chunks whichever way the timing fell.
+func foldFinish(events []sseEvent) []sseEvent {
+	var out []sseEvent
+	for _, e := range events {
+		m := finishOnly.FindStringSubmatch(e.data)
+		n := len(out)
+		if e.field == "data" && m != nil && !strings.HasPrefix(m[1], `"abort"`) && n > 0 &&
+			strings.Count(out[n-1].data, `"finish_reason":null`) == 1 {
+			out[n-1].data = strings.Replace(out[n-1].data, `"finish_reason":null`, `"finish_reason":`+m[1], 1)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // contUsageBody is a streaming request of n tokens asking for usage on every chunk.
@@ -454,5 +478,36 @@ func TestFaultNewKindsParse(t *testing.T) {
 		if !seen[k] {
 			t.Errorf("--fault-rate never drew %s in 4000 requests", k)
 		}
+	}
+}
+
+func TestFoldFinish(t *testing.T) {
+	head := `{"id":"cmpl-sim-1","object":"text_completion","created":1,"model":"m",`
+	usage := `,"usage":{"prompt_tokens":3,"total_tokens":5,"completion_tokens":2}}`
+	content := head + `"choices":[{"index":0,"text":" b","logprobs":null,"finish_reason":null}]` + usage
+	finish := head + `"choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"length"}]` + usage
+	abort := head + `"choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"abort","stop_reason":null}]}`
+	chat := `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0}]},"logprobs":null,"finish_reason":null}]}`
+	chatFin := `{"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls","stop_reason":null}]}`
+	ev := func(d ...string) (out []sseEvent) {
+		for _, s := range d {
+			out = append(out, sseEvent{field: "data", data: s})
+		}
+		return out
+	}
+	got := foldFinish(ev(content, finish, "[DONE]"))
+	want := strings.Replace(content, `"finish_reason":null`, `"finish_reason":"length"`, 1)
+	if len(got) != 2 || got[0].data != want {
+		t.Errorf("completions: got %+v, want the finish folded into %s", got, want)
+	}
+	if got := foldFinish(ev(content, abort)); len(got) != 2 {
+		t.Errorf("an abort chunk was folded: %+v", got)
+	}
+	got = foldFinish(ev(chat, chatFin))
+	if len(got) != 1 || !strings.Contains(got[0].data, `"finish_reason":"tool_calls","stop_reason":null}]`) {
+		t.Errorf("chat: got %+v", got)
+	}
+	if got := foldFinish(ev(finish)); len(got) != 1 {
+		t.Errorf("a finish chunk with no chunk before it was dropped: %+v", got)
 	}
 }
