@@ -217,11 +217,14 @@ func TestHostileEndpointsAreCountedNotFatal(t *testing.T) {
 func TestDefaultSourceDroppedAfterHTTPError(t *testing.T) {
 	base := hostile(t)
 	var notes []string
-	sc := New(Config{Sources: []Source{{URL: base + "/500", Default: true}}, Interval: 50 * time.Millisecond,
+	// The interval is the scrape's timeout: 300 ms keeps the first scrape an HTTP error, not a
+	// timeout, under -race on a busy machine (50 ms failed there), and three intervals would
+	// show the source scraped again.
+	sc := New(Config{Sources: []Source{{URL: base + "/500", Default: true}}, Interval: 300 * time.Millisecond,
 		Note: func(s string) { notes = append(notes, s) }})
 	sc.Prime(t.Context())
 	sc.Start()
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(time.Second)
 	if got := sc.Stop(true); len(got) != 1 || len(notes) != 1 {
 		t.Errorf("%d samples and notes %q: want the one failed first sample and a note", len(got), notes)
 	}

