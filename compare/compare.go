@@ -162,8 +162,7 @@ type Result struct {
 	Brief []DisturbedRun
 	// Metrics is the key metrics tried; Decided those whose interval settled them (~, within
 	// threshold, improved, regressed); Undecided those inconclusive; NotJudged the tails left
-	// out (at one run a side, or of runs too short to bound them); Metrics − Decided −
-	// Undecided − NotJudged could not be compared.
+	// out at one run a side; Metrics − Decided − Undecided − NotJudged could not be compared.
 	Metrics, Decided, Undecided, Unjudged int
 	// Answers compare the sides' accuracy and valid-answer share (accuracy.go), when both
 	// judged answers; a regressed one makes the verdict Regressed.
@@ -307,9 +306,10 @@ func completed(rs []metrics.RunSummary) int {
 	return n
 }
 
-// compareRow compares one metric's run values and judges the change: a tail percentile at
-// one run a side, or one that some run's values cannot bound from above, is not judged; a
-// metric with a 0 in some run is compared on arithmetic means (arith.go).
+// compareRow compares one metric's run values and judges the change. Runs that the outlier
+// test marks as disturbed (robust.go) are left out and named in the row; a tail percentile
+// at one run a side is not judged; a metric with a 0 in some run is compared on arithmetic
+// means (arith.go).
 func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 	th := opt.Threshold
 	k := opt.pol
@@ -335,10 +335,9 @@ func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 	t1 := stat.TQuantile(1-opt.Alpha, r.DF)
 	row.EqLo, row.EqHi = math.Expm1(r.LogDiff-t1*r.SE), math.Expm1(r.LogDiff+t1*r.SE)
 	row.judgeStep(th)
-	if nb, nc := unbounded(bv), unbounded(cv); m.Tail && (oneEach || nb+nc > 0) && k.has(RuleTailNotJudged) {
+	if m.Tail && oneEach && k.has(RuleTailOneRun) {
 		row.Change = NotJudged
-		addStep(&row.Why, RuleTailNotJudged, NotJudged, true, fig("base_runs", float64(len(bv))), fig("candidate_runs", float64(len(cv))),
-			fig("base_runs_unbounded", float64(nb)), fig("candidate_runs_unbounded", float64(nc)))
+		addStep(&row.Why, RuleTailOneRun, NotJudged, true, fig("base_runs", float64(len(bv))), fig("candidate_runs", float64(len(cv))))
 	}
 	o := opt
 	o.Threshold = th
@@ -397,10 +396,6 @@ type runValue struct {
 	stat.RunValue
 	V   float64
 	Run int
-	// Unbounded: the metric is a percentile that this run's values cannot bound from above
-	// (orderStatVar: its order-statistic interval's upper rank lies beyond the run's largest
-	// value, as a p99 of fewer than about 600 values does)
-	Unbounded bool
 }
 
 func logs(vs []runValue) []stat.RunValue {
@@ -428,8 +423,6 @@ func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, roun
 			out = append(out, runValue{V: 0, Run: r.Run, RunValue: stat.RunValue{Log: math.Inf(-1)}})
 			continue
 		}
-		// at one run a side every tail is left unjudged (compareRow): no need to look
-		unbounded := m.Tail && !oneEach && m.orderVar != nil && math.IsInf(m.orderVar(flatten(blocks[r.Run])), 1)
 		if !oneEach && !bootstrap {
 			// With runs to measure the spread, the runs decide: each run's value already holds
 			// its own sampling noise, so their spread measures it too (Student's t is exact for
@@ -437,7 +430,7 @@ func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, roun
 			// the noise many times: it cuts a run into windows by send time, and a closed loop
 			// whose users send in waves puts a whole wave in one window and none in the next
 			// (figures: docs/compare-evidence.md, "Between runs").
-			out = append(out, runValue{V: v, Run: r.Run, Unbounded: unbounded, RunValue: stat.RunValue{Log: math.Log(v)}})
+			out = append(out, runValue{V: v, Run: r.Run, RunValue: stat.RunValue{Log: math.Log(v)}})
 			continue
 		}
 		w := withinVar(m, blocks[r.Run], rounds, rng)
@@ -450,14 +443,14 @@ func runValues(m Metric, runs []metrics.RunSummary, blocks map[int][]block, roun
 			for _, b := range blocks[r.Run] {
 				reqs = append(reqs, b.reqs...)
 			}
-			// an unbounded percentile makes the interval unbounded at one run a side; with
-			// more runs the row is not judged (compareRow) and the bootstrap's variance
-			// stays a floor under the interval shown
+			// an unbounded percentile makes the interval unbounded only where nothing else
+			// can bound it (one run a side); with more runs their spread does, and the
+			// bootstrap's variance stays a floor under it
 			if ov := m.orderVar(reqs); !math.IsInf(ov, 1) || oneEach {
 				w = math.Max(w, ov)
 			}
 		}
-		out = append(out, runValue{V: v, Run: r.Run, Unbounded: unbounded, RunValue: stat.RunValue{Log: math.Log(v), Within: w, WithinDF: df}})
+		out = append(out, runValue{V: v, Run: r.Run, RunValue: stat.RunValue{Log: math.Log(v), Within: w, WithinDF: df}})
 	}
 	return out
 }
@@ -631,15 +624,4 @@ func cacheClass(share float64, k *knobs) string {
 		return fmt.Sprintf("partial (%g-%g%% of prompt tokens cached)", 100*k.cacheNone, 100*k.cacheMost)
 	}
 	return fmt.Sprintf("most (>%g%% of prompt tokens cached)", 100*k.cacheMost)
-}
-
-// unbounded counts the runs whose values cannot bound the percentile from above.
-func unbounded(vs []runValue) int {
-	n := 0
-	for _, v := range vs {
-		if v.Unbounded {
-			n++
-		}
-	}
-	return n
 }

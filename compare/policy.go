@@ -41,7 +41,7 @@ const (
 	RuleTailThreshold    = "tail-threshold"
 	RuleArithmetic       = "arithmetic-means"
 	RuleInterval         = "interval"
-	RuleTailNotJudged    = "tail-not-judged"
+	RuleTailOneRun       = "tail-one-run"
 	RuleContention       = "contention-explains"
 	RuleDisturbedTail    = "disturbed-tail-by-side"
 	RuleContentionClears = "contention-clears"
@@ -64,7 +64,7 @@ const levelCap = 8
 
 // DefaultPolicy is the policy Compare applies.
 var DefaultPolicy = Policy{
-	Version: "compare-2026.12.4",
+	Version: "compare-2026.12.3",
 	Rules: []Rule{
 		{ID: RuleDisturbedRuns, Scope: "runs",
 			Condition: "a run's own client health record (record.Quality) marks its load generator disturbed for at least disturbed_share of its measurement window",
@@ -97,9 +97,8 @@ var DefaultPolicy = Policy{
 			Reads:     []string{"delta", "delta_lo", "delta_hi", "eq_lo", "eq_hi", "p", "threshold"},
 			Effect:    "regressed or improved when the 1 − alpha interval lies wholly beyond the threshold on the worse or better side; \"~\" (not significant) or \"within threshold\" (significant) when the 1 − 2·alpha interval lies inside ±threshold; else inconclusive; with a threshold of 0 (--threshold 0) any significant change is regressed or improved, any other \"~\"",
 			Constants: []Constant{{Name: "default_threshold", Value: 0.05, Unit: "relative change"}, {Name: "default_alpha", Value: 0.05, Unit: ""}, {Name: "assumed_run_sd", Value: stat.AssumedRunSD, Unit: "log scale"}, {Name: "bootstrap_rounds", Value: 100, Unit: "rounds"}}},
-		{ID: RuleTailNotJudged, Scope: "row",
-			Condition: "a tail percentile with one run a side, or one that some run's values cannot bound from above (its distribution-free 95% interval's upper rank lies beyond the run's largest value: a p99 of fewer than about 600 values, where the p99 is the run's slowest request or next to it)",
-			Reads:     []string{"runs a side", "each run's values of the metric"},
+		{ID: RuleTailOneRun, Scope: "row",
+			Condition: "a tail percentile with one run a side",
 			Effect:    "the row is not judged: shown, left out of the verdict"},
 		{ID: RuleContention, Scope: "row",
 			Condition: "TTFT p50/p99, E2E p50/p99 or a throughput called improved or regressed, with a figure at equal contention (levels with at least min_stratum requests in every run, level max_level meaning that many or more); at one run a side: that figure does not show the same change; else: it spans at least min_levels levels and is equivalent, or it shows another change and its interval lies wholly apart from the row's",

@@ -241,8 +241,8 @@ func TestTraceScenarios(t *testing.T) {
 	check("contention same", Compare(base, contentionSide(rng, 20, []float64{0.6, 0.45, 0.15}), Options{}))
 	check("contention slower", Compare(base, contentionSide(rng, 24, []float64{0.2, 0.1, 0.3}), Options{}))
 	rng = rand.New(rand.NewPCG(3, 3))
-	cohorts := cohortSideN(rng, 600, 20, 4, []float64{0.06, 0.08, 0.07})
-	check("cohorts", Compare(cohorts, cohortSideN(rng, 600, 20, 4, []float64{0, 0, 0}), Options{}))
+	cohorts := cohortSide(rng, 20, 4, []float64{0.06, 0.08, 0.07})
+	check("cohorts", Compare(cohorts, cohortSide(rng, 20, 4, []float64{0, 0, 0}), Options{}))
 	check("prefix cache", Compare(side(20, 1), side(20, 63), Options{}))
 	check("prefix cache expected", Compare(side(20, 1), side(20, 63), Options{Expect: []string{"prefix_cache"}}))
 	rng = rand.New(rand.NewPCG(42, 42))
@@ -251,7 +251,7 @@ func TestTraceScenarios(t *testing.T) {
 			check(fmt.Sprintf("model %d runs ×%g", runs, factor), Compare(genSide(rng, defaultModel, runs, 1), genSide(rng, defaultModel, runs, factor), Options{}))
 		}
 	}
-	for _, id := range []string{RuleInterval, RuleTailThreshold, RuleTailNotJudged, RuleContention, RuleContentionClears,
+	for _, id := range []string{RuleInterval, RuleTailThreshold, RuleTailOneRun, RuleContention, RuleContentionClears,
 		RulePrefixCache, RuleBlocking, RuleVerdict, RuleHolds} {
 		if fired[id] == 0 {
 			t.Errorf("rule %s never fired in these scenarios", id)

@@ -130,7 +130,7 @@ func cmpVerdict(r *compare.Result) string {
 func cmpDecided(r *compare.Result) string {
 	s := fmt.Sprintf("%d of %d metrics decided, %d inconclusive", r.Decided, r.Metrics, r.Undecided)
 	if r.Unjudged > 0 {
-		s += fmt.Sprintf(", %d not judged (tails at one run a side or of runs too short to bound them)", r.Unjudged)
+		s += fmt.Sprintf(", %d not judged (tails at one run a side)", r.Unjudged)
 	}
 	if n := r.Metrics - r.Decided - r.Undecided - r.Unjudged; n > 0 {
 		s += fmt.Sprintf(", %d not compared", n)
