@@ -5,10 +5,11 @@
 // held out (made after they froze). The steady check's recorded sets (metrics/testdata/recorded)
 // are stored the same way.
 //
-// A stored file is in format 2 (store.go: NAME.rec.xz, the records in columns, xz-compressed,
-// events to the microsecond; Pack writes it, NewReader and ReadFile read it). Format 1, this
-// file's (NAME.jsonl.gz: the records file gzipped, each record's content events written as
-// the gaps between their arrivals in microseconds, "events":[[t1,1],[t2,1],…] becoming
+// A stored file is in format 3 (store.go: NAME.rec.xz, the records in columns, xz-compressed,
+// events to 10 µs; Pack writes it, NewReader and ReadFile read it, and format 2's, the same
+// to the microsecond, which Repack rewrites in format 3). Format 1, this file's
+// (NAME.jsonl.gz: the records file gzipped, each record's content events written as the
+// gaps between their arrivals in microseconds, "events":[[t1,1],[t2,1],…] becoming
 // "ev":[t1,t2−t1,…] and "evn":[t1,n1,t2−t1,n2,…] where an event carried other than one
 // token), is read by Expand only to convert such files (pack -convert).
 package recorded

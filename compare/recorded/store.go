@@ -21,7 +21,7 @@ import (
 
 // A stored file (NAME.rec.xz) is a records file in columns, xz-compressed:
 //
-//	magic                  "servebench recorded 2\n"
+//	magic                  "servebench recorded 3\n"
 //	text                   uvarint length, then the file's lines (header, run ends,
 //	                       telemetry, …) byte for byte, each record's line re-encoded
 //	                       with its times and events taken out
@@ -30,19 +30,32 @@ import (
 //
 // The times (scheduled, dispatched, sent, headers, first_event, done: ns) are kept exactly,
 // each as the zigzag varint of its difference from the one before it in the request (0 for
-// a time the record lacks); the events' stamps are kept to the microsecond (stampUnit), the
-// gaps between them as 16-bit big-endian numbers, which LZMA models far better than varints
-// or decimal text (measured: 21% smaller than varints, 37% smaller than the gzipped JSON
-// lines of format 1). A record's other fields stay JSON in the text, where they repeat and
-// cost almost nothing compressed.
-const magic = "servebench recorded 2\n"
+// a time the record lacks); the events' stamps are kept to 10 µs (stampUnit), the gaps
+// between them as 16-bit big-endian numbers, which LZMA models far better than varints or
+// decimal text (measured: 21% smaller than varints, 37% smaller than the gzipped JSON lines
+// of format 1). A record's other fields stay JSON in the text, where they repeat and cost
+// almost nothing compressed.
+//
+// Format 2 ("servebench recorded 2\n") is the same with the stamps to the microsecond: it is
+// still read, and Repack rewrites it in format 3.
+const magic = "servebench recorded 3\n"
+
+const magic2 = "servebench recorded 2\n"
 
 // Ext is a stored file's extension.
 const Ext = ".rec.xz"
 
-// stampUnit is the resolution events are stored at, in ns: a microsecond, a thousandth of
-// the simulator's shortest gap between tokens and far below the client's own timing noise.
-const stampUnit = 1000
+// stampUnit is the resolution events are stored at, in ns: 10 µs, a hundredth of the
+// simulator's shortest gap between tokens and below the client's own timing noise (events of
+// one decode step reach the client tens to hundreds of µs apart). The gaps' last decimal
+// digit at 1 µs was that noise, incompressible: about a third of a format 2 file.
+const stampUnit = 10_000
+
+// stampUnit2 is format 2's.
+const stampUnit2 = 1000
+
+// round is t to the nearest multiple of unit.
+func round(t, unit int64) int64 { return (t + unit/2) / unit * unit }
 
 // the columns, in the file's order
 const (
@@ -60,7 +73,7 @@ const (
 const wideGap = 0xffff
 
 // Pack writes the records file read from r to w in the stored form. It checks that the
-// stored form reads back as the original, event stamps rounded to the microsecond.
+// stored form reads back as the original, event stamps rounded to 10 µs.
 func Pack(w io.Writer, r io.Reader) error {
 	var text bytes.Buffer
 	var cols [nCols][]byte
@@ -72,7 +85,7 @@ func Pack(w io.Writer, r io.Reader) error {
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
-			if !bytes.HasPrefix(line, []byte(`{"id":`)) {
+			if !bytes.HasPrefix(line, recordPrefix) {
 				text.Write(line)
 			} else {
 				var rec record.Record
@@ -80,7 +93,7 @@ func Pack(w io.Writer, r io.Reader) error {
 					return fmt.Errorf("recorded: a record line: %w", err)
 				}
 				for k := range rec.Events {
-					rec.Events[k].T = (rec.Events[k].T + stampUnit/2) / stampUnit * stampUnit
+					rec.Events[k].T = round(rec.Events[k].T, stampUnit)
 				}
 				want = append(want, rec)
 				putRecord(&cols, &rec, &prevSched)
@@ -158,16 +171,58 @@ func compress(w io.Writer, raw []byte) error {
 	return nil
 }
 
-// Repack compresses a stored file read from r again, as Pack would now, to w.
+// Repack writes a stored file read from r to w as Pack would now: a file of format 3
+// compressed again, one of format 2 packed anew from the records file it holds (its stamps
+// rounded to 10 µs).
 func Repack(w io.Writer, r io.Reader) error {
 	raw, err := decompress(r)
 	if err != nil {
 		return err
 	}
-	if _, err := newReader(raw); err != nil {
+	text, x, err := parse(raw)
+	if err != nil {
 		return err
 	}
-	return compress(w, raw)
+	if x.unit == stampUnit {
+		return compress(w, raw)
+	}
+	recs, err := x.expand(text)
+	if err != nil {
+		return err
+	}
+	return Pack(w, bytes.NewReader(recs))
+}
+
+// recordPrefix begins a record's line (and no other line) of a records file.
+var recordPrefix = []byte(`{"id":`)
+
+// expand returns the records file of a stored file's text, x holding its columns.
+func (x *Reader) expand(text []byte) ([]byte, error) {
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	for len(text) > 0 {
+		line := text
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			line = text[:i+1]
+		}
+		text = text[len(line):]
+		if !bytes.HasPrefix(line, recordPrefix) {
+			out.Write(line)
+			continue
+		}
+		var rec record.Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return nil, fmt.Errorf("recorded: a record line: %w", err)
+		}
+		if err := x.times(&rec); err != nil {
+			return nil, err
+		}
+		if err := enc.Encode(&rec); err != nil {
+			return nil, err
+		}
+	}
+	return out.Bytes(), nil
 }
 
 // decompress reads an xz stream whole, its dictionary allocated at the size its header gives
@@ -203,7 +258,7 @@ func putRecord(cols *[nCols][]byte, rec *record.Record, prevSched *int64) {
 	for k, e := range rec.Events {
 		t := e.T / stampUnit
 		if k == 0 {
-			cols[colFirst] = appendZigzag(cols[colFirst], t-(rec.FirstEvent+stampUnit/2)/stampUnit)
+			cols[colFirst] = appendZigzag(cols[colFirst], t-round(rec.FirstEvent, stampUnit)/stampUnit)
 		} else if g := t - prev; g >= 0 && g < wideGap {
 			cols[colGaps] = binary.BigEndian.AppendUint16(cols[colGaps], uint16(g))
 		} else {
@@ -226,6 +281,7 @@ func appendZigzag(b []byte, v int64) []byte { return binary.AppendUvarint(b, zig
 type Reader struct {
 	rd   *record.Reader
 	cols [nCols][]byte
+	unit int64 // the stamps' resolution (ns): stampUnit, or stampUnit2 in format 2
 	prev int64 // the last record's scheduled time
 	err  error
 }
@@ -239,13 +295,31 @@ func NewReader(r io.Reader) (*Reader, error) {
 	return newReader(raw)
 }
 
-var errFormat = errors.New("recorded: not a stored file of format 2")
+var errFormat = errors.New("recorded: not a stored file of format 2 or 3")
 
 func newReader(raw []byte) (*Reader, error) {
-	if !bytes.HasPrefix(raw, []byte(magic)) {
-		return nil, errFormat
+	text, x, err := parse(raw)
+	if err != nil {
+		return nil, err
 	}
-	raw = raw[len(magic):]
+	if x.rd, err = record.NewReader(bytes.NewReader(text)); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// parse splits a stored file into its text and a Reader of its columns, without the text's.
+func parse(raw []byte) ([]byte, *Reader, error) {
+	x := &Reader{}
+	switch {
+	case bytes.HasPrefix(raw, []byte(magic)):
+		x.unit = stampUnit
+	case bytes.HasPrefix(raw, []byte(magic2)):
+		x.unit = stampUnit2
+	default:
+		return nil, nil, errFormat
+	}
+	raw = raw[len(magic):] // the magics are of one length
 	section := func() ([]byte, error) {
 		n, k := binary.Uvarint(raw)
 		if k <= 0 || uint64(len(raw)-k) < n {
@@ -257,18 +331,14 @@ func newReader(raw []byte) (*Reader, error) {
 	}
 	text, err := section()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	x := &Reader{}
 	for i := range x.cols {
 		if x.cols[i], err = section(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if x.rd, err = record.NewReader(bytes.NewReader(text)); err != nil {
-		return nil, err
-	}
-	return x, nil
+	return text, x, nil
 }
 
 // Header is the file's header.
@@ -322,7 +392,7 @@ func (x *Reader) times(rec *record.Record) error {
 	t := int64(0)
 	for k := range rec.Events {
 		if k == 0 {
-			t = (rec.FirstEvent+stampUnit/2)/stampUnit + unzigzag(x.uvarint(colFirst))
+			t = round(rec.FirstEvent, x.unit)/x.unit + unzigzag(x.uvarint(colFirst))
 		} else {
 			if len(x.cols[colGaps]) < 2 {
 				return errFormat
@@ -334,7 +404,7 @@ func (x *Reader) times(rec *record.Record) error {
 			}
 			t += g
 		}
-		rec.Events[k] = record.Event{T: t * stampUnit, N: int32(unzigzag(x.uvarint(colTokens)))}
+		rec.Events[k] = record.Event{T: t * x.unit, N: int32(unzigzag(x.uvarint(colTokens)))}
 	}
 	return x.err
 }

@@ -471,7 +471,7 @@ The HTTP sets behind compare's published rates are stored in the repository
 ` + "`scripts/validate-compare gen`" + ` against ` + "`servebench sim`" + ` on 127.0.0.1 (the llama-* sets
 against a real llama.cpp server, ` + "`../shared/peers`" + `), each a separate
 ` + "`servebench run`" + ` invocation, stored as NAME.rec.xz (package compare/recorded: every record
-kept, its times to the nanosecond and its events to the microsecond, in columns compressed by
+kept, its times to the nanosecond and its events' stamps to 10 µs, in columns compressed by
 xz; ` + "`go run ./compare/recorded/pack`" + ` stores a new set, with liblzma's ` + "`xz`" + ` command).
 ` + "`go test ./compare -run TestRecordedSets`" + ` judges every pair with
 the current policy, as ` + "`servebench compare BASE CAND --expect-change …`" + ` does with the

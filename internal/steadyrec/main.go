@@ -1,6 +1,6 @@
 // Command steadyrec trims records files to the fields the steady-state check reads and
-// stores them (NAME.rec.xz, package compare/recorded: columns, xz-compressed, events to the
-// microsecond), for the recorded sets the metrics package judges in its tests
+// stores them (NAME.rec.xz, package compare/recorded: columns, xz-compressed, events to
+// 10 µs), for the recorded sets the metrics package judges in its tests
 // (metrics/testdata/recorded; docs/steady-evidence.md):
 //
 //	go run ./internal/steadyrec -o metrics/testdata/recorded/SET DIR/*.jsonl

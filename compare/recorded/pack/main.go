@@ -2,7 +2,7 @@
 // (package recorded): each records file compacted and compressed into OUT/SUB, and the sets
 // added to OUT's manifest, with the load averages of the folder's load.log. Before a file is
 // kept, every pair's verdict is judged from the original and the stored file and must agree
-// (the stored events are rounded to the microsecond).
+// (the stored events are rounded to 10 µs).
 //
 //	go run ./compare/recorded/pack -from DIR -sub design-20261207 -label design \
 //	    -commit $(git rev-parse --short HEAD) -recorded "2026-12-07 03:24–03:50" \
@@ -12,10 +12,11 @@
 // The llama.cpp stages' files (llama-aa3, llama-ab) are stored with -llama, -llama-ab and
 // -llama-expect (the condition the candidate's server flags change, e.g. batching.max_num_seqs).
 //
-// With -convert DIR it rewrites every stored file of format 1 under DIR (NAME.jsonl.gz: the
-// gzipped records files, compact or not) in format 2 (NAME.rec.xz, package recorded), and
-// the pairs of DIR's manifest with them, if it has one of this package's; a file of format 2
-// it compresses again as pack now does:
+// With -convert DIR it rewrites every stored file under DIR as pack stores a file now, in
+// format 3 (NAME.rec.xz, package recorded): one of format 1 (NAME.jsonl.gz: the gzipped
+// records files, compact or not) or of format 2 (NAME.rec.xz, events to the µs) packed anew,
+// and the pairs of DIR's manifest with them, if it has one of this package's; one of format 3
+// compressed again:
 //
 //	go run ./compare/recorded/pack -convert compare/testdata/recorded
 //	go run ./compare/recorded/pack -convert metrics/testdata/recorded
@@ -55,7 +56,7 @@ func main() {
 	llama := flag.Int("llama", 0, "llama.cpp A/A pairs at 3 runs (LLAMA)")
 	llamaAB := flag.Int("llama-ab", 0, "llama.cpp A/B pairs at 3 runs (LLAMA_AB)")
 	llamaExpect := flag.String("llama-expect", "", "comma-separated conditions the llama.cpp A/B pairs are compared with (--expect-change): what LLAMA_CAND changes")
-	convert := flag.String("convert", "", "rewrite the stored files of format 1 under this folder in format 2")
+	convert := flag.String("convert", "", "rewrite the stored files under this folder in format 3")
 	flag.Parse()
 	if *convert != "" {
 		if err := convertDir(*convert); err != nil {
@@ -205,16 +206,16 @@ func store(src, dst string) error {
 	return os.WriteFile(dst, buf.Bytes(), 0o644)
 }
 
-// formatTwo is the name in format 2 of a stored file's name.
-func formatTwo(name string) string {
+// storedExt is the name with the extension of format 2 and after of a stored file's name.
+func storedExt(name string) string {
 	if base, ok := strings.CutSuffix(name, ".jsonl.gz"); ok {
 		return base + recorded.Ext
 	}
 	return name
 }
 
-// convertDir rewrites the files of format 1 under dir in format 2, and dir's manifest's
-// pairs with them.
+// convertDir rewrites the stored files under dir in format 3, and dir's manifest's pairs
+// with them.
 func convertDir(dir string) error {
 	var old []string
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -249,7 +250,7 @@ func convertDir(dir string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
-		dst := formatTwo(p)
+		dst := storedExt(p)
 		if err := os.WriteFile(dst, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
@@ -260,7 +261,7 @@ func convertDir(dir string) error {
 			}
 		}
 	}
-	fmt.Printf("%d files: %.1f MB before, %.1f MB in format 2\n", len(old), float64(before)/1e6, float64(after)/1e6)
+	fmt.Printf("%d files: %.1f MB before, %.1f MB in format 3\n", len(old), float64(before)/1e6, float64(after)/1e6)
 	m, err := recorded.ReadManifest(dir)
 	if err != nil || len(m.Sets) == 0 { // none, or another package's (metrics' sets are found by name)
 		return nil
@@ -268,7 +269,7 @@ func convertDir(dir string) error {
 	for i := range m.Sets {
 		for j := range m.Sets[i].Pairs {
 			for k, name := range m.Sets[i].Pairs[j] {
-				m.Sets[i].Pairs[j][k] = formatTwo(name)
+				m.Sets[i].Pairs[j][k] = storedExt(name)
 			}
 		}
 	}
