@@ -62,8 +62,14 @@ type ran struct {
 	ttft map[string]float64
 }
 
-// runRecords is runTo with the records and their send times: each test holds its own, so
-// the tests that use them can run in parallel.
+// runRecords is runTo with the records and their send times, which each test holds as its
+// own (not in package variables).
+//
+// The tests of this package stay serial: TestTelemetryHostileEndpoints' scrapes (32 MiB a
+// second) grow with the run's length, so neighbours that slow the run make it costlier still
+// (30 s in parallel, 7.6 s alone), and the TTFT checks against the simulator's histogram
+// failed in parallel beside two busy loops (TestTelemetryLightSimulator: ours 51 ms less the
+// read delays, the server's bucket 10 to 20 ms).
 func runRecords(t *testing.T, url string, mod func(*runspec.Spec)) *ran {
 	t.Helper()
 	s := runspec.Default()
@@ -150,7 +156,6 @@ func readDelays(t *testing.T, truth string, r *ran) map[string]float64 {
 // figures show the queue, a full cache and preemptions; its TTFT p50, read from its histogram
 // (fine buckets), is within 5% of the simulator's truth log and agrees with ours.
 func TestTelemetrySaturatedSimulator(t *testing.T) {
-	t.Parallel() // its own simulator and records
 	truth := filepath.Join(t.TempDir(), "truth.jsonl")
 	srv, url := simServer(t, func(c *sim.Config) {
 		c.MaxNumSeqs, c.KVCacheTokens = 8, 1500
@@ -286,7 +291,6 @@ func checkTTFT(t *testing.T, sv *metrics.Server, r *ran, truth string) {
 
 // Light (2 users, a roomy server): no queue, no full cache, no preemptions.
 func TestTelemetryLightSimulator(t *testing.T) {
-	t.Parallel() // its own simulator and records
 	truth := filepath.Join(t.TempDir(), "truth.jsonl")
 	srv, url := simServer(t, func(c *sim.Config) { c.TruthFile = truth })
 	run := runRecords(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests = 2, 16 })
@@ -368,9 +372,6 @@ func hostileMetrics(t *testing.T) string {
 
 // A hostile endpoint beside the simulator's: the run's requests are as valid as without it,
 // every failure is counted in the summary, and the series cap holds.
-//
-// Serial: its scrapes' cost grows with the run's length (a 32 MiB body each second), so
-// neighbours that slow the run make it costlier still (30 s in parallel, 7.6 s alone).
 func TestTelemetryHostileEndpoints(t *testing.T) {
 	url := simURL(t, func(c *sim.Config) { c.TTFT, c.ITL = 20*time.Millisecond, 5*time.Millisecond })
 	bad := hostileMetrics(t)
@@ -418,7 +419,6 @@ func TestTelemetryHostileEndpoints(t *testing.T) {
 // The real llama.cpp server, started with --metrics: its llamacpp:* families are recorded and
 // summarised.
 func TestTelemetryLlamaCpp(t *testing.T) {
-	t.Parallel() // its own llama.cpp server
 	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192", "--metrics")
 	s, hdr := runTo(t, url, func(s *runspec.Spec) {
 		s.InputTokens, s.OutputTokens, s.Concurrency, s.Requests = 64, 32, 4, 16
