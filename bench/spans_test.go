@@ -57,9 +57,10 @@ func TestSpansJoinSimTruth(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	sum, h := runTo(t, url, func(s *runspec.Spec) {
+	run := runRecords(t, url, func(s *runspec.Spec) {
 		s.OTLPListen, s.Requests, s.Concurrency, s.InputTokens, s.OutputTokens = addr, 48, 12, 128, 12
 	})
+	sum, h := run.sum, run.hdr
 	close(stop)
 	<-flooded
 	srv.Close() // flushes the truth log
@@ -81,7 +82,7 @@ func TestSpansJoinSimTruth(t *testing.T) {
 		}
 	}
 	var errs []float64
-	for _, r := range lastRecs {
+	for _, r := range run.recs {
 		if !r.Measured() || !r.OK() {
 			continue
 		}

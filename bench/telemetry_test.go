@@ -47,6 +47,31 @@ func simServer(t *testing.T, mod func(*sim.Config)) (*sim.Server, string) {
 // the records file (so the telemetry lines are read back, not taken from memory).
 func runTo(t *testing.T, url string, mod func(*runspec.Spec)) (*metrics.Summary, *record.Header) {
 	t.Helper()
+	r := runRecords(t, url, mod)
+	return r.sum, r.hdr
+}
+
+// ran is what runRecords read back from a run's records file.
+type ran struct {
+	sum  *metrics.Summary
+	hdr  *record.Header
+	recs []record.Record
+	// sent is, per request id, when the request was sent (Unix ns), to pair it with the
+	// simulator's truth log; ttft its TTFT (s), for measured requests that succeeded
+	sent map[string]int64
+	ttft map[string]float64
+}
+
+// runRecords is runTo with the records and their send times, which each test holds as its
+// own (not in package variables).
+//
+// The tests of this package stay serial: TestTelemetryHostileEndpoints' scrapes (32 MiB a
+// second) grow with the run's length, so neighbours that slow the run make it costlier still
+// (30 s in parallel, 7.6 s alone), and the TTFT checks against the simulator's histogram
+// failed in parallel beside two busy loops (TestTelemetryLightSimulator: ours 51 ms less the
+// read delays, the server's bucket 10 to 20 ms).
+func runRecords(t *testing.T, url string, mod func(*runspec.Spec)) *ran {
+	t.Helper()
 	s := runspec.Default()
 	s.URL, s.Output, s.Quiet = url, filepath.Join(t.TempDir(), "r.jsonl"), true
 	s.InputTokens, s.OutputTokens, s.Warmup = 256, 64, 0
@@ -76,35 +101,27 @@ func runTo(t *testing.T, url string, mod func(*runspec.Spec)) (*metrics.Summary,
 	}
 	acc := metrics.NewAccumulator(mopt)
 	acc.SetHeader(h)
-	lastSent, lastTTFT, lastRecs = map[string]int64{}, map[string]float64{}, recs
+	out := &ran{hdr: h, recs: recs, sent: map[string]int64{}, ttft: map[string]float64{}}
 	for i := range recs {
 		r := &recs[i]
 		acc.Add(r)
 		if r.Sent > 0 {
-			lastSent[load.RequestID(r.Run, r.ID)] = h.Start.UnixNano() + r.Sent
+			out.sent[load.RequestID(r.Run, r.ID)] = h.Start.UnixNano() + r.Sent
 			if r.Measured() && r.OK() && len(r.Events) > 0 {
-				lastTTFT[load.RequestID(r.Run, r.ID)] = float64(r.Events[0].T-r.Sent) / 1e9
+				out.ttft[load.RequestID(r.Run, r.ID)] = float64(r.Events[0].T-r.Sent) / 1e9
 			}
 		}
 	}
-	return acc.Summary(), h
+	out.sum = acc.Summary()
+	return out
 }
-
-// lastSent is, per request id, when the last runTo's requests were sent (Unix ns), to pair
-// them with the simulator's truth log; lastTTFT their TTFT (s), measured ones that succeeded.
-var (
-	lastSent map[string]int64
-	// lastRecs are the last runTo's records
-	lastRecs []record.Record
-	lastTTFT map[string]float64
-)
 
 // readDelay is the median time between our sending a request and the simulator reading it,
 // in seconds, from its truth log: the simulator's clock starts at its read, ours at the send,
 // and on a busy machine the simulator reads late.
-func readDelay(t *testing.T, truth string) float64 {
+func readDelay(t *testing.T, truth string, r *ran) float64 {
 	t.Helper()
-	ds := readDelays(t, truth)
+	ds := readDelays(t, truth, r)
 	if len(ds) == 0 {
 		return 0
 	}
@@ -113,7 +130,7 @@ func readDelay(t *testing.T, truth string) float64 {
 
 // readDelays is, per request id, the time between our sending it and the simulator reading
 // it, in seconds, from its truth log.
-func readDelays(t *testing.T, truth string) map[string]float64 {
+func readDelays(t *testing.T, truth string, r *ran) map[string]float64 {
 	t.Helper()
 	b, err := os.ReadFile(truth)
 	if err != nil {
@@ -127,7 +144,7 @@ func readDelays(t *testing.T, truth string) map[string]float64 {
 			Read int64  `json:"read_ns"`
 		}
 		if json.Unmarshal([]byte(line), &e) == nil && e.Kind == "request" {
-			if sent, ok := lastSent[e.ID]; ok {
+			if sent, ok := r.sent[e.ID]; ok {
 				ds[e.ID] = float64(e.Read-sent) / 1e9
 			}
 		}
@@ -146,7 +163,8 @@ func TestTelemetrySaturatedSimulator(t *testing.T) {
 	})
 	// scrapes every 250 ms (each timing out after as long), fine enough for the attribution;
 	// a busy machine's simulator answers many of them late, which thins what can be judged
-	s, hdr := runTo(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests, s.ScrapeInterval = 32, 64, 250*time.Millisecond })
+	run := runRecords(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests, s.ScrapeInterval = 32, 64, 250*time.Millisecond })
+	s, hdr := run.sum, run.hdr
 	if sv := s.Server; sv != nil && len(sv.Sources) > 0 && sv.Sources[0].OK < 3 && sumErrors(sv.Sources[0]) == sv.Sources[0].Scrapes {
 		// every failure counted (the behaviour), but too few answers to judge the figures
 		t.Skipf("the simulator answered %d of %d scrapes within their 250 ms timeout: the machine is too busy to judge its server figures", sv.Sources[0].OK, sv.Sources[0].Scrapes)
@@ -180,13 +198,13 @@ func TestTelemetrySaturatedSimulator(t *testing.T) {
 	if err := srv.Close(); err != nil { // flushes the truth log
 		t.Fatal(err)
 	}
-	checkTTFT(t, sv, s, truth)
+	checkTTFT(t, sv, run, truth)
 	want := truthTTFTMedian(t, truth)
 	// The histogram and the truth log are two clocks of the simulator's own (its engine's
 	// first token, its write after reading the request): they agree to the fine buckets' 4.4%
 	// when it gets the CPU it needs, and drift apart by its own delays when it is starved,
 	// which its late reads of our requests (measured in this run) show. Judged only then.
-	if late := readDelay(t, truth); late > 0.01 {
+	if late := readDelay(t, truth, run); late > 0.01 {
 		t.Logf("the simulator read requests %.3f s late (p50): a starved machine; histogram against truth log not judged", late)
 	} else if got := sv.TTFT.P50; math.Abs(got-want) > 0.05*want {
 		t.Errorf("server TTFT p50 %.4f s, truth %.4f s: %+.1f%%, want within 5%%", got, want, 100*(got-want)/want)
@@ -240,8 +258,9 @@ func truthTTFTMedian(t *testing.T, path string) float64 {
 //
 // late (s) is how late the simulator read requests (readDelay): ours includes it, the
 // server's does not, so the bucket's upper bound moves up by it.
-func checkTTFT(t *testing.T, sv *metrics.Server, s *metrics.Summary, truth string) {
+func checkTTFT(t *testing.T, sv *metrics.Server, r *ran, truth string) {
 	t.Helper()
+	s := r.sum
 	h := sv.TTFT
 	if h == nil || !s.TTFT.Valid() {
 		t.Fatalf("server TTFT %+v", h)
@@ -251,9 +270,9 @@ func checkTTFT(t *testing.T, sv *metrics.Server, s *metrics.Summary, truth strin
 	// machine's late reads are taken out request by request, not as a difference of two
 	// medians (once 0.59 s of slack for 0.77 s). What remains between the server's two
 	// clocks, its histogram and its truth log, is its own lateness in a starved engine.
-	delays := readDelays(t, truth)
+	delays := readDelays(t, truth, r)
 	var adj []float64
-	for id, ttft := range lastTTFT {
+	for id, ttft := range r.ttft {
 		adj = append(adj, ttft-max(delays[id], 0))
 	}
 	if len(adj) == 0 {
@@ -274,7 +293,8 @@ func checkTTFT(t *testing.T, sv *metrics.Server, s *metrics.Summary, truth strin
 func TestTelemetryLightSimulator(t *testing.T) {
 	truth := filepath.Join(t.TempDir(), "truth.jsonl")
 	srv, url := simServer(t, func(c *sim.Config) { c.TruthFile = truth })
-	s, _ := runTo(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests = 2, 16 })
+	run := runRecords(t, url, func(s *runspec.Spec) { s.Concurrency, s.Requests = 2, 16 })
+	s := run.sum
 	sv := s.Server
 	if s.Completed != 16 || sv == nil {
 		t.Fatalf("%d completed, server section %v", s.Completed, sv)
@@ -296,7 +316,7 @@ func TestTelemetryLightSimulator(t *testing.T) {
 	if err := srv.Close(); err != nil { // flushes the truth log
 		t.Fatal(err)
 	}
-	checkTTFT(t, sv, s, truth)
+	checkTTFT(t, sv, run, truth)
 }
 
 // manySeries is how many series /many of hostileMetrics serves: over the 20,000 a scrape

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"servebench/record"
@@ -87,38 +88,43 @@ func TestContextError(t *testing.T) {
 	}
 }
 
-// TestIdleTimer: reads re-arm the timer; silence fires it; a nil timer is inert. The timeout
-// (1 s) is 25 times the 40 ms between reads: with 100 ms a loaded machine (two busy loops
-// beside the suite) once stretched a 40 ms sleep past it. The gaps are measured, and a gap
-// that did pass the timeout makes the firing right, not a failure.
+// TestIdleTimer: reads re-arm the timer; silence fires it, at its timeout and not before; a
+// nil timer is inert. In a synctest bubble the clock is the bubble's, so the bounds are exact
+// and the test waits on no real time (it slept 1.2 s on the wall clock with a timeout 25
+// times the gap between reads, which a loaded machine had once stretched past 100 ms).
 func TestIdleTimer(t *testing.T) {
-	const idle = time.Second
-	ctx, cancel := context.WithCancelCause(context.Background())
-	it := StartIdleTimer(idle, cancel)
-	defer it.Stop()
-	r := it.Reader(strings.NewReader(strings.Repeat("x", 10)))
-	buf := make([]byte, 1)
-	last, longest := time.Now(), time.Duration(0)
-	for range 5 {
-		time.Sleep(40 * time.Millisecond)
-		longest = max(longest, time.Since(last))
-		if _, err := r.Read(buf); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		const idle = time.Second
+		ctx, cancel := context.WithCancelCause(context.Background())
+		it := StartIdleTimer(idle, cancel)
+		defer it.Stop()
+		r := it.Reader(strings.NewReader(strings.Repeat("x", 10)))
+		buf := make([]byte, 1)
+		for i := range 5 {
+			time.Sleep(idle - time.Millisecond) // a byte just inside the timeout re-arms it
+			synctest.Wait()
+			if ctx.Err() != nil {
+				t.Fatalf("read %d: fired although a byte arrived every %v", i, idle-time.Millisecond)
+			}
+			if _, err := r.Read(buf); err != nil {
+				t.Fatal(err)
+			}
 		}
-		last = time.Now()
-	}
-	if ctx.Err() != nil && longest < idle {
-		t.Fatalf("fired although bytes kept arriving (longest gap %v)", longest)
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("did not fire")
-	}
-	var none *IdleTimer
-	none.Reset()
-	none.Stop()
-	if StartIdleTimer(0, cancel) != nil || none.Reader(r) != r {
-		t.Error("a zero idle timeout must be a nil, inert timer")
-	}
+		time.Sleep(idle - time.Millisecond)
+		synctest.Wait()
+		if ctx.Err() != nil {
+			t.Fatalf("fired %v after the last byte, before its %v", idle-time.Millisecond, idle)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if !errors.Is(context.Cause(ctx), ErrIdleTimeout) {
+			t.Fatalf("%v after the last byte: cause %v, want ErrIdleTimeout", idle, context.Cause(ctx))
+		}
+		var none *IdleTimer
+		none.Reset()
+		none.Stop()
+		if StartIdleTimer(0, cancel) != nil || none.Reader(r) != r {
+			t.Error("a zero idle timeout must be a nil, inert timer")
+		}
+	})
 }

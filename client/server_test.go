@@ -157,6 +157,7 @@ func TestWaitReadyNotServed(t *testing.T) {
 
 // TestWaitReadyLoading: llama.cpp answers 503 on /health while loading, then 200.
 func TestWaitReadyLoading(t *testing.T) {
+	t.Parallel() // its own server, waiting on the wall clock: the waits overlap
 	var calls atomic.Int32
 	tg := fake(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/health" {
@@ -184,6 +185,7 @@ func TestWaitReadyNoHealth(t *testing.T) {
 }
 
 func TestWaitReadyTimeoutStatus(t *testing.T) {
+	t.Parallel() // its own server, waiting on the wall clock: the waits overlap
 	tg := fake(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) })
 	err := WaitReady(context.Background(), tg, 1500*time.Millisecond)
 	want := "server at " + tg.Base() + " not ready after 1.5s: GET /health: HTTP 503"
@@ -193,6 +195,7 @@ func TestWaitReadyTimeoutStatus(t *testing.T) {
 }
 
 func TestWaitReadyCancelled(t *testing.T) {
+	t.Parallel() // its own server, waiting on the wall clock: the waits overlap
 	tg := fake(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) })
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()

@@ -54,12 +54,13 @@ func (b *buildah) run(args ...string) (string, error) {
 // "buildah cannot work here" (skip) from "the recipe is wrong" (fail).
 func (b *buildah) probe() error {
 	ctx := b.t.TempDir()
-	data, err := os.ReadFile(binary)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(ctx, "servebench"), data, 0o755); err != nil {
-		return err
+	// the image's build flags: a static binary with a version stamped in it
+	build := exec.Command("go", "build", "-trimpath",
+		"-ldflags", "-s -w -X servebench/internal/cli.Version="+testVersion,
+		"-o", filepath.Join(ctx, "servebench"), "servebench/cmd/servebench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.t.Fatalf("go build ./cmd/servebench, static: %v\n%s", err, out)
 	}
 	if err := os.WriteFile(filepath.Join(ctx, "Containerfile"), []byte("FROM scratch\nCOPY servebench /servebench\n"), 0o644); err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 // gives as right scores right and each it gives as wrong scores wrong (workload.Answer is
 // the scorer the run uses; the test only joins the two sides).
 func TestKeyedAnswersScoreAsDrawn(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	reqs, err := workload.ReadFile("../docs/examples/answers.jsonl", 16)
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +48,7 @@ func TestKeyedAnswersScoreAsDrawn(t *testing.T) {
 // Generated instances meet their schema, and broken ones do not, over schemas with the
 // constructs structured-output servers take.
 func TestStructuredAnswersMeetTheirSchema(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	schemas := []string{
 		`{"type":"object"}`,
 		`{"type":"object","properties":{"answer":{"type":"string"},"n":{"type":"integer","minimum":3,"maximum":9}},"required":["answer","n"],"additionalProperties":false}`,
@@ -80,6 +82,7 @@ func TestStructuredAnswersMeetTheirSchema(t *testing.T) {
 }
 
 func TestSampleMatch(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	for _, p := range []string{`\b(11|13|17|19)\b`, `^\d{4}-\d{2}-\d{2}$`, `(?i)^\s*(yes|no)\b`, `[a-c]+x?`, `colou?r`, `.+@.+`} {
 		re := regexp.MustCompile(p)
 		if s := sampleMatch(re); !re.MatchString(s) {
@@ -92,6 +95,7 @@ func TestSampleMatch(t *testing.T) {
 // (each request its own draw, by its X-Request-Id), the stream ends after the answer (finish
 // "stop", usage counting its tokens), and 0 gives none.
 func TestAnswerSharesOverHTTP(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key.jsonl")
 	if err := os.WriteFile(key, []byte(`{"prompt":"What is 6 * 7?","answer":42,"match":"number"}`+"\n"), 0o644); err != nil {
@@ -149,6 +153,7 @@ func streamText(t *testing.T, url string, body any, id string) decoded {
 }
 
 func TestAnswerFlagsRefused(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	c := fixedConfig(time.Millisecond, 0)
 	c.AnswerError = 1.5
 	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "--answer-error") {
@@ -165,6 +170,7 @@ func TestAnswerFlagsRefused(t *testing.T) {
 // as independent draws do (about share² of requests), not wholly (a first version's seeds
 // cancelled out, so every run of a file got the very same answers wrong).
 func TestAnswerDrawsDependOnTheSeed(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	const n, share = 4000, 0.2
 	wrongs := map[int64][]bool{}
 	for _, seed := range []int64{1, 2, 3} {

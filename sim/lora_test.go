@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -179,15 +180,28 @@ func TestLoRAMetrics(t *testing.T) {
 	c := DefaultConfig()
 	c.Addr, c.Adapters, c.MaxLoRAs = "127.0.0.1:0", LoRAList{"a", "b"}, 1
 	_, base := startSim(t, c)
+	// the streams are cancelled once /metrics has shown what is checked: their 300 tokens
+	// only keep the adapters busy until then
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan struct{})
 	for i, model := range []string{"a", "b", "a", "b"} {
 		go func() {
+			defer func() { done <- struct{}{} }()
 			body := completion(distinct("m"+strconv.Itoa(i), 20), 300)
 			body["model"] = model
-			resp := post(t, base+"/v1/completions", body)
+			b, _ := json.Marshal(body)
+			req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/completions", bytes.NewReader(b))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := testClient.Do(req)
+			if err != nil {
+				if ctx.Err() == nil {
+					t.Errorf("POST: %v", err)
+				}
+				return
+			}
 			readSSE(resp.Body) //nolint:errcheck // only /metrics is checked
 			resp.Body.Close()
-			done <- struct{}{}
 		}()
 	}
 	seen := false
@@ -197,6 +211,7 @@ func TestLoRAMetrics(t *testing.T) {
 			strings.Contains(body, `max_lora="1",running_lora_adapters="b",waiting_lora_adapters="a"`)
 		seen = seen && strings.Contains(body, `reason="deferred"} 2`)
 	}
+	cancel()
 	for range 4 {
 		<-done
 	}

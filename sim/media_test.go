@@ -14,6 +14,7 @@ import (
 )
 
 func TestMediaRules(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	q := mediaRuleOf("qwen2-vl-7b")
 	for _, c := range []struct{ w, h, want int }{{1024, 1024, 37 * 37}, {28, 28, 1}, {29, 56, 4}, {1, 1, 1}} {
 		if got := q.ImageTokens(c.w, c.h); got != c.want {
@@ -92,6 +93,7 @@ func usageOf(t *testing.T, resp *http.Response) usageBody {
 // and enter the prefix cache by content: the same image after the same text is a hit, another
 // image is not.
 func TestMediaPromptTokens(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	c := DefaultConfig()
 	c.ModelPreset = "qwen2-vl-7b"
 	_, base := startSim(t, c)
@@ -118,6 +120,7 @@ func TestMediaPromptTokens(t *testing.T) {
 // TestMediaBadParts: a URL the simulator would have to fetch, broken base64, a non-image and
 // a non-WAV clip are 400s that say what is wrong.
 func TestMediaBadParts(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, fixedConfig(1, 1))
 	for _, c := range []struct {
 		part map[string]any

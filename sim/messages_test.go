@@ -66,6 +66,7 @@ func readMessages(t *testing.T, resp *http.Response) []msgEvent {
 // prompt count as the chat route gives the same conversation (system first), so the two
 // routes' figures are comparable.
 func TestMessagesStream(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, fixedConfig(0, 0))
 	evs := readMessages(t, post(t, base+"/v1/messages", messagesBody(7, true)))
 	var types []string
@@ -104,6 +105,7 @@ func TestMessagesStream(t *testing.T) {
 
 // TestMessagesNotStreamed: the whole message with its usage.
 func TestMessagesNotStreamed(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, fixedConfig(0, 0))
 	resp := post(t, base+"/v1/messages", messagesBody(5, false))
 	defer resp.Body.Close()
@@ -124,6 +126,7 @@ func TestMessagesNotStreamed(t *testing.T) {
 // TestMessagesErrors: bad requests get Anthropic's error object; the error_event fault
 // sends Anthropic's error event and ends the stream; an HTTP fault answers its status.
 func TestMessagesErrors(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, fixedConfig(0, 0))
 	for _, tc := range []struct {
 		body map[string]any

@@ -84,6 +84,7 @@ func completionOf(prompt string, stream bool) map[string]any {
 // TestPrefixCacheSamePrompt: the second of two equal prompts is served from the cache up
 // to the last full block before its last token (vLLM must compute that token to sample).
 func TestPrefixCacheSamePrompt(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	for _, tc := range []struct {
 		blockSize, prompt, want int
 	}{
@@ -133,6 +134,7 @@ func TestPrefixCacheSamePrompt(t *testing.T) {
 // the prompt comes as text, as the ids /tokenize returns, or as a chat that sends the
 // previous reply back (generated tokens are cached too).
 func TestPrefixCacheSharedPrefix(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, DefaultConfig())
 	prefix := distinct("p", 50)
 	generate(t, base, "/v1/completions", completionOf(prefix+" "+distinct("a", 30), true))
@@ -172,6 +174,7 @@ func TestPrefixCacheSharedPrefix(t *testing.T) {
 
 // TestPrefixCacheMetrics: vLLM's counters add up to what the responses reported.
 func TestPrefixCacheMetrics(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, DefaultConfig())
 	x := distinct("x", 100)
 	var prompt, cached int
@@ -193,6 +196,7 @@ func TestPrefixCacheMetrics(t *testing.T) {
 
 // TestPrefixCacheOff: --no-prefix-cache reports no cached tokens anywhere.
 func TestPrefixCacheOff(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	c := DefaultConfig()
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	BindFlags(fs, &c)

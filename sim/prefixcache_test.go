@@ -49,6 +49,7 @@ func runAlone(t *testing.T, s *scheduler, q *seq) time.Duration {
 // still reads the 2032 cached tokens' KV; the TTFT is exactly that step of the roofline. With
 // the cache off the repeat costs the full prefill and reports nothing cached.
 func TestPrefixCacheTTFT(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	c := DefaultConfig()
 	m := mustModel(t, c)
 	step := func(ctx, n int) time.Duration {
@@ -82,6 +83,7 @@ func TestPrefixCacheTTFT(t *testing.T) {
 // TestPrefixCacheEvictsLRU fills a 256-token KV cache (16 blocks): the blocks released
 // longest ago go first, and of one request's blocks the tail goes first.
 func TestPrefixCacheEvictsLRU(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	c := DefaultConfig()
 	c.KVCacheTokens = 256
 	m := mustModel(t, c)
@@ -111,6 +113,7 @@ func TestPrefixCacheEvictsLRU(t *testing.T) {
 
 // TestPrefixCacheHeldBlocks: a block a running sequence holds is never evicted.
 func TestPrefixCacheHeldBlocks(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	c := newPrefixCache()
 	held, free := c.insert(1), c.insert(2)
 	c.release(free)

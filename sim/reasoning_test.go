@@ -75,6 +75,7 @@ func chatBody(n int, extra map[string]any) map[string]any {
 // delta.reasoning, the rest to delta.content, usage counts them, a multi-token chunk that
 // crosses the boundary carries both, and a request that turns thinking off gets none.
 func TestReasoningStream(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	c := fixedConfig(time.Millisecond, 100*time.Microsecond)
 	c.ReasoningTokens = 6
 	_, base := startSim(t, c)
@@ -101,6 +102,7 @@ func TestReasoningStream(t *testing.T) {
 
 // TestReasoningOffByDefault keeps the default stream free of reasoning fields.
 func TestReasoningOffByDefault(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, fixedConfig(time.Millisecond, 100*time.Microsecond))
 	think, answer, details := streamReasoning(t, base, chatBody(5, nil))
 	if think != "" || countTokens(answer) != 5 || details != -1 {
@@ -110,6 +112,7 @@ func TestReasoningOffByDefault(t *testing.T) {
 
 // TestReasoningFieldAndJSON checks --reasoning-field and the non-streaming answer.
 func TestReasoningFieldAndJSON(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	c := fixedConfig(time.Millisecond, 100*time.Microsecond)
 	c.ReasoningTokens, c.ReasoningField = 3, ReasoningContentField
 	srv, base := startSim(t, c)
@@ -145,6 +148,7 @@ func TestReasoningFieldAndJSON(t *testing.T) {
 
 // TestReasoningValidate names the flag at fault.
 func TestReasoningValidate(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	for _, bad := range []func(*Config){
 		func(c *Config) { c.ReasoningTokens = -1 },
 		func(c *Config) { c.ReasoningField = "thoughts" },

@@ -71,6 +71,7 @@ func responsesBody(n int, stream bool) map[string]any {
 // (instructions as a system message, input parts as the user message), which is what makes
 // the two APIs' figures comparable.
 func TestResponsesStream(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, fixedConfig(5*time.Millisecond, time.Millisecond))
 	evs, err := readResponses(t, post(t, base+"/v1/responses", responsesBody(6, true)))
 	if err != nil {
@@ -108,6 +109,7 @@ func TestResponsesStream(t *testing.T) {
 
 // TestResponsesNotStreamed: the whole response object, as the stream's response.completed.
 func TestResponsesNotStreamed(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, fixedConfig(time.Millisecond, time.Millisecond))
 	resp := post(t, base+"/v1/responses", map[string]any{"input": "Hello there", "max_output_tokens": 3, "ignore_eos": true})
 	defer resp.Body.Close()
@@ -124,6 +126,7 @@ func TestResponsesNotStreamed(t *testing.T) {
 
 // TestResponsesBadRequests: a 4xx with the reason, in the chat route's error shape.
 func TestResponsesBadRequests(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, fixedConfig(time.Millisecond, time.Millisecond))
 	for _, tc := range []struct {
 		body   any
@@ -149,6 +152,7 @@ func TestResponsesBadRequests(t *testing.T) {
 
 // TestResponsesFaults: the mid-stream faults in the Responses API's own shapes.
 func TestResponsesFaults(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	s, base := startSim(t, fixedConfig(time.Millisecond, time.Millisecond))
 	var mu sync.Mutex
 	kinds := map[string]int{}

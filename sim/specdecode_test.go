@@ -11,6 +11,7 @@ import (
 
 // TestSpecProb: the per-position probability solved from α gives α back, at the edges too.
 func TestSpecProb(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	for _, k := range []int{1, 3, 5} {
 		for _, a := range []float64{0, 0.2, 0.5, 0.7, 0.95, 1} {
 			p := specProb(k, a)
@@ -34,6 +35,7 @@ var specFamilies = []string{"vllm:spec_decode_num_drafts_total", "vllm:spec_deco
 // each, the counters' acceptance rate is within 1% of α, the per-position counts fall with
 // position and add up to the accepted count, and every step's tokens reach the client.
 func TestSpecDecode(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	c := DefaultConfig()
 	c.Addr = "127.0.0.1:0"
 	c.SpecTokens, c.SpecAcceptance = 3, 0.6
@@ -106,6 +108,8 @@ func labelOf(m *dto.Metric, name string) string {
 
 // TestSpecDecodeFixedMode: fixed mode draws the same way, one event per ITL tick.
 func TestSpecDecodeFixedMode(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
+
 	c := fixedConfig(1e6, 1e5) // 1 ms, 0.1 ms
 	c.SpecTokens, c.SpecAcceptance = 4, 0.8
 	s, base := startSim(t, c)
@@ -128,6 +132,7 @@ func TestSpecDecodeFixedMode(t *testing.T) {
 
 // TestSpecDecodeOff: no spec_decode family without speculative decoding (as vLLM).
 func TestSpecDecodeOff(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	s, base := startSim(t, fixedConfig(1e6, 1e5))
 	fams := parseMetrics(t, getMetrics(t, base), s.modelName)
 	for _, f := range specFamilies {
@@ -139,6 +144,7 @@ func TestSpecDecodeOff(t *testing.T) {
 
 // TestSpecConfigErrors: out-of-range settings name their flag.
 func TestSpecConfigErrors(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	for _, c := range []struct {
 		k int
 		a float64

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCountTokens(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	for _, tc := range []struct {
 		text string
 		want int
@@ -34,6 +35,7 @@ func TestCountTokens(t *testing.T) {
 }
 
 func TestTokenizeRoundTrip(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	tk := newTokenizer()
 	for _, text := range []string{
 		"the quick brown fox, jumps over: the lazy dog.",
@@ -58,6 +60,7 @@ func TestTokenizeRoundTrip(t *testing.T) {
 }
 
 func TestTokenizeHTTP(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	_, base := startSim(t, fixedConfig(time.Millisecond, time.Millisecond))
 	type tokOut struct {
 		Tokens      []int `json:"tokens"`

@@ -63,6 +63,7 @@ func toolCallOf(t *testing.T, base string, prompt, choice string, n int) (name, 
 // per token after the first (the name's), finish with "tool_calls", and meet the tool's
 // schema unless the call is in the --tool-call-invalid share.
 func TestToolCalls(t *testing.T) {
+	t.Parallel() // shares nothing with the other tests and judges no timing
 	c := fixedConfig(time.Millisecond, 0)
 	c.Tools = Tools{CallRate: 0.5, CallInvalid: 0.25}
 	_, base := startSim(t, c)

@@ -2,6 +2,8 @@ package stat
 
 import (
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"github.com/aclements/go-moremath/stats"
 )
@@ -25,6 +27,35 @@ func TQuantile(q, df float64) float64 {
 	if df <= 0 || math.IsInf(df, 1) {
 		return stats.StdNormal.InvCDF(q)
 	}
+	key := [2]float64{q, df}
+	if v, ok := tQuantiles.Load(key); ok {
+		return v.(float64)
+	}
+	v := tQuantile(q, df)
+	if cacheRoom(&tQuantileN) {
+		tQuantiles.Store(key, v)
+	}
+	return v
+}
+
+// tQuantiles holds TQuantile by (q, df): a comparison asks for the same few (a level, a
+// count of runs) at every row and in every step of RunsNeeded's bisection, and each answer
+// costs about 64 evaluations of the t CDF. A value is a pure function of its key, so the
+// cache changes no result.
+var (
+	tQuantiles sync.Map
+	tQuantileN atomic.Int64
+)
+
+// maxCached bounds each of this file's caches: the keys asked for in practice are a few
+// levels by a few counts of runs; fractional degrees of freedom could make them many.
+const maxCached = 4096
+
+// cacheRoom reports whether a cache counted by n may take one more entry, and counts it.
+func cacheRoom(n *atomic.Int64) bool { return n.Add(1) <= maxCached }
+
+// tQuantile is TQuantile's bisection of TCDF.
+func tQuantile(q, df float64) float64 {
 	lo, hi := -1.0, 1.0
 	for TCDF(lo, df) > q {
 		lo *= 2
@@ -66,6 +97,37 @@ func TPower(effect, se, alpha, df float64) float64 {
 	if df <= 0 || math.IsInf(df, 1) {
 		return rej(1)
 	}
+	g := sGrid(df)
+	var p float64
+	for i, s := range g.s {
+		p += g.f[i] * rej(s) * g.h
+	}
+	if g.mass <= 0 {
+		return rej(1)
+	}
+	return math.Min(1, p/g.mass)
+}
+
+// grid is the density of S = √(χ²_df/df) on TPower's grid: the midpoints s, the density f at
+// each, the step h and the total mass Σ f·h.
+type grid struct {
+	s, f    []float64
+	h, mass float64
+}
+
+// sGrids holds the grid by degrees of freedom (float64 → *grid): it depends on df alone, and
+// RunsNeeded asks for the same few df at every row, each grid costing two logarithms and an
+// exponential a step. TPower sums over it in the order it did without the cache, so its
+// results are the same to the last bit.
+var (
+	sGrids sync.Map
+	sGridN atomic.Int64
+)
+
+func sGrid(df float64) *grid {
+	if g, ok := sGrids.Load(df); ok {
+		return g.(*grid)
+	}
 	// density of S = √(χ²_df/df): 2·df·s·f_χ²(df·s²), on a grid wide enough for df = 1
 	lg, _ := math.Lgamma(df / 2)
 	logc := math.Log(2*df) - df/2*math.Ln2 - lg
@@ -73,19 +135,17 @@ func TPower(effect, se, alpha, df float64) float64 {
 	const steps = 400
 	w := 10 / math.Sqrt(2*df)
 	lo, hi := math.Max(0, 1-w), 1+w+1/df
-	h := (hi - lo) / steps
-	var p, mass float64
+	g := &grid{s: make([]float64, steps), f: make([]float64, steps), h: (hi - lo) / steps}
 	for i := range steps {
-		s := lo + (float64(i)+0.5)*h
+		s := lo + (float64(i)+0.5)*g.h
 		v := df * s * s
-		f := math.Exp(logc + math.Log(s) + (df/2-1)*math.Log(v) - v/2)
-		p += f * rej(s) * h
-		mass += f * h
+		g.s[i], g.f[i] = s, math.Exp(logc+math.Log(s)+(df/2-1)*math.Log(v)-v/2)
+		g.mass += g.f[i] * g.h
 	}
-	if mass <= 0 {
-		return rej(1)
+	if cacheRoom(&sGridN) {
+		sGrids.Store(df, g)
 	}
-	return math.Min(1, p/mass)
+	return g
 }
 
 // RunsNeeded is the fewest runs per side (2 to max) at which a two-sample t test at level

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/aclements/go-moremath/stats"
 )
 
 func TestTQuantile(t *testing.T) {
@@ -82,5 +84,52 @@ func TestRelHalfWidth(t *testing.T) {
 	}
 	if !math.IsInf(RelHalfWidth([]float64{1}, 0.05), 1) || !math.IsInf(RelHalfWidth([]float64{1, 0}, 0.05), 1) {
 		t.Error("one value or a zero gives a finite width")
+	}
+}
+
+// TestPowerCachesChangeNoResult: TQuantile and TPower, which keep what they computed for a
+// df (and a level), answer to the last bit what they compute without their caches (TPower's
+// uncached form is its sum written out here, as it was before the cache), asked once and
+// asked again.
+func TestPowerCachesChangeNoResult(t *testing.T) {
+	uncachedPower := func(effect, se, alpha, df float64) float64 {
+		lam := math.Abs(effect) / se
+		tc := tQuantile(1-alpha/2, df)
+		rej := func(s float64) float64 {
+			return stats.StdNormal.CDF(lam-tc*s) + stats.StdNormal.CDF(-lam-tc*s)
+		}
+		lg, _ := math.Lgamma(df / 2)
+		logc := math.Log(2*df) - df/2*math.Ln2 - lg
+		const steps = 400
+		w := 10 / math.Sqrt(2*df)
+		lo, hi := math.Max(0, 1-w), 1+w+1/df
+		h := (hi - lo) / steps
+		var p, mass float64
+		for i := range steps {
+			s := lo + (float64(i)+0.5)*h
+			v := df * s * s
+			f := math.Exp(logc + math.Log(s) + (df/2-1)*math.Log(v) - v/2)
+			p += f * rej(s) * h
+			mass += f * h
+		}
+		if mass <= 0 {
+			return rej(1)
+		}
+		return math.Min(1, p/mass)
+	}
+	for range 2 { // the second round reads the caches the first filled
+		for _, df := range []float64{1, 2, 3.5, 4, 10, 58, 198} {
+			for _, q := range []float64{0.95, 0.975, 0.995} {
+				if got, want := TQuantile(q, df), tQuantile(q, df); math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("TQuantile(%g, %g) = %v, uncached %v", q, df, got, want)
+				}
+			}
+			for _, effect := range []float64{0, 0.01, 0.05, 0.3} {
+				got, want := TPower(effect, 0.02, 0.05, df), uncachedPower(effect, 0.02, 0.05, df)
+				if math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("TPower(%g, 0.02, 0.05, %g) = %v, uncached %v", effect, df, got, want)
+				}
+			}
+		}
 	}
 }

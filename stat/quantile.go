@@ -64,34 +64,66 @@ func SelectQuantile(xs []float64, p float64) float64 {
 	})
 }
 
-// nth puts the k-th smallest of xs at xs[k], smaller ones before and larger after (Hoare's
-// selection with a middle pivot), and returns it.
+// nth puts the k-th smallest of xs at xs[k], smaller ones before and larger after, and returns
+// it: Floyd and Rivest's SELECT (Communications of the ACM 18(3), 1975, Algorithm 489). Above
+// 600 values it first selects, recursively, within a sample around where the k-th should lie,
+// so that the pivot it partitions the whole range around falls close to it: about 1.5·n
+// comparisons where a middle pivot (Hoare's selection, which this replaced) took 3.4·n and
+// more, the bulk of compare's within-run bootstrap of ITL percentiles.
 func nth(xs []float64, k int) float64 {
-	lo, hi := 0, len(xs)-1
-	for lo < hi {
-		pivot := xs[(lo+hi)/2]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
+	selectRange(xs, 0, len(xs)-1, k)
+	return xs[k]
+}
+
+// selectRange is nth within xs[left:right+1].
+func selectRange(a []float64, left, right, k int) {
+	for right > left {
+		if right-left > 600 {
+			// a sample of s values around k's place, chosen so that its selection brackets
+			// the k-th of the range with high probability
+			n := float64(right - left + 1)
+			i := float64(k - left + 1)
+			z := math.Log(n)
+			s := 0.5 * math.Exp(2*z/3)
+			sd := 0.5 * math.Sqrt(z*s*(n-s)/n)
+			if i < n/2 {
+				sd = -sd
+			}
+			lo := max(left, int(float64(k)-i*s/n+sd))
+			hi := min(right, int(float64(k)+(n-i)*s/n+sd))
+			selectRange(a, lo, hi, k)
+		}
+		// partition [left, right] around t = a[k], with a[left] ≤ t and a[right] ≥ t as
+		// sentinels for the scans
+		t := a[k]
+		i, j := left, right
+		a[left], a[k] = a[k], a[left]
+		if a[right] > t {
+			a[right], a[left] = a[left], a[right]
+		}
+		for i < j {
+			a[i], a[j] = a[j], a[i]
+			i++
+			j--
+			for a[i] < t {
 				i++
 			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
+			for a[j] > t {
 				j--
 			}
 		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return xs[k]
+		if a[left] == t {
+			a[left], a[j] = a[j], a[left]
+		} else {
+			j++
+			a[j], a[right] = a[right], a[j]
+		}
+		// t is now at j, everything before it ≤ t and after it ≥ t
+		if j <= k {
+			left = j + 1
+		}
+		if k <= j {
+			right = j - 1
 		}
 	}
-	return xs[k]
 }
