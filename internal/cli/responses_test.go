@@ -3,10 +3,10 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"servebench/exitcode"
@@ -16,22 +16,40 @@ import (
 // TestResponsesMatchesChat runs one workload through --api openai-chat and --api
 // openai-responses against the built-in simulator (its roofline engine, so TTFT depends on
 // the prompt's token count) and checks that the two APIs give the same figures: the same
-// token totals, and p50 TTFT and ITL that agree. One user at a time keeps the engine's
+// token totals, and p50 TTFT and ITL of the same size. One user at a time keeps the engine's
 // batching out of it: at 8 users, two chat runs alone differ by 30 ms in p50 TTFT, as
-// prefills happen to line up or not. The bound (3 ms or 25%) is for a machine at load
-// average 10; on an idle one the p50s agree within 0.3 ms (TTFT) and 0.02 ms (ITL). Each API
-// runs twice, the two interleaved, and each keeps its lower median: another package's tests
-// on the same two cores can slow one run of the pair by 12 ms in TTFT p50, but not both.
+// prefills happen to line up or not. Each API runs twice, a chat run and a responses run at
+// once, and each keeps its lower median: a neighbour can slow one run of an API, but not
+// both. On an idle machine the p50s agree within 0.3 ms (TTFT) and 0.02 ms (ITL); the test
+// runs beside the parallel tests, so it holds them within a factor of 2 of chat's, the
+// reference taken in the same test: what it guards is that the Responses stream's first content, not its first
+// event (response.created, at once) or its last, starts TTFT, and that only its text deltas
+// are events (client/responses' TestTranscripts holds which events those are). Before, it
+// held 3 ms or 25% alone before the parallel tests: 14 s of the package's serial phase.
 func TestResponsesMatchesChat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sums := map[string]map[string]any{}
 	best := map[string]map[string]float64{}
-	for i, api := range []string{"openai-chat", "openai-responses", "openai-chat", "openai-responses"} {
-		rec, js := filepath.Join(dir, fmt.Sprintf("%s-%d.jsonl", api, i)), filepath.Join(dir, fmt.Sprintf("%s-%d.json", api, i))
-		code, _, errs := runMain(t, "run", "-q", "--api", api, "--input-tokens", "256", "--output-tokens", "16",
-			"--requests", "24", "--concurrency", "1", "--warmup", "0", "--seed", "5", "-o", rec, "--json", js)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", api, code, errs)
+	apis := []string{"openai-chat", "openai-responses", "openai-chat", "openai-responses"}
+	codes, errss := make([]int, len(apis)), make([]string, len(apis))
+	file := func(i int, ext string) string { return filepath.Join(dir, fmt.Sprintf("%s-%d.%s", apis[i], i, ext)) }
+	// a chat run and a responses run at once, each against its own built-in simulator, twice:
+	// a neighbour's load falls on both of a pair alike
+	for pair := 0; pair < len(apis); pair += 2 {
+		var wg sync.WaitGroup
+		for i := pair; i < pair+2; i++ {
+			wg.Go(func() {
+				codes[i], _, errss[i] = runMain(t, "run", "-q", "--api", apis[i], "--input-tokens", "256", "--output-tokens", "16",
+					"--requests", "24", "--concurrency", "1", "--warmup", "0", "--seed", "5", "-o", file(i, "jsonl"), "--json", file(i, "json"))
+			})
+		}
+		wg.Wait()
+	}
+	for i, api := range apis {
+		rec, js := file(i, "jsonl"), file(i, "json")
+		if codes[i] != 0 {
+			t.Fatalf("%s: exit %d: %s", api, codes[i], errss[i])
 		}
 		b, _ := os.ReadFile(js)
 		var s map[string]any
@@ -63,7 +81,7 @@ func TestResponsesMatchesChat(t *testing.T) {
 	for _, k := range []string{"median_ttft_ms", "median_itl_ms"} {
 		c, r := best["openai-chat"][k], best["openai-responses"][k]
 		t.Logf("%s: chat %.3f, responses %.3f (Δ %.3f ms)", k, c, r, r-c)
-		if c <= 0 || math.Abs(r-c) > max(3, 0.25*c) {
+		if c <= 0 || r < c/2 || r > 2*c {
 			t.Errorf("%s: chat %.3f ms, responses %.3f ms", k, c, r)
 		}
 	}
