@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,13 +23,28 @@ func roofline(t *testing.T, n int) string {
 var kneeRe = regexp.MustCompile(`saturation knee: run \d+, .* \(([0-9.]+) req/s`)
 
 // TestSweepAutoKneeMovesWithMaxNumSeqs: with more sequences per step the engine saturates
-// later, so the knee (the lightest load reaching 90% of the peak) moves to a higher rate.
+// later, so the knee (the lightest load reaching 90% of the peak) moves to a higher rate. The
+// two sweeps run at once, each against its own simulator, so that a neighbour's load falls on
+// both alike: the test runs beside the parallel tests (before, alone, the sweeps one after
+// the other: 5 s serial). Where the knee is, given a sweep's figures, is sweep's
+// TestKneeAndMaxGoodput.
 func TestSweepAutoKneeMovesWithMaxNumSeqs(t *testing.T) {
-	knee := func(seqs int) float64 {
-		p := filepath.Join(t.TempDir(), "s.jsonl")
-		code, out, errs := runMain(t, "sweep", "-q", "--url", roofline(t, seqs), "--auto", "--points", "2",
-			"--requests", "16", "--warmup", "0", "--input-tokens", "32", "--output-tokens", "8", "--arrival", "constant",
-			"--slo", "ttft=1h", "--search-steps", "1", "-o", p)
+	t.Parallel()
+	seqs := []int{2, 12}
+	files, outs, errss, codes := make([]string, 2), make([]string, 2), make([]string, 2), make([]int, 2)
+	var wg sync.WaitGroup
+	for i, n := range seqs {
+		url := roofline(t, n)
+		files[i] = filepath.Join(t.TempDir(), "s.jsonl")
+		wg.Go(func() {
+			codes[i], outs[i], errss[i] = runMain(t, "sweep", "-q", "--url", url, "--auto", "--points", "2",
+				"--requests", "16", "--warmup", "0", "--input-tokens", "32", "--output-tokens", "8", "--arrival", "constant",
+				"--slo", "ttft=1h", "--search-steps", "1", "-o", files[i])
+		})
+	}
+	wg.Wait()
+	knee := func(i int) float64 {
+		p, code, out, errs := files[i], codes[i], outs[i], errss[i]
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
@@ -50,7 +66,8 @@ func TestSweepAutoKneeMovesWithMaxNumSeqs(t *testing.T) {
 		v, _ := strconv.ParseFloat(m[1], 64)
 		return v
 	}
-	small, large := knee(2), knee(12)
+	small, large := knee(0), knee(1)
+	t.Logf("knee at %.2f req/s with max-num-seqs 2, %.2f with 12", small, large)
 	if !(large > 1.5*small) {
 		t.Errorf("knee at %.2f req/s with max-num-seqs 2 and %.2f with 12: it should move up", small, large)
 	}
@@ -167,8 +184,12 @@ func TestStopRules(t *testing.T) {
 }
 
 // TestSteadyStateWindow: only requests sent inside the window are measured, and the window's
-// length is the divisor.
+// length is the divisor. Each request's phase is checked against its dispatch (the runner
+// picks the phase just before it), so the test runs beside the parallel tests; where the
+// sender fell behind its schedule the phases' counts are logged, not held (package load's
+// TestSteadyStateFromTimeZero and TestSteadyStatePhasesAndOffset hold them exactly).
 func TestSteadyStateWindow(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, out, errs := runMain(t, "run", "-q", "--url", url, "--rate", "40", "--arrival", "constant", "--duration", "1s",
@@ -186,11 +207,11 @@ func TestSteadyStateWindow(t *testing.T) {
 		}
 		late = max(late, r.Sent-r.Scheduled)
 	}
-	// every request's phase is where its send fell: the first 300 ms, the window, the last 200
+	// every request's phase is where its dispatch fell: the first 300 ms, the window, the last 200
 	const edge = int64(5 * time.Millisecond)
 	for _, r := range recs {
 		var want string
-		switch at := r.Sent - start; {
+		switch at := r.Dispatched - start; {
 		case at < int64(300*time.Millisecond)-edge:
 			want = record.PhaseWarmup
 		case at > int64(300*time.Millisecond)+edge && at < int64(800*time.Millisecond)-edge:
@@ -199,7 +220,7 @@ func TestSteadyStateWindow(t *testing.T) {
 			want = record.PhaseCooldown
 		}
 		if want != "" && r.Phase != want {
-			t.Errorf("request %d sent %v after the start is %s, want %s", r.ID, time.Duration(r.Sent-start), r.Phase, want)
+			t.Errorf("request %d dispatched %v after the start is %s, want %s", r.ID, time.Duration(r.Dispatched-start), r.Phase, want)
 		}
 	}
 	if unsent := h.Ends[0].Unsent; unsent > 0 || late > int64(50*time.Millisecond) {
