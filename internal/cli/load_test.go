@@ -184,9 +184,10 @@ func TestStopRules(t *testing.T) {
 }
 
 // TestSteadyStateWindow: only requests sent inside the window are measured, and the window's
-// length is the divisor. Each request's phase is checked against its dispatch (the runner
-// picks the phase just before it), so the test runs beside the parallel tests; where the
-// sender fell behind its schedule the phases' counts are logged, not held (package load's
+// length is the divisor. An open loop's phases follow its schedule, not the sender's
+// lateness (load's take), so each request's phase is checked against its scheduled time and
+// the test runs beside the parallel tests; where arrivals were left unsent at the end (the
+// sender fell that far behind) the phases' counts are logged, not held (package load's
 // TestSteadyStateFromTimeZero and TestSteadyStatePhasesAndOffset hold them exactly).
 func TestSteadyStateWindow(t *testing.T) {
 	t.Parallel()
@@ -207,11 +208,11 @@ func TestSteadyStateWindow(t *testing.T) {
 		}
 		late = max(late, r.Sent-r.Scheduled)
 	}
-	// every request's phase is where its dispatch fell: the first 300 ms, the window, the last 200
+	// every request's phase is where its schedule fell: the first 300 ms, the window, the last 200
 	const edge = int64(5 * time.Millisecond)
 	for _, r := range recs {
 		var want string
-		switch at := r.Dispatched - start; {
+		switch at := r.Scheduled - start; {
 		case at < int64(300*time.Millisecond)-edge:
 			want = record.PhaseWarmup
 		case at > int64(300*time.Millisecond)+edge && at < int64(800*time.Millisecond)-edge:
@@ -220,12 +221,13 @@ func TestSteadyStateWindow(t *testing.T) {
 			want = record.PhaseCooldown
 		}
 		if want != "" && r.Phase != want {
-			t.Errorf("request %d dispatched %v after the start is %s, want %s", r.ID, time.Duration(r.Dispatched-start), r.Phase, want)
+			t.Errorf("request %d scheduled %v after the start is %s, want %s", r.ID, time.Duration(r.Scheduled-start), r.Phase, want)
 		}
 	}
-	if unsent := h.Ends[0].Unsent; unsent > 0 || late > int64(50*time.Millisecond) {
-		// the sender fell behind its schedule (the machine, or the VM, stalled the process):
-		// arrivals were sent late or never, and the counts below cannot hold; the rule above did
+	if unsent := h.Ends[0].Unsent; unsent > 0 {
+		// the sender fell so far behind its schedule (the machine, or the VM, stalled the
+		// process) that arrivals were never sent, and the counts below cannot hold; the rule
+		// above did
 		t.Logf("the sender was behind by up to %v (%d arrivals unsent): phases %v not counted", time.Duration(late), unsent, phases)
 		if len(recs)+unsent < 38 {
 			t.Errorf("%d sent + %d unsent of 40 arrivals", len(recs), unsent)
