@@ -328,8 +328,9 @@ func TestDatasetsAgainstLlamaCpp(t *testing.T) {
 
 // TestMooncakeHashCoversSessionChains: two traces with the same rows, arrivals and session keys
 // whose turns follow after other recorded gaps are sent at other times, so their workload
-// hashes differ; the same trace hashes the same.
+// hashes differ; the same trace hashes the same. It shares nothing: parallel.
 func TestMooncakeHashCoversSessionChains(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = time.Millisecond, time.Millisecond })
 	dir := t.TempDir()
 	hash := func(name string, end int) string {
