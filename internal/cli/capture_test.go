@@ -97,15 +97,19 @@ func reuse(lines []capture.Line) (cached, blocks float64) {
 
 // compareReplay checks a replay's capture against the original's: as many requests, the same
 // lengths (exact, as a multiset: requests that arrive within a millisecond may swap; only
-// logged where the replay said it could not build them exactly), arrival offsets within 5 ms
-// at p50 and at p99 within the replaying client's own send lateness (late, its p99) and
-// proxyStall, the repeated share within 5 points and the cached share within cachedPts.
+// logged where the replay said it could not build them exactly), arrival offsets at p50
+// within 5 ms beyond the two sending clients' own send lateness (late90, the original run's
+// p90 and the replay's added) and at p99 within the replaying client's own send lateness
+// (late99, its p99) and proxyStall, the repeated share within 5 points and the cached share
+// within cachedPts. The clients' lateness is the reference taken in the same test: beside
+// parallel neighbours on a busy machine it is what moves the arrivals (an offset misread or
+// misscheduled by the replay moves them by tens of ms and more over its 2.6 s).
 //
 // Each capture counts its offsets from its own first request, and a replay whose first request
 // went out a few ms late (its first connection, a descheduled client) moves every other offset
 // by as much without any of them being sent at the wrong time: the replay's offsets are set
 // against the original's after taking away their median difference, which is logged.
-func compareReplay(t *testing.T, a, b []capture.Line, late time.Duration, exact bool, cachedPts float64) {
+func compareReplay(t *testing.T, a, b []capture.Line, late90, late99 time.Duration, exact bool, cachedPts float64) {
 	t.Helper()
 	if len(a) != len(b) || len(a) == 0 {
 		t.Fatalf("the original captured %d requests, the replay %d", len(a), len(b))
@@ -153,10 +157,11 @@ func compareReplay(t *testing.T, a, b []capture.Line, late time.Duration, exact 
 	shift, p50, p99 := arrivalGaps(a[:n], b[:n])
 	ca, ra := reuse(a)
 	cb, rb := reuse(b)
-	t.Logf("%d requests, %d lengths equal; arrival offsets (of the %d of no session) apart p50 %.2f ms, p99 %.2f ms (replay shifted by %.2f ms; its send lateness p99 %.2f ms); cached %.1f%% then %.1f%%; repeated blocks %.1f%% then %.1f%%",
-		len(a), equal, n, p50, p99, shift, ms(late), 100*ca, 100*cb, 100*ra, 100*rb)
-	if bound := ms(late + proxyStall); p50 > 5 || p99 > bound {
-		t.Errorf("arrival offsets apart by %.2f ms at p50 and %.2f ms at p99: want at most 5 ms and %.2f ms (the replay's own lateness at p99 and %v)", p50, p99, bound, proxyStall)
+	t.Logf("%d requests, %d lengths equal; arrival offsets (of the %d of no session) apart p50 %.2f ms, p99 %.2f ms (replay shifted by %.2f ms; send lateness p90 %.2f ms (both clients), the replay's p99 %.2f ms); cached %.1f%% then %.1f%%; repeated blocks %.1f%% then %.1f%%",
+		len(a), equal, n, p50, p99, shift, ms(late90), ms(late99), 100*ca, 100*cb, 100*ra, 100*rb)
+	if bound50, bound99 := 5+ms(late90), ms(late99+proxyStall); p50 > bound50 || p99 > bound99 {
+		t.Errorf("arrival offsets apart by %.2f ms at p50 and %.2f ms at p99: want at most %.2f ms (5 ms and the clients' lateness at p90) and %.2f ms (the replay's own lateness at p99 and %v)",
+			p50, p99, bound50, bound99, proxyStall)
 	}
 	if math.Abs(ca-cb) > cachedPts/100 || math.Abs(ra-rb) > 0.05 {
 		t.Errorf("cached share %.1f%% then %.1f%%, repeated blocks %.1f%% then %.1f%%: want within %g and 5 points", 100*ca, 100*cb, 100*ra, 100*rb, cachedPts)
@@ -200,9 +205,9 @@ func arrivalGaps(a, b []capture.Line) (shift, p50, p99 float64) {
 	return shift, p50, p99
 }
 
-// sendLateness is the p99 of how late the run in records dispatched its measured requests
-// behind their schedule.
-func sendLateness(t *testing.T, records string) time.Duration {
+// sendLateness is the pct percentile of how late the run in records dispatched its measured
+// requests behind their schedule.
+func sendLateness(t *testing.T, records string, pct float64) time.Duration {
 	t.Helper()
 	f, err := os.Open(records)
 	if err != nil {
@@ -222,8 +227,8 @@ func sendLateness(t *testing.T, records string) time.Duration {
 	if len(late) == 0 {
 		t.Fatalf("%s: no measured requests", records)
 	}
-	p99, _ := stat.NearestRank(late, 99)
-	return time.Duration(p99)
+	v, _ := stat.NearestRank(late, pct)
+	return time.Duration(v)
 }
 
 // captureAndReplay sends a mixed workload (shared prefixes, then sessions) through a capture
@@ -249,7 +254,9 @@ func captureAndReplay(t *testing.T, upstream string, cachedPts float64, load ...
 	if testing.Verbose() {
 		t.Logf("replay:\n%s%s", out, errs)
 	}
-	compareReplay(t, original, stop(), sendLateness(t, replayed), !strings.Contains(errs, "lengths approximate"), cachedPts)
+	// the rows of no session that compareReplay compares are the first run's (mixedLoad)
+	late90 := sendLateness(t, filepath.Join(dir, "run0.jsonl"), 90) + sendLateness(t, replayed, 90)
+	compareReplay(t, original, stop(), late90, sendLateness(t, replayed, 99), !strings.Contains(errs, "lengths approximate"), cachedPts)
 }
 
 // mixedLoad is a shared-prefix run and a session run, without warmup so the test stays short.
@@ -260,8 +267,10 @@ var mixedLoad = [][]string{
 
 // TestCaptureReplaySim: a workload captured through the proxy and replayed from the capture
 // against the same simulator (its prefix cache on) arrives at the same offsets, with the same
-// lengths, and is served from the cache as much (within 5 points).
+// lengths, and is served from the cache as much (within 5 points). It runs beside the
+// parallel tests: its arrival bounds are the clients' own lateness, measured in the test.
 func TestCaptureReplaySim(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, func(c *sim.Config) { c.TTFT, c.ITL = 0, 0 }) // the engine model, with its prefix cache
 	captureAndReplay(t, url, 5, mixedLoad...)
 }
@@ -269,6 +278,7 @@ func TestCaptureReplaySim(t *testing.T) {
 // TestCaptureReplayLlamaCpp is TestCaptureReplaySim against llama.cpp (its slots' prompt
 // cache); it skips where the peer cannot be set up.
 func TestCaptureReplayLlamaCpp(t *testing.T) {
+	t.Parallel()
 	url := peertest.Llama(t, "mini.gguf", "-t", "1", "-np", "4", "-c", "8192")
 	// llama.cpp serves a prefix from the slot a request lands on, and which slot that is
 	// depends on what else is in flight, so its cached share moves between two sendings of

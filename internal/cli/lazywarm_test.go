@@ -16,11 +16,14 @@ import (
 // output lengths drawn from log-normals and the default warmup: no measured request was in
 // flight while the engine compiled. With the warmup of one request per user sent at once (the
 // default before), the lone short prompts of the measured phase compiled new prefill shapes
-// under measured requests in most seeds.
+// under measured requests in most seeds. 56 measured requests (120 before: the test is serial,
+// and it took 12 to 14 s of that phase): in this seed every compile is in the warmup either way
+// (6), and with the old warmup (--warmup 8) the first 56 already put 9 measured requests in
+// flight during a compile.
 func TestDefaultWarmupEndsLazyCompilation(t *testing.T) {
 	srv, url := startSimServer(t, func(c *sim.Config) { c.LazyCompile = 200 * time.Millisecond })
 	p := filepath.Join(t.TempDir(), "r.jsonl")
-	code, _, errs := runMain(t, "run", "-q", "--url", url, "--concurrency", "8", "--requests", "120",
+	code, _, errs := runMain(t, "run", "-q", "--url", url, "--concurrency", "8", "--requests", "56",
 		"--input-dist", "lognormal:512,256", "--output-dist", "lognormal:48,24", "--seed", "3", "-o", p)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -23,6 +23,10 @@ var kneeRe = regexp.MustCompile(`saturation knee: run \d+, .* \(([0-9.]+) req/s`
 
 // TestSweepAutoKneeMovesWithMaxNumSeqs: with more sequences per step the engine saturates
 // later, so the knee (the lightest load reaching 90% of the peak) moves to a higher rate.
+// Serial: beside the parallel tests and busy loops (load 14 to 16) the starved simulators put
+// the knee of max-num-seqs 12 below that of 2 (8.7 against 25.4 req/s), even with the two
+// sweeps run at once. Where the knee is, given a sweep's figures, is sweep's
+// TestKneeAndMaxGoodput.
 func TestSweepAutoKneeMovesWithMaxNumSeqs(t *testing.T) {
 	knee := func(seqs int) float64 {
 		p := filepath.Join(t.TempDir(), "s.jsonl")
@@ -51,6 +55,7 @@ func TestSweepAutoKneeMovesWithMaxNumSeqs(t *testing.T) {
 		return v
 	}
 	small, large := knee(2), knee(12)
+	t.Logf("knee at %.2f req/s with max-num-seqs 2, %.2f with 12", small, large)
 	if !(large > 1.5*small) {
 		t.Errorf("knee at %.2f req/s with max-num-seqs 2 and %.2f with 12: it should move up", small, large)
 	}
@@ -167,8 +172,13 @@ func TestStopRules(t *testing.T) {
 }
 
 // TestSteadyStateWindow: only requests sent inside the window are measured, and the window's
-// length is the divisor.
+// length is the divisor. An open loop's phases follow its schedule, not the sender's
+// lateness (load's take), so each request's phase is checked against its scheduled time and
+// the test runs beside the parallel tests; where arrivals were left unsent at the end (the
+// sender fell that far behind) the phases' counts are logged, not held (package load's
+// TestSteadyStateFromTimeZero and TestSteadyStatePhasesAndOffset hold them exactly).
 func TestSteadyStateWindow(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, nil)
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	code, out, errs := runMain(t, "run", "-q", "--url", url, "--rate", "40", "--arrival", "constant", "--duration", "1s",
@@ -186,11 +196,11 @@ func TestSteadyStateWindow(t *testing.T) {
 		}
 		late = max(late, r.Sent-r.Scheduled)
 	}
-	// every request's phase is where its send fell: the first 300 ms, the window, the last 200
+	// every request's phase is where its schedule fell: the first 300 ms, the window, the last 200
 	const edge = int64(5 * time.Millisecond)
 	for _, r := range recs {
 		var want string
-		switch at := r.Sent - start; {
+		switch at := r.Scheduled - start; {
 		case at < int64(300*time.Millisecond)-edge:
 			want = record.PhaseWarmup
 		case at > int64(300*time.Millisecond)+edge && at < int64(800*time.Millisecond)-edge:
@@ -199,12 +209,13 @@ func TestSteadyStateWindow(t *testing.T) {
 			want = record.PhaseCooldown
 		}
 		if want != "" && r.Phase != want {
-			t.Errorf("request %d sent %v after the start is %s, want %s", r.ID, time.Duration(r.Sent-start), r.Phase, want)
+			t.Errorf("request %d scheduled %v after the start is %s, want %s", r.ID, time.Duration(r.Scheduled-start), r.Phase, want)
 		}
 	}
-	if unsent := h.Ends[0].Unsent; unsent > 0 || late > int64(50*time.Millisecond) {
-		// the sender fell behind its schedule (the machine, or the VM, stalled the process):
-		// arrivals were sent late or never, and the counts below cannot hold; the rule above did
+	if unsent := h.Ends[0].Unsent; unsent > 0 {
+		// the sender fell so far behind its schedule (the machine, or the VM, stalled the
+		// process) that arrivals were never sent, and the counts below cannot hold; the rule
+		// above did
 		t.Logf("the sender was behind by up to %v (%d arrivals unsent): phases %v not counted", time.Duration(late), unsent, phases)
 		if len(recs)+unsent < 38 {
 			t.Errorf("%d sent + %d unsent of 40 arrivals", len(recs), unsent)

@@ -22,49 +22,79 @@ import (
 )
 
 // TestStartAtAlignsShards runs two shards of one open-loop run concurrently against the
-// simulator, first given one --start-at, then given instants 2 s apart, and merges each pair:
-// the headers keep the instant, the shards' first sends (wall clock, from the records) are as
-// far apart as their instants, and the merged report states that skew, as information when
-// they started together and as a warning 2 s apart.
+// simulator, given one --start-at, and beside them two more given instants 2 s apart, and
+// merges each pair: the headers keep the instant, the shards' first sends (wall clock, from
+// the records) are as far apart as their instants, and the merged report states that skew,
+// as information when they started together and as a warning 2 s apart. It runs beside the
+// parallel tests: the skew of shards started together is the Go scheduler's lateness in
+// waking them, which eight parallel neighbours on a busy machine stretched to 140 ms, so the
+// run is long enough (60 arrivals at 10 req/s over the two shards: a window of about 5 s,
+// whose 5% is the bound of "info") for that lateness to stay information; metrics' TestShardStartSkew
+// holds the levels' bounds. A shard ready only after its instant (its workload took longer
+// than the 6 s ahead to build: beside busy loops at load 16, 20 to 34 s) starts at once and
+// says so; its pair's skew is then its lateness, and only the headers and the report's figure
+// are checked. Before, it ran alone (40 arrivals a second), the two pairs one after the
+// other: 17 s of the package's serial phase.
 func TestStartAtAlignsShards(t *testing.T) {
-	// not parallel: the shards' start skew it holds to "info" is wall-clock timing, which
-	// eight parallel neighbours on a busy machine stretched to 140 ms ("distorts")
+	t.Parallel()
 	url := startSim(t, nil)
 	dir := t.TempDir()
-	common := []string{"run", "-q", "--url", url, "--input-tokens", "16", "--output-tokens", "8",
-		"--rate", "40", "--requests", "60", "--warmup", "4", "--seed", "3"}
+	common := []string{"run", "--url", url, "--input-tokens", "16", "--output-tokens", "8",
+		"--rate", "10", "--requests", "60", "--warmup", "4", "--seed", "3"}
 	type merged struct {
 		skew  time.Duration // from the records: the spread of the shards' first sends
 		t0s   time.Duration // the spread of the shards' clock starts (t0, in the headers)
 		warns []warning
+		late  bool
 	}
-	pair := func(name string, apart time.Duration) merged {
-		// far enough ahead for both to be ready on a busy machine (a shard ready late starts late)
-		at := time.Now().Add(6 * time.Second).Truncate(time.Millisecond)
-		var wg sync.WaitGroup
-		errs := make([]string, 2)
-		files := make([]string, 2)
+	// far enough ahead for all four to be ready on a busy machine (a shard ready late starts late)
+	at := time.Now().Add(6 * time.Second).Truncate(time.Millisecond)
+	type pairRun struct {
+		name  string
+		apart time.Duration
+		files []string
+		late  bool // a shard was ready only after its instant
+	}
+	pairs := []*pairRun{{name: "same"}, {name: "apart", apart: 2 * time.Second}}
+	var wg sync.WaitGroup
+	errs, stderrs := make([]string, 4), make([]string, 4)
+	for k, p := range pairs {
+		p.files = make([]string, 2)
 		for i := range 2 {
-			files[i] = filepath.Join(dir, fmt.Sprintf("%s-%d.jsonl", name, i))
-			start := at.Add(time.Duration(i) * apart).UTC().Format(time.RFC3339Nano)
+			p.files[i] = filepath.Join(dir, fmt.Sprintf("%s-%d.jsonl", p.name, i))
+			start := at.Add(time.Duration(i) * p.apart).UTC().Format(time.RFC3339Nano)
 			wg.Go(func() {
-				if code, _, e := runMain(t, append(common, "--shard", fmt.Sprintf("%d/2", i), "--start-at", start, "-o", files[i])...); code != 0 {
-					errs[i] = fmt.Sprintf("%s shard %d: exit %d: %s", name, i, code, e)
+				code, _, e := runMain(t, append(common, "--shard", fmt.Sprintf("%d/2", i), "--start-at", start, "-o", p.files[i])...)
+				if stderrs[2*k+i] = e; code != 0 {
+					errs[2*k+i] = fmt.Sprintf("%s shard %d: exit %d: %s", p.name, i, code, e)
 				}
 			})
 		}
-		wg.Wait()
-		if s := strings.Join(errs, ""); s != "" {
-			t.Fatal(s)
+	}
+	wg.Wait()
+	if s := strings.Join(errs, ""); s != "" {
+		t.Fatal(s)
+	}
+	// a shard ready only after its instant starts at once and says so (bench's waitStart):
+	// its pair's skew is then how late it was ready, not how together the shards started
+	for k, p := range pairs {
+		for i := range 2 {
+			if e := stderrs[2*k+i]; strings.Contains(e, "after it, starting now") {
+				p.late = true
+				t.Logf("%s shard %d was ready after its --start-at (a busy machine: its workload took more than 6 s to build): %s",
+					p.name, i, strings.TrimSpace(e[strings.LastIndex(e[:strings.Index(e, "after it, starting now")], "\n")+1:]))
+			}
 		}
+	}
+	pair := func(p *pairRun) merged {
 		var firsts, t0s []time.Time
-		for i, f := range files {
+		for i, f := range p.files {
 			h, recs := readRecords(t, f)
-			if want := at.Add(time.Duration(i) * apart); !h.StartAt.Equal(want) {
-				t.Errorf("%s shard %d: header start_at %v, want %v", name, i, h.StartAt, want)
+			if want := at.Add(time.Duration(i) * p.apart); !h.StartAt.Equal(want) {
+				t.Errorf("%s shard %d: header start_at %v, want %v", p.name, i, h.StartAt, want)
 			}
 			if h.Start.Before(h.StartAt) {
-				t.Errorf("%s shard %d: t0 %v before its --start-at %v", name, i, h.Start, h.StartAt)
+				t.Errorf("%s shard %d: t0 %v before its --start-at %v", p.name, i, h.Start, h.StartAt)
 			}
 			first := int64(math.MaxInt64)
 			for _, r := range recs {
@@ -73,11 +103,11 @@ func TestStartAtAlignsShards(t *testing.T) {
 				}
 			}
 			firsts, t0s = append(firsts, h.Start.Add(time.Duration(first))), append(t0s, h.Start)
-			t.Logf("%s shard %d: t0 %v after its --start-at, first send %v after t0", name, i, h.Start.Sub(h.StartAt), time.Duration(first))
+			t.Logf("%s shard %d: t0 %v after its --start-at, first send %v after t0", p.name, i, h.Start.Sub(h.StartAt), time.Duration(first))
 		}
-		code, out, e := runMain(t, append([]string{"report", "--format", "json"}, files...)...)
+		code, out, e := runMain(t, append([]string{"report", "--format", "json"}, p.files...)...)
 		if code != 0 {
-			t.Fatalf("%s: report: exit %d: %s", name, code, e)
+			t.Fatalf("%s: report: exit %d: %s", p.name, code, e)
 		}
 		var m struct {
 			Warnings []warning `json:"warnings"`
@@ -85,12 +115,14 @@ func TestStartAtAlignsShards(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &m); err != nil {
 			t.Fatal(err)
 		}
-		return merged{skew: firsts[1].Sub(firsts[0]).Abs(), t0s: t0s[1].Sub(t0s[0]).Abs(), warns: m.Warnings}
+		return merged{skew: firsts[1].Sub(firsts[0]).Abs(), t0s: t0s[1].Sub(t0s[0]).Abs(), warns: m.Warnings, late: p.late}
 	}
-	same, apart := pair("same", 0), pair("apart", 2*time.Second)
+	same, apart := pair(pairs[0]), pair(pairs[1])
 	t.Logf("first sends apart: %v with one --start-at, %v with instants 2 s apart", same.skew, apart.skew)
 	// the skew is the shards' start difference, give or take their first arrivals (~50 ms)
-	if apart.t0s < time.Second || (apart.skew-apart.t0s).Abs() > 500*time.Millisecond || same.skew > apart.skew/4 {
+	if same.late || apart.late {
+		t.Logf("a shard was ready late: the skews are not checked against each other")
+	} else if apart.t0s < time.Second || (apart.skew-apart.t0s).Abs() > 500*time.Millisecond || same.skew > apart.skew/4 {
 		t.Errorf("start skew %v with one --start-at, %v with instants 2 s apart (t0s %v apart): want about 0 and the t0s' spread",
 			same.skew, apart.skew, apart.t0s)
 	}
@@ -109,6 +141,7 @@ func TestStartAtAlignsShards(t *testing.T) {
 			t.Errorf("%s: the merged report states no start skew: %v", c.name, c.m.warns)
 			continue
 		}
+		t.Logf("%s: %s: %s", c.name, w.Level, w.Text)
 		sub := figure.FindStringSubmatch(w.Text)
 		if sub == nil {
 			t.Errorf("%s: %q names no skew", c.name, w.Text)
@@ -121,7 +154,7 @@ func TestStartAtAlignsShards(t *testing.T) {
 		if math.Abs(v-c.m.skew.Seconds()) > 0.01 {
 			t.Errorf("%s: the report says %q, the records %v", c.name, w.Text, c.m.skew)
 		}
-		if (c.name == "apart") == (w.Level == "info") {
+		if !c.m.late && (c.name == "apart") == (w.Level == "info") {
 			t.Errorf("%s: %s at level %v", c.name, w.Text, w.Level)
 		}
 	}
