@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,5 +107,33 @@ func TestUpFailures(t *testing.T) {
 	_, err = Up(context.Background(), "sleep 60 {port}", nil, "", filepath.Join(dir, "z.log"), time.Second, timeout)
 	if f := AsFailure(err); f == nil || f.Stage != "ready" || !strings.Contains(f.Error(), "not ready after") {
 		t.Errorf("a server that never answers: %v", err)
+	}
+}
+
+// TestFreePortBelowEphemeralRange: the port is free to bind and drawn below the kernel's
+// ephemeral range, where no listen on port 0 or outgoing connection can take it first.
+func TestFreePortBelowEphemeralRange(t *testing.T) {
+	lo := ephemeralLow()
+	if lo <= minDrawnPort+100 {
+		t.Skipf("no ephemeral range to draw below here (low end %d)", lo)
+	}
+	seen := map[int]bool{}
+	for range 20 {
+		port, err := FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if port < minDrawnPort || port >= lo {
+			t.Fatalf("port %d, want one in [%d, %d)", port, minDrawnPort, lo)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Fatalf("port %d is not free: %v", port, err)
+		}
+		l.Close()
+		seen[port] = true
+	}
+	if len(seen) < 15 {
+		t.Errorf("20 draws gave %d ports: not drawn at random", len(seen))
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,13 +150,48 @@ func Tail(path string, n int) string {
 	return "    " + strings.Join(lines, "\n    ")
 }
 
-// FreePort is a loopback port nothing listens on now (the kernel's pick; the server binds it
-// moments later, and on a busy machine another process could take it first).
+// FreePort is a loopback port nothing listens on now, for a server that binds it moments
+// later. It is drawn at random below the kernel's ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range), where no other process's listen on port 0 and no
+// outgoing connection is given it in the meantime: a port the kernel picked was, on a busy
+// machine, taken by another simulator before the server bound it, and the readiness check
+// then found that one answering. Where the range cannot be read, or none of the draws is
+// free, it is the kernel's pick.
 func FreePort() (int, error) {
+	if lo := ephemeralLow(); lo > minDrawnPort+100 {
+		for range 50 {
+			port := minDrawnPort + rand.IntN(lo-minDrawnPort)
+			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+				l.Close()
+				return port, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// minDrawnPort is the lowest port FreePort draws: above the well-known and most registered
+// services' ports.
+const minDrawnPort = 10000
+
+// ephemeralLow is the low end of the kernel's ephemeral port range, or 0 when unknown.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil || lo > 65535 {
+		return 0
+	}
+	return lo
 }

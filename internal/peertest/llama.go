@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"servebench/launch"
 )
 
 // PeersDir finds the shared peers folder: $SERVEBENCH_PEERS, or ../shared/peers beside the
@@ -236,14 +237,9 @@ func isLlama(url string) bool {
 	return resp.StatusCode == http.StatusOK && strings.Contains(string(b), "default_generation_settings")
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort is launch's pick, below the ephemeral range, so that no parallel test's listener
+// or connection takes the port before llama-server binds it.
+func freePort() (int, error) { return launch.FreePort() }
 
 func waitHealth(url string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
