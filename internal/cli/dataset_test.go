@@ -136,7 +136,10 @@ func TestMooncakeTrace(t *testing.T) {
 	slices.Sort(late)
 	// the trace's hash-id reuse, which its prompts repeat as text, is what the simulator's
 	// prefix cache serves
-	if share := cached / prompt; math.Abs(share-h.Workload.ReusableShare) > 0.02 {
+	// within 0.02 above, 0.07 below: one request sent before the one it shares a block with
+	// was cached costs 0.032, and beside busy loops under -race a first prefill can outlast
+	// the 100 ms (0.582 against 0.614, once); a cache that serves nothing is 0
+	if share := cached / prompt; share > h.Workload.ReusableShare+0.02 || share < h.Workload.ReusableShare-0.07 {
 		t.Errorf("the simulator cached %.3f of prompt tokens; the prompts repeat %.3f by design", share, h.Workload.ReusableShare)
 	}
 	t.Logf("the simulator cached %.3f of prompt tokens; the prompts repeat %.3f by design", cached/prompt, h.Workload.ReusableShare)
