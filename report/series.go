@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -96,10 +97,7 @@ func (s *Series) addEvents(ev []record.Event) {
 		return
 	}
 	for i := 1; i < len(ev); i++ {
-		v := float64(ev[i].T-ev[i-1].T) / float64(ev[i].N)
-		for range ev[i].N {
-			s.itlToken.add(s.rng, v, sampleCap)
-		}
+		s.itlToken.addN(s.rng, float64(ev[i].T-ev[i-1].T)/float64(ev[i].N), int(ev[i].N), sampleCap)
 	}
 }
 
@@ -227,6 +225,36 @@ func (r *reservoir) add(rng *rand.Rand, v float64, cap int) {
 		r.vals[j] = v
 	}
 }
+
+// addN adds v n times. An event of many tokens is one value per token; up to
+// exactN of them go one by one (every event a real server sends). Past that, the sample fills
+// one by one, then each further copy would replace a random slot with probability cap/seen, so
+// the expected number of replacements, cap·ln(seen after / seen before), is made in random
+// slots: a hostile file's event of 2^31 − 1 tokens (the most an event counts) costs about
+// 10·cap draws, not two billion (a 4.6 kB file of large events took 3 s to draw, and hung
+// the HTML format's fuzzing beside busy loops).
+func (r *reservoir) addN(rng *rand.Rand, v float64, n, cap int) {
+	if n <= exactN {
+		for range n {
+			r.add(rng, v, cap)
+		}
+		return
+	}
+	for ; n > 0 && len(r.vals) < cap; n-- {
+		r.add(rng, v, cap)
+	}
+	if n == 0 || cap == 0 {
+		return
+	}
+	from := float64(r.seen)
+	r.seen += min(n, math.MaxInt-r.seen)
+	for range int(math.Round(float64(cap) * math.Log(float64(r.seen)/from))) {
+		r.vals[rng.IntN(cap)] = v
+	}
+}
+
+// exactN is the most copies addN adds one by one.
+const exactN = 64
 
 // slot counts one more value seen and returns the index it goes to in a sample of n ≤ cap
 // values: n (append) while the sample is not full, then a random slot, or −1 when not kept.
