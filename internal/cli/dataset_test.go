@@ -143,9 +143,10 @@ func TestMooncakeTrace(t *testing.T) {
 		t.Errorf("the simulator cached %.3f of prompt tokens; the prompts repeat %.3f by design", share, h.Workload.ReusableShare)
 	}
 	t.Logf("the simulator cached %.3f of prompt tokens; the prompts repeat %.3f by design", cached/prompt, h.Workload.ReusableShare)
-	// a busy machine wakes timers late: the bound is 2 ms beyond the worst lateness of the
-	// same sleeps taken here, now
-	if p99, ref := late[len(late)*99/100], timerLateness(20, 100*time.Millisecond); p99 > 2e6+2*float64(ref) && !raceDetector {
+	// a busy machine wakes timers late: the bound is 5 ms beyond three times the worst
+	// lateness of the same sleeps taken here, now (2 ms and twice failed beside two busy loops:
+	// 4.26 ms against 1.02 ms; a send loop that falls behind the trace is tens of ms late)
+	if p99, ref := late[len(late)*99/100], timerLateness(20, 100*time.Millisecond); p99 > 5e6+3*float64(ref) && !raceDetector {
 		t.Errorf("lateness p99 %.2f ms at the trace's rate (timer lateness here %v)", p99/1e6, ref)
 	}
 	for _, r := range recs {
