@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"servebench/sim"
+	"servebench/sim/simtest"
 )
 
 // buffer is a Flusher over memory.
@@ -89,15 +90,7 @@ func TestParse(t *testing.T) {
 func TestProxyStreams(t *testing.T) {
 	c := sim.DefaultConfig()
 	c.TTFT, c.ITL = time.Millisecond, 40*time.Millisecond
-	s, err := sim.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, up := simtest.Start(t, c)
 	u, _ := url.Parse(up)
 	var out buffer
 	var logs bytes.Buffer

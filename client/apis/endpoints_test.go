@@ -7,6 +7,7 @@ import (
 	"servebench/client"
 	"servebench/internal/peertest"
 	"servebench/sim"
+	"servebench/sim/simtest"
 )
 
 // TestDetectWithNewEndpoints: serving the Messages API, embeddings and rerank changes no
@@ -14,16 +15,7 @@ import (
 // OpenAI-compatible, and a llama.cpp server started for embeddings or reranking is still
 // llama.cpp.
 func TestDetectWithNewEndpoints(t *testing.T) {
-	c := sim.DefaultConfig()
-	s, err := sim.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, url := simtest.Start(t, sim.DefaultConfig())
 	if got := Detect(context.Background(), client.Target{BaseURL: url}); got != "openai-completions" {
 		t.Errorf("simulator detected as %s", got)
 	}

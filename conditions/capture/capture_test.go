@@ -16,6 +16,7 @@ import (
 	"servebench/conditions"
 	"servebench/internal/peertest"
 	"servebench/sim"
+	"servebench/sim/simtest"
 )
 
 // recorded serves a family's recorded answers: GET or POST /a/b is ../testdata/DIR/a_b.txt
@@ -149,15 +150,7 @@ func TestDetectSimulatorLive(t *testing.T) {
 	stubGPU(t, "NVIDIA A100, 1, 1 MiB") // must not be used: the simulator's GPU is simulated
 	cfg := sim.DefaultConfig()
 	cfg.MaxNumSeqs = 64
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, url := simtest.Start(t, cfg)
 	got := Detect(context.Background(), client.Target{BaseURL: url}, "")
 	for k, v := range map[string]string{conditions.ServerFamily: conditions.SimFamily, conditions.MaxNumSeqs: "64", conditions.Model: s.Describe()["model"],
 		conditions.GPUName: s.Describe()["gpu"], "server.simulated": "true", conditions.DType: "bfloat16"} {
