@@ -189,7 +189,9 @@ func startLlamaRetry(dir, model string, args []string) (*llamaServer, error) {
 
 // startLlama starts llama-server on a free port and waits until it serves its own /props.
 func startLlama(dir, model string, args []string) (*llamaServer, error) {
-	port, err := freePort()
+	// launch's pick, below the ephemeral range: no parallel test's listener or connection
+	// takes the port before the server binds it
+	port, err := launch.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("free port: %w", err)
 	}
@@ -236,10 +238,6 @@ func isLlama(url string) bool {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode == http.StatusOK && strings.Contains(string(b), "default_generation_settings")
 }
-
-// freePort is launch's pick, below the ephemeral range, so that no parallel test's listener
-// or connection takes the port before llama-server binds it.
-func freePort() (int, error) { return launch.FreePort() }
 
 func waitHealth(url string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)

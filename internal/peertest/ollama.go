@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"servebench/launch"
 )
 
 // OllamaBin finds a built Ollama: $SERVEBENCH_OLLAMA, or ~/.cache/servebench-peers/ollama/bin/
@@ -49,7 +51,7 @@ func Ollama(t testing.TB, models map[string]string) string {
 	if err != nil {
 		t.Skipf("ollama server not available: %v", err)
 	}
-	port, err := freePort()
+	port, err := launch.FreePort()
 	if err != nil {
 		t.Fatalf("free port: %v", err)
 	}
