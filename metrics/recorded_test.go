@@ -108,8 +108,8 @@ func readRecorded(t *testing.T, sets []recordedSet) []recordedRun {
 	return out
 }
 
-// judgeRecorded judges every recorded run, leaving out skip (a rule of SteadyPolicy or a gate
-// within one; "" for none), the runs in parallel.
+// judgeRecorded judges every recorded run, leaving out skip (a rule of SteadyPolicy or one of
+// its constants, neutralised; "" for none), the runs in parallel.
 func judgeRecorded(t *testing.T, runs []recordedRun, skip string) []judged {
 	out := make([]judged, len(runs))
 	var wg sync.WaitGroup
@@ -225,9 +225,32 @@ func readManifest(t *testing.T) []recordedSet {
 	return sets
 }
 
-// ablated are the rules (and gates within them) the ablation leaves
-// out one at a time: every rule that can change a verdict but the trend test itself.
-var ablated = []string{SteadyTransient, transientRatio, transientMarginGate, SteadyClient, SteadyQueueing, queueGrowth, trendSeparation, SteadyCycled, SteadyWorkload, SteadyContention, SteadyClientQueue}
+// ablated are the rules the ablation leaves out one at a time: every rule that can change a
+// verdict but the trend test itself.
+var ablated = []string{SteadyTransient, SteadyClient, SteadyQueueing, SteadyCycled, SteadyWorkload, SteadyContention, SteadyClientQueue}
+
+// neutralised are the constants of SteadyPolicy the constant ablation neutralises one at a
+// time (steadyAcc.off), each with how: its gate or cap is not applied. The other constants
+// have no neutral value (a window count, a level, the least requests); they set what is
+// tested, not a gate on it.
+var neutralised = []struct{ name, as string }{
+	{"transient_min_ratio", "no ratio gate, of the median or the batches"},
+	{"transient_margin", "no margin over the slowest later block"},
+	{"transient_max_share", "a slow start of any length"},
+	{"queue_min_growth", "any growth"},
+	{"queue_min_added", "any number added"},
+	{"shift_min_separation", "the step test without its rank gate"},
+	{"disturb_sched_ms", "the signal off"},
+	{"disturb_tick_ms", "the signal off"},
+	{"disturb_steal", "the signal off"},
+	{"disturb_late_ms", "the signal off"},
+	{"disturb_share", "any disturbed time leaves a window out"},
+	{"cycled_share", "0: E2E need only move the same way"},
+	{"explain_share", "no share needed: the refitted trend test alone"},
+	{"max_covariates", "the degrees of freedom alone"},
+	{"trim_mads", "one fit, no request trimmed"},
+	{"max_contention_events", "no cap"},
+}
 
 // TestRecordedSteadyRates judges the recorded sets with the current policy and holds it to
 // the published rates on a quiet set: at least 90% of the throttled, cold and overloaded
@@ -235,7 +258,8 @@ var ablated = []string{SteadyTransient, transientRatio, transientMarginGate, Ste
 // not steady. The design sets' and the held-out sets' rates are counted apart (a held-out
 // set, recorded after its policy froze, is the policy's measure; the bounds are asserted on
 // either only where the set is quiet). It also leaves each rule out in turn and counts the
-// verdicts that changes, for each use apart. Every count, and every run whose verdict a rule changes, is in the
+// verdicts that changes, for each use apart, and neutralises each constant with a gate in turn
+// and counts the verdicts that changes on each set. Every count, and every run whose verdict a rule changes, is in the
 // table of docs/steady-evidence.md, which must be what this test prints: a change of any
 // recorded run's verdict fails it until the page is regenerated.
 func TestRecordedSteadyRates(t *testing.T) {
@@ -335,9 +359,50 @@ func TestRecordedSteadyRates(t *testing.T) {
 		sort.Strings(changed)
 		fmt.Fprintf(&b, "| `%s` | %d |%s %s |\n", rule, len(changed), rateCells(js), strings.Join(changed, "; "))
 	}
+
+	// the constant ablation: each neutralisable constant neutralised in turn
+	b.WriteString("\n| constant neutralised | value | as |")
+	for _, s := range sets {
+		fmt.Fprintf(&b, " verdicts changed (%s) |", s.Name)
+	}
+	b.WriteString(" changed runs |\n|---|--:|---|" + strings.Repeat("--:|", len(sets)) + "---|\n")
+	for _, c := range neutralised {
+		k, ok := steadyConstant(c.name)
+		if !ok {
+			t.Errorf("constant ablation: %s is not a constant of SteadyPolicy", c.name)
+			continue
+		}
+		js := judgeRecorded(t, runs, c.name)
+		per := map[string]int{}
+		var changed []string
+		for i := range js {
+			if js[i].verdict != all[i].verdict {
+				per[js[i].set]++
+				changed = append(changed, fmt.Sprintf("%s/%s: %s → %s", js[i].set, strings.TrimSuffix(js[i].file, recorded.Ext), all[i].verdict, js[i].verdict))
+			}
+		}
+		sort.Strings(changed)
+		fmt.Fprintf(&b, "| `%s` | %g %s | %s |", c.name, k.Value, k.Unit, c.as)
+		for _, s := range sets {
+			fmt.Fprintf(&b, " %d |", per[s.Name])
+		}
+		fmt.Fprintf(&b, " %s |\n", strings.Join(changed, "; "))
+	}
 	table := b.String()
-	t.Logf("judged %d recorded runs %d times in %v\n%s", len(all), len(ablated)+1, time.Since(start).Round(time.Millisecond), table)
+	t.Logf("judged %d recorded runs %d times in %v\n%s", len(all), len(ablated)+len(neutralised)+1, time.Since(start).Round(time.Millisecond), table)
 	checkEvidence(t, table)
+}
+
+// steadyConstant is SteadyPolicy's constant of that name.
+func steadyConstant(name string) (Constant, bool) {
+	for _, r := range SteadyPolicy.Rules {
+		for _, c := range r.Constants {
+			if c.Name == name {
+				return c, true
+			}
+		}
+	}
+	return Constant{}, false
 }
 
 // usesOf is the sets' uses, design first.

@@ -149,18 +149,16 @@ type steadyAcc struct {
 	// (steadycontention.go).
 	events       []int64
 	eventsCapped bool
-	// skip is a rule of SteadyPolicy (or a gate, trendSeparation) the check leaves out: the
-	// ablation of the recorded sets' test, never set otherwise.
+	// skip is a rule of SteadyPolicy the check leaves out, or one of its constants (by its
+	// name in the policy) the check neutralises (see off): the ablation of the recorded sets'
+	// test, never set otherwise.
 	skip string
 }
 
-// The gates within rules that the ablation (skip) can leave out alone.
-const (
-	trendSeparation     = "trend.separation"          // shift_min_separation
-	queueGrowth         = "unbounded-queueing.growth" // queue_min_growth and queue_min_added
-	transientRatio      = "initial-transient.ratio"   // transient_min_ratio
-	transientMarginGate = "initial-transient.margin"  // transient_margin
-)
+// off reports whether the ablation neutralises the policy's constant name: its gate is not
+// applied (a ratio, share or margin of 0, a threshold or cap of +Inf), so the recorded sets'
+// test can count the verdicts each constant decides.
+func (s *steadyAcc) off(name string) bool { return s.skip == name }
 
 // addLoad keeps any sent request's span (warmup, cooldown and failed ones too).
 func (s *steadyAcc) addLoad(r *record.Record) {
@@ -175,7 +173,7 @@ func (s *steadyAcc) addLoad(r *record.Record) {
 		sp.late = max(0, r.Dispatched-r.Scheduled)
 	}
 	if n := len(r.Events); n > 0 {
-		if len(s.events)+n <= maxContentionEvents {
+		if len(s.events)+n <= maxContentionEvents || s.off("max_contention_events") {
 			for _, e := range r.Events[1:] {
 				s.events = append(s.events, e.T)
 			}
@@ -275,7 +273,7 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 	all := testable(cands, checks)
 	covered := 0
 	for _, sr := range all {
-		_, n := withoutDisturbed(sr, iv)
+		_, n := withoutDisturbed(sr, iv, s.disturbShare())
 		covered = max(covered, n)
 	}
 	st.Disturbance = disturbance(iv, why, covered)
@@ -299,7 +297,7 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 	e2e := byCount(in, "e2e", "ms", bounds, func(o steadyObs) float32 { return float32(o.end - o.sent) })
 	for _, sr := range all {
 		if sr.win != nil && s.skip != SteadyContention {
-			st.Contention = contention(sr, nil, st.Alpha)
+			st.Contention = contention(sr, nil, st.Alpha, s.trimMADs())
 		}
 	}
 	for _, sr := range all {
@@ -315,7 +313,7 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 		// min_change its way. Leaving those windows out before the trend test cost
 		// throttled runs their drifts, and mixes every window, in recorded set http-b; and a
 		// trend test over fewer windows fails for want of power, not of a change.
-		if cut, n := withoutDisturbed(sr, iv); n > 0 {
+		if cut, n := withoutDisturbed(sr, iv, s.disturbShare()); n > 0 {
 			if ch := movedBy(cut.xs, d.Direction); len(cut.xs) < steadyMinWindows || ch < steadyMinChange {
 				st.Disturbance.Excused = append(st.Disturbance.Excused, sr.metric+" "+d.Direction)
 				st.Why = append(st.Why, d.Why...)
@@ -325,9 +323,13 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 			}
 		}
 		if !open && s.skip != SteadyCycled {
-			if keep, ch := cycled(d, e2e); !keep {
+			share := cycledShare
+			if s.off("cycled_share") {
+				share = 0
+			}
+			if keep, ch := cycled(d, e2e, share); !keep {
 				st.Why = append(st.Why, d.Why...)
-				step(&st.Why, SteadyCycled, true, sr.metric+" dropped: E2E did not move with it", fig("e2e_change", ch), fig("needed", cycledShare*steadyMinChange))
+				step(&st.Why, SteadyCycled, true, sr.metric+" dropped: E2E did not move with it", fig("e2e_change", ch), fig("needed", share*steadyMinChange))
 				continue
 			}
 		}
@@ -339,7 +341,7 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 		// longer drifts: a regression over a dozen windows always explains something, and
 		// re-testing the residuals alone let a covariate that barely moved "explain" a
 		// throttled server's ITL rise by half in the virtual-time matrix.
-		if adj := adjustSigned(sr); s.skip != SteadyWorkload && len(adj.Used) > 0 && explains(sr.xs, adj) {
+		if adj := adjustSigned(sr, s.maxCovs()); s.skip != SteadyWorkload && len(adj.Used) > 0 && (explains(sr.xs, adj) || s.off("explain_share")) {
 			ar := sr
 			ar.xs = adj.Xs
 			phase := explainedBy(sr, adj) == phaseCovariate
@@ -356,7 +358,7 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 		// Judge the server, not the phase: a closed loop's TTFT at equal contention
 		// (steadycontention.go).
 		if s.skip != SteadyContention {
-			if c := contention(sr, &d, st.Alpha); c != nil && len(c.Explained) > 0 {
+			if c := contention(sr, &d, st.Alpha, s.trimMADs()); c != nil && len(c.Explained) > 0 {
 				st.Contention = c
 				markContention(st.Series, d, c)
 				st.Why = append(st.Why, d.Why...)
@@ -381,6 +383,28 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 	}
 	step(&st.Why, SteadyVerdict, true, verdict, fig("drifts", float64(len(st.Drifts))), fig("queueing", b2f(st.Queueing)), fig("transient", b2f(st.Transient != nil)))
 	return st
+}
+
+// The constants the ablation may neutralise (off), as the check reads them.
+func (s *steadyAcc) disturbShare() float64 {
+	if s.off("disturb_share") {
+		return math.SmallestNonzeroFloat64 // a window with any disturbed time is left out
+	}
+	return disturbShare
+}
+
+func (s *steadyAcc) trimMADs() float64 {
+	if s.off("trim_mads") {
+		return math.Inf(1) // no request trimmed: one fit
+	}
+	return trimMADs
+}
+
+func (s *steadyAcc) maxCovs() int {
+	if s.off("max_covariates") {
+		return math.MaxInt // the degrees of freedom alone bound the fit
+	}
+	return maxCovs
 }
 
 // b2f is 1 for true, 0 for false: a trace's figures are numbers.
@@ -748,7 +772,7 @@ func trend(sr series, alpha float64, shift bool) (Drift, bool) {
 
 // trend is trend with the trace's figures, under the ablation's skip.
 func (s *steadyAcc) trend(sr series, alpha float64, shift bool) (Drift, bool, []Figure) {
-	return trendFigs(sr, alpha, shift, s.skip != trendSeparation)
+	return trendFigs(sr, alpha, shift, !s.off("shift_min_separation"))
 }
 
 // trendFigs is trend with the figures it read; gate applies the step's rank separation.
@@ -811,13 +835,13 @@ func thirds(xs []float64) (first, last, change float64) {
 }
 
 // cycled reports whether a closed loop's TTFT or ITL drift shows in how fast its users
-// cycle: E2E moved the same way by at least half the size gate. Users that started in step
+// cycle: E2E moved the same way by at least share (cycledShare) of the size gate. Users that started in step
 // drift apart over the first generations, after which their prefills interleave with the
 // others' decodes: ITL rises and TTFT falls by tens of per cent while E2E and throughput stay
 // flat (figures: docs/steady-evidence.md).
 // That is the loop's phase structure mixing, not the server; a cold start, throttling or a
 // step moves E2E with them. Other metrics pass unchanged.
-func cycled(d Drift, e2e series) (bool, float64) {
+func cycled(d Drift, e2e series, share float64) (bool, float64) {
 	if d.Metric != "ttft" && d.Metric != "itl" {
 		return true, 0
 	}
@@ -826,7 +850,7 @@ func cycled(d Drift, e2e series) (bool, float64) {
 		return true, 0 // nothing to corroborate with: keep the drift
 	}
 	first, last, ch := thirds(e2e.xs)
-	return ch >= cycledShare*steadyMinChange && (last > first) == (d.Direction == "rose"), ch
+	return ch >= share*steadyMinChange && (last > first) == (d.Direction == "rose"), ch
 }
 
 // stillRising reports whether the last half of xs still rose by steadyMinChange of its

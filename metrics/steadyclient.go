@@ -45,13 +45,13 @@ func (s *steadyAcc) disturbed(health []record.HealthWindow, capped bool) ([]inte
 	why := map[string]bool{}
 	for _, h := range health {
 		var r []string
-		if h.SchedP99 >= disturbSched {
+		if h.SchedP99 >= disturbSched && !s.off("disturb_sched_ms") {
 			r = append(r, "scheduling latency")
 		}
-		if float64(h.TickLate) >= disturbTick {
+		if float64(h.TickLate) >= disturbTick && !s.off("disturb_tick_ms") {
 			r = append(r, "timer")
 		}
-		if h.HasProc && h.Steal >= disturbSteal {
+		if h.HasProc && h.Steal >= disturbSteal && !s.off("disturb_steal") {
 			r = append(r, "CPU steal")
 		}
 		if len(r) > 0 {
@@ -73,7 +73,7 @@ func (s *steadyAcc) disturbed(health []record.HealthWindow, capped bool) ([]inte
 				continue
 			}
 			slices.Sort(ls)
-			if Quantile(ls, 90) >= disturbLate {
+			if Quantile(ls, 90) >= disturbLate && !s.off("disturb_late_ms") {
 				out = append(out, interval{float64(sec) * 1e9, float64(sec+1) * 1e9})
 				why["late sends"] = true
 			}
@@ -120,16 +120,16 @@ func coveredShare(iv []interval, a, b float64) float64 {
 	return c / (b - a)
 }
 
-// withoutDisturbed is sr less the windows the disturbed intervals cover by disturbShare or
-// more, and how many were left out.
-func withoutDisturbed(sr series, iv []interval) (series, int) {
+// withoutDisturbed is sr less the windows the disturbed intervals cover by share
+// (disturbShare) or more, and how many were left out.
+func withoutDisturbed(sr series, iv []interval, share float64) (series, int) {
 	if len(iv) == 0 || len(sr.spans) != len(sr.xs) {
 		return sr, 0
 	}
 	keep := make([]bool, len(sr.xs))
 	n := 0
 	for i, sp := range sr.spans {
-		keep[i] = coveredShare(iv, sp[0], sp[1]) < disturbShare
+		keep[i] = coveredShare(iv, sp[0], sp[1]) < share
 		if !keep[i] {
 			n++
 		}

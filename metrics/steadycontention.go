@@ -188,7 +188,7 @@ func (s *steadyAcc) contentionWindows(in []steadyObs, bounds []int) [][]condObs 
 // contention summarises the TTFT series' windows (sr.win) and judges drift d (when given)
 // at equal contention; alpha is the series' level. nil when the series has no windows to
 // read contention from.
-func contention(sr series, d *Drift, alpha float64) *Contention {
+func contention(sr series, d *Drift, alpha, trim float64) *Contention {
 	n := len(sr.win)
 	if n < steadyMinWindows || n != len(sr.xs) {
 		return nil
@@ -217,7 +217,7 @@ func contention(sr series, d *Drift, alpha float64) *Contention {
 	c.Moved = math.Abs(c.To-c.From) >= contentionMinMove && stat.RelChange(c.From, c.To, max(c.From, c.To)) >= contentionMinRel
 	at := stepAt(lv)
 	c.At, c.Into = sr.spans[at][0]/1e9, (sr.spans[at][0]-sr.spans[0][0])/1e9
-	coef, ok := withinFit(sr.win)
+	coef, ok := withinFit(sr.win, trim)
 	if !ok {
 		return c
 	}
@@ -247,12 +247,12 @@ func contention(sr series, d *Drift, alpha float64) *Contention {
 // withinFit is the least-squares coefficients of TTFT (ms) on the prefill and decode work
 // (tokens, events) within windows: each window's requests about their own window's means, so
 // that a change of the server over time cannot leak into them. It fits twice: the second time
-// without the requests whose residual is more than trimMADs robust standard deviations
+// without the requests whose residual is more than trim (trimMADs) robust standard deviations
 // (1.4826 × MAD) from the median residual, since one stall inside a window where the users
 // merged moved the prefill cost a long way (figures: docs/steady-evidence.md "Figures moved from the code's comments"). A negative decode coefficient drops the decode part (refitted on the prefill
 // alone); false when the prefill work has no spread within windows or its coefficient is not
 // positive (more work can only lengthen TTFT).
-func withinFit(win [][]condObs) ([2]float64, bool) {
+func withinFit(win [][]condObs, trim float64) ([2]float64, bool) {
 	c, ok := fitWithin(win)
 	if !ok {
 		return c, false
@@ -281,7 +281,7 @@ func withinFit(win [][]condObs) ([2]float64, bool) {
 	for _, w := range win {
 		var kept []condObs
 		for i, r := range resid(w) {
-			if math.Abs(r-med) <= trimMADs*mad {
+			if math.Abs(r-med) <= trim*mad {
 				kept = append(kept, w[i])
 			}
 		}

@@ -136,7 +136,7 @@ func TestWithinFitByHand(t *testing.T) {
 		}
 		win = append(win, ws)
 	}
-	c, ok := withinFit(win)
+	c, ok := withinFit(win, trimMADs)
 	if !ok || math.Abs(c[0]-0.02) > 1e-9 || math.Abs(c[1]-0.5) > 1e-9 {
 		t.Fatalf("coefficients %v %v, want [0.02 0.5]", c, ok)
 	}

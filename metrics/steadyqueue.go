@@ -58,8 +58,8 @@ func (s *steadyAcc) queueing(rg region) *Queue {
 	}
 	mk := stat.MannKendall(xs)
 	q := &Queue{FromN: xs[0], ToN: xs[len(xs)-1], Windows: len(xs), Seconds: w / 1e9, P: mk.P}
-	grew := q.ToN >= queueMinGrowth*q.FromN && q.ToN-q.FromN >= queueMinAdded
-	if mk.S <= 0 || mk.P >= queueAlpha || (!grew && s.skip != queueGrowth) || !stillRising(xs) {
+	grew := (q.ToN >= queueMinGrowth*q.FromN || s.off("queue_min_growth")) && (q.ToN-q.FromN >= queueMinAdded || s.off("queue_min_added"))
+	if mk.S <= 0 || mk.P >= queueAlpha || !grew || !stillRising(xs) {
 		return nil
 	}
 	step(&q.Why, SteadyQueueing, true, "unbounded queueing", fig("from", q.FromN), fig("to", q.ToN), fig("growth", q.ToN/q.FromN), fig("p", q.P), fig("alpha", queueAlpha), fig("last_half_rise", lastHalfRise(xs)))
@@ -125,14 +125,14 @@ func (s *steadyAcc) transient() *Transient {
 			continue
 		}
 		d := transientEnd(adj, settled)
-		if float64(d) > transientMaxShare*float64(len(adj)) {
+		if float64(d) > transientMaxShare*float64(len(adj)) && !s.off("transient_max_share") {
 			continue
 		}
 		rest, head := stat.Median(adj[d:]), stat.Median(adj[:d])
 		ratio := head / rest
 		p := stat.RankSumGreater(adj[:d], adj[d:])
 		slow := slowestBlock(adj[settled-d:], d)
-		if rest <= 0 || (ratio < transientMinRatio && s.skip != transientRatio) || p >= transientAlpha/2 || (head < transientMargin*slow && s.skip != transientMarginGate) {
+		if rest <= 0 || (ratio < transientMinRatio && !s.off("transient_min_ratio")) || p >= transientAlpha/2 || (head < transientMargin*slow && !s.off("transient_margin")) {
 			continue
 		}
 		// Every whole batch of the slow start, not its median only: a gamma load's first
@@ -144,7 +144,7 @@ func (s *steadyAcc) transient() *Transient {
 		for i := 0; i+transientBatch <= d; i += transientBatch {
 			low = min(low, stat.Median(adj[i:i+transientBatch])/rest)
 		}
-		if low < transientMinRatio && s.skip != transientRatio {
+		if low < transientMinRatio && !s.off("transient_min_ratio") {
 			continue
 		}
 		if best == nil || ratio > best.Ratio {
