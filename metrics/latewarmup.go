@@ -31,7 +31,7 @@ type LateWarmup struct {
 // at a cap), for measured requests at the window's start that ran slower than the rest in
 // ITL (each request's mean gap, last event − first over the gaps, so its output length
 // does not weigh in). The split is Pettitt's change point (stat.PettittDown) over the
-// requests in send order, the first N slower, N from transient_batch to half of them: a
+// requests in send order, the first N slower, N from min_per_window to half of them: a
 // rank test, so the noise it holds the split to is the run's own, however busy the client
 // (beside two busy loops a window's ITL swings ±5–10%, more than a cold phase's last fall,
 // which is how the judge stops early). The first N are late when the split is significant
@@ -52,7 +52,7 @@ func (s *steadyAcc) lateWarmup(tol float64, warmup int) *LateWarmup {
 	if len(xs) < steadyMinReqs {
 		return nil
 	}
-	d, p := stat.PettittDown(xs, transientBatch, len(xs)/2)
+	d, p := stat.PettittDown(xs, steadyMinPerWin, len(xs)/2)
 	if d == 0 {
 		return nil
 	}

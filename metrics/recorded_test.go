@@ -236,20 +236,14 @@ var ablated = []string{SteadyTransient, SteadyClient, SteadyQueueing, SteadyCycl
 var neutralised = []struct{ name, as string }{
 	{"transient_min_ratio", "no ratio gate, of the median or the batches"},
 	{"transient_margin", "no margin over the slowest later block"},
-	{"transient_max_share", "a slow start of any length"},
-	{"queue_min_growth", "any growth"},
-	{"queue_min_added", "any number added"},
 	{"shift_min_separation", "the step test without its rank gate"},
 	{"disturb_sched_ms", "the signal off"},
-	{"disturb_tick_ms", "the signal off"},
 	{"disturb_steal", "the signal off"},
-	{"disturb_late_ms", "the signal off"},
+	{"disturb_late_ms", "the signal off (the timer and the sends)"},
 	{"disturb_share", "any disturbed time leaves a window out"},
 	{"cycled_share", "0: E2E need only move the same way"},
 	{"explain_share", "no share needed: the refitted trend test alone"},
-	{"max_covariates", "the degrees of freedom alone"},
 	{"trim_mads", "one fit, no request trimmed"},
-	{"max_contention_events", "no cap"},
 }
 
 // TestRecordedSteadyRates judges the recorded sets with the current policy and holds it to

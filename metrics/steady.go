@@ -155,6 +155,11 @@ type steadyAcc struct {
 	skip string
 }
 
+// maxContentionEvents is the most streamed events the check keeps (8 bytes each, 32 MiB): a
+// memory bound of the code, not a constant of the policy (docs/limits.md). A run with more is
+// not judged at equal contention, and its drifts stand.
+const maxContentionEvents = 1 << 22
+
 // off reports whether the ablation neutralises the policy's constant name: its gate is not
 // applied (a ratio, share or margin of 0, a threshold or cap of +Inf), so the recorded sets'
 // test can count the verdicts each constant decides.
@@ -173,7 +178,7 @@ func (s *steadyAcc) addLoad(r *record.Record) {
 		sp.late = max(0, r.Dispatched-r.Scheduled)
 	}
 	if n := len(r.Events); n > 0 {
-		if len(s.events)+n <= maxContentionEvents || s.off("max_contention_events") {
+		if len(s.events)+n <= maxContentionEvents {
 			for _, e := range r.Events[1:] {
 				s.events = append(s.events, e.T)
 			}
@@ -341,7 +346,7 @@ func (s *steadyAcc) check(users int, open bool, health []record.HealthWindow, ca
 		// longer drifts: a regression over a dozen windows always explains something, and
 		// re-testing the residuals alone let a covariate that barely moved "explain" a
 		// throttled server's ITL rise by half in the virtual-time matrix.
-		if adj := adjustSigned(sr, s.maxCovs()); s.skip != SteadyWorkload && len(adj.Used) > 0 && (explains(sr.xs, adj) || s.off("explain_share")) {
+		if adj := adjustSigned(sr); s.skip != SteadyWorkload && len(adj.Used) > 0 && (explains(sr.xs, adj) || s.off("explain_share")) {
 			ar := sr
 			ar.xs = adj.Xs
 			phase := explainedBy(sr, adj) == phaseCovariate
@@ -398,13 +403,6 @@ func (s *steadyAcc) trimMADs() float64 {
 		return math.Inf(1) // no request trimmed: one fit
 	}
 	return trimMADs
-}
-
-func (s *steadyAcc) maxCovs() int {
-	if s.off("max_covariates") {
-		return math.MaxInt // the degrees of freedom alone bound the fit
-	}
-	return maxCovs
 }
 
 // b2f is 1 for true, 0 for false: a trace's figures are numbers.

@@ -48,7 +48,7 @@ func (s *steadyAcc) disturbed(health []record.HealthWindow, capped bool) ([]inte
 		if h.SchedP99 >= disturbSched && !s.off("disturb_sched_ms") {
 			r = append(r, "scheduling latency")
 		}
-		if float64(h.TickLate) >= disturbTick && !s.off("disturb_tick_ms") {
+		if float64(h.TickLate) >= disturbLate && !s.off("disturb_late_ms") {
 			r = append(r, "timer")
 		}
 		if h.HasProc && h.Steal >= disturbSteal && !s.off("disturb_steal") {

@@ -20,14 +20,14 @@ import (
 // beside a closed loop's. A closed loop's phase covariate moves in one step when the users
 // merge, which only a fit to levels can read, and its explanation needs TTFT flat at equal
 // contention as well (flatAtEqual).
-func adjustSigned(sr series, maxCovs int) stat.Adjusted {
+func adjustSigned(sr series) stat.Adjusted {
 	covs := slices.Clone(sr.covs)
 	for {
 		fit := stat.Adjust
 		if sr.byChanges {
 			fit = stat.AdjustByChanges
 		}
-		adj := fit(sr.xs, covs, maxCovariates(len(sr.xs), maxCovs))
+		adj := fit(sr.xs, covs, maxCovariates(len(sr.xs)))
 		bad := -1
 		for i, j := range adj.Used {
 			if j < len(sr.covSign) && float64(sr.covSign[j])*adj.Coef[i] < 0 {
@@ -65,9 +65,9 @@ func explainedShare(xs []float64, adj stat.Adjusted) float64 {
 }
 
 // maxCovariates keeps the residuals of n windows at least steadyMinWindows degrees of
-// freedom (a regression on as many covariates as windows explains anything), and the fit
-// to at most most covariates (maxCovs).
-func maxCovariates(n, most int) int { return max(0, min(most, n-1-steadyMinWindows)) }
+// freedom: a regression on as many covariates as windows explains anything. (A cap of 3 more
+// changed no verdict on the recorded sets: docs/steady-evidence.md.)
+func maxCovariates(n int) int { return max(0, n-1-steadyMinWindows) }
 
 // markExplained notes on the series' check which covariate explained its drift: the one
 // with the largest share of the change.
