@@ -133,3 +133,55 @@ func TestPowerCachesChangeNoResult(t *testing.T) {
 		}
 	}
 }
+
+// The chance that two servers that do not differ show equivalence (the 90% interval inside
+// ±margin at alpha 0.05), checked against a simulation of the two one-sided tests, and
+// EquivRuns: the smallest n at which it reaches 80%. The helper's arithmetic for 3 runs a side
+// (half-width t(0.95, 4)·s·√(2/3) = 1.74·s) makes a spread of 2.8% the last that can show ±5%.
+func TestEquivPowerAndRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	margin := math.Log(1.05)
+	for _, c := range []struct {
+		sd float64
+		n  int
+	}{{0.013, 3}, {0.02, 3}, {0.03, 5}} {
+		tc := TQuantile(0.95, float64(2*c.n-2))
+		const sims = 20000
+		hits := 0
+		a, b := make([]float64, c.n), make([]float64, c.n)
+		for range sims {
+			for i := range c.n {
+				a[i], b[i] = c.sd*rng.NormFloat64(), c.sd*rng.NormFloat64()
+			}
+			ma, mb, ss := mean(a), mean(b), 0.0
+			for i := range c.n {
+				ss += (a[i]-ma)*(a[i]-ma) + (b[i]-mb)*(b[i]-mb)
+			}
+			se := math.Sqrt(ss / float64(2*c.n-2) * 2 / float64(c.n))
+			if d := mb - ma; d-tc*se > -margin && d+tc*se < margin {
+				hits++
+			}
+		}
+		sim := float64(hits) / sims
+		got := EquivPower(margin, c.sd*math.Sqrt(2/float64(c.n)), 0.05, float64(2*c.n-2))
+		if math.Abs(got-sim) > 0.015 {
+			t.Errorf("sd %g, %d runs: equivalence power %.3f, simulated %.3f", c.sd, c.n, got, sim)
+		}
+	}
+	at := func(sd float64, n int) float64 {
+		return EquivPower(margin, sd*math.Sqrt(2/float64(n)), 0.05, float64(2*n-2))
+	}
+	for _, sd := range []float64{0.005, 0.013, 0.028, 0.075, 0.2} {
+		n := EquivRuns(margin, sd, 0.05, 0.8, 100000)
+		if n < 2 || at(sd, n) < 0.8 || (n > 2 && at(sd, n-1) >= 0.8) {
+			t.Errorf("sd %g: runs %d (power %.3f there, %.3f at one fewer)", sd, n, at(sd, n), at(sd, n-1))
+		}
+		t.Logf("sd %.3f: %d runs a side", sd, n)
+	}
+	if n := EquivRuns(margin, 0.5, 0.05, 0.8, 40); n != 0 {
+		t.Errorf("sd 0.5 within 40 runs: %d, want 0 (more than 40)", n)
+	}
+	if p := at(0.028, 3); p > 0.4 {
+		t.Errorf("sd 2.8%% at 3 runs: equivalence power %.3f, want about 0.25", p)
+	}
+}
