@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 
 	"servebench/metrics"
 	"servebench/stat"
@@ -10,7 +11,7 @@ import (
 // AnswerRow compares one answer figure of the two sides: accuracy (answers right against the
 // key) or valid answers (meeting the response format). Each side pools its runs' judged
 // requests; the difference cand − base has Newcombe's hybrid score interval (stat.NewcombeDiff,
-// 95%). Change is Regressed when the whole interval lies below 0, Improved when above, "~"
+// at 1 − Alpha, as every row's: z the normal quantile 1 − Alpha/2). Change is Regressed when the whole interval lies below 0, Improved when above, "~"
 // otherwise: any significant drop counts, with no threshold, since a server that answers
 // worse is worse however much faster it is.
 type AnswerRow struct {
@@ -35,10 +36,15 @@ var answerFigures = []struct {
 // none) and makes a drop in either the verdict: a regressed answer figure makes the verdict
 // Regressed whatever the latencies did, and says so in a warning.
 func (r *Result) compareAnswers(br, cr []metrics.RunSummary) {
+	alpha := r.Alpha
+	if alpha == 0 {
+		alpha = r.k().alpha
+	}
+	z := stat.TQuantile(1-alpha/2, math.Inf(1))
 	for _, f := range answerFigures {
 		bk, bn := pooled(br, f.count)
 		ck, cn := pooled(cr, f.count)
-		d, lo, hi, ok := stat.NewcombeDiff(bk, bn, ck, cn, stat.Z95)
+		d, lo, hi, ok := stat.NewcombeDiff(bk, bn, ck, cn, z)
 		if !ok {
 			continue
 		}
@@ -51,8 +57,8 @@ func (r *Result) compareAnswers(br, cr []metrics.RunSummary) {
 			row.Change = Improved
 		}
 		r.Answers = append(r.Answers, row)
-		msg := fmt.Sprintf("%s %.1f%% (%d of %d) → %.1f%% (%d of %d): %+.1f points, 95%% interval %+.1f to %+.1f (Newcombe)",
-			f.name, 100*row.Base, bk, bn, 100*row.Cand, ck, cn, 100*d, 100*lo, 100*hi)
+		msg := fmt.Sprintf("%s %.1f%% (%d of %d) → %.1f%% (%d of %d): %+.1f points, %.4g%% interval %+.1f to %+.1f (Newcombe)",
+			f.name, 100*row.Base, bk, bn, 100*row.Cand, ck, cn, 100*d, 100*(1-alpha), 100*lo, 100*hi)
 		was := r.Verdict
 		switch row.Change {
 		case Regressed:

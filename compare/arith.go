@@ -11,7 +11,7 @@ import (
 // had not happened. Such a metric is compared on the arithmetic means of its runs' values:
 // the delta is (mean_c − mean_b) / mean_b, its interval Student's t of the difference of
 // means with the pooled run-to-run variance (kb + kc − 2 degrees of freedom) over mean_b; with
-// one run a side the spread is assumed (stat.AssumedRunSD of the larger mean). A base mean of
+// one run a side the spread is assumed (the policy's assumed_run_sd of the larger mean). A base mean of
 // 0 gives no relative delta: the interval is unbounded unless both sides are 0.
 
 // hasZero reports whether a run's value is 0.
@@ -25,7 +25,7 @@ func hasZero(vs []runValue) bool {
 }
 
 // arithRow compares a metric on the arithmetic means of its runs' values.
-func arithRow(m Metric, bv, cv []runValue, alpha float64) Row {
+func arithRow(m Metric, bv, cv []runValue, alpha, runSD float64) Row {
 	mean := func(vs []runValue) float64 {
 		s := 0.0
 		for _, v := range vs {
@@ -46,7 +46,7 @@ func arithRow(m Metric, bv, cv []runValue, alpha float64) Row {
 	var v float64
 	assumed := df == 0
 	if assumed {
-		v, df = math.Pow(stat.AssumedRunSD*math.Max(mb, mc), 2), math.Inf(1)
+		v, df = math.Pow(runSD*math.Max(mb, mc), 2), math.Inf(1)
 	} else {
 		v = ss / df
 	}

@@ -107,7 +107,7 @@ type Row struct {
 	// Improved or Regressed (the whole interval beyond the threshold).
 	Change string
 	// Assumed: neither side had two runs, so the run-to-run spread is assumed
-	// (stat.AssumedRunSD), not measured.
+	// (the policy's assumed_run_sd), not measured.
 	Assumed bool
 	// Power is what these runs could detect (power.go).
 	Power *Power
@@ -136,7 +136,7 @@ type Result struct {
 	Verdict            string
 	Threshold, Alpha   float64
 	// Decide, with an inconclusive verdict, is the runs per side that would decide every
-	// inconclusive metric with 80% power at the deltas seen (0: more than MaxRuns).
+	// inconclusive metric with 80% power at the deltas seen (0: none would: a delta on the threshold).
 	Decide int
 	// Warnings are footnotes for the reader (docs/design/STYLE.md "Warnings are data"), each said once.
 	Warnings []string
@@ -319,7 +319,7 @@ func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 		stepf(&why, RuleTailThreshold, []Figure{fig("threshold", th)}, "judged at the tail threshold %g%%", 100*th)
 	}
 	if hasZero(bv) || hasZero(cv) {
-		row := arithRow(m, bv, cv, opt.Alpha)
+		row := arithRow(m, bv, cv, opt.Alpha, k.runSD)
 		row.Threshold = th
 		row.Why = why
 		row.pol = k
@@ -327,7 +327,7 @@ func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 		row.judgeStep(row.Threshold)
 		return row
 	}
-	r := stat.TwoLevel(logs(bv), logs(cv), opt.Alpha)
+	r := stat.TwoLevelAssuming(logs(bv), logs(cv), opt.Alpha, k.runSD)
 	row := Row{Metric: m, Delta: r.Delta, DeltaLo: r.Lo, DeltaHi: r.Hi, P: r.P, Assumed: r.Assumed,
 		Significant: r.Lo > 0 || r.Hi < 0, Threshold: th, Why: why, pol: k,
 		Base: Estimate{r.Base, r.BaseLo, r.BaseHi, len(bv)},
@@ -349,7 +349,7 @@ func compareRow(m Metric, bv, cv []runValue, opt Options, oneEach bool) Row {
 func (r *Result) methodWarnings() {
 	switch {
 	case r.BaseRuns == 1 && r.CandRuns == 1:
-		r.warnf("one run a side: the run-to-run spread cannot be measured, so every interval assumes %.0f%% (plus what each run's requests show), and the tail percentiles (p99), whose spread from run to run is far larger, are shown but not judged; run --repeat 3 on both sides to measure it", 100*stat.AssumedRunSD)
+		r.warnf("one run a side: the run-to-run spread cannot be measured, so every interval assumes %.0f%% (plus what each run's requests show), and the tail percentiles (p99), whose spread from run to run is far larger, are shown but not judged; run --repeat 3 on both sides to measure it", 100*r.k().runSD)
 	case r.BaseRuns == 1 || r.CandRuns == 1:
 		r.warnf("one run on a side: the run-to-run spread comes from the other side's runs alone; run --repeat 3 on both sides for a firmer interval")
 	}

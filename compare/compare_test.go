@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"servebench/metrics"
+	"servebench/policy"
 	"servebench/record"
+	"servebench/stat"
 )
 
 // side builds a one-run side of n requests whose server reported cached prompt tokens.
@@ -75,5 +77,34 @@ func TestOrderStatVar(t *testing.T) {
 		if v := orderStatVar(vals(c.n), c.p); !(v > 0) || math.IsInf(v, 0) {
 			t.Errorf("p%g of %d: %v, want a finite positive variance", c.p, c.n, v)
 		}
+	}
+}
+
+// Every constant DefaultPolicy lists is an option's default or has a neutral value, so the
+// constant ablation (docs/compare-recorded.md) tries each tuned one; With sets it and only it;
+// the answers rule's z is the normal quantile of alpha (1.96 at 0.05).
+func TestNeutralCoversTunedConstants(t *testing.T) {
+	for _, r := range DefaultPolicy.Rules {
+		for _, c := range r.Constants {
+			v, ok := Neutral[c.Name]
+			if c.Kind == "" && !ok {
+				t.Errorf("tuned constant %s has no neutral value", c.Name)
+			}
+			if !ok {
+				continue
+			}
+			q := DefaultPolicy.With(c.Name, v)
+			if q.Value(c.Name) != v || DefaultPolicy.Value(c.Name) != c.Value || q.Version == DefaultPolicy.Version {
+				t.Errorf("With(%s, %g): %g in %q", c.Name, v, q.Value(c.Name), q.Version)
+			}
+		}
+	}
+	for name := range Neutral {
+		if _, ok := policy.Policy(DefaultPolicy).Constant(name); !ok {
+			t.Errorf("Neutral names %s, which no rule lists", name)
+		}
+	}
+	if z := stat.TQuantile(0.975, math.Inf(1)); math.Abs(z-1.959963984540054) > 1e-9 {
+		t.Errorf("z at alpha 0.05: %.12g, want 1.959963984540", z)
 	}
 }

@@ -26,9 +26,9 @@ import (
 // So the rows that contention moves (TTFT p50, E2E p50, and the output and request
 // throughput, which in a closed loop are the users over the mean E2E) are also compared at
 // equal contention, by direct standardisation: each request's contention level is the number
-// of other requests (warmup ones too) whose TTFT interval overlapped its own, in levels 0, 1,
-// 2 and 3 or more; the levels with at least minStratum requests in every run of both sides are
-// kept; a run's value is the weighted geometric mean of its per-level figures (a median's:
+// of other requests (warmup ones too) whose TTFT interval overlapped its own, in two levels:
+// 0 (a lone arrival) and 1 (one or more others overlapping); the levels with at least
+// minStratum requests in every run of both sides are kept; a run's value is the weighted geometric mean of its per-level figures (a median's:
 // the level's median; a throughput's: the level's tokens or requests per second of request
 // time, the rate one stream got, see perStream), the weights being the levels' shares over
 // both sides together (the same weights in every run); and those run values are compared by
@@ -41,27 +41,37 @@ import (
 // contention is equivalent (inside ±threshold): the row's own interval straddled the
 // threshold because the arrivals clustered differently, not because the server changed. Where
 // the plain row moved significantly, it is cleared only when the standardised figure spans
-// more than the lone arrivals (at least two levels): otherwise a change confined to contended
-// requests would go unseen. One called improved or regressed that the mix explains (its
+// the contended requests too (both levels): otherwise a change confined to contended requests
+// would go unseen. One called improved or regressed that the mix explains (its
 // figure at equal contention equivalent, or apart from it and not the same change: see
 // Explains) is inconclusive, and cleared the same way when that figure is equivalent
 // (TestExplainsByTheMix). The figure never decides a change by itself; one that regressed or improved
 // clears nothing, and a note says so.
 //
 // minStratum, the fewest requests of a contention level in a run for the level to be used (a
-// median of fewer moves by a step of the closed loop), maxLevel, the top level ("that many or
-// more"), and minLevels are the policy's (policy.go).
+// median of fewer moves by a step of the closed loop), is the policy's (policy.go). Policies
+// before compare-2026.12.4 cut contention into levels 0, 1, 2 and 3 or more (max_level 3) and
+// asked for at least min_levels (2) of them; splitting the contended requests by how many
+// overlapped changed no verdict word on the recorded sets (docs/compare-recorded.md,
+// "Constants"), so the levels are lone and contended, and "both levels" replaced min_levels.
+
+// The contention levels: a lone arrival, and one that one or more other requests overlapped.
+const (
+	loneLevel      = 0
+	contendedLevel = 1
+	levelCap       = contendedLevel + 1 // the levels' count, an array bound
+)
 
 // Contention is a row judged at equal contention.
 type Contention struct {
 	// Row is the metric at equal contention, compared like any row (Change, interval, p).
 	Row Row
-	// Lone, when Row spans several levels one of which is 0, is the metric over the lone
+	// Lone, when Row spans both levels, is the metric over the lone
 	// arrivals alone: the contended levels' medians move with how much of a prefill
 	// overlapped, so the lone arrivals alone are the sharper figure.
 	Lone *Row
-	// Levels are the contention levels the standardised figure spans (0 = lone arrivals;
-	// maxLevel = that many or more), with their weights.
+	// Levels are the contention levels the standardised figure spans (loneLevel,
+	// contendedLevel), with their weights.
 	Levels  []int
 	Weights []float64
 	// BaseShare and CandShare are, per run, the share of measured requests whose TTFT
@@ -75,16 +85,17 @@ type Contention struct {
 }
 
 // Clears says whether the figure at equal contention lets an inconclusive plain row go: it is
-// equivalent, and where the plain row moved significantly it spans contended levels too (the
-// lone arrivals alone clear only a plain row that did not move significantly). A tail (p99)
-// that moved significantly is never cleared: a server whose cohorts of merged prefills got
-// slower moves the levels of 3 or more overlapping, which are seldom common to every run, and
-// the figure over the others would not see it; it holds the verdict at inconclusive.
+// equivalent, and where the plain row moved significantly it spans the contended level too
+// (the lone arrivals alone clear only a plain row that did not move significantly). A tail
+// (p99) that moved significantly is never cleared: a server whose cohorts of merged prefills
+// got slower moves only the requests that three or more others overlapped, a few of the
+// contended level, and the figure at equal contention would not see it; it holds the verdict
+// at inconclusive.
 func (c *Contention) Clears(plain Row) bool {
 	if c == nil || (plain.Metric.Tail && plain.Significant) {
 		return false
 	}
-	if equivalent(c.Row) && (!plain.Significant || len(c.Levels) >= plain.k().minLevels) {
+	if equivalent(c.Row) && (!plain.Significant || c.bothLevels()) {
 		return true
 	}
 	return c.Lone != nil && equivalent(*c.Lone) && !plain.Significant
@@ -125,7 +136,7 @@ func (c *Contention) explain(plain Row) (string, string) {
 		return plain.Change, ""
 	}
 	eq := c.Row
-	if len(c.Levels) >= plain.k().minLevels && equivalent(eq) {
+	if c.bothLevels() && equivalent(eq) {
 		return Inconclusive, RuleContention
 	}
 	apart := eq.DeltaHi < plain.DeltaLo || eq.DeltaLo > plain.DeltaHi
@@ -148,13 +159,17 @@ func (c *Contention) changed() string {
 	return ch
 }
 
+// bothLevels: the figure spans the lone arrivals and the contended requests.
+func (c *Contention) bothLevels() bool { return len(c.Levels) == levelCap }
+
 func equivalent(r Row) bool { return r.Change == "~" || r.Change == "within threshold" }
 
 // span is a request's TTFT interval, ns since the run's t0.
 type span struct{ a, b int64 }
 
 // markContention sets each measured request's contention level: how many other requests'
-// TTFT intervals (spans, warmup ones included) overlapped its own, capped at maxLevel; −1
+// TTFT intervals (spans, warmup ones included) overlapped its own, capped at maxLevel
+// (contendedLevel in a comparison); −1
 // when its TTFT is undefined. Span j overlaps [a, b) when a_j < b and b_j > a; counted as
 // #(a_j < b) − #(b_j ≤ a) − 1 (itself) over sorted starts and ends.
 func markContention(reqs []obs, spans []span, maxLevel int) {
@@ -244,7 +259,7 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 	var levels []int
 	var weights []float64
 	total := 0.0
-	for l := 0; l <= k.maxLevel; l++ {
+	for l := range levelCap {
 		n, ok := 0, true
 		for _, run := range append(slices.Clone(bl), cl...) {
 			ok = ok && len(run[l]) >= k.minStratum
@@ -280,8 +295,8 @@ func conditioned(m Metric, br, cr []metrics.RunSummary, bb, cb map[int][]block, 
 	eq := Metric{Name: m.Name + " at equal contention", Unit: m.levelUnit, Lower: m.Lower, Tail: m.Tail}
 	c := &Contention{Levels: levels, Weights: weights, BaseShare: bs, CandShare: cs, OneEach: oneEach}
 	c.Row = compareRow(eq, values(br, bl, levels, weights), values(cr, cl, levels, weights), opt, oneEach)
-	if len(levels) >= 2 && levels[0] == 0 {
-		lone := compareRow(eq, values(br, bl, []int{0}, []float64{1}), values(cr, cl, []int{0}, []float64{1}), opt, oneEach)
+	if len(levels) == levelCap {
+		lone := compareRow(eq, values(br, bl, []int{loneLevel}, []float64{1}), values(cr, cl, []int{loneLevel}, []float64{1}), opt, oneEach)
 		c.Lone = &lone
 	}
 	return c
@@ -340,7 +355,7 @@ func (r *Result) contentionNotes() {
 			continue
 		}
 		eq := c.Row
-		what := fmt.Sprintf("%s at equal contention (%s) %s → %s %s, %s", row.Metric.Name, levelNames(c.Levels, r.k().maxLevel),
+		what := fmt.Sprintf("%s at equal contention (%s) %s → %s %s, %s", row.Metric.Name, levelNames(c.Levels),
 			num(eq.Base.Center), num(eq.Cand.Center), eq.Metric.Unit, changeText(eq))
 		if l := c.Lone; l != nil {
 			what += fmt.Sprintf("; over the lone arrivals alone %s → %s %s, %s", num(l.Base.Center), num(l.Cand.Center), l.Metric.Unit, changeText(*l))
@@ -361,19 +376,16 @@ func (r *Result) contentionNotes() {
 	}
 }
 
-func levelNames(levels []int, maxLevel int) string {
+func levelNames(levels []int) string {
 	s := ""
 	for i, l := range levels {
 		if i > 0 {
 			s += ", "
 		}
-		switch {
-		case l == 0:
+		if l == loneLevel {
 			s += "lone arrivals"
-		case l == maxLevel:
-			s += fmt.Sprintf("%d+ overlapping", l)
-		default:
-			s += fmt.Sprintf("%d overlapping", l)
+		} else {
+			s += "overlapping arrivals"
 		}
 	}
 	return s

@@ -12,7 +12,8 @@ import (
 )
 
 // markContention counts, for each request, the other TTFT intervals that overlap its own,
-// warmup ones included, touching ends not counted, capped at maxLevel.
+// warmup ones included, touching ends not counted, capped at maxLevel (3 here; a comparison
+// caps at contendedLevel).
 func TestMarkContention(t *testing.T) {
 	spans := []span{{0, 10}, {5, 15}, {10, 20}, {30, 40}, {31, 32}, {32, 33}, {33, 34}, {35, 36}}
 	reqs := []obs{
@@ -22,7 +23,7 @@ func TestMarkContention(t *testing.T) {
 		{sent: 30, ttft: 10}, // four others: capped at 3
 		{sent: 50, ttft: math.NaN()},
 	}
-	markContention(reqs, spans, defaultKnobs.maxLevel)
+	markContention(reqs, spans, 3)
 	for i, want := range []int{1, 2, 1, 3, -1} {
 		if reqs[i].level != want {
 			t.Errorf("request %d: level %d, want %d", i, reqs[i].level, want)

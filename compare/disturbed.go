@@ -23,8 +23,8 @@ import (
 // The most disturbed runs leave first, and never below two a side: the rest are kept and named
 // as disturbed. It cannot tell a server that disturbs its own client (one on the same machine
 // that got heavier): then every run of the candidate is disturbed, two stay, and the notes
-// say that their figures hold the client's delays. Its share (disturbedShare) and the runs it
-// keeps (minRunsKept) are the policy's (policy.go).
+// say that their figures hold the client's delays. Its share (disturbedShare) is the policy's;
+// the runs it keeps (minRunsKept) the method's (policy.go).
 
 // DisturbedRun is a run left out of every metric (or kept, see Kept) because its client was
 // disturbed.
@@ -47,7 +47,7 @@ func clientDisturbed(r metrics.RunSummary, k *knobs) (secs, window float64, why 
 	}
 	d := s.Steadiness.Disturbance
 	window = s.Window.Seconds()
-	return d.Seconds, window, d.Why, window > 0 && d.Seconds >= k.disturbedShare*window
+	return d.Seconds, window, d.Why, window > 0 && d.Seconds > 0 && d.Seconds >= k.disturbedShare*window
 }
 
 // healthyRuns is runs without those whose client was disturbed, the most disturbed first,
@@ -66,7 +66,7 @@ func healthyRuns(side string, runs []metrics.RunSummary, k *knobs) ([]metrics.Ru
 	slices.SortStableFunc(out, func(a, b DisturbedRun) int { return cmp.Compare(b.Seconds/b.Window, a.Seconds/a.Window) })
 	drop := map[int]bool{}
 	for i := range out {
-		if len(runs)-len(drop) <= k.minRunsKept {
+		if len(runs)-len(drop) <= minRunsKept {
 			out[i].Kept = true
 			continue
 		}
@@ -173,7 +173,7 @@ func (r *Result) disturbedTails(br, cr []metrics.RunSummary) {
 		if row.Change == Improved {
 			side = "base"
 		}
-		runs := worse(side, r.k().tailPct)
+		runs := worse(side, row.Metric.Pct)
 		if len(runs) == 0 {
 			continue
 		}

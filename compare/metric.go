@@ -16,6 +16,8 @@ type Metric struct {
 	// Tail is a tail percentile (p99), judged at Options.TailThreshold and, at one run a
 	// side, not judged at all.
 	Tail bool
+	// Pct is the percentile of a latency (50, 99); 0 for a rate.
+	Pct float64
 	// FromSummary is the run-level value of a run (in Unit); ok is false when undefined.
 	FromSummary func(*metrics.Summary) (float64, bool)
 	// fromBlocks computes the figure from the requests of resampled time blocks (bootstrap).
@@ -124,7 +126,7 @@ func b2f(b bool) float64 {
 
 // latency is a percentile of a latency distribution, in ms.
 func latency(name string, p float64, stat func(*metrics.Summary) metrics.Stat, vals func(*obs) []float64) Metric {
-	return Metric{Name: name, Unit: "ms", Lower: true, Tail: p >= 99,
+	return Metric{Name: name, Unit: "ms", Lower: true, Tail: p >= 99, Pct: p,
 		FromSummary: func(s *metrics.Summary) (float64, bool) {
 			st := stat(s)
 			if p == 50 {

@@ -55,22 +55,15 @@ const (
 	RuleProvisional      = "provisional"
 )
 
-// MaxRuns bounds the runs-per-side figures of DefaultPolicy (its max_runs): beyond it they are
-// reported as "more than".
-const MaxRuns = 40
-
-// levelCap bounds the contention levels a policy's max_level may name (an array bound).
-const levelCap = 8
-
 // DefaultPolicy is the policy Compare applies.
 var DefaultPolicy = Policy{
-	Version: "compare-2026.12.3",
+	Version: "compare-2026.12.4",
 	Rules: []Rule{
 		{ID: RuleDisturbedRuns, Scope: "runs",
 			Condition: "a run's own client health record (record.Quality) marks its load generator disturbed for at least disturbed_share of its measurement window",
 			Reads:     []string{"disturbed seconds", "window seconds"},
-			Effect:    "the run is left out of every metric, the most disturbed first, while at least min_runs_kept runs of its side remain; the others are kept and named as disturbed",
-			Constants: []Constant{{Name: "disturbed_share", Value: 0.25, Unit: "of the window"}, {Name: "min_runs_kept", Value: 2, Unit: "runs a side"}}},
+			Effect:    "the run is left out of every metric, the most disturbed first, while at least two runs of its side remain (the fewest whose spread can be measured); the others are kept and named as disturbed",
+			Constants: []Constant{{Name: "disturbed_share", Value: 0.25, Unit: "of the window"}}},
 		{ID: RuleBrieflyDisturbed, Scope: "runs",
 			Condition: "a run's client health record marks it disturbed for some seconds, but less than disturbed_share of its window",
 			Reads:     []string{"disturbed seconds", "window seconds"},
@@ -87,7 +80,7 @@ var DefaultPolicy = Policy{
 			Condition: "the metric is a tail percentile (p99)",
 			Reads:     []string{"--tail-threshold", "--threshold"},
 			Effect:    "the row is judged at the tail threshold (tail_threshold_factor × --threshold when --tail-threshold is 0)",
-			Constants: []Constant{{Name: "tail_threshold_factor", Value: 2, Unit: "× threshold"}}},
+			Constants: []Constant{{Name: "tail_threshold_factor", Value: 2, Unit: "× threshold (--tail-threshold 0)", Kind: policy.OptionDefault}}},
 		{ID: RuleArithmetic, Scope: "row",
 			Condition: "a run's value of the metric is 0 (goodput of a run that met no SLO)",
 			Reads:     []string{"run values"},
@@ -96,22 +89,23 @@ var DefaultPolicy = Policy{
 			Condition: "always: the 1 − alpha interval of cand/base − 1 (two-level t on the log scale; one run a side assumes a run-to-run spread of assumed_run_sd) and its 1 − 2·alpha interval (TOST)",
 			Reads:     []string{"delta", "delta_lo", "delta_hi", "eq_lo", "eq_hi", "p", "threshold"},
 			Effect:    "regressed or improved when the 1 − alpha interval lies wholly beyond the threshold on the worse or better side; \"~\" (not significant) or \"within threshold\" (significant) when the 1 − 2·alpha interval lies inside ±threshold; else inconclusive; with a threshold of 0 (--threshold 0) any significant change is regressed or improved, any other \"~\"",
-			Constants: []Constant{{Name: "default_threshold", Value: 0.05, Unit: "relative change"}, {Name: "default_alpha", Value: 0.05, Unit: ""}, {Name: "assumed_run_sd", Value: stat.AssumedRunSD, Unit: "log scale"}, {Name: "bootstrap_rounds", Value: 100, Unit: "rounds"}}},
+			Constants: []Constant{{Name: "default_threshold", Value: 0.05, Unit: "relative change (--threshold)", Kind: policy.OptionDefault},
+				{Name: "default_alpha", Value: 0.05, Unit: "Options.Alpha", Kind: policy.OptionDefault}, {Name: "assumed_run_sd", Value: stat.AssumedRunSD, Unit: "log scale"},
+				{Name: "bootstrap_rounds", Value: 100, Unit: "rounds, one run a side"}}},
 		{ID: RuleTailOneRun, Scope: "row",
 			Condition: "a tail percentile with one run a side",
 			Effect:    "the row is not judged: shown, left out of the verdict"},
 		{ID: RuleContention, Scope: "row",
-			Condition: "TTFT p50/p99, E2E p50/p99 or a throughput called improved or regressed, with a figure at equal contention (levels with at least min_stratum requests in every run, level max_level meaning that many or more); at one run a side: that figure does not show the same change; else: it spans at least min_levels levels and is equivalent, or it shows another change and its interval lies wholly apart from the row's",
+			Condition: "TTFT p50/p99, E2E p50/p99 or a throughput called improved or regressed, with a figure at equal contention (two levels, lone arrivals and requests overlapping one or more others, each kept where it has at least min_stratum requests in every run); at one run a side: that figure does not show the same change; else: it spans both levels and is equivalent, or it shows another change and its interval lies wholly apart from the row's",
 			Reads:     []string{"the figure at equal contention: delta, interval, change, levels", "the row's interval"},
 			Effect:    "inconclusive: the mix of contention levels, not the server, explains the change",
-			Constants: []Constant{{Name: "min_stratum", Value: 10, Unit: "requests a level, every run"}, {Name: "max_level", Value: 3, Unit: "overlapping requests"}, {Name: "min_levels", Value: 2, Unit: "levels"}}},
+			Constants: []Constant{{Name: "min_stratum", Value: 10, Unit: "requests a level, every run"}}},
 		{ID: RuleDisturbedTail, Scope: "row",
-			Condition: "a tail called improved or regressed whose own median did not make the same change, and the side it got worse on (the candidate for a regression, the base for an improvement) has a run left out or kept as disturbed, or one briefly disturbed for more than (1 − tail_pct/100) of its window",
+			Condition: "a tail called improved or regressed whose own median did not make the same change, and the side it got worse on (the candidate for a regression, the base for an improvement) has a run left out or kept as disturbed, or one briefly disturbed for more than the tail's share of its window (1% for a p99)",
 			Reads:     []string{"the tail's and its median's change", "disturbed runs of that side", "their disturbed seconds and window"},
-			Effect:    "inconclusive: the change is not called (a tail that moved still holds the verdict)",
-			Constants: []Constant{{Name: "tail_pct", Value: 99, Unit: "percentile"}}},
+			Effect:    "inconclusive: the change is not called (a tail that moved still holds the verdict)"},
 		{ID: RuleContentionClears, Scope: "row",
-			Condition: "an inconclusive row (not a tail that moved significantly) whose figure at equal contention is equivalent and, where the row moved significantly, spans at least min_levels levels; or whose lone arrivals are equivalent and the row did not move significantly",
+			Condition: "an inconclusive row (not a tail that moved significantly) whose figure at equal contention is equivalent and, where the row moved significantly, spans both levels; or whose lone arrivals are equivalent and the row did not move significantly",
 			Reads:     []string{"the figure at equal contention's change and levels", "the lone arrivals' change", "significant"},
 			Effect:    "the row does not hold the verdict"},
 		{ID: RuleTailNotMoved, Scope: "row",
@@ -134,15 +128,14 @@ var DefaultPolicy = Policy{
 			Reads:     []string{"completed measured requests per side", "rows"},
 			Effect:    "measured nothing"},
 		{ID: RuleAnswers, Scope: "verdict",
-			Condition: "both sides judged answers: accuracy or valid-answer share, the difference's Newcombe interval at z",
+			Condition: "both sides judged answers: accuracy or valid-answer share, the difference's Newcombe interval at 1 − alpha",
 			Reads:     []string{"right / judged per side", "the difference's interval"},
-			Effect:    "regressed when the interval lies below 0 (unless not comparable or measured nothing); improved when above 0 and the verdict was no significant change",
-			Constants: []Constant{{Name: "z", Value: stat.Z95, Unit: "normal quantile (95%)"}}},
+			Effect:    "regressed when the interval lies below 0 (unless not comparable or measured nothing); improved when above 0 and the verdict was no significant change"},
 		{ID: RuleDecide, Scope: "verdict",
 			Condition: "the verdict is inconclusive",
 			Reads:     []string{"each inconclusive row's runs to decide"},
-			Effect:    "names the runs per side that would decide every inconclusive row with power_target power at the deltas seen (more than max_runs: unknown)",
-			Constants: []Constant{{Name: "power_target", Value: 0.8, Unit: "power"}, {Name: "max_runs", Value: MaxRuns, Unit: "runs a side"}}},
+			Effect:    "names the runs per side that would decide every inconclusive row with power_target power at the deltas seen (none when a row's delta lies on the threshold)",
+			Constants: []Constant{{Name: "power_target", Value: 0.8, Unit: "power"}}},
 		{ID: RuleProvisional, Scope: "verdict",
 			Condition: "the verdict is not measured nothing or not comparable, and a side has a run that was not steady, judged INVALID by its validity rules, or carries an invalidating warning",
 			Reads:     []string{"each run's steady-state check, validity and warnings"},
@@ -155,6 +148,9 @@ func (p Policy) Index(id string) int { return policy.Policy(p).Index(id) }
 
 // Constants counts the policy's named constants.
 func (p Policy) Constants() int { return policy.Policy(p).Constants() }
+
+// Tuned counts the policy's tuned constants (those that are not an option's default).
+func (p Policy) Tuned() int { return policy.Policy(p).Tuned() }
 
 // fig is a named figure of a step.
 func fig(name string, v float64) Figure { return Figure{Name: name, Value: v} }
@@ -187,6 +183,40 @@ func (p Policy) Without(ids ...string) Policy {
 	return out
 }
 
+// With is the policy with the named constant set to v, in every rule that lists it: the
+// policy a constant's ablation evaluates. Its Version says so. It panics on a name no rule
+// lists.
+func (p Policy) With(name string, v float64) Policy {
+	out := Policy{Version: fmt.Sprintf("%s with %s=%g", p.Version, name, v)}
+	found := false
+	for _, r := range p.Rules {
+		r.Constants = slices.Clone(r.Constants)
+		for i := range r.Constants {
+			if r.Constants[i].Name == name {
+				r.Constants[i].Value, found = v, true
+			}
+		}
+		out.Rules = append(out.Rules, r)
+	}
+	if !found {
+		panic("compare: the policy has no constant " + name)
+	}
+	return out
+}
+
+// Neutral is, for each constant that a value can switch off (every tuned one, and the option
+// default tail_threshold_factor), that value: the constant's ablation
+// (docs/compare-recorded.md) judges the recorded sets with it. disturbed_share 0:
+// any disturbed second leaves a run out (no share chosen); cache_none 0 and cache_most 1:
+// every cached share "partial" (the two bounds gone); assumed_run_sd 0: one run a side
+// assumes no run-to-run spread; bootstrap_rounds 400: four times the rounds (a Monte Carlo
+// count is neutral when more of it changes nothing); min_stratum 1: a level kept with any
+// request; power_target 0.5: runs to decide where the interval would just reach the
+// threshold; tail_threshold_factor 1: a tail judged at --threshold. default_threshold and
+// default_alpha are the comparison's meaning, not switched off.
+var Neutral = map[string]float64{"disturbed_share": 0, "cache_none": 0, "cache_most": 1, "assumed_run_sd": 0,
+	"bootstrap_rounds": 400, "min_stratum": 1, "power_target": 0.5, "tail_threshold_factor": 1}
+
 // Core are the rules that make a verdict at all: without them there is no row or no verdict
 // to judge, so Without keeps them and an ablation does not try them.
 var Core = []string{RuleUndefined, RuleArithmetic, RuleInterval, RuleHolds, RuleBlocking, RuleVerdict, RuleMeasuredNothing, RuleAnswers}
@@ -202,14 +232,19 @@ func (p Policy) Value(name string) float64 {
 	panic("compare: the policy has no constant " + name)
 }
 
+// minRunsKept is the fewest runs of a side that the disturbed-run rule leaves: two, the fewest
+// whose spread (a sample variance, n − 1 ≥ 1) measures the run-to-run noise, so leaving a
+// disturbed run out never turns a side's measured spread into an assumed one. It is the
+// method's, not tuned.
+const minRunsKept = 2
+
 // knobs is a policy resolved for evaluation: its rules by ID and its constants by name.
 type knobs struct {
-	on                                     map[string]bool
-	disturbedShare, cacheNone, cacheMost   float64
-	threshold, alpha, tailFactor, tailPct  float64
-	powerTarget                            float64
-	minRunsKept, rounds                    int
-	minStratum, maxLevel, minLevels, maxRn int
+	on                                   map[string]bool
+	disturbedShare, cacheNone, cacheMost float64
+	threshold, alpha, tailFactor, runSD  float64
+	powerTarget                          float64
+	rounds, minStratum                   int
 }
 
 func (p Policy) knobs() *knobs {
@@ -218,12 +253,11 @@ func (p Policy) knobs() *knobs {
 		k.on[r.ID] = true
 	}
 	v, n := p.Value, func(name string) int { return int(p.Value(name)) }
-	k.disturbedShare, k.minRunsKept = v("disturbed_share"), n("min_runs_kept")
+	k.disturbedShare = v("disturbed_share")
 	k.cacheNone, k.cacheMost = v("cache_none"), v("cache_most")
 	k.threshold, k.alpha, k.rounds = v("default_threshold"), v("default_alpha"), n("bootstrap_rounds")
-	k.tailFactor, k.tailPct = v("tail_threshold_factor"), v("tail_pct")
-	k.minStratum, k.maxLevel, k.minLevels = n("min_stratum"), min(n("max_level"), levelCap-1), n("min_levels")
-	k.powerTarget, k.maxRn = v("power_target"), n("max_runs")
+	k.tailFactor, k.runSD = v("tail_threshold_factor"), v("assumed_run_sd")
+	k.minStratum, k.powerTarget = n("min_stratum"), v("power_target")
 	return k
 }
 

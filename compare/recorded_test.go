@@ -18,8 +18,8 @@ import (
 // significant change and ≤ 5% changed, A/A at 1 run ≤ 5% changed, A/B +10% ITL ≥ 90% and ×2
 // 100% regressed, throttle, cold start, overload (as unbounded queueing) and a llama.cpp
 // server restarted slower ≥ 90% caught, on the design sets pooled by class
-// (a set of five pairs cannot tell 80% from 60%); a held-out set's rates, and a set's alone,
-// are logged and reported apart. The rates tables it prints are docs/compare-recorded.md's,
+// (a set of five pairs cannot tell 80% from 60%); a held-out set's rates (held out under this
+// policy or an earlier one), and a set's alone, are logged and reported apart. The rates tables it prints are docs/compare-recorded.md's,
 // which must match them.
 func TestRecordedSets(t *testing.T) {
 	if raceDetector {
@@ -36,9 +36,9 @@ func TestRecordedSets(t *testing.T) {
 		t.Fatal(err)
 	}
 	rates := sets.Count(outs)
-	design, pooled, held := policydoc.RatesTables(rates)
-	t.Logf("policy %s, %d sets judged in %s:\ndesign sets:\n%s\ndesign sets pooled by class:\n%s\nheld-out sets:\n%s",
-		compare.DefaultPolicy.Version, len(rates), time.Since(start).Round(time.Millisecond), design, pooled, held)
+	design, pooled, held, earlier := policydoc.RatesTables(rates)
+	t.Logf("policy %s, %d sets judged in %s:\ndesign sets:\n%s\ndesign sets pooled by class:\n%s\nheld-out sets:\n%s\nheld out under an earlier policy:\n%s",
+		compare.DefaultPolicy.Version, len(rates), time.Since(start).Round(time.Millisecond), design, pooled, held, earlier)
 	for _, r := range policydoc.Pooled(policydoc.Labelled(rates, recorded.Design)) {
 		if goal, ok := policydoc.Goal(r); !ok {
 			t.Errorf("%s (runs a side: %d): goal %s not met", r.Set.Name, r.Set.Runs, goal)
@@ -65,7 +65,7 @@ func TestRecordedSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(page), design) || !strings.Contains(string(page), pooled) || !strings.Contains(string(page), held) || !strings.Contains(string(page), "Policy: `"+compare.DefaultPolicy.Version+"`") {
+	if !strings.Contains(string(page), design) || !strings.Contains(string(page), pooled) || !strings.Contains(string(page), held) || !strings.Contains(string(page), earlier) || !strings.Contains(string(page), "Policy: `"+compare.DefaultPolicy.Version+"`") {
 		t.Errorf("%s is stale: its rates are not this policy's on the recorded sets; run `go run ./internal/policydoc/gendoc` from the repository root", policydoc.RecordedPath)
 	}
 }

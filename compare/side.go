@@ -87,7 +87,7 @@ type obs struct {
 	ttfts, tpots, e2es []float64
 	out                int // output tokens (completed requests)
 	// level is the request's contention level (markContention): how many other requests'
-	// TTFT intervals overlapped its own, capped at maxLevel; −1 when unknown
+	// TTFT intervals overlapped its own, capped at contendedLevel; −1 when unknown
 	level int
 }
 
@@ -155,7 +155,7 @@ func (s *Side) meetsSLO(m metrics.RequestMetrics) bool {
 func (s *Side) blocksByRun(runs []metrics.RunSummary, k *knobs) map[int][]block {
 	out := map[int][]block{}
 	for _, r := range runs {
-		markContention(s.reqs[r.Run], s.spans[r.Run], k.maxLevel)
+		markContention(s.reqs[r.Run], s.spans[r.Run], contendedLevel)
 		out[r.Run] = runBlocks(s.reqs[r.Run])
 	}
 	return out

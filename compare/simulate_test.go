@@ -163,10 +163,10 @@ func ratesTable() string {
 				r := measure(m, runs, n, f, 7)
 				dec := "—"
 				if r.undecidedOver > 0 {
-					dec = fmt.Sprintf("all over %d", MaxRuns)
+					dec = "none decides"
 				}
 				if r.decideN > 0 {
-					dec = fmt.Sprintf("%.1f (%d over %d)", float64(r.decideSum)/float64(r.decideN), r.undecidedOver, MaxRuns)
+					dec = fmt.Sprintf("%.1f (%d none decides)", float64(r.decideSum)/float64(r.decideN), r.undecidedOver)
 				}
 				change := "none (A/A)"
 				if f != 1 {

@@ -62,7 +62,7 @@ func (r *Result) disturbedSteps() {
 	for _, d := range r.Disturbed {
 		figs := []Figure{fig("disturbed_s", d.Seconds), fig("window_s", d.Window), fig("share", d.Seconds/d.Window)}
 		if d.Kept {
-			stepf(&r.Why, RuleDisturbedRuns, figs, "kept %s run %d: fewer than %d runs of the side would remain", d.Side, d.Run+1, r.k().minRunsKept)
+			stepf(&r.Why, RuleDisturbedRuns, figs, "kept %s run %d: fewer than %d runs of the side would remain", d.Side, d.Run+1, minRunsKept)
 			continue
 		}
 		stepf(&r.Why, RuleDisturbedRuns, figs, "left out %s run %d from every metric", d.Side, d.Run+1)
@@ -72,10 +72,10 @@ func (r *Result) disturbedSteps() {
 	}
 }
 
-// runsText is a runs-per-side figure in words (0: more than MaxRuns).
+// runsText is a runs-per-side figure in words (0: no count of runs would).
 func runsText(n int) string {
 	if n == 0 {
-		return fmt.Sprintf("more than %d", MaxRuns)
+		return "none (a delta on the threshold)"
 	}
 	return fmt.Sprint(n)
 }

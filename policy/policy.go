@@ -34,7 +34,16 @@ type Constant struct {
 	Name  string
 	Value float64
 	Unit  string
+	// Kind is what sets the value: "" (Tuned) a value chosen for the rule, or OptionDefault,
+	// the default of a command-line option that the user may set.
+	Kind string
 }
+
+// Kinds of a constant.
+const (
+	Tuned         = ""
+	OptionDefault = "option default"
+)
 
 // Step is one rule that fired, with the figures it read.
 type Step struct {
@@ -73,6 +82,19 @@ func (p Policy) Constants() int {
 	n := 0
 	for _, r := range p.Rules {
 		n += len(r.Constants)
+	}
+	return n
+}
+
+// Tuned counts the policy's tuned constants: those that are not an option's default.
+func (p Policy) Tuned() int {
+	n := 0
+	for _, r := range p.Rules {
+		for _, c := range r.Constants {
+			if c.Kind == Tuned {
+				n++
+			}
+		}
 	}
 	return n
 }

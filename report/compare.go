@@ -56,7 +56,7 @@ func cmpPower(p *compare.Power, threshold float64) string {
 	if p == nil {
 		return dash
 	}
-	n := fmt.Sprintf("n>%d", compare.MaxRuns)
+	n := "no n" // a threshold of 0: no count of runs detects it
 	if p.RunsNeeded > 0 {
 		n = fmt.Sprintf("n≥%d", p.RunsNeeded)
 	}
@@ -177,7 +177,7 @@ func cmpVerdictOnly(r *compare.Result) string {
 				why = append(why, row.Metric.Name)
 			}
 		}
-		n := fmt.Sprintf("more than %d runs per side", compare.MaxRuns)
+		n := "no number of runs per side" // a delta that lies on the threshold
 		if r.Decide > 0 {
 			n = fmt.Sprintf("about %d runs per side", r.Decide)
 		}
@@ -266,11 +266,10 @@ func cmpSensitivity(r *compare.Result) string {
 	if low >= powerOK {
 		return fmt.Sprintf("         and these runs had at least %.0f%% power to find a %.4g%% change on every metric", 100*low, 100*r.Threshold)
 	}
-	more := fmt.Sprintf("more than %d", compare.MaxRuns)
-	if need > 0 {
-		more = fmt.Sprint(need)
+	if need < 0 {
+		return fmt.Sprintf("         but on some metric these runs had only %.0f%% power to find a %.4g%% change (--threshold), and no number of runs per side reaches 80%%", 100*low, 100*r.Threshold)
 	}
-	return fmt.Sprintf("         but on some metric these runs had only %.0f%% power to find a %.4g%% change (--threshold): 80%% needs %s runs per side (run --repeat)", 100*low, 100*r.Threshold, more)
+	return fmt.Sprintf("         but on some metric these runs had only %.0f%% power to find a %.4g%% change (--threshold): 80%% needs %d runs per side (run --repeat)", 100*low, 100*r.Threshold, need)
 }
 
 // powerOK is the power at the threshold below which a "no significant change" is qualified.

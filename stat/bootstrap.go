@@ -63,8 +63,15 @@ type Ratio struct {
 	Base, Cand, BaseLo, BaseHi, CandLo, CandHi float64
 }
 
-// TwoLevel compares cand against base (at least one run each) at confidence 1 − alpha.
+// TwoLevel compares cand against base (at least one run each) at confidence 1 − alpha,
+// assuming AssumedRunSD where no side has two runs.
 func TwoLevel(base, cand []RunValue, alpha float64) Ratio {
+	return TwoLevelAssuming(base, cand, alpha, AssumedRunSD)
+}
+
+// TwoLevelAssuming is TwoLevel with tau the run-to-run standard deviation of a log figure
+// assumed where no side has two runs (a policy's own, compare's assumed_run_sd).
+func TwoLevelAssuming(base, cand []RunValue, alpha, tau float64) Ratio {
 	kb, kc := float64(len(base)), float64(len(cand))
 	mb, mc := meanLog(base), meanLog(cand)
 	var r Ratio
@@ -91,7 +98,7 @@ func TwoLevel(base, cand []RunValue, alpha float64) Ratio {
 	if nw > 0 {
 		within /= nw
 	}
-	v := within + AssumedRunSD*AssumedRunSD
+	v := within + tau*tau
 	if r.DF > 0 {
 		v = math.Max(ss/r.DF, within)
 	} else {

@@ -148,18 +148,25 @@ func sGrid(df float64) *grid {
 	return g
 }
 
-// RunsNeeded is the fewest runs per side (2 to max) at which a two-sample t test at level
+// RunsNeeded is the fewest runs per side (2 or more) at which a two-sample t test at level
 // alpha, on runs whose values have standard deviation sd, detects a true difference effect
-// with the given power: se = sd·√(2/n), df = 2n − 2. It returns 0 when max runs per side do
-// not suffice. The power is the exact one (TPower), so the figure is not optimistic for
-// the normal model it assumes.
-func RunsNeeded(effect, sd, alpha, power float64, max int) int {
+// with the given power: se = sd·√(2/n), df = 2n − 2. It has no cap: it returns 0 only when no
+// count does (effect 0, or more runs than an int32 holds). The power is the exact one
+// (TPower), so the figure is not optimistic for the normal model it assumes.
+func RunsNeeded(effect, sd, alpha, power float64) int {
 	ok := func(n int) bool { return TPower(effect, sd*math.Sqrt(2/float64(n)), alpha, float64(2*n-2)) >= power }
-	if max < 2 || !ok(max) {
+	if effect == 0 || math.IsNaN(effect) {
 		return 0
 	}
-	// the power grows with n (the standard error shrinks and t* falls): bisect
-	lo, hi := 2, max
+	// the power grows with n (the standard error shrinks and t* falls): double, then bisect
+	hi := 2
+	for !ok(hi) {
+		if hi > math.MaxInt32/2 {
+			return 0
+		}
+		hi *= 2
+	}
+	lo := max(2, hi/2)
 	for lo < hi {
 		mid := (lo + hi) / 2
 		if ok(mid) {

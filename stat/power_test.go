@@ -43,12 +43,16 @@ func TestTPowerAndRunsNeeded(t *testing.T) {
 	if math.Abs(got-sim) > 0.015 {
 		t.Errorf("power at n = %d: %.3f, simulated %.3f", n, got, sim)
 	}
-	for _, sd := range []float64{0.022, 0.04, 0.06} {
-		n := RunsNeeded(eff, sd, 0.05, 0.8, 40)
+	// a spread of 0.5 needs hundreds of runs a side: counted, not capped
+	for _, sd := range []float64{0.022, 0.04, 0.06, 0.5} {
+		n := RunsNeeded(eff, sd, 0.05, 0.8)
 		at := func(n int) float64 { return TPower(eff, sd*math.Sqrt(2/float64(n)), 0.05, float64(2*n-2)) }
 		if n < 2 || at(n) < 0.8 || (n > 2 && at(n-1) >= 0.8) {
 			t.Errorf("sd %g: runs needed %d (power %.3f there, %.3f at one fewer)", sd, n, at(n), at(n-1))
 		}
+	}
+	if n := RunsNeeded(0, 0.04, 0.05, 0.8); n != 0 {
+		t.Errorf("effect 0: runs needed %d, want 0 (no count detects it)", n)
 	}
 	t.Logf("power at 5 runs a side: %.3f (simulated %.3f)", got, sim)
 }

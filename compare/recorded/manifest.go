@@ -18,6 +18,10 @@ const (
 	// HeldOut: recorded after the last change of the rules, with new seeds or a new session,
 	// and judged only with them.
 	HeldOut = "held-out"
+	// HeldOutEarlier: held out under an earlier policy whose rules have changed since (the set's
+	// Recorded says which): no longer an independent test of the rules, and reported apart
+	// from the design sets, whose goals are asserted, since it was not chosen to meet them.
+	HeldOutEarlier = "held-out earlier"
 )
 
 // Classes: what a pair is by construction, and so what a right verdict is.
@@ -46,7 +50,7 @@ type Set struct {
 	Class string `json:"class"`
 	// Runs is the runs a side.
 	Runs  int    `json:"runs"`
-	Label string `json:"label"` // Design or HeldOut
+	Label string `json:"label"` // Design, HeldOut or HeldOutEarlier
 	// Recorded is when (UTC), Commit the servebench commit that recorded it, Command how
 	// (scripts/validate-compare and its environment), Load the machine's 1-minute load
 	// average before and after each side of the set (lowest to highest): the machine was

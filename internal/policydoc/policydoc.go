@@ -35,7 +35,7 @@ Scope: *runs* rules look at each side's runs before any metric; *row* rules at o
 the trace of its row); *verdict* rules at the whole comparison (in the verdict's trace).
 
 `)
-	fmt.Fprintf(&b, "%d rules, %d named constants.\n\n", len(p.Rules), p.Constants())
+	fmt.Fprintf(&b, "%d rules, %d named constants: %d tuned, %d the defaults of options.\n\n", len(p.Rules), p.Constants(), p.Tuned(), p.Constants()-p.Tuned())
 	b.WriteString("| # | rule | scope | condition | reads | effect | constants |\n|---|---|---|---|---|---|---|\n")
 	ids := make([]string, len(p.Rules))
 	consts := make([][]policy.Constant, len(p.Rules))
@@ -44,7 +44,7 @@ the trace of its row); *verdict* rules at the whole comparison (in the verdict's
 		fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s | %s | %s |\n", i+1, r.ID, r.Scope, cell(r.Condition),
 			cell(strings.Join(r.Reads, "; ")), cell(r.Effect), constantList(consts[i]))
 	}
-	constantsTable(&b, ids, consts)
+	constantsTable(&b, ids, consts, true)
 	return b.String()
 }
 
@@ -61,14 +61,31 @@ func constantList(cs []policy.Constant) string {
 	return strings.Join(out, "<br>")
 }
 
-// constantsTable writes a policy's constants section: each rule's (ids[i]) constants.
-func constantsTable(b *strings.Builder, ids []string, consts [][]policy.Constant) {
-	b.WriteString("\n## Constants\n\n| constant | value | unit | rule |\n|---|---|---|---|\n")
+// constantsTable writes a policy's constants section: each rule's (ids[i]) constants, with
+// their kind (tuned or an option's default) where kinds is set.
+func constantsTable(b *strings.Builder, ids []string, consts [][]policy.Constant, kinds bool) {
+	if kinds {
+		b.WriteString("\n## Constants\n\n| constant | value | unit | kind | rule |\n|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("\n## Constants\n\n| constant | value | unit | rule |\n|---|---|---|---|\n")
+	}
 	for i, cs := range consts {
 		for _, c := range cs {
+			if kinds {
+				fmt.Fprintf(b, "| `%s` | %g | %s | %s | `%s` |\n", c.Name, c.Value, cell(c.Unit), kindName(c.Kind), ids[i])
+				continue
+			}
 			fmt.Fprintf(b, "| `%s` | %g | %s | `%s` |\n", c.Name, c.Value, cell(c.Unit), ids[i])
 		}
 	}
+}
+
+// kindName is a constant's kind in words.
+func kindName(k string) string {
+	if k == policy.Tuned {
+		return "tuned"
+	}
+	return k
 }
 
 // cell escapes a table cell's pipes.

@@ -339,15 +339,19 @@ func loadSpan(a, b string) string {
 }
 
 // RatesTables are the rates tables of the page, each Markdown: the design sets one by one,
-// the design sets pooled by class (the figures TestRecordedSets asserts), and the held-out
-// sets one by one, reported apart ("" when there are none).
-func RatesTables(rs []Rates) (design, pooled, heldOut string) {
+// the design sets pooled by class (the figures TestRecordedSets asserts), the held-out sets
+// one by one, reported apart, and those held out under an earlier policy, apart too ("" when
+// there are none).
+func RatesTables(rs []Rates) (design, pooled, heldOut, earlier string) {
 	design = RatesTable(Labelled(rs, recorded.Design))
 	pooled = RatesTable(Pooled(Labelled(rs, recorded.Design)))
 	if h := Labelled(rs, recorded.HeldOut); len(h) > 0 {
 		heldOut = RatesTable(h)
 	}
-	return design, pooled, heldOut
+	if h := Labelled(rs, recorded.HeldOutEarlier); len(h) > 0 {
+		earlier = RatesTable(h)
+	}
+	return design, pooled, heldOut, earlier
 }
 
 // Ablation is what taking one rule out of a policy does on the recorded sets.
@@ -367,35 +371,64 @@ func (s *Sets) Ablate(p compare.Policy, full [][]Outcome) ([]Ablation, error) {
 		if slices.Contains(compare.Core, r.ID) {
 			continue
 		}
-		outs, err := s.Judge(p.Without(r.ID))
+		a, err := s.ablation(r.ID, p.Without(r.ID), full)
 		if err != nil {
 			return nil, err
-		}
-		a := Ablation{Rule: r.ID, Rates: s.Count(outs)}
-		for i := range outs {
-			n := 0
-			words := map[string]int{}
-			var order []string
-			for j, o := range outs[i] {
-				if o.Word() != full[i][j].Word() {
-					n++
-					w := full[i][j].Word() + " → " + o.Word()
-					if words[w] == 0 {
-						order = append(order, w)
-					}
-					words[w]++
-				}
-			}
-			var ws []string
-			for _, w := range order {
-				ws = append(ws, fmt.Sprintf("%s ×%d", w, words[w]))
-			}
-			a.Changed = append(a.Changed, n)
-			a.Words = append(a.Words, strings.Join(ws, "; "))
 		}
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// AblateConstants judges the sets under p with each of its constants that compare.Neutral
+// names set to its neutral value, in p's order; each Ablation's Rule is "name = neutral".
+func (s *Sets) AblateConstants(p compare.Policy, full [][]Outcome) ([]Ablation, error) {
+	var out []Ablation
+	for _, r := range p.Rules {
+		for _, c := range r.Constants {
+			v, ok := compare.Neutral[c.Name]
+			if !ok {
+				continue
+			}
+			a, err := s.ablation(fmt.Sprintf("%s = %g (is %g)", c.Name, v, c.Value), p.With(c.Name, v), full)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// ablation judges the sets under q and names the verdict words that differ from full's.
+func (s *Sets) ablation(name string, q compare.Policy, full [][]Outcome) (Ablation, error) {
+	outs, err := s.Judge(q)
+	if err != nil {
+		return Ablation{}, err
+	}
+	a := Ablation{Rule: name, Rates: s.Count(outs)}
+	for i := range outs {
+		n := 0
+		words := map[string]int{}
+		var order []string
+		for j, o := range outs[i] {
+			if o.Word() != full[i][j].Word() {
+				n++
+				w := full[i][j].Word() + " → " + o.Word()
+				if words[w] == 0 {
+					order = append(order, w)
+				}
+				words[w]++
+			}
+		}
+		var ws []string
+		for _, w := range order {
+			ws = append(ws, fmt.Sprintf("%s ×%d", w, words[w]))
+		}
+		a.Changed = append(a.Changed, n)
+		a.Words = append(a.Words, strings.Join(ws, "; "))
+	}
+	return a, nil
 }
 
 // keyRate is a set's figure its goal reads, in words.
@@ -413,12 +446,12 @@ func keyRate(r Rates) string {
 	return fmt.Sprintf("%d/%d caught", r.Caught, r.Pairs)
 }
 
-// AblationTable is the ablation as a Markdown table: a row a rule, a column a set; each
-// cell the pairs whose verdict word the rule changes, and the set's rate without the rule
-// (bold where it misses its goal).
-func AblationTable(sets []recorded.Set, full []Rates, as []Ablation) string {
+// AblationTable is the ablation as a Markdown table: a row a rule (or a constant, head
+// naming the first column), a column a set; each cell the pairs whose verdict word the
+// ablation changes, and the set's rate under it (bold where it misses its goal).
+func AblationTable(head string, sets []recorded.Set, full []Rates, as []Ablation) string {
 	var b strings.Builder
-	b.WriteString("| rule taken out | verdict words changed |")
+	fmt.Fprintf(&b, "| %s | verdict words changed |", head)
 	for _, s := range sets {
 		fmt.Fprintf(&b, " %s |", s.Name)
 	}
@@ -457,8 +490,9 @@ func AblationTable(sets []recorded.Set, full []Rates, as []Ablation) string {
 	return b.String()
 }
 
-// RecordedPage is docs/compare-recorded.md: the sets, their rates under p, and the ablation.
-func RecordedPage(p compare.Policy, s *Sets, full []Rates, as []Ablation) string {
+// RecordedPage is docs/compare-recorded.md: the sets, their rates under p, and the ablations
+// of its rules (as) and of its constants (cs).
+func RecordedPage(p compare.Policy, s *Sets, full []Rates, as, cs []Ablation) string {
 	var b strings.Builder
 	b.WriteString(`# compare on the recorded sets
 
@@ -481,14 +515,17 @@ are that test's.
 
 A **design** set was recorded while the policy's rules were chosen (or judged by rules changed
 since it was recorded): its rates are not an independent test of them. A **held-out** set was
-recorded after the last change of the rules and is reported apart.
+recorded after the last change of the rules and is reported apart. A **held-out earlier** set
+was held out under an earlier policy whose rules have changed since: no longer a test of them,
+and not a design set either (the rules were not chosen to meet its goals, which are not
+asserted); it is reported apart too.
 
 Policy: ` + "`" + p.Version + "`" + `.
 
 ## Rates
 
 `)
-	design, pooled, held := RatesTables(full)
+	design, pooled, held, earlier := RatesTables(full)
 	b.WriteString("### Design sets\n\n")
 	b.WriteString(design)
 	b.WriteString(`
@@ -511,6 +548,16 @@ and a new held-out set is recorded.
 		b.WriteString("None under this policy yet.\n")
 	} else {
 		b.WriteString(held)
+	}
+	if earlier != "" {
+		b.WriteString(`
+### Held out under an earlier policy
+
+Held out under an earlier policy (the set's "recorded" column says which) and judged here by
+this one, whose rules have changed since: reported apart and not asserted.
+
+`)
+		b.WriteString(earlier)
 	}
 	b.WriteString(`
 "changed" counts improved and regressed verdicts (PROVISIONAL ones too); "candidate not
@@ -540,7 +587,7 @@ verdict words it changes (the full policy's → without it) and each set's rate 
 where the set then misses its goal.
 
 `)
-	b.WriteString(AblationTable(s.Manifest.Sets, full, as))
+	b.WriteString(AblationTable("rule taken out", s.Manifest.Sets, full, as))
 	b.WriteString(`
 Policy compare-2026.12.2 removed five rules by this table under compare-2026.12.1 (this page at
 commit 8d6063b): outlier-runs-left-out (its one change: an A/A pair at 3 runs inconclusive
@@ -562,6 +609,39 @@ the server's prefix cache not comparable (TTFT fell 5× in such a replay against
 tail-threshold is the --tail-threshold option's rule (a p99's threshold, twice --threshold
 unless given).
 
+## Constants
+
+`)
+	fmt.Fprintf(&b, "The policy has %d named constants: %d tuned and %d the defaults of options", p.Constants(), p.Tuned(), p.Constants()-p.Tuned())
+	b.WriteString(` (docs/compare-policy.md).
+Each constant that a value switches off set to that value alone (` + "`Policy.With`" + `,
+` + "`compare.Neutral`" + `), every set judged again: the verdict words it changes (the policy's → with the
+neutral value) and each set's rate with it, bold where the set then misses its goal.
+default_threshold and default_alpha are the comparison's meaning (the options' defaults), not
+switched off.
+
+`)
+	b.WriteString(AblationTable("constant set to its neutral value", s.Manifest.Sets, full, cs))
+	b.WriteString(`
+Policy compare-2026.12.4 cut the constants from 16 to 10 (issue 42), each cut checked on every
+pair of every set above: the 170 verdict words of compare-2026.12.3 and of compare-2026.12.4 are
+the same, pair by pair (` + "`go test -v -run TestRecordedSets ./compare`" + ` at commit 91da320 and at
+this policy's). Derived, not tuned: z (answers) is the normal quantile 1 − alpha/2 of the
+comparison's alpha (1.96 at 0.05, as before); tail_pct (disturbed-tail-by-side) is the tail row's
+own percentile (99 for every tail compared); min_runs_kept (2) is the fewest runs whose spread is
+measured (a sample variance needs two), the method's. Removed: max_runs (40) capped the runs
+to decide, now counted without a cap (a count in the hundreds says the change is too small to
+decide; a verdict never read it); max_level (3) and min_levels (2) of the contention rules,
+each set alone under compare-2026.12.3 the way this table sets a constant: max_level 1 or 2
+changed no verdict word (max_level 7, the levels' array bound then, changed three: two
+PROVISIONAL improved cold starts and one PROVISIONAL regressed A/A pair made inconclusive), and
+min_levels 1 changed none; so the contention levels are two, lone arrivals and overlapping
+ones, and "spans both levels" keeps what min_levels 2 asked for. bootstrap_rounds stays, a
+Monte Carlo count: four times as many rounds change no verdict word (its row). min_stratum 1
+changes verdict words (its row), each a change call made inconclusive where the class has no
+such change, yet 10 is kept: this policy changes no verdict word by design, and a new
+min_stratum belongs to a policy judged on a set held out for it.
+
 ## Held out
 
 The sets of seed 7 (*-seed7) were recorded after compare-2026.12.2's rules were fixed and held
@@ -570,16 +650,22 @@ out; judged by them, their A/A pairs at 3 runs missed the goal (3 of 5 no signif
 they are design sets now; under compare-2026.12.3 that pair is inconclusive and the set is 3
 of 5 no significant change, 0 changed, 2 inconclusive (the same as under compare-2026.12.1).
 `)
-	if h := Labelled(full, recorded.HeldOut); len(h) > 0 {
+	h, e := Labelled(full, recorded.HeldOut), Labelled(full, recorded.HeldOutEarlier)
+	if len(e) > 0 {
+		b.WriteString(`
+The sets held out under compare-2026.12.3 (seeds 8 to 10) were judged by it and reported as
+held out; compare-2026.12.4 cut its constants (above, "Constants") with those sets in view, so
+they are held out earlier now, judged by ` + p.Version + ` (every verdict word the same as under
+compare-2026.12.3):
+
+`)
+		bullets(&b, e)
+	}
+	if len(h) > 0 {
 		b.WriteString("\nHeld out under " + p.Version + " (recorded after its rules were fixed, with a new seed; the commands above):\n\n")
-		for _, r := range h {
-			goal, ok := Goal(r)
-			met := "met"
-			if !ok {
-				met = "**not met**"
-			}
-			fmt.Fprintf(&b, "- %s (%s, runs a side: %d): %s; goal %s %s.\n", r.Set.Name, r.Set.Class, r.Set.Runs, keyRate(r), goal, met)
-		}
+		bullets(&b, h)
+	}
+	if len(h)+len(e) > 0 {
 		b.WriteString(`
 The *-busy sets are the simulator's A/A and A/B pairs with every side beside two ` + "`yes`" + `
 loops on the 2-core machine besides its other work: the client's own scheduling disturbed,
@@ -591,6 +677,18 @@ verdict is named in docs/compare-evidence.md.
 `)
 	}
 	return b.String()
+}
+
+// bullets lists sets' key rates against their goals, one a line.
+func bullets(b *strings.Builder, rs []Rates) {
+	for _, r := range rs {
+		goal, ok := Goal(r)
+		met := "met"
+		if !ok {
+			met = "**not met**"
+		}
+		fmt.Fprintf(b, "- %s (%s, runs a side: %d): %s; goal %s %s.\n", r.Set.Name, r.Set.Class, r.Set.Runs, keyRate(r), goal, met)
+	}
 }
 
 // WriteRecorded judges the sets of dir and writes the page to path.
@@ -608,5 +706,9 @@ func WriteRecorded(dir, path string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(RecordedPage(p, s, s.Count(outs), as)), 0o644)
+	cs, err := s.AblateConstants(p, outs)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(RecordedPage(p, s, s.Count(outs), as, cs)), 0o644)
 }

@@ -40,7 +40,7 @@ and what each rule changes on them, are in [steady-evidence.md](steady-evidence.
 		fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s | %s |\n", i+1, r.ID, cell(r.Condition),
 			cell(strings.Join(r.Reads, "; ")), cell(r.Effect), constantList(r.Constants))
 	}
-	constantsTable(&b, ids, consts)
+	constantsTable(&b, ids, consts, false)
 	return b.String()
 }
 

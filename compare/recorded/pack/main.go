@@ -43,7 +43,7 @@ func main() {
 	from := flag.String("from", "", "the folder validate-compare gen wrote")
 	out := flag.String("out", "compare/testdata/recorded", "the stored sets' folder")
 	sub := flag.String("sub", "", "subfolder of -out for these files")
-	label := flag.String("label", recorded.Design, "design or held-out")
+	label := flag.String("label", recorded.Design, "design, held-out or held-out earlier")
 	commit := flag.String("commit", "", "servebench commit that recorded them")
 	when := flag.String("recorded", "", "when (UTC)")
 	command := flag.String("command", "", "the commands that recorded them")
