@@ -138,6 +138,10 @@ type Result struct {
 	// Decide, with an inconclusive verdict, is the runs per side that would decide every
 	// inconclusive metric with 80% power at the deltas seen (0: none would: a delta on the threshold).
 	Decide int
+	// Spread, with an inconclusive verdict, is the largest run-to-run spread of its
+	// inconclusive medians and throughputs and the runs per side that would show no change at
+	// it (power.go); nil at one run a side, where the spread is assumed.
+	Spread *Spread
 	// Warnings are footnotes for the reader (docs/design/STYLE.md "Warnings are data"), each said once.
 	Warnings []string
 	// Changes are the settings the candidate deliberately changed from its baseline (flags
@@ -244,7 +248,11 @@ func Compare(base, cand *Side, opt Options) *Result {
 	res.compareAnswers(br, cr) // accuracy.go
 	if res.Verdict == Inconclusive && k.has(RuleDecide) {
 		res.Decide = decide(res.Rows)
-		stepf(&res.Why, RuleDecide, []Figure{fig("runs_per_side", float64(res.Decide))}, "runs per side to decide: %s", runsText(res.Decide))
+		figs := []Figure{fig("runs_per_side", float64(res.Decide))}
+		if res.Spread = spread(res.Rows); res.Spread != nil {
+			figs = append(figs, fig("run_sd", res.Spread.RunSD), fig("no_change_runs_per_side", float64(res.Spread.NoChangeRuns)))
+		}
+		stepf(&res.Why, RuleDecide, figs, "runs per side to decide: %s%s", runsText(res.Decide), res.Spread.text())
 	}
 	if res.Verdict == Improved || res.Verdict == Regressed {
 		res.inconclusiveNote()

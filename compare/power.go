@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"math"
 
 	"servebench/stat"
@@ -30,12 +31,22 @@ type Power struct {
 	// side of the threshold with 80% power, were the true change the one seen (0: none would,
 	// the delta lying on the threshold).
 	Decide int
+	// RunSD is the run-to-run spread (log scale) the comparison used: the larger of the runs'
+	// spread and each run's own sampling noise. NoChangeRuns, where it was measured (two runs
+	// a side or more), is the runs per side at which two servers that do not differ would
+	// show it, the interval within ±threshold, with 80% power at that spread (0: none would,
+	// with --threshold 0): what an inconclusive verdict of an unchanged server needs.
+	RunSD        float64
+	NoChangeRuns int
 }
 
 func power(r stat.Ratio, row Row, opt Options) *Power {
 	th := math.Log1p(opt.Threshold)
 	p := &Power{AtThreshold: stat.TPower(th, r.SE, opt.Alpha, r.DF),
-		RunsNeeded: stat.RunsNeeded(th, r.RunSD, opt.Alpha, opt.pol.powerTarget)}
+		RunsNeeded: stat.RunsNeeded(th, r.RunSD, opt.Alpha, opt.pol.powerTarget), RunSD: r.RunSD}
+	if !r.Assumed {
+		p.NoChangeRuns = stat.EquivRuns(th, r.RunSD, opt.Alpha, opt.pol.powerTarget)
+	}
 	if row.Change == Inconclusive {
 		// the boundary the interval straddles nearest the delta seen: the distance to it is
 		// the effect a decision must resolve
@@ -61,4 +72,41 @@ func decide(rows []Row) int {
 		n = max(n, r.Power.Decide)
 	}
 	return n
+}
+
+// Spread is the run-to-run spread behind an inconclusive verdict: of its inconclusive rows
+// whose spread was measured, the one that spread most, and the runs per side that would show
+// no change within the threshold at that spread were nothing changed (Power.NoChangeRuns).
+// It tells a reader whether more runs can decide the verdict or only a quieter machine can.
+type Spread struct {
+	Metric       string
+	RunSD        float64 // log scale
+	NoChangeRuns int     // 0: none would (--threshold 0)
+}
+
+// spread is the inconclusive row with the largest measured spread; nil when none has one.
+func spread(rows []Row) *Spread {
+	var out *Spread
+	for _, r := range rows {
+		if r.Change != Inconclusive || r.Power == nil || r.Assumed || r.Metric.Tail {
+			continue
+		}
+		if out == nil || r.Power.RunSD > out.RunSD {
+			out = &Spread{Metric: r.Metric.Name, RunSD: r.Power.RunSD, NoChangeRuns: r.Power.NoChangeRuns}
+		}
+	}
+	return out
+}
+
+// text is "; TTFT p50 spreads 57.0% from run to run: no change within the threshold shows at
+// about 1690 runs per side" for a trace, or "" for a nil Spread.
+func (s *Spread) text() string {
+	if s == nil {
+		return ""
+	}
+	n := fmt.Sprintf("about %d", s.NoChangeRuns)
+	if s.NoChangeRuns == 0 {
+		n = "no number of"
+	}
+	return fmt.Sprintf("; %s spreads %.1f%% from run to run: no change within the threshold shows at %s runs per side", s.Metric, 100*math.Expm1(s.RunSD), n)
 }

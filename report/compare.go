@@ -181,10 +181,28 @@ func cmpVerdictOnly(r *compare.Result) string {
 		if r.Decide > 0 {
 			n = fmt.Sprintf("about %d runs per side", r.Decide)
 		}
-		return fmt.Sprintf("%s: the interval of %s straddles the threshold (%s); %s would decide it (80%% power at the deltas seen)",
-			v, strings.Join(why, ", "), cmpThresholds(r), n)
+		return fmt.Sprintf("%s: the interval of %s straddles the threshold (%s); %s would decide it (80%% power at the deltas seen)%s",
+			v, strings.Join(why, ", "), cmpThresholds(r), n, cmpSpread(r))
 	}
 	return fmt.Sprintf("%s (%s)", v, cmpThresholds(r))
+}
+
+// cmpSpread tells whether more runs can decide an inconclusive verdict: the largest run-to-run
+// spread of its inconclusive medians and throughputs, and the runs per side that would show an
+// unchanged server as no change at it (compare.Spread). At a spread of 1% that is 2 or 3; at
+// 20%, 289: then the spread, not the run count, is what to fix. "" when the spread was not
+// measured (one run a side).
+func cmpSpread(r *compare.Result) string {
+	s := r.Spread
+	if s == nil {
+		return ""
+	}
+	n := fmt.Sprintf("about %d runs per side", s.NoChangeRuns)
+	if s.NoChangeRuns == 0 {
+		n = "no number of runs per side" // --threshold 0
+	}
+	return fmt.Sprintf("; %s spreads %.1f%% from run to run: were nothing changed, %s would show it within %g%% (less spread, from a machine to itself or pinned cores, or a wider --threshold needs fewer)",
+		s.Metric, 100*math.Expm1(s.RunSD), n, 100*r.Threshold)
 }
 
 // cmpThresholds is "threshold 5%" or, where a tail row was judged at another, "threshold 5%,

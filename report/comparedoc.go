@@ -245,8 +245,11 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 		PowerAtThreshold *float64 `json:"power_at_threshold,omitempty"`
 		RunsNeeded       *int     `json:"runs_needed,omitempty"`
 		Decide           *int     `json:"runs_to_decide,omitempty"`
-		Threshold        float64  `json:"threshold"`
-		Arithmetic       bool     `json:"arithmetic_means,omitempty"`
+		// NoChangeRuns, where the run-to-run spread was measured, is the runs per side at
+		// which an unchanged server would show no change within the threshold (0: none would).
+		NoChangeRuns *int    `json:"runs_to_show_no_change,omitempty"`
+		Threshold    float64 `json:"threshold"`
+		Arithmetic   bool    `json:"arithmetic_means,omitempty"`
 		// Why are the rules that fired on the row, in the policy's order (compareexplain.go).
 		Why []stepJSON `json:"why"`
 	}
@@ -267,6 +270,9 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 			if x.Change == compare.Inconclusive {
 				rw.Decide = &p.Decide
 			}
+			if !x.Assumed {
+				rw.NoChangeRuns = &p.NoChangeRuns
+			}
 		}
 		rows = append(rows, rw)
 	}
@@ -280,6 +286,15 @@ func compareJSONFields(r *compare.Result, baseName, candName string) []Field {
 	o.set("threshold", r.Threshold)
 	if r.Verdict == compare.Inconclusive {
 		o.set("runs_to_decide", r.Decide)
+		if sp := r.Spread; sp != nil {
+			// the inconclusive row that spread most from run to run (log SD), and the runs per
+			// side that would show an unchanged server as no change at that spread
+			o.set("run_spread", struct {
+				Metric       string  `json:"metric"`
+				RunSD        float64 `json:"run_sd"`
+				NoChangeRuns int     `json:"runs_to_show_no_change"`
+			}{sp.Metric, sp.RunSD, sp.NoChangeRuns})
+		}
 	}
 	o.set("differences", r.Differences)
 	o.set("metrics", rows)

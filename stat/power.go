@@ -237,18 +237,26 @@ func EquivPower(margin, se, alpha, df float64) float64 {
 	return math.Min(1, p/g.mass)
 }
 
-// EquivRuns is the fewest runs per side (2 to max) at which runs whose values have standard
+// EquivRuns is the fewest runs per side (2 or more) at which runs whose values have standard
 // deviation sd, of two servers that do not differ, show equivalence within ±margin with the
 // given power (EquivPower; se = sd·√(2/n), df = 2n − 2): what a verdict that could not tell
-// "no change" needs. It returns 0 when max runs per side do not suffice.
-func EquivRuns(margin, sd, alpha, power float64, max int) int {
+// "no change" needs. Like RunsNeeded it has no cap: it returns 0 only when no count does
+// (margin 0, or more runs than an int32 holds).
+func EquivRuns(margin, sd, alpha, power float64) int {
 	ok := func(n int) bool {
 		return EquivPower(margin, sd*math.Sqrt(2/float64(n)), alpha, float64(2*n-2)) >= power
 	}
-	if max < 2 || !ok(max) {
+	if !(margin > 0) {
 		return 0
 	}
-	lo, hi := 2, max
+	hi := 2
+	for !ok(hi) {
+		if hi > math.MaxInt32/2 {
+			return 0
+		}
+		hi *= 2
+	}
+	lo := max(2, hi/2)
 	for lo < hi {
 		mid := (lo + hi) / 2
 		if ok(mid) {

@@ -176,14 +176,14 @@ func TestEquivPowerAndRuns(t *testing.T) {
 		return EquivPower(margin, sd*math.Sqrt(2/float64(n)), 0.05, float64(2*n-2))
 	}
 	for _, sd := range []float64{0.005, 0.013, 0.028, 0.075, 0.2} {
-		n := EquivRuns(margin, sd, 0.05, 0.8, 100000)
+		n := EquivRuns(margin, sd, 0.05, 0.8)
 		if n < 2 || at(sd, n) < 0.8 || (n > 2 && at(sd, n-1) >= 0.8) {
 			t.Errorf("sd %g: runs %d (power %.3f there, %.3f at one fewer)", sd, n, at(sd, n), at(sd, n-1))
 		}
 		t.Logf("sd %.3f: %d runs a side", sd, n)
 	}
-	if n := EquivRuns(margin, 0.5, 0.05, 0.8, 40); n != 0 {
-		t.Errorf("sd 0.5 within 40 runs: %d, want 0 (more than 40)", n)
+	if n := EquivRuns(0, 0.01, 0.05, 0.8); n != 0 {
+		t.Errorf("margin 0: %d runs, want 0 (none)", n)
 	}
 	if p := at(0.028, 3); p > 0.4 {
 		t.Errorf("sd 2.8%% at 3 runs: equivalence power %.3f, want about 0.25", p)
