@@ -154,7 +154,8 @@ func readDelays(t *testing.T, truth string, r *ran) map[string]float64 {
 
 // Saturated (32 users against 8 sequences of 320 tokens and a KV cache of 1,500): the server's own
 // figures show the queue, a full cache and preemptions; its TTFT p50, read from its histogram
-// (fine buckets), is within 5% of the simulator's truth log and agrees with ours.
+// (fine buckets), is within 5% of the simulator's truth log, less the simulator's measured
+// lateness below it, and agrees with ours.
 func TestTelemetrySaturatedSimulator(t *testing.T) {
 	truth := filepath.Join(t.TempDir(), "truth.jsonl")
 	srv, url := simServer(t, func(c *sim.Config) {
@@ -199,16 +200,26 @@ func TestTelemetrySaturatedSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkTTFT(t, sv, run, truth)
-	want := truthTTFTMedian(t, truth)
-	// The histogram and the truth log are two clocks of the simulator's own (its engine's
-	// first token, its write after reading the request): they agree to the fine buckets' 4.4%
-	// when it gets the CPU it needs, and drift apart by its own delays when it is starved,
-	// which its late reads of our requests (measured in this run) show. Judged only then.
-	if late := readDelay(t, truth, run); late > 0.01 {
-		t.Logf("the simulator read requests %.3f s late (p50): a starved machine; histogram against truth log not judged", late)
-	} else if got := sv.TTFT.P50; math.Abs(got-want) > 0.05*want {
-		t.Errorf("server TTFT p50 %.4f s, truth %.4f s: %+.1f%%, want within 5%%", got, want, 100*(got-want)/want)
+	// The histogram and the truth log are two clocks of the simulator's own. The histogram
+	// takes a first token at its step's end on the engine's schedule, from the request's
+	// arrival at its handler; the truth log at the write after the engine woke for that step,
+	// from the first read of the request. Every delay of the simulator's only lengthens the
+	// truth log's TTFT, so the histogram lies above it by no more than the fine buckets' width
+	// (5%), judged on any machine; below it by that and the delays this run measured: the
+	// engine's latest wake-up (Server.Lag) and the median late read. We gated on the late reads
+	// alone, which stayed short on a starved machine while the engine woke late (commit note).
+	// The handler's own wake-up after a release is not measured; on a machine that starves
+	// it, the engine's lateness is large too.
+	want, got := truthTTFTMedian(t, truth), sv.TTFT.P50
+	lag := srv.Lag()
+	late := lag.Max.Seconds() + readDelay(t, truth, run)
+	switch {
+	case sv.TTFT.Count < float64(s.Completed):
+		t.Logf("the histogram counts %.0f of %d requests (no scrape after the window answered in time): not judged against the truth log of all", sv.TTFT.Count, s.Completed)
+	case got > 1.05*want || got < 0.95*want-late:
+		t.Errorf("server TTFT p50 %.4f s, truth %.4f s: %+.1f%%; want at most +5%%, and at least -5%% less %.3f s (the simulator's lateness)", got, want, 100*(got-want)/want, late)
 	}
+	t.Logf("histogram count %.0f; engine lateness p50 %v, max %v; lower bound %.4f s", sv.TTFT.Count, lag.P50, lag.Max, 0.95*want-late)
 	t.Logf("server TTFT p50 %.4f s, truth log %.4f s (%+.2f%%)", sv.TTFT.P50, want, 100*(sv.TTFT.P50-want)/want)
 }
 
