@@ -63,7 +63,7 @@ func TestJudgeParallel(t *testing.T) {
 			}
 			opt.Goodput = base.HasSLO() && cand.HasSLO()
 			r := compare.Compare(base, cand, opt)
-			if want := (Outcome{Verdict: r.Verdict, Provisional: r.Provisional}); !reflect.DeepEqual(got[i][j], want) {
+			if want := outcome(r); !reflect.DeepEqual(got[i][j], want) {
 				t.Errorf("%s %d: judged in parallel %+v, alone %+v", set.Name, j+1, got[i][j], want)
 			}
 		}

@@ -3,6 +3,7 @@ package policydoc
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -87,6 +88,13 @@ func ReadSide(dir, name string) (*compare.Side, error) {
 type Outcome struct {
 	Verdict     string
 	Provisional []string
+	// RunSD is the largest run-to-run spread (log SD) of the pair's medians and throughputs
+	// whose spread was measured (two runs a side or more), NoChangeRuns the runs per side at
+	// which an unchanged server shows no change at it (compare.Power); Spread is false at one
+	// run a side, where the spread is assumed.
+	RunSD        float64
+	NoChangeRuns int
+	Spread       bool
 }
 
 // Word is the verdict as compare prints it first: PROVISIONAL before it where it holds only
@@ -178,10 +186,24 @@ func (s *Sets) Judge(p compare.Policy) ([][]Outcome, error) {
 			o := opts[jb.set]
 			o.Goodput = b.HasSLO() && c.HasSLO()
 			r := compare.Compare(b, c, o)
-			out[jb.set][jb.pair] = Outcome{Verdict: r.Verdict, Provisional: r.Provisional}
+			out[jb.set][jb.pair] = outcome(r)
 		}
 	})
 	return out, nil
+}
+
+// outcome is what the rates read of one comparison.
+func outcome(r *compare.Result) Outcome {
+	o := Outcome{Verdict: r.Verdict, Provisional: r.Provisional}
+	for _, row := range r.Rows {
+		if row.Metric.Tail || row.Assumed || row.Power == nil {
+			continue
+		}
+		if !o.Spread || row.Power.RunSD > o.RunSD {
+			o.RunSD, o.NoChangeRuns, o.Spread = row.Power.RunSD, row.Power.NoChangeRuns, true
+		}
+	}
+	return o
 }
 
 // Rates are one set's counts.
@@ -190,6 +212,10 @@ type Rates struct {
 	Pairs, NoChange, Changed, Regressed    int
 	Inconclusive, Provisional, Caught, Que int
 	NotSteady                              int
+	// Spreads are the pairs' Outcome.RunSD and NoChange their Outcome.NoChangeRuns, where
+	// the spread was measured.
+	Spreads   []float64
+	NoChangeN []int
 }
 
 // Count tallies each set's outcomes.
@@ -221,6 +247,10 @@ func (s *Sets) Count(outs [][]Outcome) []Rates {
 			}
 			if o.queueing() {
 				r.Que++
+			}
+			if o.Spread {
+				r.Spreads = append(r.Spreads, o.RunSD)
+				r.NoChangeN = append(r.NoChangeN, o.NoChangeRuns)
 			}
 		}
 		rs = append(rs, r)
@@ -257,8 +287,8 @@ func pct(k, n int) string {
 // RatesTable is the rates as a Markdown table, one row a set.
 func RatesTable(rs []Rates) string {
 	var b strings.Builder
-	b.WriteString("| set | class | label | runs a side | pairs | no significant change | changed | regressed | inconclusive | PROVISIONAL | candidate not steady | caught | goal | met | load average |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| set | class | label | runs a side | pairs | no significant change | changed | regressed | inconclusive | PROVISIONAL | candidate not steady | caught | goal | met | run-to-run spread (runs to show no change) | load average |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		goal, ok := Goal(r)
 		met := "yes"
@@ -269,9 +299,9 @@ func RatesTable(rs []Rates) string {
 		if r.Set.Class == recorded.Overload {
 			steady += fmt.Sprintf(" (%d unbounded queueing)", r.Que)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n",
 			r.Set.Name, r.Set.Class, r.Set.Label, r.Set.Runs, r.Pairs, pct(r.NoChange, r.Pairs), pct(r.Changed, r.Pairs),
-			pct(r.Regressed, r.Pairs), r.Inconclusive, r.Provisional, steady, pct(r.Caught, r.Pairs), goal, met, cell(r.Set.Load))
+			pct(r.Regressed, r.Pairs), r.Inconclusive, r.Provisional, steady, pct(r.Caught, r.Pairs), goal, met, spreadCell(r), cell(r.Set.Load))
 	}
 	return b.String()
 }
@@ -314,8 +344,34 @@ func Pooled(rs []Rates) []Rates {
 		o.Caught += r.Caught
 		o.Que += r.Que
 		o.NotSteady += r.NotSteady
+		o.Spreads = append(o.Spreads, r.Spreads...)
+		o.NoChangeN = append(o.NoChangeN, r.NoChangeN...)
 	}
 	return out
+}
+
+// spreadCell is the median of a set's pairs' run-to-run spreads and of the runs per side at
+// which an unchanged server shows no change at them ("1.2% (3)"), or "—" at one run a side.
+func spreadCell(r Rates) string {
+	if len(r.Spreads) == 0 {
+		return "—"
+	}
+	sd := slices.Clone(r.Spreads)
+	slices.Sort(sd)
+	// a count of 0 means none would (--threshold 0): it sorts last
+	n := make([]int, len(r.NoChangeN))
+	for i, k := range r.NoChangeN {
+		if n[i] = k; k == 0 {
+			n[i] = math.MaxInt
+		}
+	}
+	slices.Sort(n)
+	m, k := sd[(len(sd)-1)/2], n[(len(n)-1)/2]
+	runs := fmt.Sprint(k)
+	if k == math.MaxInt {
+		runs = "none"
+	}
+	return fmt.Sprintf("%.1f%% (%s)", 100*math.Expm1(m), runs)
 }
 
 func runsWord(n int) string {
@@ -569,6 +625,17 @@ counts only where the verdict names "unbounded queueing". The load average is th
 engineers' builds and tests, the busy machine the rates are promised on; the *-busy sets
 were recorded with two ` + "`yes > /dev/null`" + ` loops of their own running beside every side as well
 (` + "`YES=2`" + `, their command).
+
+The run-to-run spread is each pair's largest log SD over its medians and throughputs (two runs
+a side or more; the median over the set's pairs, the lower of two), and in brackets the runs per
+side at which two servers that do not differ show "no significant change" at that spread with
+80% power (the two one-sided tests at the 5% threshold, exact under the normal model:
+stat.EquivRuns; what an inconclusive verdict names). **The A/A goal of 80% "no significant
+change" at 3 runs can be met only where that count is 3 or fewer** (a spread of about 1.3% or
+less): at a wider spread an unchanged server is inconclusive at 3 runs whatever the rules,
+because the 90% interval's half-width at 3 runs a side is 1.74 × the spread. A set whose count
+is larger misses that goal by its machine, not by a rule: there the goals that still hold are
+≤ 5% changed, and that every inconclusive verdict names its spread and the runs it needs.
 
 ## How each set was recorded
 
