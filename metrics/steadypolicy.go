@@ -49,7 +49,7 @@ const (
 const (
 	steadyMinReqs = 40 // fewer completed requests: too few to cut into windows
 
-	transientAlpha    = 0.001 // one-sided rank-sum level
+	transientAlpha    = 0.001 // one-sided level of the slow start's test
 	transientMinRatio = 2.0   // the first requests' median over the rest's, at least
 	// transientMargin: the first requests' median over that of the slowest later run of as
 	// many consecutive requests, at least (see transient).
@@ -91,7 +91,7 @@ const (
 
 // SteadyPolicy is the policy the steady-state check applies (steady.go).
 var SteadyPolicy = Policy{
-	Version: "steady-2026.12.3",
+	Version: "steady-2026.12.4",
 	Rules: []Rule{
 		{ID: SteadyTooFewRequests,
 			Condition: "fewer than min_requests measured requests completed",
@@ -99,7 +99,7 @@ var SteadyPolicy = Policy{
 			Effect:    "not tested: too few requests to cut into windows",
 			Constants: []Constant{{Name: "min_requests", Value: steadyMinReqs, Unit: "requests"}}},
 		{ID: SteadyTransient,
-			Condition: "MSER over every measured request's TTFT in send order (prompt lengths regressed out), in batches of min_per_window, settles after a slow start of N requests (under half of them: MSER's own bound); the first N's median, and that of each whole batch of min_per_window of them, is at least transient_min_ratio × the rest's, slower by a one-sided rank-sum test at p < transient_alpha/2, and at least transient_margin × the median of the slowest later run of N consecutive requests",
+			Condition: "MSER over every measured request's TTFT in send order (prompt lengths regressed out), in batches of min_per_window, settles after a slow start of N requests (under half of them: MSER's own bound); the first N's median, and that of each whole batch of min_per_window of them, is at least transient_min_ratio × the rest's, slower by a one-sided exact test that their median is above the rest (a strict majority of them above; a rank-sum test when N < min_per_window) at p < transient_alpha/2, and at least transient_margin × the median of the slowest later run of N consecutive requests",
 			Reads:     []string{"requests (N)", "ratio", "p", "lowest batch ratio", "slowest later block ratio"},
 			Effect:    "not steady: initial transient",
 			Constants: []Constant{{Name: "transient_min_ratio", Value: transientMinRatio, Unit: "× the rest's median"}, {Name: "transient_alpha", Value: transientAlpha, Unit: "one-sided"}, {Name: "transient_margin", Value: transientMargin, Unit: "× the slowest later block"}}},
