@@ -723,7 +723,10 @@ of 5 no significant change, 0 changed, 2 inconclusive (the same as under compare
 The sets held out under compare-2026.12.3 (seeds 8 to 10) were judged by it and reported as
 held out; compare-2026.12.4 cut its constants (above, "Constants") with those sets in view, so
 they are held out earlier now, judged by ` + p.Version + ` (every verdict word the same as under
-compare-2026.12.3):
+compare-2026.12.3). The sets of seed 11 were held out under compare-2026.12.4 with
+steady-2026.12.3; the steady check's initial-transient test was changed after cold-seed11
+pair 1 showed its miss (steady-2026.12.4, docs/steady-evidence.md), so they are held out
+earlier too (that pair is now PROVISIONAL inconclusive, every other word the same):
 
 `)
 		bullets(&b, e)
