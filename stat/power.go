@@ -94,16 +94,22 @@ func TPower(effect, se, alpha, df float64) float64 {
 	rej := func(s float64) float64 {
 		return stats.StdNormal.CDF(lam-tc*s) + stats.StdNormal.CDF(-lam-tc*s)
 	}
+	return overS(rej, df)
+}
+
+// overS is the mean of f(S) over S = √(χ²_df / df), integrated on TPower's grid (capped at
+// 1); f(1) where df ≤ 0 or +Inf (S = 1) or the grid holds no mass.
+func overS(f func(float64) float64, df float64) float64 {
 	if df <= 0 || math.IsInf(df, 1) {
-		return rej(1)
+		return f(1)
 	}
 	g := sGrid(df)
 	var p float64
 	for i, s := range g.s {
-		p += g.f[i] * rej(s) * g.h
+		p += g.f[i] * f(s) * g.h
 	}
 	if g.mass <= 0 {
-		return rej(1)
+		return f(1)
 	}
 	return math.Min(1, p/g.mass)
 }
@@ -158,7 +164,13 @@ func RunsNeeded(effect, sd, alpha, power float64) int {
 	if effect == 0 || math.IsNaN(effect) {
 		return 0
 	}
-	// the power grows with n (the standard error shrinks and t* falls): double, then bisect
+	return fewestRuns(ok)
+}
+
+// fewestRuns is the fewest runs per side, 2 or more, for which ok holds, ok growing with n
+// (the standard error shrinks and t* falls): doubled, then bisected; 0 when more runs than
+// an int32 holds would be needed.
+func fewestRuns(ok func(int) bool) int {
 	hi := 2
 	for !ok(hi) {
 		if hi > math.MaxInt32/2 {
@@ -223,18 +235,7 @@ func EquivPower(margin, se, alpha, df float64) float64 {
 		}
 		return 0
 	}
-	if df <= 0 || math.IsInf(df, 1) {
-		return pass(1)
-	}
-	g := sGrid(df)
-	var p float64
-	for i, s := range g.s {
-		p += g.f[i] * pass(s) * g.h
-	}
-	if g.mass <= 0 {
-		return pass(1)
-	}
-	return math.Min(1, p/g.mass)
+	return overS(pass, df)
 }
 
 // EquivRuns is the fewest runs per side (2 or more) at which runs whose values have standard
@@ -249,21 +250,5 @@ func EquivRuns(margin, sd, alpha, power float64) int {
 	if !(margin > 0) {
 		return 0
 	}
-	hi := 2
-	for !ok(hi) {
-		if hi > math.MaxInt32/2 {
-			return 0
-		}
-		hi *= 2
-	}
-	lo := max(2, hi/2)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if ok(mid) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo
+	return fewestRuns(ok)
 }
