@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"servebench/stat"
 )
@@ -86,9 +87,15 @@ type Spread struct {
 
 // spread is the inconclusive row with the largest measured spread; nil when none has one.
 func spread(rows []Row) *Spread {
+	return WidestSpread(slices.DeleteFunc(slices.Clone(rows), func(r Row) bool { return r.Change != Inconclusive }))
+}
+
+// WidestSpread is, of rows whose run-to-run spread was measured (two runs a side or more; a
+// median or throughput, not a tail), the one that spread most; nil when none was measured.
+func WidestSpread(rows []Row) *Spread {
 	var out *Spread
 	for _, r := range rows {
-		if r.Change != Inconclusive || r.Power == nil || r.Assumed || r.Metric.Tail {
+		if r.Power == nil || r.Assumed || r.Metric.Tail {
 			continue
 		}
 		if out == nil || r.Power.RunSD > out.RunSD {
@@ -98,15 +105,24 @@ func spread(rows []Row) *Spread {
 	return out
 }
 
+// Percent is the spread as a share of the figure, in per cent: one standard deviation up on
+// the log scale.
+func (s *Spread) Percent() float64 { return 100 * math.Expm1(s.RunSD) }
+
+// Runs is "about 1690 runs per side", or "no number of runs per side" where none would
+// (--threshold 0).
+func (s *Spread) Runs() string {
+	if s.NoChangeRuns == 0 {
+		return "no number of runs per side"
+	}
+	return fmt.Sprintf("about %d runs per side", s.NoChangeRuns)
+}
+
 // text is "; TTFT p50 spreads 57.0% from run to run: no change within the threshold shows at
 // about 1690 runs per side" for a trace, or "" for a nil Spread.
 func (s *Spread) text() string {
 	if s == nil {
 		return ""
 	}
-	n := fmt.Sprintf("about %d", s.NoChangeRuns)
-	if s.NoChangeRuns == 0 {
-		n = "no number of"
-	}
-	return fmt.Sprintf("; %s spreads %.1f%% from run to run: no change within the threshold shows at %s runs per side", s.Metric, 100*math.Expm1(s.RunSD), n)
+	return fmt.Sprintf("; %s spreads %.1f%% from run to run: no change within the threshold shows at %s", s.Metric, s.Percent(), s.Runs())
 }

@@ -197,12 +197,8 @@ func cmpSpread(r *compare.Result) string {
 	if s == nil {
 		return ""
 	}
-	n := fmt.Sprintf("about %d runs per side", s.NoChangeRuns)
-	if s.NoChangeRuns == 0 {
-		n = "no number of runs per side" // --threshold 0
-	}
 	return fmt.Sprintf("; %s spreads %.1f%% from run to run: were nothing changed, %s would show it within %g%% (less spread, from a machine to itself or pinned cores, or a wider --threshold needs fewer)",
-		s.Metric, 100*math.Expm1(s.RunSD), n, 100*r.Threshold)
+		s.Metric, s.Percent(), s.Runs(), 100*r.Threshold)
 }
 
 // cmpThresholds is "threshold 5%" or, where a tail row was judged at another, "threshold 5%,

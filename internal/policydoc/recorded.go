@@ -195,13 +195,8 @@ func (s *Sets) Judge(p compare.Policy) ([][]Outcome, error) {
 // outcome is what the rates read of one comparison.
 func outcome(r *compare.Result) Outcome {
 	o := Outcome{Verdict: r.Verdict, Provisional: r.Provisional}
-	for _, row := range r.Rows {
-		if row.Metric.Tail || row.Assumed || row.Power == nil {
-			continue
-		}
-		if !o.Spread || row.Power.RunSD > o.RunSD {
-			o.RunSD, o.NoChangeRuns, o.Spread = row.Power.RunSD, row.Power.NoChangeRuns, true
-		}
+	if s := compare.WidestSpread(r.Rows); s != nil {
+		o.RunSD, o.NoChangeRuns, o.Spread = s.RunSD, s.NoChangeRuns, true
 	}
 	return o
 }
